@@ -1,0 +1,189 @@
+"""Everything the engine reports while it works. Listeners (the LSP layer, tests) subscribe.
+
+Each event's `type` is the name it carries on the wire in `plansight/event`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from plansight.plan import TodoState
+
+RunStatus = Literal["done", "cancelled", "error", "limit"]
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_read_input_tokens += other.cache_read_input_tokens
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens
+
+    def to_wire(self) -> dict[str, int]:
+        return {
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "cacheReadInputTokens": self.cache_read_input_tokens,
+            "cacheCreationInputTokens": self.cache_creation_input_tokens,
+        }
+
+
+@dataclass
+class RunResult:
+    status: RunStatus
+    text: str
+    rounds: int
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {
+            "status": self.status,
+            "text": self.text,
+            "rounds": self.rounds,
+            "usage": self.usage.to_wire(),
+        }
+        if self.error is not None:
+            wire["error"] = self.error
+        return wire
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where the agent last read or edited: a path relative to the root and 0-based lines."""
+
+    path: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    prompt: str
+    type: str = "runStarted"
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+    type: str = "textDelta"
+
+
+@dataclass(frozen=True)
+class ToolInputDelta:
+    """Partial JSON of a tool call's input while it streams (not part of protocol v1)."""
+
+    id: str
+    name: str
+    partial_json: str
+    type: str = "toolInputDelta"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+    type: str = "toolCall"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    id: str
+    name: str
+    is_error: bool
+    summary: str
+    type: str = "toolResult"
+
+
+@dataclass(frozen=True)
+class Reminder:
+    text: str
+    level: int  # 1: 3-5 rounds without a plan update, 2: from 6, 3: from 9
+    rounds: int
+    location: Location | None
+    type: str = "reminder"
+
+
+@dataclass(frozen=True)
+class ReminderCleared:
+    """The plan was updated or the run ended: any visible reminder should go."""
+
+    type: str = "reminderCleared"
+
+
+@dataclass(frozen=True)
+class FilesChanged:
+    paths: tuple[str, ...]
+    type: str = "filesChanged"
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    result: RunResult
+    type: str = "runFinished"
+
+
+@dataclass(frozen=True)
+class PlanChanged:
+    state: TodoState
+    type: str = "planChanged"
+
+
+@dataclass(frozen=True)
+class ScratchpadChanged:
+    content: str
+    type: str = "scratchpadChanged"
+
+
+@dataclass(frozen=True)
+class ConversationChanged:
+    """The conversation gained a message: a good moment to save it."""
+
+    type: str = "conversationChanged"
+
+
+Event = (
+    RunStarted
+    | TextDelta
+    | ToolInputDelta
+    | ToolCall
+    | ToolResult
+    | Reminder
+    | ReminderCleared
+    | FilesChanged
+    | RunFinished
+    | PlanChanged
+    | ScratchpadChanged
+    | ConversationChanged
+)
+
+EventListener = Callable[[Event], None]
+
+
+class EventBus:
+    """Fans events out to listeners. A failing listener is a bug: logged, the others still run."""
+
+    def __init__(self) -> None:
+        self._listeners: list[EventListener] = []
+
+    def subscribe(self, listener: EventListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def emit(self, event: Event) -> None:
+        import logging
+
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                logging.getLogger(__name__).exception("event listener failed on %s", event.type)

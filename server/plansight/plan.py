@@ -1,0 +1,182 @@
+"""The plan: a validated list of todo items, replaced whole by the model or the user."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Status = Literal["pending", "in_progress", "completed", "cancelled", "failed"]
+Source = Literal["model", "user", "restore"]
+
+STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed", "cancelled", "failed")
+OPEN_STATUSES: frozenset[str] = frozenset({"pending", "in_progress", "failed"})
+MARKERS: dict[str, str] = {
+    "pending": "[ ]",
+    "in_progress": "[>]",
+    "completed": "[x]",
+    "cancelled": "[-]",
+    "failed": "[!]",
+}
+MAX_ITEMS = 20
+MAX_RETRIES = 3
+
+
+class PlanError(ValueError):
+    """A plan that breaks a rule. The message names the rule."""
+
+
+class StalePlanError(PlanError):
+    """A user edit based on an older version of the plan."""
+
+
+@dataclass(frozen=True)
+class TodoItem:
+    id: str
+    text: str
+    status: Status
+    retries: int = 0
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"id": self.id, "text": self.text, "status": self.status}
+        if self.retries:
+            wire["retries"] = self.retries
+        return wire
+
+
+@dataclass(frozen=True)
+class TodoState:
+    items: tuple[TodoItem, ...]
+    version: int
+    source: Source
+
+    @property
+    def completed(self) -> int:
+        return sum(1 for item in self.items if item.status == "completed")
+
+    @property
+    def total(self) -> int:
+        return len(self.items)
+
+    @property
+    def in_progress(self) -> TodoItem | None:
+        return next((item for item in self.items if item.status == "in_progress"), None)
+
+    @property
+    def open_items(self) -> list[TodoItem]:
+        return [item for item in self.items if item.status in OPEN_STATUSES]
+
+    @property
+    def rendered(self) -> str:
+        return render(self.items)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "items": [item.to_wire() for item in self.items],
+            "completed": self.completed,
+            "total": self.total,
+            "rendered": self.rendered,
+            "source": self.source,
+            "version": self.version,
+        }
+
+
+def render(items: tuple[TodoItem, ...] | list[TodoItem]) -> str:
+    if not items:
+        return "No todos."
+    lines = [f"{MARKERS[item.status]} #{item.id}: {item.text}" for item in items]
+    done = sum(1 for item in items if item.status == "completed")
+    lines.append(f"({done}/{len(items)} completed)")
+    return "\n".join(lines)
+
+
+def parse_items(raw: Any) -> list[TodoItem]:
+    """Validate a whole plan as sent by the model or the user; raise PlanError naming the rule."""
+    if not isinstance(raw, list | tuple):
+        raise PlanError("'items' must be a list of {id, text, status} objects.")
+    if len(raw) > MAX_ITEMS:
+        raise PlanError(f"Too many items: at most {MAX_ITEMS} are allowed, got {len(raw)}.")
+    items: list[TodoItem] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(raw):
+        position = f"Item {index + 1}"
+        if not isinstance(entry, dict):
+            raise PlanError(f"{position}: must be an object with id, text and status.")
+        raw_id = entry.get("id")
+        if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
+            raise PlanError(f"{position}: 'id' is required (a non-empty string).")
+        item_id = str(raw_id).strip()
+        if item_id in seen:
+            raise PlanError(f"Item #{item_id}: duplicate id; every id must be unique.")
+        seen.add(item_id)
+        text = entry.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise PlanError(f"Item #{item_id}: 'text' is required and must not be blank.")
+        status = entry.get("status")
+        if status not in STATUSES:
+            allowed = ", ".join(STATUSES)
+            raise PlanError(f"Item #{item_id}: invalid status {status!r}; use one of {allowed}.")
+        items.append(TodoItem(id=item_id, text=text.strip(), status=status))
+    in_progress = [item.id for item in items if item.status == "in_progress"]
+    if len(in_progress) > 1:
+        ids = ", ".join(f"#{i}" for i in in_progress)
+        raise PlanError(f"Only one item may be in_progress at a time ({ids} are).")
+    return items
+
+
+@dataclass
+class PlanUpdate:
+    state: TodoState
+    retry_exhausted: list[TodoItem] = field(default_factory=list)
+
+
+class Plan:
+    """Holds the current plan; every accepted change raises the version."""
+
+    def __init__(self) -> None:
+        self._state = TodoState(items=(), version=0, source="model")
+        self.model_updates = 0  # accepted todo calls; the reminder counter watches this
+        self.user_changed_since_model_saw = False
+
+    @property
+    def state(self) -> TodoState:
+        return self._state
+
+    def update_from_model(self, raw: Any) -> PlanUpdate:
+        update = self._replace(parse_items(raw), "model")
+        self.model_updates += 1
+        return update
+
+    def update_from_user(self, raw: Any, version: int | None = None) -> TodoState:
+        if version is not None and version != self._state.version:
+            raise StalePlanError(
+                f"The plan changed (now version {self._state.version}, your edit was based on "
+                f"version {version}); reload it and edit again."
+            )
+        update = self._replace(parse_items(raw), "user")
+        self.user_changed_since_model_saw = True
+        return update.state
+
+    def restore(self, items: list[TodoItem], version: int) -> TodoState:
+        self._state = TodoState(items=tuple(items), version=version, source="restore")
+        return self._state
+
+    def clear(self) -> TodoState:
+        self._state = TodoState(items=(), version=self._state.version + 1, source="user")
+        self.user_changed_since_model_saw = False
+        return self._state
+
+    def _replace(self, items: list[TodoItem], source: Source) -> PlanUpdate:
+        previous = {item.id: item for item in self._state.items}
+        counted: list[TodoItem] = []
+        exhausted: list[TodoItem] = []
+        for item in items:
+            before = previous.get(item.id)
+            retries = before.retries if before else 0
+            if before and before.status == "failed" and item.status == "in_progress":
+                retries += 1
+            counted_item = replace(item, retries=retries)
+            if retries >= MAX_RETRIES and before and before.retries < retries:
+                exhausted.append(counted_item)
+            counted.append(counted_item)
+        self._state = TodoState(items=tuple(counted), version=self._state.version + 1, source=source)
+        return PlanUpdate(self._state, exhausted)

@@ -1,0 +1,156 @@
+"""The plan's rules, rendering, versions and retries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plansight.plan import STATUSES, Plan, PlanError, StalePlanError, render
+
+
+def items(*specs: tuple[str, str, str]) -> list[dict[str, Any]]:
+    return [{"id": i, "text": t, "status": s} for i, t, s in specs]
+
+
+def test_rendered_plan_uses_the_s03_markers_and_a_count_line() -> None:
+    plan = Plan()
+    update = plan.update_from_model(
+        items(
+            ("1", "Add type hints", "completed"),
+            ("2", "Add docstrings", "in_progress"),
+            ("3", "Add a main guard", "pending"),
+            ("4", "Rewrite in Rust", "cancelled"),
+            ("5", "Run mypy", "failed"),
+        )
+    )
+    assert update.state.rendered == (
+        "[x] #1: Add type hints\n"
+        "[>] #2: Add docstrings\n"
+        "[ ] #3: Add a main guard\n"
+        "[-] #4: Rewrite in Rust\n"
+        "[!] #5: Run mypy\n"
+        "(1/5 completed)"
+    )
+    wire = update.state.to_wire()
+    assert wire["completed"] == 1 and wire["total"] == 5 and wire["source"] == "model"
+    assert wire["items"][1] == {"id": "2", "text": "Add docstrings", "status": "in_progress"}
+
+
+def test_empty_plan_renders_as_no_todos() -> None:
+    assert render([]) == "No todos."
+
+
+@pytest.mark.parametrize(
+    ("payload", "rule"),
+    [
+        (items(*[(str(i), "x", "pending") for i in range(21)]), "at most 20"),
+        (items(("1", "  ", "pending")), "must not be blank"),
+        ([{"id": "1", "status": "pending"}], "'text' is required"),
+        (items(("1", "a", "pending"), ("1", "b", "pending")), "duplicate id"),
+        (items(("1", "a", "done")), "invalid status 'done'"),
+        (items(("1", "a", "in_progress"), ("2", "b", "in_progress")), "Only one item"),
+        ([{"text": "a", "status": "pending"}], "'id' is required"),
+        ("not a list", "must be a list"),
+        ([42], "must be an object"),
+    ],
+)
+def test_each_rule_rejects_and_names_itself_and_changes_nothing(payload: Any, rule: str) -> None:
+    plan = Plan()
+    plan.update_from_model(items(("1", "keep me", "in_progress")))
+    before = plan.state
+    with pytest.raises(PlanError, match=rule):
+        plan.update_from_model(payload)
+    assert plan.state == before
+    assert plan.model_updates == 1
+
+
+def test_every_accepted_change_raises_the_version() -> None:
+    plan = Plan()
+    v1 = plan.update_from_model(items(("1", "a", "pending"))).state.version
+    v2 = plan.update_from_model(items(("1", "a", "in_progress"))).state.version
+    v3 = plan.update_from_user(items(("1", "a", "completed")), version=v2).version
+    assert v1 < v2 < v3
+
+
+def test_a_user_edit_on_a_stale_version_is_refused() -> None:
+    plan = Plan()
+    old = plan.update_from_model(items(("1", "a", "pending"))).state.version
+    plan.update_from_model(items(("1", "a", "in_progress")))
+    with pytest.raises(StalePlanError, match="version"):
+        plan.update_from_user(items(("1", "mine", "pending")), version=old)
+    assert plan.state.items[0].text == "a"
+    assert not plan.user_changed_since_model_saw
+
+
+def test_user_edits_follow_the_same_rules_and_are_flagged_for_the_model() -> None:
+    plan = Plan()
+    with pytest.raises(PlanError, match="Only one item"):
+        plan.update_from_user(items(("1", "a", "in_progress"), ("2", "b", "in_progress")))
+    state = plan.update_from_user(items(("1", "a", "pending")))
+    assert state.source == "user"
+    assert plan.user_changed_since_model_saw
+    assert plan.model_updates == 0  # a user edit does not count as the model's update
+
+
+def test_third_retry_of_a_failed_item_is_reported() -> None:
+    plan = Plan()
+    plan.update_from_model(items(("1", "flaky", "in_progress")))
+    for attempt in range(1, 4):
+        plan.update_from_model(items(("1", "flaky", "failed")))
+        update = plan.update_from_model(items(("1", "flaky", "in_progress")))
+        assert update.state.items[0].retries == attempt
+        assert bool(update.retry_exhausted) == (attempt == 3)
+    assert update.state.to_wire()["items"][0]["retries"] == 3
+
+
+def test_integer_ids_are_accepted_as_strings() -> None:
+    plan = Plan()
+    state = plan.update_from_model([{"id": 1, "text": "a", "status": "pending"}]).state
+    assert state.items[0].id == "1"
+
+
+# Property tests ---------------------------------------------------------------------------
+
+json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 30), st.text(max_size=6),
+    st.sampled_from([*STATUSES, "done", ""]),
+)
+raw_item = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "id": st.one_of(st.sampled_from(["1", "2", "3", "4", " "]), json_scalars),
+            "text": st.one_of(st.text(max_size=8), json_scalars),
+            "status": st.one_of(st.sampled_from(STATUSES), json_scalars),
+        }
+    ),
+    json_scalars,
+)
+raw_plan = st.one_of(st.lists(raw_item, max_size=24), json_scalars)
+
+
+def assert_invariants(plan: Plan) -> None:
+    state = plan.state
+    assert len(state.items) <= 20
+    assert len({i.id for i in state.items}) == len(state.items)
+    assert all(i.text.strip() for i in state.items)
+    assert all(i.status in STATUSES for i in state.items)
+    assert sum(i.status == "in_progress" for i in state.items) <= 1
+    assert state.rendered.endswith(f"({state.completed}/{state.total} completed)") or not state.items
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(raw_plan, min_size=1, max_size=6))
+def test_random_payloads_never_break_the_rules(payloads: list[Any]) -> None:
+    plan = Plan()
+    for payload in payloads:
+        before = plan.state
+        try:
+            update = plan.update_from_model(payload)
+        except PlanError:
+            assert plan.state == before  # a rejected call changes nothing
+        else:
+            assert update.state.version == before.version + 1
+        assert_invariants(plan)
