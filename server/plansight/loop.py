@@ -1,0 +1,222 @@
+"""The agent loop: model round, tools, reminders, done gate; reported as events, no LSP here."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from plansight.conversation import Block, Conversation, text_block, tool_result_block
+from plansight.events import (
+    ConversationChanged,
+    EventBus,
+    Reminder,
+    ReminderCleared,
+    RunFinished,
+    RunResult,
+    RunStarted,
+    RunStatus,
+    TextDelta,
+    ToolCall,
+    ToolInputDelta,
+    ToolResult,
+    Usage,
+)
+from plansight.model import ModelClient, ModelError, ModelTurn
+from plansight.plan import TodoItem
+from plansight.reminders import ReminderCounter
+from plansight.tools.context import ToolContext
+from plansight.tools.registry import ToolOutcome, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+CANCELLED_TOOL = "Cancelled by the user before this tool call finished."
+SUMMARY_CHARS = 200
+
+
+def done_gate_text(open_items: list[TodoItem]) -> str:
+    listed = "\n".join(f"#{item.id}: {item.text} ({item.status})" for item in open_items)
+    return (
+        "Your plan still has open items:\n"
+        f"{listed}\n"
+        "Finish them, mark them cancelled, or explain to the user why they stay open."
+    )
+
+
+def summarize(outcome: ToolOutcome) -> str:
+    first = outcome.content.strip().splitlines()[0] if outcome.content.strip() else ""
+    return first[:SUMMARY_CHARS]
+
+
+@dataclass
+class Notices:
+    """Things the model must hear at its next turn, added after the tool results."""
+
+    changed_files: set[str]
+
+    def drain(self, ctx: ToolContext) -> list[Block]:
+        blocks: list[Block] = []
+        if ctx.plan.user_changed_since_model_saw:
+            ctx.plan.user_changed_since_model_saw = False
+            blocks.append(
+                text_block(
+                    "<plan-update>The user edited your plan. It is now:\n"
+                    f"{ctx.plan.state.rendered}\nWork from this plan.</plan-update>"
+                )
+            )
+        if self.changed_files:
+            paths = ", ".join(sorted(self.changed_files))
+            self.changed_files.clear()
+            blocks.append(
+                text_block(
+                    f"<files-changed>Changed outside the agent since your last turn: {paths}. "
+                    "Read them again before editing them.</files-changed>"
+                )
+            )
+        return blocks
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        *,
+        model: ModelClient,
+        tools: ToolRegistry,
+        ctx: ToolContext,
+        conversation: Conversation,
+        notices: Notices,
+        system_prompt: str,
+        max_rounds: int,
+        events: EventBus,
+    ) -> None:
+        self.model = model
+        self.tools = tools
+        self.ctx = ctx
+        self.conversation = conversation
+        self.notices = notices
+        self.system_prompt = system_prompt
+        self.max_rounds = max_rounds
+        self.events = events
+
+    async def run(self, prompt: str) -> RunResult:
+        """Run until the model is done, the round limit, an API error; cancel via the task."""
+        self.events.emit(RunStarted(prompt))
+        usage = Usage()
+        rounds = 0
+        counter = ReminderCounter()
+        gate_used = False
+        reminding = False
+        self.conversation.repair(CANCELLED_TOOL)
+        self.conversation.add_user([text_block(prompt), *self.notices.drain(self.ctx)])
+        self._changed()
+        try:
+            while True:
+                if rounds >= self.max_rounds:
+                    return self._finish(
+                        "limit", f"Stopped after {rounds} rounds (the round limit).", rounds, usage
+                    )
+                rounds += 1
+                plan_updates_before = self.ctx.plan.model_updates
+                try:
+                    turn = await self._model_round()
+                except ModelError as err:
+                    return self._finish("error", f"The model API failed: {err}", rounds, usage,
+                                        error=str(err))
+                usage.add(turn.usage)
+                self.conversation.add_assistant(turn.content)
+                self._changed()
+                tool_uses = turn.tool_uses
+                if not tool_uses:
+                    open_items = self.ctx.plan.state.open_items
+                    if open_items and not gate_used:
+                        gate_used = True
+                        gate = [text_block(done_gate_text(open_items))]
+                        self.conversation.add_user([*self.notices.drain(self.ctx), *gate])
+                        self._changed()
+                        continue
+                    return self._finish("done", turn.text, rounds, usage)
+                results = await self._run_tools(tool_uses)
+                plan_updated = self.ctx.plan.model_updates != plan_updates_before
+                reminder = counter.end_round(plan_updated)
+                tail = self.notices.drain(self.ctx)
+                if reminder:
+                    tail.append(text_block(reminder.text))
+                # tool_result blocks first: the API rejects anything before them.
+                self.conversation.add_user([*results, *tail])
+                self._changed()
+                if reminder:
+                    reminding = True
+                    self.events.emit(
+                        Reminder(
+                            reminder.text, reminder.level, reminder.rounds, self.ctx.last_location
+                        )
+                    )
+                elif plan_updated and reminding:
+                    reminding = False
+                    self.events.emit(ReminderCleared())
+        except asyncio.CancelledError:
+            self.conversation.repair(CANCELLED_TOOL)
+            self._changed()
+            if reminding:
+                reminding = False
+                self.events.emit(ReminderCleared())
+            self._finish("cancelled", "The run was cancelled.", rounds, usage)
+            raise
+        finally:
+            # A reminder is only visible while its run lasts.
+            if reminding:
+                self.events.emit(ReminderCleared())
+
+    async def _model_round(self) -> ModelTurn:
+        def on_text(text: str) -> None:
+            self.events.emit(TextDelta(text))
+
+        def on_tool_input(tool_id: str, name: str, partial: str) -> None:
+            self.events.emit(ToolInputDelta(tool_id, name, partial))
+
+        return await self.model.stream_turn(
+            system=self.system_prompt,
+            tools=self.tools.definitions(),
+            messages=self.conversation.messages,
+            on_text=on_text,
+            on_tool_input=on_tool_input,
+        )
+
+    async def _run_tools(self, tool_uses: list[Block]) -> list[Block]:
+        results: list[Block] = []
+        try:
+            for use in tool_uses:
+                tool_input = use.get("input")
+                self.events.emit(
+                    ToolCall(use["id"], use["name"], tool_input if isinstance(tool_input, dict)
+                             else {"_raw": json.dumps(tool_input)})
+                )
+                outcome = await self.tools.call(self.ctx, use["name"], tool_input)
+                results.append(tool_result_block(use["id"], outcome.content, outcome.is_error))
+                self.events.emit(
+                    ToolResult(use["id"], use["name"], outcome.is_error, summarize(outcome))
+                )
+        except asyncio.CancelledError:
+            # Keep the results we have; the rest are answered as cancelled.
+            done = {block["tool_use_id"] for block in results}
+            for use in tool_uses:
+                if use["id"] not in done:
+                    results.append(tool_result_block(use["id"], CANCELLED_TOOL, True))
+            self.conversation.add_user(results)
+            raise
+        return results
+
+    def _changed(self) -> None:
+        self.events.emit(ConversationChanged())
+
+    def _finish(
+        self,
+        status: RunStatus,
+        text: str,
+        rounds: int,
+        usage: Usage,
+        error: str | None = None,
+    ) -> RunResult:
+        result = RunResult(status=status, text=text, rounds=rounds, usage=usage, error=error)
+        self.events.emit(RunFinished(result))
+        return result

@@ -1,0 +1,1 @@
+"""The language server: Plansight protocol v1 over LSP (see PROTOCOL.md)."""

@@ -1,0 +1,59 @@
+"""The nag made visible: at most one plan-reminder diagnostic, on what the agent last touched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from lsprotocol import types
+
+from plansight.events import Location, Reminder
+
+SOURCE = "plansight"
+CODE = "plan-reminder"
+
+Publish = Callable[[types.PublishDiagnosticsParams], None]
+
+
+def reminder_diagnostic(reminder: Reminder, location: Location | None) -> types.Diagnostic:
+    start = location.start_line if location else 0
+    end = location.end_line if location else 0
+    return types.Diagnostic(
+        range=types.Range(types.Position(start, 0), types.Position(end + 1, 0)),
+        message=(
+            f"Plansight: the plan has gone {reminder.rounds} rounds without an update; "
+            "the agent was reminded to update its todos."
+        ),
+        severity=(
+            types.DiagnosticSeverity.Information
+            if reminder.level <= 1
+            else types.DiagnosticSeverity.Warning
+        ),
+        source=SOURCE,
+        code=CODE,
+    )
+
+
+class ReminderDiagnostics:
+    def __init__(self, root: Path, publish: Publish, uri_of: Callable[[Path], str]) -> None:
+        self.root = root
+        self.publish = publish
+        self.uri_of = uri_of
+        self.current_uri: str | None = None
+
+    def show(self, reminder: Reminder, fallback_uri: str | None) -> None:
+        location = reminder.location
+        uri = self.uri_of(self.root / location.path) if location else fallback_uri
+        if uri is None:
+            return
+        if self.current_uri is not None and self.current_uri != uri:
+            self.clear()
+        self.current_uri = uri
+        diagnostic = reminder_diagnostic(reminder, location if location else None)
+        self.publish(types.PublishDiagnosticsParams(uri=uri, diagnostics=[diagnostic]))
+
+    def clear(self) -> None:
+        if self.current_uri is None:
+            return
+        self.publish(types.PublishDiagnosticsParams(uri=self.current_uri, diagnostics=[]))
+        self.current_uri = None

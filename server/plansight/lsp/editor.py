@@ -1,0 +1,135 @@
+"""The engine's hooks, answered by the editor: edit review, command approval, open documents."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from plansight.hooks import CommandDecision, CommandRequest, EditDecision, EditProposal
+from plansight.lsp.payloads import APPROVE_COMMAND, REVIEW_EDIT, InitOptions, field_of
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger(__name__)
+
+ACCEPT = "Accept"
+REJECT = "Reject"
+
+
+def path_uri(path: Path) -> str:
+    return from_fs_path(str(path)) or path.as_uri()
+
+
+class EditorBridge:
+    def __init__(self, server: LanguageServer, options: InitOptions) -> None:
+        self.server = server
+        self.options = options
+        # Text each file had on disk before the agent last wrote it. An open document still
+        # showing that text is not "unsaved": the editor just has not reloaded it yet.
+        self._superseded: dict[Path, str] = {}
+
+    # Capabilities ----------------------------------------------------------------------
+    def _client_offers(self, name: str) -> bool:
+        caps = self.server.client_capabilities
+        experimental = to_dict(caps.experimental) if caps is not None else None
+        plansight = experimental.get("plansight") if isinstance(experimental, dict) else None
+        return isinstance(plansight, dict) and plansight.get(name) is True
+
+    # DocumentSource ----------------------------------------------------------------------
+    def open_text(self, path: Path) -> str | None:
+        for uri, document in self.server.workspace.text_documents.items():
+            fs_path = to_fs_path(uri)
+            if fs_path is None or Path(fs_path) != path:
+                continue
+            text = document.source
+            if self._superseded.get(path) == text:
+                return None
+            return text
+        return None
+
+    # ReviewHook ------------------------------------------------------------------------
+    async def review(self, proposal: EditProposal) -> EditDecision:
+        if self.options.auto_approve_edits:
+            decision = EditDecision(accepted=True)
+        elif self._client_offers("reviewEdit"):
+            decision = await self._review_request(proposal)
+        else:
+            decision = await self._review_fallback(proposal)
+        if decision.accepted:
+            self._superseded[proposal.path] = proposal.old_text
+        return decision
+
+    async def _review_request(self, proposal: EditProposal) -> EditDecision:
+        params: dict[str, Any] = {
+            "id": proposal.id,
+            "uri": path_uri(proposal.path),
+            "oldText": proposal.old_text,
+            "newText": proposal.new_text,
+            "description": proposal.description,
+        }
+        if proposal.todo_id is not None:
+            params["todoId"] = proposal.todo_id
+        # Shielded: a cancelled run must not cancel pygls's own future for the request.
+        result = await asyncio.shield(
+            self.server.protocol.send_request_async(REVIEW_EDIT, params)
+        )
+        accepted = field_of(result, "accepted") is True
+        feedback = field_of(result, "feedback")
+        new_text = field_of(result, "newText")
+        return EditDecision(
+            accepted=accepted,
+            feedback=feedback if isinstance(feedback, str) and feedback else None,
+            new_text=new_text if accepted and isinstance(new_text, str) else None,
+        )
+
+    async def _review_fallback(self, proposal: EditProposal) -> EditDecision:
+        answer = await asyncio.shield(
+            self.server.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Info,
+                    message=f"Plansight wants to change {proposal.relative_path}: "
+                    f"{proposal.description}",
+                    actions=[types.MessageActionItem(ACCEPT), types.MessageActionItem(REJECT)],
+                )
+            )
+        )
+        title = field_of(answer, "title")
+        if title == ACCEPT:
+            return EditDecision(accepted=True)
+        return EditDecision(
+            accepted=False,
+            feedback=None if title == REJECT else "The user did not answer the review.",
+        )
+
+    # ApproveHook -----------------------------------------------------------------------
+    async def approve(self, request: CommandRequest) -> CommandDecision:
+        if self.options.auto_approve_commands:
+            return CommandDecision(approved=True)
+        if not self._client_offers("approveCommand"):
+            return CommandDecision(
+                approved=False,
+                feedback="This editor cannot ask the user to approve commands and "
+                "autoApprove.commands is off, so commands are refused.",
+            )
+        result = await asyncio.shield(
+            self.server.protocol.send_request_async(
+                APPROVE_COMMAND, {"command": request.command, "cwd": request.cwd}
+            )
+        )
+        feedback = field_of(result, "feedback")
+        return CommandDecision(
+            approved=field_of(result, "approved") is True,
+            feedback=feedback if isinstance(feedback, str) and feedback else None,
+        )
+
+
+def to_dict(value: Any) -> Any:
+    from plansight.lsp.payloads import to_plain
+
+    return to_plain(value)

@@ -1,0 +1,255 @@
+"""Thin LSP handlers; the work happens in Session (engine) and the editor bridge."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
+
+from plansight import __version__
+from plansight.events import (
+    Event,
+    PlanChanged,
+    Reminder,
+    ReminderCleared,
+    RunFinished,
+    RunResult,
+    ScratchpadChanged,
+)
+from plansight.lsp.diagnostics import ReminderDiagnostics
+from plansight.lsp.editor import EditorBridge, path_uri
+from plansight.lsp.payloads import (
+    EDIT_PLAN,
+    EVENT,
+    INVALID_PARAMS,
+    PROTOCOL_VERSION,
+    REQUEST_FAILED,
+    RESET,
+    RUN,
+    SCRATCHPAD,
+    STATE,
+    TODOS,
+    InitOptions,
+    event_payload,
+    field_of,
+    to_plain,
+)
+from plansight.lsp.progress import RunProgress
+from plansight.plan import PlanError, StalePlanError
+from plansight.session import Session, SessionBusy, SessionSettings
+from plansight.storage import SessionStore, default_storage_dir
+from plansight.watcher import WorkspaceWatcher
+
+log = logging.getLogger(__name__)
+
+
+class PlansightProtocol(LanguageServerProtocol):
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        # pygls's capability builder drops `experimental`; announce the protocol here.
+        experimental = result.capabilities.experimental
+        merged = dict(experimental) if isinstance(experimental, dict) else {}
+        merged["plansight"] = {"version": PROTOCOL_VERSION}
+        result.capabilities.experimental = merged
+        return result
+
+
+class PlansightServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "plansight",
+            __version__,
+            protocol_cls=PlansightProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.session: Session | None = None
+        self.bridge: EditorBridge | None = None
+        self.diagnostics: ReminderDiagnostics | None = None
+        self.progress: RunProgress | None = None
+        self.watcher: WorkspaceWatcher | None = None
+        self.options = InitOptions()
+
+    # Set-up ----------------------------------------------------------------------------
+    def setup(self, params: types.InitializeParams) -> None:
+        self.options = InitOptions.parse(params.initialization_options)
+        root = workspace_root(params)
+        self.bridge = EditorBridge(self, self.options)
+        settings = SessionSettings(
+            api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
+            base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
+        )
+        if (model := self.options.resolved_model()) is not None:
+            settings.model = model
+        if self.options.max_rounds is not None:
+            settings.max_rounds = self.options.max_rounds
+        storage = (
+            Path(self.options.storage_dir) if self.options.storage_dir
+            else default_storage_dir(root)
+        )
+        self.session = Session(
+            root,
+            settings,
+            review=self.bridge.review,
+            approve=self.bridge.approve,
+            documents=self.bridge,
+            store=SessionStore(storage),
+        )
+        self.diagnostics = ReminderDiagnostics(
+            self.session.root, self.text_document_publish_diagnostics, path_uri
+        )
+        self.progress = RunProgress(self)
+        self.session.events.subscribe(self.forward)
+        log.info("workspace %s, storage %s, model %s", root, storage, settings.model)
+
+    def start_background(self) -> None:
+        session = self.require_session()
+        if session.restore():
+            self.protocol.notify(TODOS, session.plan.state.to_wire())
+            self.protocol.notify(SCRATCHPAD, {"content": session.scratchpad.content})
+        self.watcher = WorkspaceWatcher(session.root, session.files_changed)
+        self.watcher.start()
+
+    def require_session(self) -> Session:
+        if self.session is None:
+            raise JsonRpcException(message="The server is not initialized.", code=-32002)
+        return self.session
+
+    # Engine events → editor ------------------------------------------------------------
+    def forward(self, event: Event) -> None:
+        if isinstance(event, PlanChanged):
+            self.protocol.notify(TODOS, event.state.to_wire())
+            if self.progress is not None:
+                self.progress.report(event.state)
+        elif isinstance(event, ScratchpadChanged):
+            self.protocol.notify(SCRATCHPAD, {"content": event.content})
+        elif isinstance(event, Reminder) and self.diagnostics is not None:
+            self.diagnostics.show(event, self.fallback_uri())
+        elif isinstance(event, ReminderCleared) and self.diagnostics is not None:
+            self.diagnostics.clear()
+        payload = event_payload(event)
+        if payload is not None:
+            self.protocol.notify(EVENT, payload)
+
+    def fallback_uri(self) -> str | None:
+        """Where a reminder goes when the agent has touched no file yet: an open document."""
+        return next(iter(self.workspace.text_documents), None)
+
+    # Requests --------------------------------------------------------------------------
+    async def run(self, prompt: str, new_session: bool) -> dict[str, Any]:
+        session = self.require_session()
+        if session.running:
+            raise JsonRpcException(
+                message="A Plansight run is already in progress.", code=REQUEST_FAILED
+            )
+        assert self.progress is not None
+        unsubscribe = session.events.subscribe(self._progress_end)
+        try:
+            await self.progress.begin(session.plan.state)
+            result: RunResult = await session.run(prompt, new_session=new_session)
+            return result.to_wire()
+        except SessionBusy as err:
+            raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
+        finally:
+            unsubscribe()
+            self.progress.end("")
+
+    def _progress_end(self, event: Event) -> None:
+        if isinstance(event, RunFinished) and self.progress is not None:
+            self.progress.end(event.result.status)
+
+    def edit_plan(self, items: Any, version: Any) -> dict[str, Any]:
+        session = self.require_session()
+        try:
+            state = session.edit_plan(
+                to_plain(items), version if isinstance(version, int) else None
+            )
+        except StalePlanError as err:
+            raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
+        except PlanError as err:
+            raise JsonRpcException(message=str(err), code=INVALID_PARAMS) from err
+        return state.to_wire()
+
+    def reset(self) -> None:
+        session = self.require_session()
+        if session.running:
+            raise JsonRpcException(
+                message="A Plansight run is in progress; cancel it before resetting.",
+                code=REQUEST_FAILED,
+            )
+        session.reset()
+
+    async def shutdown_background(self) -> None:
+        if self.watcher is not None:
+            await self.watcher.stop()
+
+
+def workspace_root(params: types.InitializeParams) -> Path:
+    for uri in [
+        *(folder.uri for folder in params.workspace_folders or []),
+        params.root_uri,
+    ]:
+        if uri and (path := to_fs_path(uri)):
+            return Path(path)
+    if params.root_path:
+        return Path(params.root_path)
+    return Path.cwd()
+
+
+def create_server() -> PlansightServer:
+    server = PlansightServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: PlansightServer, params: types.InitializeParams) -> None:
+        ls.setup(params)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: PlansightServer, params: types.InitializedParams) -> None:
+        ls.start_background()
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: PlansightServer, params: Any) -> None:
+        await ls.shutdown_background()
+
+    @server.feature(RUN)
+    async def run(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        prompt = field_of(params, "prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise JsonRpcException(message="'prompt' must be a non-empty string.",
+                                   code=INVALID_PARAMS)
+        return await ls.run(prompt, field_of(params, "newSession") is True)
+
+    @server.feature(STATE)
+    def state(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        return ls.require_session().state()
+
+    @server.feature(EDIT_PLAN)
+    def edit_plan(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        return ls.edit_plan(field_of(params, "items"), field_of(params, "version"))
+
+    @server.feature(RESET)
+    def reset(ls: PlansightServer, params: Any) -> None:
+        ls.reset()
+
+    return server
+
+
+def serve() -> None:
+    logging.basicConfig(
+        level=os.environ.get("PLANSIGHT_LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    create_server().start_io()

@@ -1,0 +1,57 @@
+"""The nag: after 3 rounds without a plan update the model is reminded, more firmly from 6 and 9."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FIRST_REMINDER_AFTER = 3
+STRONGER_AFTER = 6
+STRONGEST_AFTER = 9
+
+
+@dataclass(frozen=True)
+class ReminderText:
+    text: str
+    level: int  # 1, 2 or 3
+    rounds: int
+
+
+def reminder_for(rounds_without_plan: int) -> ReminderText | None:
+    """The reminder to append after a round, or None when the plan is fresh enough."""
+    n = rounds_without_plan
+    if n < FIRST_REMINDER_AFTER:
+        return None
+    if n < STRONGER_AFTER:
+        return ReminderText("<reminder>Update your todos.</reminder>", 1, n)
+    if n < STRONGEST_AFTER:
+        return ReminderText(
+            "<reminder>Update your todos. You have gone "
+            f"{n} rounds without touching your plan: mark what is done as completed and set "
+            "the item you are working on to in_progress.</reminder>",
+            2,
+            n,
+        )
+    return ReminderText(
+        f"<reminder>Update your todos now. {n} rounds have passed without a plan update. "
+        "Call the todo tool before anything else: record what is completed, what is in "
+        "progress, and cancel or fail items you have abandoned.</reminder>",
+        3,
+        n,
+    )
+
+
+class ReminderCounter:
+    """Counts consecutive rounds without an accepted todo call, from 0 at each run."""
+
+    def __init__(self) -> None:
+        self.rounds_without_plan = 0
+
+    def reset(self) -> None:
+        self.rounds_without_plan = 0
+
+    def end_round(self, plan_updated: bool) -> ReminderText | None:
+        if plan_updated:
+            self.rounds_without_plan = 0
+            return None
+        self.rounds_without_plan += 1
+        return reminder_for(self.rounds_without_plan)

@@ -1,0 +1,231 @@
+"""One agent session over a workspace: the state the server owns, and the runs over it.
+
+Embedders (the language server, tests) create a Session with their hooks, subscribe to
+`session.events`, and call `run`, `edit_plan`, `reset`, `files_changed`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from plansight.conversation import Conversation
+from plansight.events import (
+    ConversationChanged,
+    Event,
+    EventBus,
+    FilesChanged,
+    PlanChanged,
+    RunFinished,
+    RunResult,
+    ScratchpadChanged,
+    Usage,
+)
+from plansight.hooks import (
+    ApproveHook,
+    DocumentSource,
+    ReviewHook,
+    accept_all_edits,
+    refuse_all_commands,
+)
+from plansight.loop import AgentLoop, Notices
+from plansight.model import ModelClient, ModelSettings, newest_sonnet
+from plansight.plan import Plan, TodoItem, TodoState
+from plansight.prompt import system_prompt
+from plansight.scratchpad import Scratchpad
+from plansight.storage import SessionStore
+from plansight.tools import default_tools
+from plansight.tools.context import ToolContext
+from plansight.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_ROUNDS = 50
+
+
+class SessionBusy(Exception):
+    """A run is already in progress."""
+
+
+@dataclass
+class SessionSettings:
+    model: str = field(default_factory=newest_sonnet)
+    api_key: str | None = None
+    base_url: str | None = None
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    max_tokens: int = 8192
+    max_retries: int = 2
+
+
+class Session:
+    def __init__(
+        self,
+        root: Path,
+        settings: SessionSettings,
+        *,
+        review: ReviewHook = accept_all_edits,
+        approve: ApproveHook = refuse_all_commands,
+        documents: DocumentSource | None = None,
+        store: SessionStore | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.settings = settings
+        self.events = EventBus()
+        self.plan = Plan()
+        self.scratchpad = Scratchpad()
+        self.conversation = Conversation()
+        self.notices = Notices(changed_files=set())
+        self.total_usage = Usage()
+        self.workspace = Workspace(self.root, documents)
+        self.tools = default_tools()
+        self.ctx = ToolContext(
+            plan=self.plan,
+            scratchpad=self.scratchpad,
+            workspace=self.workspace,
+            review=review,
+            approve=approve,
+            events=self.events,
+        )
+        self.store = store
+        self._model: ModelClient | None = None
+        self._running: asyncio.Task[RunResult] | None = None
+        self.events.subscribe(self._on_event)
+
+    @property
+    def running(self) -> bool:
+        return self._running is not None and not self._running.done()
+
+    def model_client(self) -> ModelClient:
+        if self._model is None:
+            self._model = ModelClient(
+                ModelSettings(
+                    model=self.settings.model,
+                    api_key=self.settings.api_key,
+                    base_url=self.settings.base_url,
+                    max_tokens=self.settings.max_tokens,
+                    max_retries=self.settings.max_retries,
+                )
+            )
+        return self._model
+
+    async def run(self, prompt: str, new_session: bool = False) -> RunResult:
+        """One run; cancel the calling task to stop it (the conversation stays consistent)."""
+        if self.running:
+            raise SessionBusy("A Plansight run is already in progress; cancel it or wait.")
+        if new_session:
+            self.reset()
+        loop = AgentLoop(
+            model=self.model_client(),
+            tools=self.tools,
+            ctx=self.ctx,
+            conversation=self.conversation,
+            notices=self.notices,
+            system_prompt=system_prompt(self.root.name),
+            max_rounds=self.settings.max_rounds,
+            events=self.events,
+        )
+        task = asyncio.current_task()
+        assert task is not None
+        self._running = task  # type: ignore[assignment]
+        try:
+            return await loop.run(prompt)
+        finally:
+            self._running = None
+
+    def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
+        """The user's change of the plan: same rules as the model's; PlanError on a bad plan."""
+        state = self.plan.update_from_user(items, version)
+        self.events.emit(PlanChanged(state))
+        return state
+
+    def reset(self) -> None:
+        """Forget plan, scratchpad and conversation (and their stored copies)."""
+        self.conversation.clear()
+        self.notices.changed_files.clear()
+        if self.store is not None:
+            self.store.clear()
+        self.events.emit(PlanChanged(self.plan.clear()))
+        self.scratchpad.clear()
+        self.events.emit(ScratchpadChanged(""))
+
+    def files_changed(self, paths: list[str]) -> None:
+        """Files changed outside the agent: stale for edits, and the model hears of it."""
+        if not paths:
+            return
+        self.workspace.mark_stale(paths)
+        self.notices.changed_files.update(paths)
+        self.events.emit(FilesChanged(tuple(paths)))
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "todos": self.plan.state.to_wire(),
+            "scratchpad": self.scratchpad.content,
+            "running": self.running,
+        }
+
+    # Storage -----------------------------------------------------------------------------
+
+    def restore(self) -> bool:
+        """Load the stored session; True when there was one."""
+        if self.store is None:
+            return False
+        plan = self.store.load("plan")
+        scratch = self.store.load("scratchpad")
+        conversation = self.store.load("conversation")
+        usage = self.store.load("usage")
+        found = any(part is not None for part in (plan, scratch, conversation))
+        try:
+            if isinstance(plan, dict):
+                items = [
+                    TodoItem(
+                        id=str(i["id"]),
+                        text=str(i["text"]),
+                        status=i["status"],
+                        retries=int(i.get("retries", 0)),
+                    )
+                    for i in plan.get("items", [])
+                ]
+                self.plan.restore(items, int(plan.get("version", 0)))
+            if isinstance(scratch, dict):
+                self.scratchpad.write(str(scratch.get("content", "")))
+            if isinstance(conversation, dict) and isinstance(conversation.get("messages"), list):
+                self.conversation.messages[:] = conversation["messages"]
+                self.conversation.repair("The previous run stopped before this tool finished.")
+            if isinstance(usage, dict):
+                self.total_usage = Usage(**{k: int(v) for k, v in usage.items()})
+        except (KeyError, TypeError, ValueError) as err:
+            log.error("stored session is malformed (%s); starting fresh", err)
+            self.plan.clear()
+            self.scratchpad.clear()
+            self.conversation.clear()
+            return False
+        return found
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, RunFinished):
+            self.total_usage.add(event.result.usage)
+        if self.store is None:
+            return
+        if isinstance(event, PlanChanged):
+            state = event.state
+            self.store.save(
+                "plan",
+                {"items": [i.to_wire() for i in state.items], "version": state.version},
+            )
+        elif isinstance(event, ScratchpadChanged):
+            self.store.save("scratchpad", {"content": event.content})
+        elif isinstance(event, ConversationChanged):
+            self.store.save("conversation", {"messages": self.conversation.messages})
+        elif isinstance(event, RunFinished):
+            self.store.save(
+                "usage",
+                {
+                    "input_tokens": self.total_usage.input_tokens,
+                    "output_tokens": self.total_usage.output_tokens,
+                    "cache_read_input_tokens": self.total_usage.cache_read_input_tokens,
+                    "cache_creation_input_tokens": self.total_usage.cache_creation_input_tokens,
+                },
+            )

@@ -1,0 +1,27 @@
+"""What a tool handler may touch: the session's plan, notes, workspace and the user's hooks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plansight.events import EventBus, Location
+from plansight.hooks import ApproveHook, ReviewHook
+from plansight.plan import Plan
+from plansight.scratchpad import Scratchpad
+from plansight.workspace import Workspace
+
+
+@dataclass
+class ToolContext:
+    plan: Plan
+    scratchpad: Scratchpad
+    workspace: Workspace
+    review: ReviewHook
+    approve: ApproveHook
+    events: EventBus
+    # The document and lines the agent last read or edited: where a reminder is shown.
+    last_location: Location | None = None
+
+    def touch(self, relative_path: str, start_line: int, end_line: int) -> None:
+        """Record a read or edit; lines are 0-based and inclusive."""
+        self.last_location = Location(relative_path, max(start_line, 0), max(end_line, 0))

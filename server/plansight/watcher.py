@@ -1,0 +1,76 @@
+"""Watches the workspace for changes made outside the agent (watchfiles), reported in batches."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from watchfiles import Change, DefaultFilter, awatch
+
+from plansight.gitignore import GitIgnore
+
+log = logging.getLogger(__name__)
+
+IGNORED_DIRS = (
+    ".git", "node_modules", ".venv", "venv", "env", "__pycache__", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".tox", ".hypothesis", "site-packages",
+)
+
+
+class WorkspaceFilter(DefaultFilter):
+    def __init__(self, root: Path) -> None:
+        super().__init__(ignore_dirs=IGNORED_DIRS)
+        self.gitignore = GitIgnore(root)
+
+    def __call__(self, change: Change, path: str) -> bool:
+        if not super().__call__(change, path):
+            return False
+        candidate = Path(path)
+        if candidate.name == ".gitignore":
+            self.gitignore.invalidate()
+        # pyvenv.cfg marks a virtual environment under any name.
+        if any((parent / "pyvenv.cfg").exists() for parent in candidate.parents
+               if parent.is_relative_to(self.gitignore.root) and parent != self.gitignore.root):
+            return False
+        return not self.gitignore.ignored(candidate, candidate.is_dir())
+
+
+class WorkspaceWatcher:
+    def __init__(self, root: Path, on_change: Callable[[list[str]], None]) -> None:
+        self.root = root
+        self.on_change = on_change
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._watch())
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(self._task, 2)
+            except (TimeoutError, asyncio.CancelledError):
+                self._task.cancel()
+
+    async def _watch(self) -> None:
+        try:
+            async for changes in awatch(
+                self.root,
+                watch_filter=WorkspaceFilter(self.root),
+                stop_event=self._stop,
+                debounce=50,
+                step=20,
+                recursive=True,
+            ):
+                paths = sorted(
+                    {Path(p).relative_to(self.root).as_posix() for _, p in changes}
+                )
+                try:
+                    self.on_change(paths)
+                except Exception:
+                    log.exception("handling file changes failed")
+        except Exception:
+            log.exception("the workspace watcher stopped")
