@@ -28,6 +28,7 @@ from plansight.events import (
 )
 from plansight.lsp.diagnostics import ReminderDiagnostics
 from plansight.lsp.editor import EditorBridge, path_uri
+from plansight.lsp.logs import LogMessageHandler
 from plansight.lsp.payloads import (
     EDIT_PLAN,
     EVENT,
@@ -251,5 +252,9 @@ def serve() -> None:
         level=os.environ.get("PLANSIGHT_LOG_LEVEL", "INFO"),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    for noisy in ("pygls", "httpx2", "httpcore2", "anthropic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     asyncio.set_event_loop(asyncio.new_event_loop())
-    create_server().start_io()
+    server = create_server()
+    logging.getLogger().addHandler(LogMessageHandler(server, logging.INFO))
+    server.start_io()

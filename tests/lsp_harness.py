@@ -1,0 +1,178 @@
+"""Starting `plansight lsp` over stdio with a real LSP client (pytest-lsp) for the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+import uuid
+
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+from pygls.protocol import default_converter
+
+from plansight.fakeapi import FakeMessagesAPI
+
+
+@dataclass
+class Recorder:
+    """Custom notifications the editor received, in order."""
+
+    todos: list[dict[str, Any]] = field(default_factory=list)
+    scratchpad: list[str] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    # Every publishDiagnostics, as (uri, diagnostics), so a test sees a publish and its clear.
+    diagnostics: list[tuple[str, list[types.Diagnostic]]] = field(default_factory=list)
+
+    def event_types(self) -> list[str]:
+        return [e["type"] for e in self.events]
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not predicate():
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError("condition not met in time")
+            await asyncio.sleep(0.01)
+
+
+def plain(value: Any) -> Any:
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if hasattr(value, "__attrs_attrs__"):
+        from lsprotocol import converters
+
+        return converters.get_converter().unstructure(value)
+    return value
+
+
+ReviewAnswer = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass
+class EditorHandle:
+    client: LanguageClient
+    recorder: Recorder
+    root: Path
+    init_result: types.InitializeResult | None = None
+
+    async def request(self, method: str, params: Any) -> Any:
+        return plain(await self.client.protocol.send_request_async(method, params))
+
+    def start_request(self, method: str, params: Any) -> tuple[str, asyncio.Future[Any]]:
+        """Send a request and return its id, so a test can `$/cancelRequest` it."""
+        msg_id = uuid.uuid4().hex
+        future = self.client.protocol.send_request(method, params, msg_id=msg_id)
+        return msg_id, asyncio.wrap_future(future)
+
+    def cancel(self, msg_id: str) -> None:
+        self.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+    def uri(self, relative: str) -> str:
+        return (self.root / relative).as_uri()
+
+    async def stop(self) -> None:
+        try:
+            await asyncio.wait_for(self.client.shutdown_session(), 10)
+        finally:
+            await self.client.stop()
+
+
+def server_env(api: FakeMessagesAPI | None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    if api is not None:
+        env["ANTHROPIC_BASE_URL"] = api.base_url
+        env["ANTHROPIC_API_KEY"] = "test-key"
+    env["PLANSIGHT_LOG_LEVEL"] = "INFO"
+    env.update(extra or {})
+    return env
+
+
+async def start_editor(
+    root: Path,
+    api: FakeMessagesAPI | None,
+    *,
+    storage: Path,
+    review: ReviewAnswer | None = None,
+    approve: ReviewAnswer | None = None,
+    advertise: bool = True,
+    init_options: dict[str, Any] | None = None,
+    show_message_answer: str | None = None,
+    env: dict[str, str] | None = None,
+) -> EditorHandle:
+    """Start the server the way an editor does and record what it sends."""
+    client = LanguageClient(converter_factory=default_converter)
+    recorder = Recorder()
+    default_publish = DEFAULT_CLIENT_FEATURES[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def on_diagnostics(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+        recorder.diagnostics.append((params.uri, list(params.diagnostics)))
+        default_publish(client, params)
+
+    register_lsp_features(
+        client,
+        {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: on_diagnostics},
+    )
+
+    @client.feature("plansight/todos")
+    def on_todos(params: Any) -> None:
+        recorder.todos.append(plain(params))
+
+    @client.feature("plansight/scratchpad")
+    def on_scratchpad(params: Any) -> None:
+        recorder.scratchpad.append(plain(params)["content"])
+
+    @client.feature("plansight/event")
+    def on_event(params: Any) -> None:
+        recorder.events.append(plain(params))
+
+    if advertise:
+
+        @client.feature("plansight/reviewEdit")
+        def on_review(params: Any) -> dict[str, Any]:
+            payload = plain(params)
+            recorder.reviews.append(payload)
+            return review(payload) if review else {"accepted": True}
+
+        @client.feature("plansight/approveCommand")
+        def on_approve(params: Any) -> dict[str, Any]:
+            payload = plain(params)
+            recorder.approvals.append(payload)
+            return approve(payload) if approve else {"approved": True}
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_show_message_request(
+        params: types.ShowMessageRequestParams,
+    ) -> types.MessageActionItem | None:
+        recorder.messages.append({"message": params.message,
+                                  "actions": [a.title for a in params.actions or []]})
+        return types.MessageActionItem(show_message_answer) if show_message_answer else None
+
+    await client.start_io(
+        sys.executable, "-m", "plansight", "lsp", env=server_env(api, env), cwd=str(root)
+    )
+    capabilities = client_capabilities("visual-studio-code")
+    if advertise:
+        capabilities.experimental = {"plansight": {"reviewEdit": True, "approveCommand": True}}
+    options = {"storageDir": str(storage), **(init_options or {})}
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            initialization_options=options,
+        )
+    )
+    return EditorHandle(client, recorder, root, result)

@@ -1,0 +1,320 @@
+"""`plansight lsp` end to end over stdio, driven by a real LSP client, against the fake API."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_harness import EditorHandle, start_editor
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from plansight.fakeapi import FakeMessagesAPI, Hang
+from plansight.fakeapi import text_reply as text
+from plansight.fakeapi import tool_reply as tool
+
+REMINDER = "<reminder>Update your todos.</reminder>"
+
+
+def plan(*specs: tuple[str, str, str]) -> dict[str, Any]:
+    return {"items": [{"id": i, "text": t, "status": s} for i, t, s in specs]}
+
+
+@pytest.fixture
+async def editor(hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path) -> Any:
+    handle = await start_editor(hello_workspace, fake_api, storage=tmp_path / "state")
+    yield handle
+    await handle.stop()
+
+
+async def test_initialize_announces_protocol_v1_and_document_sync(editor: EditorHandle) -> None:
+    assert editor.init_result is not None
+    caps = editor.init_result.capabilities
+    assert caps.experimental == {"plansight": {"version": 1}}
+    sync = caps.text_document_sync
+    kind = sync.change if isinstance(sync, types.TextDocumentSyncOptions) else sync
+    assert kind in (types.TextDocumentSyncKind.Full, types.TextDocumentSyncKind.Incremental)
+    state = await editor.request("plansight/state", {})
+    assert state["running"] is False and state["scratchpad"] == ""
+    assert state["todos"]["items"] == [] and state["todos"]["rendered"] == "No todos."
+
+
+async def test_a_run_notifies_plan_scratchpad_events_and_answers_run_result(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(
+        tool("todo", plan(("1", "Add type hints", "in_progress"), ("2", "Add docs", "pending")),
+             text="Planning first."),
+        tool("write_scratchpad", {"content": "hello.py lacks hints"}),
+        tool("todo", plan(("1", "Add type hints", "completed"), ("2", "Add docs", "completed"))),
+        text("All done."),
+    )
+    result = await editor.request("plansight/run", {"prompt": "Refactor hello.py"})
+    assert result["status"] == "done" and result["text"] == "All done." and result["rounds"] == 4
+    assert set(result["usage"]) == {
+        "inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens"
+    }
+    rec = editor.recorder
+    await rec.wait_for(lambda: "runFinished" in rec.event_types())
+    assert rec.todos[0]["rendered"] == "[>] #1: Add type hints\n[ ] #2: Add docs\n(0/2 completed)"
+    assert rec.todos[0]["source"] == "model" and rec.todos[0]["total"] == 2
+    assert rec.todos[-1]["completed"] == 2 and rec.todos[-1]["version"] > rec.todos[0]["version"]
+    assert rec.scratchpad == ["hello.py lacks hints"]
+    types_seen = rec.event_types()
+    assert types_seen[0] == "runStarted" and types_seen[-1] == "runFinished"
+    assert "textDelta" in types_seen
+    call = next(e for e in rec.events if e["type"] == "toolCall")
+    assert call["name"] == "todo" and call["input"]["items"][0]["id"] == "1"
+    res = next(e for e in rec.events if e["type"] == "toolResult")
+    assert res["isError"] is False and res["summary"].startswith("[>] #1")
+    assert rec.events[-1]["result"]["status"] == "done"
+    # The model saw the rendered plan as the todo tool's result.
+    tool_result = fake_api.bodies[1]["messages"][-1]["content"][0]
+    assert tool_result["content"] == rec.todos[0]["rendered"]
+
+
+async def test_progress_follows_the_plan(editor: EditorHandle, fake_api: FakeMessagesAPI) -> None:
+    fake_api.push(
+        tool("todo", plan(("1", "Add type hints", "completed"), ("2", "Add docstrings",
+                                                                    "in_progress"))),
+        tool("todo", plan(("1", "Add type hints", "completed"), ("2", "Add docstrings",
+                                                                    "completed"))),
+        text("done"),
+    )
+    await editor.request("plansight/run", {"prompt": "go"})
+    reports = [p for ps in editor.client.progress_reports.values() for p in ps]
+    messages = [getattr(v, "message", None) for v in reports]
+    assert "1/2 · Add docstrings" in messages
+    assert any(isinstance(v, types.WorkDoneProgressEnd) for v in reports)
+
+
+async def test_reminder_diagnostic_is_published_on_the_last_read_file_and_cleared(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(
+        tool("todo", plan(("1", "Read", "in_progress"))),
+        tool("read_file", {"path": "test_hello.py"}),
+        tool("read_scratchpad", {}),
+        tool("read_file", {"path": "hello.py", "offset": 8, "limit": 2}),
+        tool("todo", plan(("1", "Read", "completed"))),
+        text("done"),
+    )
+    uri = editor.uri("hello.py")
+
+    def seen() -> list[list[types.Diagnostic]]:
+        return [d for u, d in editor.recorder.diagnostics if u == uri]
+
+    await editor.request("plansight/run", {"prompt": "read"})
+    await editor.recorder.wait_for(lambda: len(seen()) >= 2)
+    first = seen()[0][0]
+    assert first.source == "plansight" and first.code == "plan-reminder"
+    assert first.severity == types.DiagnosticSeverity.Information
+    assert "3 rounds" in first.message
+    assert first.range.start.line == 7
+    assert seen()[-1] == []  # cleared when the plan was updated
+    reminder = next(e for e in editor.recorder.events if e["type"] == "reminder")
+    assert reminder["text"] == REMINDER and reminder["level"] == 1
+    # And the model got it after the tool result in the same request.
+    last_user = fake_api.bodies[4]["messages"][-1]["content"]
+    assert [b["type"] for b in last_user] == ["tool_result", "text"]
+    assert last_user[-1]["text"] == REMINDER
+
+
+async def test_edit_plan_validates_versions_and_reaches_the_model(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(tool("todo", plan(("1", "a", "in_progress"))), text("ok"))
+    await editor.request("plansight/run", {"prompt": "plan"})
+    version = editor.recorder.todos[-1]["version"]
+    with pytest.raises(JsonRpcException) as bad:
+        await editor.request(
+            "plansight/editPlan",
+            {"items": [{"id": "1", "text": "a", "status": "in_progress"},
+                       {"id": "2", "text": "b", "status": "in_progress"}]},
+        )
+    assert bad.value.code == -32602 and "Only one item" in bad.value.message
+    with pytest.raises(JsonRpcException) as stale:
+        await editor.request(
+            "plansight/editPlan",
+            {"items": [{"id": "1", "text": "a", "status": "completed"}], "version": version - 1},
+        )
+    assert stale.value.code == -32803
+    state = await editor.request(
+        "plansight/editPlan",
+        {"items": [{"id": "1", "text": "a", "status": "completed"},
+                   {"id": "2", "text": "Write a changelog", "status": "pending"}],
+         "version": version},
+    )
+    assert state["source"] == "user" and state["version"] == version + 1
+    assert editor.recorder.todos[-1] == state
+    fake_api.push(text("noted"))
+    await editor.request("plansight/run", {"prompt": "continue"})
+    first_message_texts = [
+        b["text"] for b in fake_api.bodies[-1]["messages"][-1]["content"] if b["type"] == "text"
+    ]
+    assert any("#2: Write a changelog" in t for t in first_message_texts)
+
+
+async def test_review_edit_accept_reject_and_users_own_text(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    answers = [
+        {"accepted": False, "feedback": "Keep the + concatenation"},
+        {"accepted": True, "newText": None},
+    ]
+
+    def review(params: dict[str, Any]) -> dict[str, Any]:
+        answer = answers.pop(0)
+        if answer.get("newText", "") is None:
+            answer["newText"] = params["newText"].replace("Hi", "Howdy")
+        return answer
+
+    handle = await start_editor(hello_workspace, fake_api, storage=tmp_path / "s", review=review)
+    try:
+        edit = {"path": "hello.py", "old_text": '"Hello, "', "new_text": '"Hi, "'}
+        fake_api.push(
+            tool("todo", plan(("1", "Say hi", "in_progress"))),
+            tool("read_file", {"path": "hello.py"}),
+            tool("edit_file", edit),
+            tool("edit_file", edit),
+            tool("todo", plan(("1", "Say hi", "completed"))),
+            text("done"),
+        )
+        original = (hello_workspace / "hello.py").read_text()
+        await handle.request("plansight/run", {"prompt": "say hi"})
+        first, second = handle.recorder.reviews
+        assert first["uri"] == handle.uri("hello.py")
+        assert first["oldText"] == original
+        assert first["newText"] == original.replace('"Hello, "', '"Hi, "')
+        assert first["todoId"] == "1" and first["description"]
+        rejected = fake_api.bodies[3]["messages"][-1]["content"][0]
+        assert rejected["is_error"] is True and "Keep the + concatenation" in rejected["content"]
+        assert (hello_workspace / "hello.py").read_text() == original.replace(
+            '"Hello, "', '"Howdy, "'
+        )
+        told = fake_api.bodies[4]["messages"][-1]["content"][0]["content"]
+        assert "Howdy" in told  # the model hears how the user's text differs
+    finally:
+        await handle.stop()
+
+
+async def test_review_falls_back_to_show_message_request(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    handle = await start_editor(
+        hello_workspace, fake_api, storage=tmp_path / "s", advertise=False,
+        show_message_answer="Accept",
+    )
+    try:
+        fake_api.push(
+            tool("write_file", {"path": "NOTES.md", "content": "notes\n"}),
+            tool("bash", {"command": "touch ran.txt"}),
+            text("done"),
+        )
+        await handle.request("plansight/run", {"prompt": "write"})
+        assert handle.recorder.messages[0]["actions"] == ["Accept", "Reject"]
+        assert "NOTES.md" in handle.recorder.messages[0]["message"]
+        assert (hello_workspace / "NOTES.md").read_text() == "notes\n"
+        # Commands without approveCommand and without autoApprove are refused.
+        assert not (hello_workspace / "ran.txt").exists()
+        refused = fake_api.bodies[2]["messages"][-1]["content"][0]
+        assert refused["is_error"] is True and "autoApprove" in refused["content"]
+    finally:
+        await handle.stop()
+
+
+async def test_no_answer_to_the_fallback_counts_as_rejection(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    handle = await start_editor(
+        hello_workspace, fake_api, storage=tmp_path / "s", advertise=False,
+        show_message_answer=None,
+    )
+    try:
+        fake_api.push(tool("write_file", {"path": "NOTES.md", "content": "x"}), text("ok"))
+        await handle.request("plansight/run", {"prompt": "write"})
+        assert not (hello_workspace / "NOTES.md").exists()
+    finally:
+        await handle.stop()
+
+
+async def test_command_approval_and_rejection_with_feedback(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    answers = [{"approved": False, "feedback": "not on my machine"}, {"approved": True}]
+    handle = await start_editor(
+        hello_workspace, fake_api, storage=tmp_path / "s", approve=lambda p: answers.pop(0)
+    )
+    try:
+        fake_api.push(
+            tool("bash", {"command": "rm -rf build"}),
+            tool("bash", {"command": "echo hi > out.txt"}),
+            text("ok"),
+        )
+        await handle.request("plansight/run", {"prompt": "cmd"})
+        assert handle.recorder.approvals[0] == {
+            "command": "rm -rf build", "cwd": str(hello_workspace.resolve())
+        }
+        refused = fake_api.bodies[1]["messages"][-1]["content"][0]
+        assert refused["is_error"] is True and "not on my machine" in refused["content"]
+        assert (hello_workspace / "out.txt").read_text() == "hi\n"
+    finally:
+        await handle.stop()
+
+
+async def test_second_run_is_refused_while_one_runs_and_cancel_stops_it(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(Hang(30))
+    run_id, run = editor.start_request("plansight/run", {"prompt": "slow"})
+    await editor.recorder.wait_for(lambda: bool(fake_api.message_requests))
+    with pytest.raises(JsonRpcException) as busy:
+        await editor.request("plansight/run", {"prompt": "second"})
+    assert busy.value.code == -32803 and "in progress" in busy.value.message
+    state = await editor.request("plansight/state", {})
+    assert state["running"] is True
+    started = asyncio.get_running_loop().time()
+    editor.cancel(run_id)
+    with pytest.raises(JsonRpcException) as cancelled:
+        await run
+    assert cancelled.value.code == -32800
+    await editor.recorder.wait_for(lambda: "runFinished" in editor.recorder.event_types(), 5)
+    assert asyncio.get_running_loop().time() - started < 1.0
+    finished = editor.recorder.events[-1]
+    assert finished["result"]["status"] == "cancelled"
+    fake_api.push(text("fine"))
+    again = await editor.request("plansight/run", {"prompt": "again"})
+    assert again["status"] == "done"
+
+
+async def test_reset_clears_plan_scratchpad_and_conversation(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(
+        tool("todo", plan(("1", "a", "completed"))),
+        tool("write_scratchpad", {"content": "notes"}),
+        text("ok"),
+    )
+    await editor.request("plansight/run", {"prompt": "one"})
+    assert await editor.request("plansight/reset", {}) is None
+    assert editor.recorder.todos[-1]["items"] == [] and editor.recorder.todos[-1]["source"] == "user"
+    assert editor.recorder.scratchpad[-1] == ""
+    fake_api.push(text("fresh"))
+    await editor.request("plansight/run", {"prompt": "two"})
+    assert len(fake_api.bodies[-1]["messages"]) == 1
+
+
+async def test_unknown_method_and_bad_params_get_errors_and_the_server_goes_on(
+    editor: EditorHandle,
+) -> None:
+    with pytest.raises(JsonRpcException) as unknown:
+        await editor.request("plansight/nope", {})
+    assert unknown.value.code == -32601
+    with pytest.raises(JsonRpcException) as bad:
+        await editor.request("plansight/run", {"prompt": 42})
+    assert bad.value.code == -32602
+    with pytest.raises(JsonRpcException):
+        await editor.request("plansight/editPlan", {"items": "nope"})
+    assert (await editor.request("plansight/state", {}))["running"] is False
