@@ -1,0 +1,110 @@
+"""A scripted fake of the Anthropic Messages API: a real HTTP/1.1 server on 127.0.0.1.
+
+Point the official ``anthropic`` SDK at it (``base_url=api.base_url`` or
+``ANTHROPIC_BASE_URL``, any API key) and it answers each ``POST /v1/messages`` (also
+``?beta=true``) with the next step of a script, streamed as SSE when ``"stream": true`` and
+as a full Message JSON otherwise. Requests are validated with the real API's rules first
+(400 ``invalid_request_error``), the API key header is required (401), and usage numbers come
+from a prompt-cache simulation (``plansight.fakeapi.cache``). Rejected requests do not consume
+a step; when the script is exhausted every further request gets
+400 "fake API: script exhausted after N requests".
+
+In Python::
+
+    from plansight.fakeapi import FakeMessagesAPI, HttpError, text_reply, tool_reply
+
+    with FakeMessagesAPI([tool_reply("read_file", {"path": "a.py"}), text_reply("Done.")]) as api:
+        client = anthropic.AsyncAnthropic(base_url=api.base_url, api_key="test")
+        ...
+        assert api.requests[1].body["messages"][-1]["content"][0]["type"] == "tool_result"
+
+Standalone (the VS Code end-to-end test, ``plansight demo``)::
+
+    python -m plansight.fakeapi --script recording.json [--port 0] [--latency-ms N]
+
+prints one line ``{"baseUrl": "http://127.0.0.1:PORT"}`` on stdout once listening, logs to
+stderr and runs until SIGTERM/SIGINT. ``GET /_fake/requests`` returns the recorded requests
+as a JSON list (``method``, ``path``, ``headers`` with API keys redacted, ``body``, ``status``,
+``error``, ``stepIndex``, ``outcome``, ``usage``, and perf_counter times ``arrivedAt``,
+``receivedAt``, ``firstByteAt``, ``finishedAt``).
+
+Recording format (``Script.from_json(path)`` / ``Script.from_dict(data)``)::
+
+    {"steps": [
+      // a reply: response content blocks; a real Message JSON works as is
+      {"content": [{"type": "text", "text": "Let me look."},
+                   {"type": "tool_use", "name": "read_file", "input": {"path": "a.py"}}],
+       "stop_reason": "tool_use",      // optional: default tool_use if a tool_use block,
+                                       //           else end_turn
+       "usage": {"output_tokens": 12}, // optional: overrides computed usage numbers
+       "chunk_delay_ms": 5},           // optional: pause before each streamed delta
+      {"text": "Done."},               // shorthand for one text block
+      {"fault": "http", "status": 429, "error_type": "rate_limit_error",
+       "message": "slow down", "headers": {"retry-after": "0"}},
+      {"fault": "stream_error", "after_blocks": 1, "error_type": "overloaded_error",
+       "message": "Overloaded", "content": [...], "partial": false},
+      {"fault": "drop", "after_blocks": 1, "content": [...], "partial": true},
+      {"fault": "hang", "seconds": 30, "then": {"text": "late answer"}}
+    ]}
+
+``tool_use`` blocks without an ``id`` get ``toolu_1``, ``toolu_2``, ... (one counter per
+server). ``error_type`` of an http fault defaults from the status (400 invalid_request_error,
+401 authentication_error, 429 rate_limit_error, 500 api_error, 529 overloaded_error).
+``stream_error``/``drop`` stream ``content`` (default: a short text and a read_file call)
+and fail after ``after_blocks`` complete blocks (``partial``: halfway through the next one).
+A ``hang`` sends nothing for ``seconds``, then closes the connection or answers ``then``.
+
+Streaming follows the real event order: ``message_start`` (model echoed, usage with input
+tokens), ``content_block_start``, ``ping``, ``content_block_delta`` (``text_delta`` a few
+words at a time; ``input_json_delta`` with the JSON split into chunks, the first one ``""``),
+``content_block_stop``, ..., ``message_delta`` (stop_reason, usage), ``message_stop``.
+"""
+
+from plansight.fakeapi.cache import (
+    CacheUsage,
+    PromptCache,
+    canonical_json,
+    estimate_tokens,
+    prompt_blocks,
+)
+from plansight.fakeapi.script import (
+    Drop,
+    Hang,
+    HttpError,
+    Reply,
+    Script,
+    ScriptError,
+    ScriptStep,
+    Step,
+    StepFunction,
+    StreamError,
+    reply,
+    text_reply,
+    tool_reply,
+)
+from plansight.fakeapi.server import FakeMessagesAPI, RecordedRequest
+from plansight.fakeapi.validation import validate_request
+
+__all__ = [
+    "CacheUsage",
+    "Drop",
+    "FakeMessagesAPI",
+    "Hang",
+    "HttpError",
+    "PromptCache",
+    "RecordedRequest",
+    "Reply",
+    "Script",
+    "ScriptError",
+    "ScriptStep",
+    "Step",
+    "StepFunction",
+    "StreamError",
+    "canonical_json",
+    "estimate_tokens",
+    "prompt_blocks",
+    "reply",
+    "text_reply",
+    "tool_reply",
+    "validate_request",
+]

@@ -1,0 +1,186 @@
+"""Prompt-cache simulation: the usage numbers the real API would report.
+
+Model of the real behaviour (simplified, deterministic):
+
+* The prompt is a sequence of blocks in the canonical order tools → system → messages
+  (each tool definition, each system text block, each message content block; string
+  content counts as one text block).
+* Each block costs ``ceil(len(canonical JSON of the block) / 4)`` tokens, the JSON taken
+  with sorted keys, compact separators, non-ASCII kept, and ``cache_control`` removed.
+* Breakpoints are the blocks carrying ``cache_control`` (a top-level ``cache_control``
+  marks the last block). The prefix ending at a block is identified by a hash chain over
+  the model name and every block up to there (role included, ``cache_control`` excluded).
+* Lookup: for each breakpoint, the prefix ending there and then those ending up to 20
+  blocks earlier are checked, in that order, against the prefixes written before; the
+  longest hit over all breakpoints is read (``cache_read_input_tokens``).
+* Write: every breakpoint prefix of at least ``min_tokens`` (1024) tokens is written.
+  ``cache_creation_input_tokens`` = tokens from the hit point to the last breakpoint;
+  ``input_tokens`` = tokens after the last breakpoint. If the last breakpoint's prefix is
+  shorter than ``min_tokens``, nothing is cached and everything counts as input.
+* No expiry: the cache lives as long as the server instance (``PromptCache``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "LOOKBACK_BLOCKS",
+    "MIN_CACHEABLE_TOKENS",
+    "CacheUsage",
+    "PromptBlock",
+    "PromptCache",
+    "canonical_json",
+    "estimate_tokens",
+    "prompt_blocks",
+]
+
+MIN_CACHEABLE_TOKENS = 1024
+LOOKBACK_BLOCKS = 20
+
+
+def _strip_cache_control(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip_cache_control(v) for v in value]
+    return value
+
+
+def canonical_json(block: Any) -> str:
+    """The JSON text used for token estimates and prefix hashes (no cache_control)."""
+    return json.dumps(
+        _strip_cache_control(block), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+
+
+def estimate_tokens(block: Any) -> int:
+    """``ceil(len(canonical_json(block)) / 4)``."""
+    return math.ceil(len(canonical_json(block)) / 4)
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    section: str  # "tools", "system", "user" or "assistant"
+    block: Any
+    breakpoint: bool
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.block)
+
+
+def _has_cc(block: Any) -> bool:
+    return isinstance(block, Mapping) and block.get("cache_control") is not None
+
+
+def prompt_blocks(body: Mapping[str, Any]) -> list[PromptBlock]:
+    """The request's blocks in canonical order (tools → system → messages)."""
+    out: list[PromptBlock] = []
+    for tool in body.get("tools") or []:
+        out.append(PromptBlock("tools", tool, _has_cc(tool)))
+    system = body.get("system")
+    if isinstance(system, str):
+        if system:
+            out.append(PromptBlock("system", {"type": "text", "text": system}, False))
+    elif isinstance(system, list):
+        for block in system:
+            out.append(PromptBlock("system", block, _has_cc(block)))
+    for message in body.get("messages") or []:
+        role = str(message.get("role"))
+        content = message.get("content")
+        if isinstance(content, str):
+            if content:
+                out.append(PromptBlock(role, {"type": "text", "text": content}, False))
+        elif isinstance(content, list):
+            for block in content:
+                nested = isinstance(block, Mapping) and any(
+                    _has_cc(sub) for sub in block.get("content") or [] if isinstance(sub, Mapping)
+                )
+                out.append(PromptBlock(role, block, _has_cc(block) or nested))
+    if body.get("cache_control") is not None and out:
+        last = out[-1]
+        out[-1] = PromptBlock(last.section, last.block, True)
+    return out
+
+
+@dataclass(frozen=True)
+class CacheUsage:
+    input_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+
+class PromptCache:
+    """Cache state of one fake server. Not thread-safe: used from the server's loop."""
+
+    def __init__(
+        self, min_tokens: int = MIN_CACHEABLE_TOKENS, lookback: int = LOOKBACK_BLOCKS
+    ) -> None:
+        self.min_tokens = min_tokens
+        self.lookback = lookback
+        self._written: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._written)
+
+    def clear(self) -> None:
+        self._written.clear()
+
+    def peek(self, body: Mapping[str, Any]) -> CacheUsage:
+        """The usage this request would get, without writing anything."""
+        return self._process(body, write=False)
+
+    def process(self, body: Mapping[str, Any]) -> CacheUsage:
+        """The usage for this request; writes its breakpoint prefixes to the cache."""
+        return self._process(body, write=True)
+
+    def _process(self, body: Mapping[str, Any], *, write: bool) -> CacheUsage:
+        blocks = prompt_blocks(body)
+        hashes: list[str] = []
+        cumulative: list[int] = []
+        digest = hashlib.sha256(f"model:{body.get('model')}".encode()).hexdigest()
+        running = 0
+        for pb in blocks:
+            item = json.dumps([pb.section, canonical_json(pb.block)], ensure_ascii=False)
+            digest = hashlib.sha256((digest + item).encode()).hexdigest()
+            hashes.append(digest)
+            running += pb.tokens
+            cumulative.append(running)
+        total = running
+        breakpoints = [i for i, pb in enumerate(blocks) if pb.breakpoint]
+        if not breakpoints or cumulative[breakpoints[-1]] < self.min_tokens:
+            return CacheUsage(total, 0, 0)
+        hit = -1
+        for bp in breakpoints:
+            for j in range(bp, max(-1, bp - self.lookback - 1), -1):
+                if hashes[j] in self._written:
+                    hit = max(hit, j)
+                    break
+        last = breakpoints[-1]
+        read = cumulative[hit] if hit >= 0 else 0
+        if write:
+            for bp in breakpoints:
+                if cumulative[bp] >= self.min_tokens:
+                    self._written.add(hashes[bp])
+        return CacheUsage(
+            input_tokens=total - cumulative[last],
+            cache_creation_input_tokens=cumulative[last] - read,
+            cache_read_input_tokens=read,
+        )
