@@ -1,0 +1,303 @@
+/**
+ * The plan tree (`plansight.plan`): one row per item, and under each item the edits proposed
+ * while it was in progress. Updated only from the server's notifications (through the
+ * SessionStore); the user's changes go to the server as `plansight/editPlan`.
+ */
+import * as vscode from 'vscode';
+import { ErrorCodes, Methods, type EditPlanParams, type TodoItem, todoStatuses, type TodoStatus } from '../protocol';
+import type { ReviewManager } from '../review/reviewManager';
+import type { PlansightServer } from '../server/client';
+import type { SessionStore } from '../session';
+import * as edits from './planEdits';
+import {
+  editRow,
+  type EditRecord,
+  groupEdits,
+  otherEditsRow,
+  planViewDescription,
+  type RowSpec,
+  statusIcons,
+  statusLabels,
+  todoRow,
+} from './planModel';
+
+export type PlanNode =
+  | { kind: 'todo'; item: TodoItem }
+  | { kind: 'edit'; edit: EditRecord; parentTodoId?: string }
+  | { kind: 'other' };
+
+const dragMime = 'application/vnd.code.tree.plansight.plan';
+
+function toTreeItem(spec: RowSpec, expanded: boolean): vscode.TreeItem {
+  const item = new vscode.TreeItem(
+    spec.label,
+    spec.hasChildren
+      ? expanded
+        ? vscode.TreeItemCollapsibleState.Expanded
+        : vscode.TreeItemCollapsibleState.Collapsed
+      : vscode.TreeItemCollapsibleState.None,
+  );
+  item.id = spec.id;
+  item.iconPath = new vscode.ThemeIcon(
+    spec.iconId,
+    spec.iconColor ? new vscode.ThemeColor(spec.iconColor) : undefined,
+  );
+  item.description = spec.description;
+  item.tooltip = spec.tooltip;
+  item.contextValue = spec.contextValue;
+  return item;
+}
+
+export class PlanTreeProvider
+  implements vscode.TreeDataProvider<PlanNode>, vscode.TreeDragAndDropController<PlanNode>
+{
+  private readonly changed = new vscode.EventEmitter<PlanNode | undefined | void>();
+  readonly onDidChangeTreeData = this.changed.event;
+  readonly dragMimeTypes = [dragMime];
+  readonly dropMimeTypes = [dragMime];
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly server: PlansightServer,
+  ) {}
+
+  refresh(): void {
+    this.changed.fire();
+  }
+
+  getTreeItem(node: PlanNode): vscode.TreeItem {
+    const { byTodo, other } = groupEdits(this.store.todos.items, this.store.edits);
+    switch (node.kind) {
+      case 'todo': {
+        const count = byTodo.get(node.item.id)?.length ?? 0;
+        const item = toTreeItem(todoRow(node.item, count), true);
+        return item;
+      }
+      case 'edit': {
+        const item = toTreeItem(editRow(node.edit), false);
+        item.command = {
+          command: 'plansight.plan.openEdit',
+          title: 'Open Edit',
+          arguments: [node.edit.id],
+        };
+        return item;
+      }
+      case 'other':
+        return toTreeItem(otherEditsRow(other.length), false);
+    }
+  }
+
+  getChildren(node?: PlanNode): PlanNode[] {
+    const { byTodo, other } = groupEdits(this.store.todos.items, this.store.edits);
+    if (!node) {
+      const rows: PlanNode[] = this.store.todos.items.map((item) => ({ kind: 'todo', item }));
+      if (other.length) {
+        rows.push({ kind: 'other' });
+      }
+      return rows;
+    }
+    if (node.kind === 'todo') {
+      return (byTodo.get(node.item.id) ?? []).map((edit) => ({
+        kind: 'edit',
+        edit,
+        parentTodoId: node.item.id,
+      }));
+    }
+    if (node.kind === 'other') {
+      return other.map((edit) => ({ kind: 'edit', edit }));
+    }
+    return [];
+  }
+
+  getParent(node: PlanNode): PlanNode | undefined {
+    if (node.kind === 'edit') {
+      const item = this.store.todos.items.find((i) => i.id === node.parentTodoId);
+      return item ? { kind: 'todo', item } : { kind: 'other' };
+    }
+    return undefined;
+  }
+
+  handleDrag(source: readonly PlanNode[], data: vscode.DataTransfer): void {
+    const ids = source.filter((n) => n.kind === 'todo').map((n) => (n as { item: TodoItem }).item.id);
+    if (ids.length === 1) {
+      data.set(dragMime, new vscode.DataTransferItem(ids[0]));
+    }
+  }
+
+  async handleDrop(target: PlanNode | undefined, data: vscode.DataTransfer): Promise<void> {
+    const id = data.get(dragMime)?.value as string | undefined;
+    if (!id) {
+      return;
+    }
+    const beforeId = target?.kind === 'todo' ? target.item.id : undefined;
+    if (beforeId === id) {
+      return;
+    }
+    await sendPlanEdit(this.server, edits.moveBefore(this.store.todos, id, beforeId));
+  }
+}
+
+/** Sends the user's new plan; shows the server's message when it refuses. */
+export async function sendPlanEdit(server: PlansightServer, params: EditPlanParams): Promise<boolean> {
+  try {
+    await server.sendRequest(Methods.editPlan, params);
+    return true;
+  } catch (error) {
+    const code = (error as { code?: number }).code;
+    const message = error instanceof Error ? error.message : String(error);
+    const prefix =
+      code === ErrorCodes.requestFailed
+        ? 'Plansight did not change the plan'
+        : code === ErrorCodes.invalidParams
+          ? 'Plansight refused the plan'
+          : 'Plansight could not change the plan';
+    void vscode.window.showErrorMessage(`${prefix}: ${message}`);
+    return false;
+  }
+}
+
+function itemOf(node: unknown): TodoItem | undefined {
+  if (node && typeof node === 'object' && (node as PlanNode).kind === 'todo') {
+    return (node as { item: TodoItem }).item;
+  }
+  return undefined;
+}
+
+/** Creates the plan view and registers its commands (`plansight.plan.<verb>`). */
+export function registerPlanView(
+  context: vscode.ExtensionContext,
+  store: SessionStore,
+  server: PlansightServer,
+  reviews: ReviewManager,
+): PlanTreeProvider {
+  const provider = new PlanTreeProvider(store, server);
+  const view = vscode.window.createTreeView('plansight.plan', {
+    treeDataProvider: provider,
+    dragAndDropController: provider,
+    showCollapseAll: false,
+  });
+  const update = (): void => {
+    view.description = planViewDescription(store.todos);
+    view.message =
+      store.serverStatus === 'failed'
+        ? 'The Plansight server is not running. See the Plansight output.'
+        : undefined;
+  };
+  update();
+  context.subscriptions.push(
+    view,
+    store.onDidChange((change) => {
+      if (change === 'todos' || change === 'edits' || change === 'server') {
+        update();
+        provider.refresh();
+      }
+    }),
+  );
+
+  /** The item a command is about: the clicked row, else the selection, else ask. */
+  const pickItem = async (node: unknown, placeHolder: string): Promise<TodoItem | undefined> => {
+    const direct = itemOf(node) ?? itemOf(view.selection[0]);
+    if (direct) {
+      return store.todos.items.find((i) => i.id === direct.id) ?? direct;
+    }
+    if (!store.todos.items.length) {
+      void vscode.window.showInformationMessage('Plansight: there is no plan yet.');
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick(
+      store.todos.items.map((item) => ({
+        label: `$(${statusIcons[item.status]}) ${item.text}`,
+        description: `#${item.id}`,
+        item,
+      })),
+      { placeHolder },
+    );
+    return pick?.item;
+  };
+
+  const register = (command: string, callback: (...args: unknown[]) => unknown): void => {
+    context.subscriptions.push(vscode.commands.registerCommand(command, callback));
+  };
+
+  register('plansight.plan.markDone', async (node) => {
+    const item = await pickItem(node, 'Mark which item done?');
+    if (item) {
+      await sendPlanEdit(server, edits.markDone(store.todos, item.id));
+    }
+  });
+  register('plansight.plan.setStatus', async (node) => {
+    const item = await pickItem(node, 'Change the status of which item?');
+    if (!item) {
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(
+      todoStatuses.map((status: TodoStatus) => ({
+        label: `$(${statusIcons[status]}) ${statusLabels[status]}`,
+        status,
+        picked: status === item.status,
+      })),
+      { placeHolder: `Status of #${item.id}` },
+    );
+    if (pick && pick.status !== item.status) {
+      await sendPlanEdit(server, edits.setStatus(store.todos, item.id, pick.status));
+    }
+  });
+  register('plansight.plan.editText', async (node) => {
+    const item = await pickItem(node, 'Edit which item?');
+    if (!item) {
+      return;
+    }
+    const text = await vscode.window.showInputBox({
+      title: `Edit plan item #${item.id}`,
+      value: item.text,
+      validateInput: (v) => (v.trim() ? undefined : 'The text must not be empty.'),
+    });
+    if (text !== undefined && text.trim() !== item.text) {
+      await sendPlanEdit(server, edits.setText(store.todos, item.id, text.trim()));
+    }
+  });
+  register('plansight.plan.add', async (node) => {
+    const after = itemOf(node);
+    const text = await vscode.window.showInputBox({
+      title: 'Add a plan item',
+      prompt: after ? `Added after #${after.id}` : 'Added at the end of the plan',
+      validateInput: (v) => (v.trim() ? undefined : 'The text must not be empty.'),
+    });
+    if (text !== undefined) {
+      await sendPlanEdit(server, edits.addItem(store.todos, text.trim(), after?.id));
+    }
+  });
+  register('plansight.plan.remove', async (node) => {
+    const item = await pickItem(node, 'Remove which item?');
+    if (item) {
+      await sendPlanEdit(server, edits.removeItem(store.todos, item.id));
+    }
+  });
+  register('plansight.plan.moveUp', async (node) => {
+    const item = await pickItem(node, 'Move which item up?');
+    if (item) {
+      await sendPlanEdit(server, edits.moveItem(store.todos, item.id, -1));
+    }
+  });
+  register('plansight.plan.moveDown', async (node) => {
+    const item = await pickItem(node, 'Move which item down?');
+    if (item) {
+      await sendPlanEdit(server, edits.moveItem(store.todos, item.id, 1));
+    }
+  });
+  register('plansight.plan.openEdit', async (arg) => {
+    const id =
+      typeof arg === 'string'
+        ? arg
+        : arg && typeof arg === 'object' && (arg as PlanNode).kind === 'edit'
+          ? (arg as { edit: EditRecord }).edit.id
+          : undefined;
+    if (id !== undefined) {
+      await reviews.show(id);
+    }
+  });
+  register('plansight.showPlan', async () => {
+    await vscode.commands.executeCommand('plansight.plan.focus');
+  });
+  return provider;
+}

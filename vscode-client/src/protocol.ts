@@ -1,0 +1,176 @@
+/**
+ * The Plansight wire contract (PROTOCOL.md, version 1), as TypeScript types.
+ * No `vscode` import: shared by the extension and the unit tests.
+ */
+
+export const Methods = {
+  run: 'plansight/run',
+  state: 'plansight/state',
+  editPlan: 'plansight/editPlan',
+  reset: 'plansight/reset',
+  todos: 'plansight/todos',
+  scratchpad: 'plansight/scratchpad',
+  event: 'plansight/event',
+  reviewEdit: 'plansight/reviewEdit',
+  approveCommand: 'plansight/approveCommand',
+} as const;
+
+/** JSON-RPC error codes the client reacts to. */
+export const ErrorCodes = {
+  requestCancelled: -32800,
+  requestFailed: -32803,
+  invalidParams: -32602,
+} as const;
+
+/** What the client announces in `initialize` (capabilities.experimental.plansight). */
+export const clientCapability = { reviewEdit: true, approveCommand: true } as const;
+
+export type TodoStatus = 'pending' | 'in_progress' | 'completed' | 'cancelled' | 'failed';
+export const todoStatuses: readonly TodoStatus[] = [
+  'pending',
+  'in_progress',
+  'completed',
+  'cancelled',
+  'failed',
+];
+
+export interface TodoItem {
+  id: string;
+  text: string;
+  status: TodoStatus;
+  retries?: number;
+}
+
+export interface TodoState {
+  items: TodoItem[];
+  completed: number;
+  total: number;
+  rendered: string;
+  source: 'model' | 'user' | 'restore';
+  version: number;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
+}
+
+export type RunStatus = 'done' | 'cancelled' | 'error' | 'limit';
+
+export interface RunResult {
+  status: RunStatus;
+  text: string;
+  rounds: number;
+  error?: string;
+  usage: Usage;
+}
+
+export interface RunParams {
+  prompt: string;
+  newSession?: boolean;
+}
+
+export interface StateResult {
+  todos: TodoState;
+  scratchpad: string;
+  running: boolean;
+}
+
+export interface EditPlanParams {
+  items: Pick<TodoItem, 'id' | 'text' | 'status'>[];
+  version?: number;
+}
+
+export interface ScratchpadParams {
+  content: string;
+}
+
+export interface RunStartedEvent {
+  type: 'runStarted';
+  prompt: string;
+}
+export interface TextDeltaEvent {
+  type: 'textDelta';
+  text: string;
+}
+export interface ToolCallEvent {
+  type: 'toolCall';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+export interface ToolResultEvent {
+  type: 'toolResult';
+  id: string;
+  name: string;
+  isError: boolean;
+  summary: string;
+}
+export interface ReminderEvent {
+  type: 'reminder';
+  text: string;
+  level: number;
+}
+export interface FilesChangedEvent {
+  type: 'filesChanged';
+  paths: string[];
+}
+export interface RunFinishedEvent {
+  type: 'runFinished';
+  result: RunResult;
+}
+
+export type KnownEvent =
+  | RunStartedEvent
+  | TextDeltaEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | ReminderEvent
+  | FilesChangedEvent
+  | RunFinishedEvent;
+
+/** What arrives in `plansight/event`: a known event, or one of a type this client ignores. */
+export type PlansightEvent = KnownEvent | { type: string; [key: string]: unknown };
+
+export interface ReviewEditParams {
+  id: string;
+  uri: string;
+  oldText: string;
+  newText: string;
+  description: string;
+  todoId?: string;
+}
+
+export interface ReviewEditResult {
+  accepted: boolean;
+  feedback?: string;
+  newText?: string;
+}
+
+export interface ApproveCommandParams {
+  command: string;
+  cwd: string;
+}
+
+export interface ApproveCommandResult {
+  approved: boolean;
+  feedback?: string;
+}
+
+export interface InitializationOptions {
+  model?: string;
+  maxRounds?: number;
+  storageDir?: string;
+  autoApprove: { edits: boolean; commands: boolean };
+}
+
+export const emptyTodoState: TodoState = {
+  items: [],
+  completed: 0,
+  total: 0,
+  rendered: 'No todos.',
+  source: 'model',
+  version: 0,
+};

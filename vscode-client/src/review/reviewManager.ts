@@ -1,0 +1,301 @@
+/**
+ * `plansight/reviewEdit`: shows the proposal in a diff editor (left: the file as it is, right: an
+ * editable copy of the proposal), and answers with the user's decision. Several reviews can be
+ * pending at once, keyed by id.
+ */
+import * as vscode from 'vscode';
+import type { EditOutcome } from '../plan/planModel';
+import type { ReviewEditParams, ReviewEditResult } from '../protocol';
+import type { SessionStore } from '../session';
+import { oneLine, truncate } from '../text';
+import { OriginalContentProvider, originalScheme, ProposedFileSystem, proposedScheme } from './proposedFs';
+import { acceptResult, baseName, rejectResult, reviewIdFromPath, reviewPath } from './reviewModel';
+
+export const reviewContextKey = 'plansight.reviewOpen';
+
+interface Review {
+  params: ReviewEditParams;
+  path: string;
+  left: vscode.Uri;
+  right: vscode.Uri;
+  title: string;
+  resolve(result: ReviewEditResult): void;
+}
+
+/** A decided review, kept so its diff can be shown again from the plan tree. */
+interface PastReview {
+  left: vscode.Uri;
+  right: vscode.Uri;
+  title: string;
+}
+
+export class ReviewManager implements vscode.Disposable {
+  private readonly pending = new Map<string, Review>();
+  private readonly past = new Map<string, PastReview>();
+  private readonly proposed = new ProposedFileSystem();
+  private readonly original = new OriginalContentProvider();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly output: vscode.LogOutputChannel,
+  ) {
+    this.disposables.push(
+      vscode.workspace.registerFileSystemProvider(proposedScheme, this.proposed, { isCaseSensitive: true }),
+      vscode.workspace.registerTextDocumentContentProvider(originalScheme, this.original),
+      this.proposed,
+      this.original,
+    );
+    void this.updateContext();
+  }
+
+  /** Registers the accept / reject commands. */
+  registerCommands(context: vscode.ExtensionContext): void {
+    context.subscriptions.push(
+      vscode.commands.registerCommand('plansight.acceptEdit', (target?: unknown) => this.accept(target)),
+      vscode.commands.registerCommand('plansight.rejectEdit', (target?: unknown) => this.reject(target)),
+    );
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  isPending(id: string): boolean {
+    return this.pending.has(id);
+  }
+
+  /** Handles one `plansight/reviewEdit` request; resolves when the user decides. */
+  review(params: ReviewEditParams, token: vscode.CancellationToken): Promise<ReviewEditResult> {
+    const target = vscode.Uri.parse(params.uri);
+    const path = target.scheme === 'file' ? vscode.workspace.asRelativePath(target, false) : baseName(params.uri);
+    const name = baseName(params.uri);
+    const left = vscode.Uri.from({ scheme: originalScheme, path: reviewPath(params.id, name) });
+    const right = vscode.Uri.from({ scheme: proposedScheme, path: reviewPath(params.id, name) });
+    const title = `${path} (Plansight proposal)`;
+    this.original.set(left, params.oldText);
+    this.proposed.set(right, params.newText);
+    this.store.addEdit({
+      id: params.id,
+      uri: params.uri,
+      path,
+      description: params.description,
+      ...(params.todoId !== undefined ? { todoId: params.todoId } : {}),
+      outcome: 'pending',
+    });
+
+    return new Promise<ReviewEditResult>((resolve) => {
+      const review: Review = { params, path, left, right, title, resolve };
+      this.pending.set(params.id, review);
+      void this.updateContext();
+      token.onCancellationRequested(() => {
+        if (this.pending.has(params.id)) {
+          this.output.info(`Review ${params.id} cancelled by the server.`);
+          void this.finish(review, { accepted: false, feedback: 'Cancelled.' }, 'cancelled');
+        }
+      });
+      void this.showDiff(review);
+      void this.notify(review);
+    });
+  }
+
+  private async showDiff(review: Review): Promise<void> {
+    try {
+      await vscode.commands.executeCommand('vscode.diff', review.left, review.right, review.title, {
+        preview: true,
+        preserveFocus: true,
+      } satisfies vscode.TextDocumentShowOptions);
+    } catch (error) {
+      this.output.error(`Opening the diff for ${review.path}: ${String(error)}`);
+    }
+  }
+
+  private async notify(review: Review): Promise<void> {
+    const description = truncate(oneLine(review.params.description), 120);
+    const choice = await vscode.window.showInformationMessage(
+      `Plansight proposes an edit to ${review.path}${description ? `: ${description}` : ''}`,
+      'Accept',
+      'Reject',
+    );
+    if (!this.pending.has(review.params.id)) {
+      return;
+    }
+    if (choice === 'Accept') {
+      await this.accept(review.params.id);
+    } else if (choice === 'Reject') {
+      await this.reject(review.params.id);
+    }
+  }
+
+  /** Opens the diff of an edit again (pending: the live review; decided: what was settled). */
+  async show(id: string): Promise<void> {
+    const review = this.pending.get(id);
+    if (review) {
+      await vscode.commands.executeCommand('vscode.diff', review.left, review.right, review.title, {
+        preview: true,
+      } satisfies vscode.TextDocumentShowOptions);
+      return;
+    }
+    const past = this.past.get(id);
+    if (past) {
+      await vscode.commands.executeCommand('vscode.diff', past.left, past.right, past.title, {
+        preview: true,
+      } satisfies vscode.TextDocumentShowOptions);
+    }
+  }
+
+  /** Which review a command is about: an id, a review URI, the active diff, or the only one. */
+  private async target(target: unknown): Promise<Review | undefined> {
+    if (typeof target === 'string') {
+      return this.pending.get(target);
+    }
+    if (target && typeof target === 'object' && 'id' in target && typeof target.id === 'string') {
+      const byId = this.pending.get(target.id);
+      if (byId) {
+        return byId;
+      }
+    }
+    const fromUri = (uri: vscode.Uri | undefined): Review | undefined => {
+      if (uri && (uri.scheme === proposedScheme || uri.scheme === originalScheme)) {
+        const id = reviewIdFromPath(uri.path);
+        return id !== undefined ? this.pending.get(id) : undefined;
+      }
+      return undefined;
+    };
+    if (target instanceof vscode.Uri) {
+      const review = fromUri(target);
+      if (review) {
+        return review;
+      }
+    }
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    if (input instanceof vscode.TabInputTextDiff) {
+      const review = fromUri(input.modified) ?? fromUri(input.original);
+      if (review) {
+        return review;
+      }
+    }
+    const active = fromUri(vscode.window.activeTextEditor?.document.uri);
+    if (active) {
+      return active;
+    }
+    const all = [...this.pending.values()];
+    if (all.length <= 1) {
+      return all[0];
+    }
+    const pick = await vscode.window.showQuickPick(
+      all.map((r) => ({ label: r.path, description: r.params.description, review: r })),
+      { placeHolder: 'Which proposed edit?' },
+    );
+    return pick?.review;
+  }
+
+  /** The proposal as the user left it (unsaved changes in the diff included). */
+  private settledText(review: Review): string {
+    const open = vscode.workspace.textDocuments.find(
+      (d) => d.uri.toString() === review.right.toString(),
+    );
+    return open ? open.getText() : (this.proposed.text(review.right) ?? review.params.newText);
+  }
+
+  async accept(target?: unknown): Promise<void> {
+    const review = await this.target(target);
+    if (!review) {
+      void vscode.window.showInformationMessage('Plansight: no proposed edit is waiting for review.');
+      return;
+    }
+    const settled = this.settledText(review);
+    const result = acceptResult(review.params.newText, settled);
+    await this.finish(review, result, result.newText !== undefined ? 'changed' : 'accepted', settled);
+  }
+
+  async reject(target?: unknown): Promise<void> {
+    const review = await this.target(target);
+    if (!review) {
+      void vscode.window.showInformationMessage('Plansight: no proposed edit is waiting for review.');
+      return;
+    }
+    const reason = await vscode.window.showInputBox({
+      title: `Reject the edit to ${review.path}`,
+      prompt: 'Why? The agent reads your reason (leave empty to reject without one).',
+      placeHolder: 'e.g. Keep the public API unchanged',
+      ignoreFocusOut: true,
+    });
+    if (reason === undefined || !this.pending.has(review.params.id)) {
+      return; // Escape: the review stays open.
+    }
+    const result = rejectResult(reason);
+    await this.finish(review, result, 'rejected');
+  }
+
+  private async finish(
+    review: Review,
+    result: ReviewEditResult,
+    outcome: EditOutcome,
+    settled?: string,
+  ): Promise<void> {
+    if (!this.pending.delete(review.params.id)) {
+      return;
+    }
+    review.resolve(result);
+    void this.updateContext();
+    this.store.updateEdit(review.params.id, {
+      outcome,
+      ...(result.feedback !== undefined ? { feedback: result.feedback } : {}),
+    });
+    // Keep what was decided, to show it again from the plan tree.
+    const shown = outcome === 'rejected' || outcome === 'cancelled' ? review.params.newText : (settled ?? review.params.newText);
+    const pastRight = review.left.with({ query: 'proposed' });
+    this.original.set(pastRight, shown);
+    this.past.set(review.params.id, {
+      left: review.left,
+      right: pastRight,
+      title: `${review.path} (Plansight edit, ${outcome})`,
+    });
+    await this.closeDiff(review);
+  }
+
+  private async closeDiff(review: Review): Promise<void> {
+    const right = review.right.toString();
+    const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === right);
+    if (document?.isDirty) {
+      // Saving writes to the in-memory copy only; it keeps VS Code from asking on close.
+      await document.save().then(undefined, () => undefined);
+    }
+    const tabs = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((tab) => {
+        const input = tab.input;
+        if (input instanceof vscode.TabInputTextDiff) {
+          return input.modified.toString() === right;
+        }
+        return input instanceof vscode.TabInputText && input.uri.toString() === right;
+      });
+    if (tabs.length) {
+      try {
+        await vscode.window.tabGroups.close(tabs, true);
+      } catch (error) {
+        this.output.warn(`Closing the diff of ${review.path}: ${String(error)}`);
+      }
+    }
+    this.proposed.remove(review.right);
+  }
+
+  /** Answers every pending review (e.g. the server went away). */
+  cancelAll(feedback: string): void {
+    for (const review of [...this.pending.values()]) {
+      void this.finish(review, { accepted: false, feedback }, 'cancelled');
+    }
+  }
+
+  private async updateContext(): Promise<void> {
+    await vscode.commands.executeCommand('setContext', reviewContextKey, this.pending.size > 0);
+  }
+
+  dispose(): void {
+    this.cancelAll('The editor closed.');
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * Starts `<python> -m plansight lsp` over stdio with vscode-languageclient and routes the
+ * server's custom notifications and requests. Holds no agent logic.
+ */
+import * as vscode from 'vscode';
+import {
+  type ClientCapabilities,
+  type FeatureState,
+  type InitializeResult,
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  type ServerOptions,
+  State,
+  type StaticFeature,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import {
+  type ApproveCommandParams,
+  type ApproveCommandResult,
+  clientCapability,
+  Methods,
+  type PlansightEvent,
+  type ReviewEditParams,
+  type ReviewEditResult,
+  type ScratchpadParams,
+  type StateResult,
+  type TodoState,
+} from '../protocol';
+import type { SessionStore } from '../session';
+import { type EnvOverrides, initializationOptions, type PlansightSettings, serverEnv } from './options';
+import { findPython, runQuick } from './python';
+
+export const apiKeySecret = 'plansight.anthropicApiKey';
+
+/** Announces `capabilities.experimental.plansight` in `initialize`. */
+class PlansightCapabilityFeature implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    experimental['plansight'] = { ...clientCapability };
+    capabilities.experimental = experimental;
+  }
+  initialize(): void {}
+  getState(): FeatureState {
+    return { kind: 'static' };
+  }
+  clear(): void {}
+}
+
+export function readSettings(): PlansightSettings {
+  const config = vscode.workspace.getConfiguration('plansight');
+  return {
+    model: config.get<string>('model', ''),
+    baseUrl: config.get<string>('baseUrl', ''),
+    python: config.get<string>('python', ''),
+    maxRounds: config.get<number>('maxRounds', 0),
+    autoApproveEdits: config.get<boolean>('autoApprove.edits', false),
+    autoApproveCommands: config.get<boolean>('autoApprove.commands', false),
+  };
+}
+
+export interface ServerHandlers {
+  reviewEdit(params: ReviewEditParams, token: vscode.CancellationToken): Promise<ReviewEditResult>;
+  approveCommand(
+    params: ApproveCommandParams,
+    token: vscode.CancellationToken,
+  ): Promise<ApproveCommandResult>;
+  event(event: PlansightEvent): void;
+}
+
+export class PlansightServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient | undefined> | undefined;
+  private handlers: ServerHandlers | undefined;
+  /** Environment overrides for the next start (the demo's fake API). */
+  private overrides: EnvOverrides = {};
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly output: vscode.LogOutputChannel,
+    private readonly store: SessionStore,
+  ) {}
+
+  setHandlers(handlers: ServerHandlers): void {
+    this.handlers = handlers;
+  }
+
+  get isRunning(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** Overrides used from the next (re)start on; `{}` goes back to the settings. */
+  setOverrides(overrides: EnvOverrides): void {
+    this.overrides = overrides;
+  }
+
+  get hasOverrides(): boolean {
+    return Object.keys(this.overrides).length > 0;
+  }
+
+  /** The running client, starting the server first when needed. */
+  async ensureStarted(): Promise<LanguageClient | undefined> {
+    if (this.client && this.client.state === State.Running) {
+      return this.client;
+    }
+    return this.start();
+  }
+
+  start(): Promise<LanguageClient | undefined> {
+    if (!this.starting) {
+      this.starting = this.doStart().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  async restart(): Promise<LanguageClient | undefined> {
+    if (this.starting) {
+      await this.starting;
+    }
+    await this.stop();
+    return this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.output.warn(`Stopping the server: ${String(error)}`);
+      }
+      await client.dispose(2000).catch(() => undefined);
+    }
+    this.store.setServerStatus('stopped');
+    this.store.setServerRunning(false);
+  }
+
+  async sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
+    const client = await this.ensureStarted();
+    if (!client) {
+      throw new Error('The Plansight server is not running (see the Plansight output).');
+    }
+    return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
+  }
+
+  private async doStart(): Promise<LanguageClient | undefined> {
+    this.store.setServerStatus('starting');
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const { python, source } = await findPython(folder?.uri);
+    const settings = readSettings();
+    const apiKey = await this.context.secrets.get(apiKeySecret);
+    // The demo's overrides win over the stored key: the real key never goes to the fake API.
+    const env = serverEnv(process.env, settings, { ...(apiKey ? { apiKey } : {}), ...this.overrides });
+    const cwd = folder?.uri.fsPath;
+
+    this.output.info(`Python: ${python} (from ${source})`);
+    const check = await runQuick(python, ['-c', 'import plansight'], { cwd, env });
+    if (check.spawnError || check.code !== 0) {
+      const why = check.spawnError ?? (check.stderr.trim().split('\n').pop() || `exit code ${check.code}`);
+      this.output.error(`${python} cannot import plansight: ${check.spawnError ?? check.stderr}`);
+      this.store.setServerStatus('failed');
+      void this.showImportError(python, source, why);
+      return undefined;
+    }
+
+    const serverOptions: ServerOptions = {
+      command: python,
+      args: ['-m', 'plansight', 'lsp'],
+      transport: TransportKind.stdio,
+      options: { env, ...(cwd ? { cwd } : {}) },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // Every file: document sync lets the agent read unsaved text, and reminders show in Problems.
+      documentSelector: [{ scheme: 'file' }],
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: initializationOptions(settings),
+      initializationFailedHandler: (error) => {
+        this.output.error(`Initialization failed: ${String(error)}`);
+        void vscode.window.showErrorMessage(`Plansight: the server failed to initialize: ${String(error)}`);
+        return false;
+      },
+    };
+    const client = new LanguageClient('plansight', 'Plansight', serverOptions, clientOptions);
+    client.registerFeature(new PlansightCapabilityFeature());
+    this.registerHandlers(client);
+    this.client = client;
+    client.onDidChangeState((e) => {
+      if (client !== this.client) {
+        return;
+      }
+      if (e.newState === State.Running) {
+        this.store.setServerStatus('running');
+        void this.fetchState(client);
+      } else if (e.newState === State.Stopped) {
+        this.store.setServerStatus('stopped');
+        this.store.setServerRunning(false);
+      }
+    });
+    try {
+      await client.start();
+    } catch (error) {
+      this.output.error(`The server did not start: ${String(error)}`);
+      if (this.client === client) {
+        this.client = undefined;
+      }
+      this.store.setServerStatus('failed');
+      void vscode.window
+        .showErrorMessage(`Plansight: the server did not start: ${String(error)}`, 'Show Output')
+        .then((choice) => choice && this.output.show());
+      return undefined;
+    }
+    this.logServerInfo(client.initializeResult);
+    this.store.setServerStatus('running');
+    await this.fetchState(client);
+    return client;
+  }
+
+  private logServerInfo(result: InitializeResult | undefined): void {
+    const experimental = result?.capabilities.experimental as
+      | { plansight?: { version?: number } }
+      | undefined;
+    const version = experimental?.plansight?.version;
+    if (version === undefined) {
+      this.output.warn('The server did not announce capabilities.experimental.plansight.');
+    } else {
+      this.output.info(`Server speaks Plansight protocol version ${version}.`);
+    }
+  }
+
+  private async fetchState(client: LanguageClient): Promise<void> {
+    try {
+      const state = await client.sendRequest<StateResult>(Methods.state, {});
+      if (client !== this.client) {
+        return;
+      }
+      this.store.setTodos(state.todos);
+      this.store.setScratchpad(state.scratchpad);
+      this.store.setServerRunning(state.running);
+    } catch (error) {
+      this.output.warn(`plansight/state failed: ${String(error)}`);
+    }
+  }
+
+  private registerHandlers(client: LanguageClient): void {
+    client.onNotification(Methods.todos, (todos: TodoState) => {
+      if (client === this.client) {
+        this.store.setTodos(todos);
+      }
+    });
+    client.onNotification(Methods.scratchpad, (params: ScratchpadParams) => {
+      if (client === this.client) {
+        this.store.setScratchpad(params.content ?? '');
+      }
+    });
+    client.onNotification(Methods.event, (event: PlansightEvent) => {
+      if (client !== this.client || !event || typeof event.type !== 'string') {
+        return;
+      }
+      if (event.type === 'runStarted') {
+        this.store.setServerRunning(true);
+      } else if (event.type === 'runFinished') {
+        this.store.setServerRunning(false);
+      }
+      this.handlers?.event(event);
+    });
+    client.onRequest(Methods.reviewEdit, (params: ReviewEditParams, token) => {
+      if (!this.handlers) {
+        return { accepted: false, feedback: 'The editor is not ready to review edits.' };
+      }
+      return this.handlers.reviewEdit(params, token);
+    });
+    client.onRequest(Methods.approveCommand, (params: ApproveCommandParams, token) => {
+      if (!this.handlers) {
+        return { approved: false, feedback: 'The editor is not ready to approve commands.' };
+      }
+      return this.handlers.approveCommand(params, token);
+    });
+  }
+
+  private async showImportError(python: string, source: string, why: string): Promise<void> {
+    const repoHint = 'pip install -e <path to the plansight repository>';
+    const choice = await vscode.window.showErrorMessage(
+      `Plansight: ${python} (${source}) cannot import the plansight package (${why}). ` +
+        `Install it into that interpreter (${python} -m ${repoHint}) or set "plansight.python" ` +
+        'to an interpreter that has it.',
+      'Open Setting',
+      'Show Output',
+    );
+    if (choice === 'Open Setting') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'plansight.python');
+    } else if (choice === 'Show Output') {
+      this.output.show();
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Settings → the server's initializationOptions and environment. Pure: no `vscode` import.
+ */
+import type { InitializationOptions } from '../protocol';
+
+export interface PlansightSettings {
+  model: string;
+  baseUrl: string;
+  python: string;
+  maxRounds: number;
+  autoApproveEdits: boolean;
+  autoApproveCommands: boolean;
+}
+
+export function initializationOptions(settings: PlansightSettings): InitializationOptions {
+  const options: InitializationOptions = {
+    autoApprove: { edits: settings.autoApproveEdits, commands: settings.autoApproveCommands },
+  };
+  if (settings.model.trim()) {
+    options.model = settings.model.trim();
+  }
+  if (Number.isInteger(settings.maxRounds) && settings.maxRounds > 0) {
+    options.maxRounds = settings.maxRounds;
+  }
+  return options;
+}
+
+export interface EnvOverrides {
+  /** From `context.secrets`; wins over an inherited ANTHROPIC_API_KEY. */
+  apiKey?: string;
+  /** Wins over the setting (the demo points the server at its fake API). */
+  baseUrl?: string;
+}
+
+/** The server process's environment: the editor's, plus the key and base URL. */
+export function serverEnv(
+  base: Readonly<Record<string, string | undefined>>,
+  settings: Pick<PlansightSettings, 'baseUrl'>,
+  overrides: EnvOverrides = {},
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) {
+    if (v !== undefined) {
+      env[k] = v;
+    }
+  }
+  if (overrides.apiKey) {
+    env['ANTHROPIC_API_KEY'] = overrides.apiKey;
+  }
+  const baseUrl = overrides.baseUrl ?? settings.baseUrl.trim();
+  if (baseUrl) {
+    env['ANTHROPIC_BASE_URL'] = baseUrl;
+  }
+  // The server's stdout is the LSP channel: keep Python from buffering or colouring it.
+  env['PYTHONUNBUFFERED'] = '1';
+  return env;
+}
+
+/** Replaces ${workspaceFolder}, ${userHome} and a leading ~ in a configured path. */
+export function expandPath(value: string, workspaceFolder: string | undefined, home: string): string {
+  let out = value.trim();
+  if (out.startsWith('~/') || out === '~') {
+    out = home + out.slice(1);
+  }
+  out = out.replace(/\$\{userHome\}/g, home);
+  if (workspaceFolder !== undefined) {
+    out = out.replace(/\$\{workspaceFolder\}/g, workspaceFolder);
+  }
+  return out;
+}

@@ -1,0 +1,95 @@
+/**
+ * What the server last said about the session: plan, scratchpad, whether a run goes on, and
+ * the edits proposed so far. Views read it and listen for changes. Pure: no `vscode` import.
+ */
+import type { EditRecord } from './plan/planModel';
+import { emptyTodoState, type TodoState } from './protocol';
+
+export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server';
+
+export type ServerStatus = 'stopped' | 'starting' | 'running' | 'failed';
+
+export class SessionStore {
+  todos: TodoState = emptyTodoState;
+  scratchpad = '';
+  /** The server said a run goes on (state at start, runStarted … runFinished). */
+  serverRunning = false;
+  /** This client awaits the answer to a `plansight/run`. */
+  requestRunning = false;
+  serverStatus: ServerStatus = 'stopped';
+  readonly edits: EditRecord[] = [];
+  private readonly listeners = new Set<(change: SessionChange) => void>();
+
+  get running(): boolean {
+    return this.serverRunning || this.requestRunning;
+  }
+
+  onDidChange(listener: (change: SessionChange) => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  private emit(change: SessionChange): void {
+    for (const listener of [...this.listeners]) {
+      listener(change);
+    }
+  }
+
+  setTodos(todos: TodoState): void {
+    this.todos = todos;
+    this.emit('todos');
+  }
+
+  setScratchpad(content: string): void {
+    this.scratchpad = content;
+    this.emit('scratchpad');
+  }
+
+  setServerRunning(running: boolean): void {
+    if (this.serverRunning !== running) {
+      this.serverRunning = running;
+      this.emit('running');
+    }
+  }
+
+  setRequestRunning(running: boolean): void {
+    if (this.requestRunning !== running) {
+      this.requestRunning = running;
+      this.emit('running');
+    }
+  }
+
+  setServerStatus(status: ServerStatus): void {
+    if (this.serverStatus !== status) {
+      this.serverStatus = status;
+      this.emit('server');
+    }
+  }
+
+  addEdit(edit: EditRecord): void {
+    const at = this.edits.findIndex((e) => e.id === edit.id);
+    if (at >= 0) {
+      this.edits[at] = edit;
+    } else {
+      this.edits.push(edit);
+    }
+    this.emit('edits');
+  }
+
+  updateEdit(id: string, change: Partial<Omit<EditRecord, 'id'>>): void {
+    const edit = this.edits.find((e) => e.id === id);
+    if (edit) {
+      Object.assign(edit, change);
+      this.emit('edits');
+    }
+  }
+
+  findEdit(id: string): EditRecord | undefined {
+    return this.edits.find((e) => e.id === id);
+  }
+
+  clearEdits(): void {
+    this.edits.length = 0;
+    this.emit('edits');
+  }
+}

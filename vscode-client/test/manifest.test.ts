@@ -1,0 +1,99 @@
+// The contributions the issue asks for, checked against package.json.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(__dirname, '..');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const contributes = pkg.contributes;
+
+describe('package.json', () => {
+  it('contributes the Plansight container and its three views', () => {
+    expect(contributes.viewsContainers.activitybar[0].id).toBe('plansight');
+    expect(contributes.views.plansight.map((v: { id: string }) => v.id)).toEqual([
+      'plansight.plan',
+      'plansight.scratchpad',
+      'plansight.activity',
+    ]);
+  });
+
+  it('contributes the commands, with icons', () => {
+    const commands = new Map<string, { title: string; icon?: string }>(
+      contributes.commands.map((c: { command: string }) => [c.command, c]),
+    );
+    for (const id of [
+      'plansight.ask',
+      'plansight.cancel',
+      'plansight.newSession',
+      'plansight.setApiKey',
+      'plansight.acceptEdit',
+      'plansight.rejectEdit',
+      'plansight.runDemo',
+    ]) {
+      expect(commands.get(id)?.title, id).toBeTruthy();
+      expect(commands.get(id)?.icon, id).toMatch(/^\$\([a-z-]+\)$/);
+    }
+  });
+
+  it('declares every command used in a menu or keybinding', () => {
+    const declared = new Set(contributes.commands.map((c: { command: string }) => c.command));
+    const used = [
+      ...Object.values(contributes.menus).flat(),
+      ...contributes.keybindings,
+    ].map((m) => (m as { command: string }).command);
+    for (const command of used) {
+      expect(declared.has(command), command).toBe(true);
+    }
+  });
+
+  it('shows Accept / Reject in the diff editor title only during a review', () => {
+    const titles = contributes.menus['editor/title'];
+    expect(titles.map((m: { command: string }) => m.command)).toEqual(['plansight.acceptEdit', 'plansight.rejectEdit']);
+    for (const m of titles) {
+      expect(m.when).toContain('plansight.reviewOpen');
+    }
+  });
+
+  it('contributes the settings', () => {
+    expect(Object.keys(contributes.configuration.properties).sort()).toEqual([
+      'plansight.autoApprove.commands',
+      'plansight.autoApprove.edits',
+      'plansight.baseUrl',
+      'plansight.maxRounds',
+      'plansight.model',
+      'plansight.python',
+    ]);
+  });
+
+  it('registers in code every command it declares', () => {
+    const source = (dir: string): string =>
+      readdirSync(dir, { withFileTypes: true })
+        .map((e) => (e.isDirectory() ? source(join(dir, e.name)) : readFileSync(join(dir, e.name), 'utf8')))
+        .join('\n');
+    const code = source(join(root, 'src'));
+    for (const { command } of contributes.commands) {
+      expect(code.includes(`'${command}'`), command).toBe(true);
+    }
+  });
+});
+
+describe('pure modules', () => {
+  it('do not import vscode', () => {
+    for (const file of [
+      'protocol.ts',
+      'text.ts',
+      'session.ts',
+      'plan/planModel.ts',
+      'plan/planEdits.ts',
+      'activity/activityModel.ts',
+      'status/statusText.ts',
+      'commands/prompt.ts',
+      'server/options.ts',
+      'review/reviewModel.ts',
+      'scratchpad/scratchpadHtml.ts',
+    ]) {
+      const text = readFileSync(join(root, 'src', file), 'utf8');
+      expect(text, file).not.toMatch(/from ['"]vscode['"]/);
+    }
+  });
+});

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import {
+  currentItem,
+  editRow,
+  groupEdits,
+  otherEditsRow,
+  planViewDescription,
+  progressText,
+  todoRow,
+  type EditRecord,
+} from '../src/plan/planModel';
+import { emptyTodoState } from '../src/protocol';
+import { plan, state } from './fixtures';
+
+describe('todoRow', () => {
+  it('maps every status to its codicon', () => {
+    const icons = plan.items.map((item) => todoRow(item, 0).iconId);
+    expect(icons).toEqual(['pass', 'sync~spin', 'circle-outline', 'circle-slash', 'error']);
+  });
+
+  it('labels the row with the text and describes it with id, retries and edits', () => {
+    const row = todoRow(plan.items[4]!, 2);
+    expect(row.label).toBe('Run the tests');
+    expect(row.description).toBe('#5 · retried 2× · 2 edits');
+    expect(row.tooltip).toBe('#5 · Failed (retried 2×)\nRun the tests');
+    expect(row.contextValue).toBe('todo.failed');
+    expect(row.hasChildren).toBe(true);
+    expect(row.id).toBe('todo:5');
+  });
+
+  it('has no children without edits and a plain description', () => {
+    const row = todoRow(plan.items[1]!, 0);
+    expect(row.description).toBe('#2');
+    expect(row.hasChildren).toBe(false);
+    expect(row.contextValue).toBe('todo.in_progress');
+  });
+
+  it('keeps labels on one line and defuses $(icon) syntax', () => {
+    const row = todoRow({ id: '9', text: 'Fix\n  $(bug) in\tparser', status: 'pending' }, 1);
+    expect(row.label).toBe('Fix $\u200b(bug) in parser');
+    expect(row.description).toBe('#9 · 1 edit');
+  });
+
+  it('colours completed and failed icons', () => {
+    expect(todoRow(plan.items[0]!, 0).iconColor).toBe('testing.iconPassed');
+    expect(todoRow(plan.items[4]!, 0).iconColor).toBe('testing.iconFailed');
+    expect(todoRow(plan.items[2]!, 0).iconColor).toBeUndefined();
+  });
+});
+
+describe('progress', () => {
+  it('counts completed over total', () => {
+    expect(progressText(plan)).toBe('1/5');
+    expect(planViewDescription(plan)).toBe('1/5');
+  });
+  it('is empty without a plan', () => {
+    expect(progressText(emptyTodoState)).toBe('');
+  });
+  it('finds the item in progress, else the first open one', () => {
+    expect(currentItem(plan)?.id).toBe('2');
+    const noneInProgress = state([
+      { id: 'a', text: 'done', status: 'completed' },
+      { id: 'b', text: 'broken', status: 'failed' },
+      { id: 'c', text: 'next', status: 'pending' },
+    ]);
+    expect(currentItem(noneInProgress)?.id).toBe('b');
+    expect(currentItem(state([{ id: 'a', text: 'x', status: 'completed' }]))).toBeUndefined();
+  });
+});
+
+describe('edits', () => {
+  const edits: EditRecord[] = [
+    { id: 'e1', uri: 'file:///w/hello.py', path: 'hello.py', description: 'Add hints', todoId: '1', outcome: 'accepted' },
+    { id: 'e2', uri: 'file:///w/hello.py', path: 'hello.py', description: 'Docstrings', todoId: '2', outcome: 'pending' },
+    { id: 'e3', uri: 'file:///w/a.py', path: 'a.py', description: 'Stray', outcome: 'rejected', feedback: 'no' },
+    { id: 'e4', uri: 'file:///w/b.py', path: 'b.py', description: 'Gone item', todoId: '42', outcome: 'changed' },
+    { id: 'e5', uri: 'file:///w/hello.py', path: 'hello.py', description: 'More hints', todoId: '1', outcome: 'rejected' },
+  ];
+
+  it('groups edits under their plan item; unknown or missing todoId goes to other', () => {
+    const { byTodo, other } = groupEdits(plan.items, edits);
+    expect(byTodo.get('1')?.map((e) => e.id)).toEqual(['e1', 'e5']);
+    expect(byTodo.get('2')?.map((e) => e.id)).toEqual(['e2']);
+    expect(other.map((e) => e.id)).toEqual(['e3', 'e4']);
+  });
+
+  it('shows an edit with its outcome', () => {
+    expect(editRow(edits[0]!)).toMatchObject({ label: 'hello.py', iconId: 'check', contextValue: 'edit.accepted' });
+    expect(editRow(edits[1]!)).toMatchObject({ iconId: 'git-pull-request-draft', contextValue: 'edit.pending' });
+    expect(editRow(edits[2]!).tooltip).toBe('a.py (rejected)\nStray\nReason: no');
+    expect(editRow(edits[3]!).iconId).toBe('edit');
+    expect(otherEditsRow(2)).toMatchObject({ label: 'Other edits', description: '2', hasChildren: true });
+  });
+});
