@@ -1,0 +1,461 @@
+"""The terminal's LSP client of `plansight lsp`: connection, handlers and review decisions.
+
+It speaks exactly the protocol an editor speaks (PROTOCOL.md): it spawns the language server
+on stdio, initializes it with the `reviewEdit` / `approveCommand` capabilities, sends
+`plansight/run` and answers the server's requests. Everything shown to the user goes through
+a `Frontend`, so tests can drive this part without a terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import tempfile
+import threading
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import run_async
+from pygls.lsp.client import LanguageClient
+from pygls.uris import from_fs_path
+
+from plansight import __version__
+
+log = logging.getLogger(__name__)
+
+RUN = "plansight/run"
+TODOS = "plansight/todos"
+SCRATCHPAD = "plansight/scratchpad"
+EVENT = "plansight/event"
+REVIEW_EDIT = "plansight/reviewEdit"
+APPROVE_COMMAND = "plansight/approveCommand"
+REQUEST_CANCELLED = -32800
+
+ACCEPT_WORDS = frozenset({"a", "accept", "y", "yes"})
+REJECT_WORDS = frozenset({"r", "reject", "n", "no"})
+EDIT_QUESTION = "Apply this edit? [a]ccept, [r]eject, or type a reason to reject:"
+COMMAND_QUESTION = "Run this command? [a]ccept, [r]eject, or type a reason to reject:"
+NO_TERMINAL_FEEDBACK = "not approved (no interactive terminal)"
+CANCELLED_FEEDBACK = "not approved: the user cancelled the run"
+STDERR_TAIL_BYTES = 4000
+
+
+def server_command() -> list[str]:
+    """The language server this client starts: the same Python, `-m plansight lsp`."""
+    return [sys.executable, "-m", "plansight", "lsp"]
+
+
+def to_plain(value: Any) -> Any:
+    """pygls hands custom params and results over as nested namedtuples: make them dicts."""
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: to_plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    return value
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    plain = to_plain(value)
+    return plain if isinstance(plain, dict) else {}
+
+
+# Decisions --------------------------------------------------------------------------------
+
+
+class Cancelled:
+    """What `Frontend.ask` returns when the run was cancelled while it waited."""
+
+
+CANCELLED = Cancelled()
+Answer = str | None | Cancelled  # a line typed, end of input, or the run was cancelled
+
+
+@dataclass(frozen=True)
+class Decision:
+    approved: bool
+    feedback: str | None = None
+
+
+def decide(answer: Answer) -> Decision | None:
+    """The user's answer to a review: None means "ask again" (an empty line).
+
+    `a`/`accept`/`y`/`yes` approve; `r`/`reject`/`n`/`no` reject without a reason; any
+    other text rejects with that text as the feedback the model reads. End of input (no
+    interactive terminal, nothing more piped in) rejects with `NO_TERMINAL_FEEDBACK`.
+    """
+    if isinstance(answer, Cancelled):
+        return Decision(False, CANCELLED_FEEDBACK)
+    if answer is None:
+        return Decision(False, NO_TERMINAL_FEEDBACK)
+    text = answer.strip()
+    if not text:
+        return None
+    if text.lower() in ACCEPT_WORDS:
+        return Decision(True)
+    if text.lower() in REJECT_WORDS:
+        return Decision(False)
+    return Decision(False, text)
+
+
+def edit_result(decision: Decision) -> dict[str, Any]:
+    result: dict[str, Any] = {"accepted": decision.approved}
+    if decision.feedback:
+        result["feedback"] = decision.feedback
+    return result
+
+
+def command_result(decision: Decision) -> dict[str, Any]:
+    result: dict[str, Any] = {"approved": decision.approved}
+    if decision.feedback:
+        result["feedback"] = decision.feedback
+    return result
+
+
+# The frontend -----------------------------------------------------------------------------
+
+
+class Frontend(Protocol):
+    """What the client shows and asks; implemented by the terminal UI (and by tests)."""
+
+    def on_todos(self, state: dict[str, Any]) -> None: ...
+
+    def on_scratchpad(self, content: str) -> None: ...
+
+    def on_event(self, event: dict[str, Any]) -> None: ...
+
+    def on_message(self, level: int, message: str) -> None: ...
+
+    def show_edit(self, review: dict[str, Any], path: str) -> None: ...
+
+    def show_command(self, request: dict[str, Any]) -> None: ...
+
+    async def ask(self, question: str) -> Answer: ...
+
+
+# The client -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    workspace: Path
+    model: str | None = None
+    accept_edits: bool = False  # sent as autoApprove.edits, and reviews are accepted unasked
+    approve_commands: bool = False  # autoApprove.commands
+    storage_dir: str | None = None
+    env: Mapping[str, str] | None = None  # the server's environment (default: ours)
+    command: Sequence[str] = field(default_factory=server_command)
+
+    def initialization_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {
+            "autoApprove": {"edits": self.accept_edits, "commands": self.approve_commands}
+        }
+        if self.model:
+            options["model"] = self.model
+        if self.storage_dir:
+            options["storageDir"] = self.storage_dir
+        return options
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended: the `RunResult` (from the answer or the `runFinished` event)."""
+
+    status: str
+    result: dict[str, Any]
+    error: str | None = None  # a protocol-level failure (no RunResult)
+
+
+class ServerExited(Exception):
+    """The language server process ended while we waited for it."""
+
+
+class PlansightClient:
+    """One language server process and one LSP session with it."""
+
+    def __init__(self, options: ClientOptions, frontend: Frontend) -> None:
+        self.options = options
+        self.frontend = frontend
+        self.client = LanguageClient("plansight-cli", __version__)
+        self.process: asyncio.subprocess.Process | None = None
+        self.server_info: types.InitializeResult | None = None
+        self.last_result: dict[str, Any] | None = None  # from the latest runFinished event
+        self.cancelling = False
+        self._run_id: str | None = None
+        self._stop = threading.Event()
+        self._reader: asyncio.Task[None] | None = None
+        self._exited: asyncio.Task[int] | None = None
+        self._stderr: IO[bytes] | None = None
+        self._cancelled = asyncio.Event()
+        self._register()
+
+    # Handlers --------------------------------------------------------------------------
+    def _register(self) -> None:
+        # pygls tags each handler with attributes, which bound methods cannot carry: wrap them.
+        def sync(method: Callable[[Any], None]) -> Callable[[Any], None]:
+            def handler(params: Any) -> None:
+                method(params)
+
+            return handler
+
+        def asynchronous(
+            method: Callable[[Any], Awaitable[dict[str, Any]]],
+        ) -> Callable[[Any], Awaitable[dict[str, Any]]]:
+            async def handler(params: Any) -> dict[str, Any]:
+                return await method(params)
+
+            return handler
+
+        feature = self.client.protocol.fm.feature
+        feature(TODOS)(sync(self._on_todos))
+        feature(SCRATCHPAD)(sync(self._on_scratchpad))
+        feature(EVENT)(sync(self._on_event))
+        feature(REVIEW_EDIT)(asynchronous(self._on_review_edit))
+        feature(APPROVE_COMMAND)(asynchronous(self._on_approve_command))
+        feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)(sync(self._ignore))
+        feature(types.PROGRESS)(sync(self._ignore))
+        feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(sync(self._ignore))
+        feature(types.WINDOW_LOG_MESSAGE)(sync(self._on_log_message))
+        feature(types.WINDOW_SHOW_MESSAGE)(sync(self._on_show_message))
+
+    def _on_todos(self, params: Any) -> None:
+        self.frontend.on_todos(as_dict(params))
+
+    def _on_scratchpad(self, params: Any) -> None:
+        content = as_dict(params).get("content")
+        self.frontend.on_scratchpad(content if isinstance(content, str) else "")
+
+    def _on_event(self, params: Any) -> None:
+        event = as_dict(params)
+        if event.get("type") == "runFinished" and isinstance(event.get("result"), dict):
+            self.last_result = event["result"]
+        self.frontend.on_event(event)
+
+    async def _on_review_edit(self, params: Any) -> dict[str, Any]:
+        review = as_dict(params)
+        self.frontend.show_edit(review, self.relative_path(str(review.get("uri", ""))))
+        if self.options.accept_edits:
+            return edit_result(Decision(True))
+        return edit_result(await self._decision(EDIT_QUESTION))
+
+    async def _on_approve_command(self, params: Any) -> dict[str, Any]:
+        request = as_dict(params)
+        self.frontend.show_command(request)
+        if self.options.approve_commands:
+            return command_result(Decision(True))
+        return command_result(await self._decision(COMMAND_QUESTION))
+
+    async def _decision(self, question: str) -> Decision:
+        while True:
+            if self._cancelled.is_set():
+                return Decision(False, CANCELLED_FEEDBACK)
+            decision = decide(await self.ask(question))
+            if decision is not None:
+                return decision
+
+    async def ask(self, question: str) -> Answer:
+        """Ask the frontend, giving up (CANCELLED) as soon as the run is cancelled."""
+        asking = asyncio.ensure_future(self.frontend.ask(question))
+        cancelled = asyncio.ensure_future(self._cancelled.wait())
+        try:
+            await asyncio.wait({asking, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancelled.cancel()
+        if asking.done():
+            return asking.result()
+        asking.cancel()
+        return CANCELLED
+
+    def _ignore(self, params: Any) -> None:
+        """Accepted and not shown: progress repeats the plan, diagnostics are for editors."""
+
+    def _on_log_message(self, params: types.LogMessageParams) -> None:
+        if params.type in (types.MessageType.Error, types.MessageType.Warning):
+            self.frontend.on_message(int(params.type), params.message)
+
+    def _on_show_message(self, params: types.ShowMessageParams) -> None:
+        self.frontend.on_message(int(params.type), params.message)
+
+    def relative_path(self, uri: str) -> str:
+        from pygls.uris import to_fs_path
+
+        fs_path = to_fs_path(uri) if uri else None
+        if not fs_path:
+            return uri
+        path = Path(fs_path)
+        root = self.options.workspace.resolve()
+        return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+
+    # Lifecycle -------------------------------------------------------------------------
+    async def start(self) -> types.InitializeResult:
+        """Spawn `plansight lsp` in the workspace and initialize it."""
+        workspace = self.options.workspace.resolve()
+        # The server's log goes to a file we only show if it dies; a pipe nobody reads
+        # would fill up and block it.
+        self._stderr = tempfile.TemporaryFile(prefix="plansight-lsp-", suffix=".log")
+        env = dict(self.options.env) if self.options.env is not None else dict(os.environ)
+        command = list(self.options.command)
+        self.process = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=self._stderr,
+            cwd=workspace,
+            env=env,
+            # Its own session: a Ctrl-C in the terminal reaches us, not the server, and we
+            # cancel the run properly.
+            start_new_session=True,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.client.protocol.set_writer(self.process.stdin)
+        self._reader = asyncio.create_task(
+            run_async(
+                stop_event=self._stop,
+                reader=self.process.stdout,
+                protocol=self.client.protocol,
+                logger=log,
+            )
+        )
+        self._exited = asyncio.create_task(self.process.wait())
+        uri = from_fs_path(str(workspace)) or workspace.as_uri()
+        params = types.InitializeParams(
+            process_id=os.getpid(),
+            root_uri=uri,
+            root_path=str(workspace),
+            workspace_folders=[types.WorkspaceFolder(uri=uri, name=workspace.name)],
+            client_info=types.ClientInfo(name="plansight-cli", version=__version__),
+            capabilities=types.ClientCapabilities(
+                window=types.WindowClientCapabilities(work_done_progress=True),
+                experimental={"plansight": {"reviewEdit": True, "approveCommand": True}},
+            ),
+            initialization_options=self.options.initialization_options(),
+        )
+        self.server_info = await self._until_exit(self.client.initialize_async(params))
+        self.client.initialized(types.InitializedParams())
+        return self.server_info
+
+    async def _until_exit(self, awaitable: Any) -> Any:
+        """Await a request's answer, or raise ServerExited if the server dies first."""
+        assert self._exited is not None
+        answer = asyncio.ensure_future(awaitable)
+        await asyncio.wait({answer, self._exited}, return_when=asyncio.FIRST_COMPLETED)
+        if answer.done():
+            return answer.result()
+        answer.cancel()
+        raise ServerExited(self.exit_description())
+
+    async def run(self, prompt: str, new_session: bool = False) -> RunOutcome:
+        """Send `plansight/run` and wait for its answer (cancel with `cancel()`)."""
+        self._run_id = f"plansight-run-{uuid.uuid4().hex[:12]}"
+        future = asyncio.wrap_future(
+            self.client.protocol.send_request(
+                RUN, {"prompt": prompt, "newSession": new_session}, msg_id=self._run_id
+            )
+        )
+        try:
+            answer = await self._until_exit(future)
+        except JsonRpcException as err:
+            if err.code == REQUEST_CANCELLED:
+                return self._cancelled_outcome()
+            return RunOutcome("error", self.last_result or {}, f"{err.message} ({err.code})")
+        except ServerExited as err:
+            return RunOutcome("error", self.last_result or {}, str(err))
+        finally:
+            self._run_id = None
+        result = as_dict(answer)
+        status = result.get("status")
+        if not isinstance(status, str):
+            return RunOutcome("error", result, f"unexpected answer to {RUN}: {answer!r}")
+        return RunOutcome(status, result)
+
+    def _cancelled_outcome(self) -> RunOutcome:
+        result = dict(self.last_result or {})
+        result["status"] = "cancelled"
+        result.setdefault("text", "The run was cancelled.")
+        return RunOutcome("cancelled", result)
+
+    def cancel(self) -> bool:
+        """Ask the server to stop the run: `$/cancelRequest` for the run request."""
+        self._cancelled.set()
+        if self._run_id is None or self.cancelling:
+            return False
+        self.cancelling = True
+        self._send(
+            lambda: self.client.protocol.notify(
+                types.CANCEL_REQUEST, types.CancelParams(id=self._run_id or "")
+            )
+        )
+        return True
+
+    def _send(self, send: Any) -> None:
+        try:
+            send()
+        except (BrokenPipeError, ConnectionResetError, RuntimeError) as err:
+            log.debug("could not write to the server: %s", err)
+
+    async def close(self, grace: float = 5.0) -> None:
+        """shutdown + exit, then make sure the process is gone."""
+        process = self.process
+        try:
+            if process is not None and process.returncode is None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(
+                        self._until_exit(self.client.shutdown_async(None)), grace
+                    )
+                self._send(lambda: self.client.exit(None))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), grace)
+        finally:
+            self.kill()
+            await self._stop_reading()
+
+    def kill(self) -> None:
+        """Kill the server's whole process group (it runs in its own session)."""
+        process = self.process
+        if process is None or process.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    async def _stop_reading(self) -> None:
+        self._stop.set()
+        if self.process is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.process.wait(), 5)
+        for task in (self._reader, self._exited):
+            if task is not None and not task.done():
+                task.cancel()
+            if task is not None:
+                with contextlib.suppress(BaseException):
+                    await task
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def exit_description(self) -> str:
+        code = self.process.returncode if self.process is not None else None
+        tail = self.stderr_tail()
+        message = f"the language server exited unexpectedly (exit code {code})"
+        return f"{message}; its last log lines:\n{tail}" if tail else message
+
+    def stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.flush()
+            size = self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, size - STDERR_TAIL_BYTES))
+            data = self._stderr.read()
+        except (OSError, ValueError):
+            return ""
+        return data.decode("utf-8", errors="replace").strip()

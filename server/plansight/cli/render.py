@@ -1,0 +1,247 @@
+"""Pure rendering helpers: protocol payloads (plain dicts) in, rich `Text` or `str` out.
+
+Nothing here prints or keeps state, so the terminal UI and the tests share one rendering.
+All text goes through `Text` objects, never console markup: a plan line such as
+`[x] #1: Add type hints` must not be read as a markup tag.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rich.text import Text
+
+MARKS: Mapping[str, str] = {
+    "pending": "[ ]",
+    "in_progress": "[>]",
+    "completed": "[x]",
+    "cancelled": "[-]",
+    "failed": "[!]",
+}
+STATUS_STYLES: Mapping[str, str] = {
+    "pending": "",
+    "in_progress": "bold yellow",
+    "completed": "green",
+    "cancelled": "dim strike",
+    "failed": "bold red",
+}
+RESULT_STYLES: Mapping[str, str] = {
+    "done": "bold green",
+    "cancelled": "bold yellow",
+    "error": "bold red",
+    "limit": "bold red",
+}
+EXIT_CODES: Mapping[str, int] = {"done": 0, "cancelled": 130, "error": 1, "limit": 1}
+MAX_DETAIL = 100
+
+
+def exit_code(status: str) -> int:
+    """0 for done, 130 for cancelled, 1 for error, limit and anything unknown."""
+    return EXIT_CODES.get(status, 1)
+
+
+def shorten(text: str, limit: int = MAX_DETAIL) -> str:
+    """One line of at most `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# Plan -------------------------------------------------------------------------------------
+
+
+def plan_items(state: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    items = state.get("items")
+    return [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
+
+
+def plan_counts(state: Mapping[str, Any]) -> tuple[int, int]:
+    items = plan_items(state)
+    completed = state.get("completed")
+    total = state.get("total")
+    if not isinstance(completed, int):
+        completed = sum(1 for i in items if i.get("status") == "completed")
+    if not isinstance(total, int):
+        total = len(items)
+    return completed, total
+
+
+def plan_text(state: Mapping[str, Any]) -> Text:
+    """The plan as `TodoState.rendered` shows it, each line styled by its status."""
+    items = plan_items(state)
+    if not items:
+        rendered = state.get("rendered")
+        return Text(rendered if isinstance(rendered, str) and rendered else "(no plan yet)")
+    text = Text()
+    for item in items:
+        status = str(item.get("status", "pending"))
+        mark = MARKS.get(status, "[?]")
+        text.append(
+            f"{mark} #{item.get('id', '?')}: {item.get('text', '')}\n",
+            style=STATUS_STYLES.get(status, ""),
+        )
+    completed, total = plan_counts(state)
+    text.append(f"({completed}/{total} completed)", style="dim")
+    return text
+
+
+def progress_line(state: Mapping[str, Any] | None) -> str:
+    """`2/5 · Add docstrings`: the count of completed items and the item in progress."""
+    if state is None or not plan_items(state):
+        return "planning"
+    completed, total = plan_counts(state)
+    current = next((i for i in plan_items(state) if i.get("status") == "in_progress"), None)
+    counts = f"{completed}/{total}"
+    return f"{counts} · {current.get('text', '')}" if current is not None else counts
+
+
+# Tools ------------------------------------------------------------------------------------
+
+
+def tool_call_line(name: str, tool_input: Mapping[str, Any]) -> Text:
+    """One line per tool call: `⚙ read_file hello.py`, `⚙ bash $ make test`."""
+    detail = tool_detail(name, tool_input)
+    text = Text("⚙ ", style="cyan")
+    text.append(name, style="bold cyan")
+    if detail:
+        text.append(" " + detail, style="cyan")
+    return text
+
+
+def tool_detail(name: str, tool_input: Mapping[str, Any]) -> str:
+    def field(key: str) -> str:
+        value = tool_input.get(key)
+        return value if isinstance(value, str) else ""
+
+    if name == "bash":
+        return "$ " + shorten(field("command"))
+    if name in ("read_file", "write_file", "edit_file"):
+        detail = field("path")
+        offset, limit = tool_input.get("offset"), tool_input.get("limit")
+        if isinstance(offset, int) or isinstance(limit, int):
+            detail += f" (lines {offset or 1}{'+' + str(limit) if limit else '…'})"
+        return detail
+    if name == "todo":
+        items = tool_input.get("items")
+        return f"({len(items)} items)" if isinstance(items, list) else ""
+    if name == "write_scratchpad":
+        return f"({len(field('content'))} characters)"
+    if name in ("grep", "list_files"):
+        parts = [field("pattern"), field("path"), field("glob")]
+        return shorten(" ".join(part for part in parts if part))
+    return shorten(", ".join(f"{k}={v!r}" for k, v in tool_input.items()))
+
+
+def tool_result_line(name: str, is_error: bool, summary: str) -> Text:
+    """`  ✓ summary` or `  ✗ summary` (errors in red)."""
+    if name == "todo" and not is_error:
+        summary = "plan updated"
+    if is_error:
+        text = Text("  ✗ ", style="bold red")
+        text.append(shorten(summary) or f"{name} failed", style="red")
+    else:
+        text = Text("  ✓ ", style="green")
+        text.append(shorten(summary) or "ok", style="dim")
+    return text
+
+
+# Diffs ------------------------------------------------------------------------------------
+
+
+def unified_diff(old_text: str, new_text: str, path: str, context: int = 3) -> str:
+    """A unified diff of two whole documents (`old_text` empty for a new file)."""
+    lines = difflib.unified_diff(
+        old_text.splitlines(keepends=True),
+        new_text.splitlines(keepends=True),
+        fromfile="/dev/null" if not old_text else f"a/{path}",
+        tofile=f"b/{path}",
+        n=context,
+    )
+    out: list[str] = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def snippet_diff(old_text: str, new_text: str) -> str:
+    """The lines an `edit_file` call replaces (`-`) and writes (`+`), with one line of context."""
+    lines = difflib.unified_diff(old_text.splitlines(), new_text.splitlines(), n=1, lineterm="")
+    return "\n".join(line for line in lines if not line.startswith(("---", "+++", "@@")))
+
+
+def diff_text(diff: str) -> Text:
+    """A unified diff coloured as terminals do: additions green, removals red, hunks cyan."""
+    text = Text()
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("@@"):
+            style = "cyan"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        else:
+            style = ""
+        text.append(line + "\n", style=style)
+    if not diff:
+        text.append("(no change)\n", style="dim")
+    return text
+
+
+def diff_stats(diff: str) -> tuple[int, int]:
+    """Lines added and removed by a unified diff."""
+    added = removed = 0
+    for line in diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return added, removed
+
+
+# Events and results -----------------------------------------------------------------------
+
+
+def reminder_line(text: str, level: int, rounds: int | None) -> Text:
+    line = Text("⚠ reminder", style="bold yellow")
+    if rounds:
+        line.append(f" after {rounds} rounds without a plan update", style="yellow")
+    line.append(f": {shorten(text, 160)}", style="yellow" if level <= 1 else "bold red")
+    return line
+
+
+def files_changed_line(paths: Iterable[str]) -> Text:
+    listed = sorted(paths)
+    shown = ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "")
+    return Text(f"↻ files changed: {shown}", style="magenta")
+
+
+def usage_line(usage: Mapping[str, Any]) -> str:
+    def number(key: str) -> str:
+        value = usage.get(key)
+        return f"{value:,}" if isinstance(value, int) else "0"
+
+    return (
+        f"tokens: {number('inputTokens')} input · {number('outputTokens')} output · "
+        f"{number('cacheReadInputTokens')} cache read · "
+        f"{number('cacheCreationInputTokens')} cache write"
+    )
+
+
+def result_text(result: Mapping[str, Any], *, include_text: bool) -> Text:
+    """`done after 9 rounds`, then the error and (optionally) the final text."""
+    status = str(result.get("status", "error"))
+    rounds = result.get("rounds")
+    line = Text(status, style=RESULT_STYLES.get(status, "bold"))
+    if isinstance(rounds, int):
+        line.append(f" after {rounds} round{'s' if rounds != 1 else ''}")
+    error = result.get("error")
+    if isinstance(error, str) and error:
+        line.append("\nerror: ", style="bold red")
+        line.append(error, style="red")
+    body = result.get("text")
+    if include_text and isinstance(body, str) and body.strip():
+        line.append("\n" + body.strip())
+    return line

@@ -1,0 +1,115 @@
+"""`plansight run "<prompt>"`: one agent run from the terminal, through `plansight lsp`.
+
+Reviews: with `--yes` every edit and command is accepted (the server is told so through
+`autoApprove`, so it does not even ask). Without it each edit is shown as a coloured diff
+and each command before it runs, and the answer is read from stdin: `a` accepts, `r`
+rejects, anything else rejects with that text as the reason the model reads. When stdin is
+not a terminal the answers are read from it all the same (`echo a | plansight run ...`);
+once it is exhausted, every further review is rejected with the feedback
+"not approved (no interactive terminal)", so a run never hangs on a closed stdin.
+
+Ctrl-C cancels the run (`$/cancelRequest`); the run's result is printed and the exit code is
+130. A second Ctrl-C quits at once. Exit codes: 0 done, 1 error or round limit, 130 cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from plansight.cli import render
+from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome, ServerExited
+from plansight.cli.ui import TerminalUI
+
+CANCEL_GRACE = 10.0  # seconds the server gets to answer a cancelled run before we quit
+
+
+def make_console() -> Console:
+    return Console(highlight=False)
+
+
+async def run_session(
+    ui: TerminalUI, options: ClientOptions, prompt: str, *, new_session: bool
+) -> int:
+    """Start the server, run `prompt`, print the result, shut the server down: the exit code."""
+    client = PlansightClient(options, ui)
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def quit_now() -> None:
+        client.kill()
+        ui.stop()
+        ui.console.print(Text("interrupted", style="bold red"))
+        ui.console.file.flush()
+        os._exit(130)
+
+    def on_interrupt() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1 and client.cancel():
+            ui.notice("Cancelling the run… (press Ctrl-C again to quit at once)")
+            loop.call_later(CANCEL_GRACE, quit_now)
+            return
+        quit_now()
+
+    installed = False
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+        installed = True
+    ui.start()
+    try:
+        try:
+            await client.start()
+            outcome = await client.run(prompt, new_session)
+        except ServerExited as err:
+            outcome = RunOutcome("error", client.last_result or {}, str(err))
+        except OSError as err:
+            outcome = RunOutcome("error", {}, f"could not start the language server: {err}")
+        result = dict(outcome.result)
+        result.setdefault("status", outcome.status)
+        ui.result(result, outcome.error)
+        await client.close()
+    finally:
+        ui.stop()
+        client.kill()
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+    if outcome.status == "cancelled" or (client.cancelling and outcome.error is not None):
+        return 130
+    return render.exit_code(outcome.status) if outcome.error is None else 1
+
+
+def has_api_key(env: dict[str, str]) -> bool:
+    return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+def run_cli(prompt: str, workspace: str, yes: bool, model: str | None, new_session: bool) -> int:
+    console = make_console()
+    root = Path(workspace).expanduser()
+    if not root.is_dir():
+        console.print(Text(f"plansight: no such folder: {root}", style="bold red"))
+        return 1
+    if not has_api_key(dict(os.environ)):
+        console.print(
+            Text(
+                "plansight: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another "
+                "endpoint), or try `plansight demo` for an offline recorded session.",
+                style="bold red",
+            )
+        )
+        return 1
+    ui = TerminalUI(console, inline_edits=yes)
+    ui.header(str(root.resolve()), prompt, mode="auto-accept" if yes else "review each change")
+    options = ClientOptions(workspace=root, model=model, accept_edits=yes, approve_commands=yes)
+    try:
+        return asyncio.run(run_session(ui, options, prompt, new_session=new_session))
+    except KeyboardInterrupt:  # before the handler was installed
+        sys.stdout.flush()
+        return 130

@@ -1,0 +1,310 @@
+"""The terminal: a rich console that streams the run, shows the plan and asks for reviews.
+
+On a terminal the plan and the progress line ("2/5 · Add docstrings") stay at the bottom in
+a `rich.live.Live` panel while the model's text, tool calls and results scroll above it.
+When stdout is not a terminal (tests, CI logs) nothing is redrawn: everything is printed
+once, in order, the plan again each time it changes.
+
+Prompts read lines from stdin in a daemon thread, so a pending prompt never blocks the
+connection to the server and never keeps the process alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from typing import IO, Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.panel import Panel
+from rich.text import Text
+
+from plansight.cli import render
+from plansight.cli.client import Answer
+
+SCRATCHPAD_LINES = 12
+EDIT_TOOLS = ("edit_file", "write_file")
+
+
+class LineReader:
+    """Lines from a text stream, read in a daemon thread and handed to the event loop."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self._queue: asyncio.Queue[str | None] | None = None
+
+    async def readline(self) -> str | None:
+        """The next line without its newline, or None at end of input."""
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            loop = asyncio.get_running_loop()
+            thread = threading.Thread(
+                target=self._pump, args=(loop, self._queue), name="stdin", daemon=True
+            )
+            thread.start()
+        line = await self._queue.get()
+        if line is None:
+            self._queue.put_nowait(None)  # end of input stays the end
+        return line
+
+    def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
+        while True:
+            try:
+                line = self.stream.readline()
+            except (OSError, ValueError):
+                line = ""
+            item = line.rstrip("\r\n") if line else None
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop is closed: nobody is asking any more
+                return
+            if item is None:
+                return
+
+
+class TerminalUI:
+    """Implements `plansight.cli.client.Frontend` on a rich console."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        live: bool | None = None,
+        stdin: IO[str] | None = None,
+        inline_edits: bool = False,
+    ) -> None:
+        self.console = console
+        self.live_mode = (
+            console.is_terminal and not console.is_dumb_terminal if live is None else live
+        )
+        self.reader = LineReader(stdin if stdin is not None else sys.stdin)
+        # Show edit_file/write_file calls as diffs: when edits are accepted without a
+        # review, this is where the user sees them.
+        self.inline_edits = inline_edits
+        self.plan: dict[str, Any] | None = None
+        self.partial = ""  # streamed text not yet ended by a newline
+        self.streamed_text = False  # some text was streamed since the last tool call
+        self.reminders = 0
+        self._live: Live | None = None
+
+    # Live region -------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.live_mode and self._live is None:
+            self._live = Live(
+                get_renderable=self._live_renderable,
+                console=self.console,
+                refresh_per_second=8,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self._live.start()
+
+    def stop(self) -> None:
+        """End the live region, leaving the final plan printed in the scrollback."""
+        self._end_text()
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+            if self.plan is not None and render.plan_items(self.plan):
+                self.console.print(self._plan_panel())
+
+    def _live_renderable(self) -> RenderableType:
+        parts: list[RenderableType] = []
+        if self.partial:
+            parts.append(Text(self.partial))
+        if self.plan is not None and render.plan_items(self.plan):
+            parts.append(self._plan_panel())
+        else:
+            parts.append(Text("▶ " + render.progress_line(self.plan), style="bold blue"))
+        return Group(*parts)
+
+    def _plan_panel(self) -> Panel:
+        return Panel(
+            render.plan_text(self.plan or {}),
+            title="plan",
+            title_align="left",
+            subtitle="▶ " + render.progress_line(self.plan),
+            subtitle_align="left",
+            border_style="blue",
+            expand=False,
+        )
+
+    def _refresh(self) -> None:
+        if self._live is not None:
+            self._live.refresh()
+
+    # Output --------------------------------------------------------------------------------
+    def print(self, *renderables: RenderableType) -> None:
+        """Print whole lines above the live region (after any half-streamed line)."""
+        self._end_text()
+        for renderable in renderables:
+            self.console.print(renderable, soft_wrap=isinstance(renderable, Text | str))
+
+    def _end_text(self) -> None:
+        if not self.partial:
+            return
+        if self._live is not None:
+            self.console.print(Text(self.partial), soft_wrap=True)
+        else:
+            self.console.file.write("\n")
+            self.console.file.flush()
+        self.partial = ""
+        self._refresh()
+
+    def text(self, delta: str) -> None:
+        self.streamed_text = True
+        if self._live is None:
+            self.console.file.write(delta)
+            self.console.file.flush()
+            self.partial = (self.partial + delta).rsplit("\n", 1)[-1]
+            return
+        self.partial += delta
+        if "\n" in self.partial:
+            done, self.partial = self.partial.rsplit("\n", 1)
+            self.console.print(Text(done), soft_wrap=True)
+        self._refresh()
+
+    def header(self, workspace: str, prompt: str, *, mode: str) -> None:
+        self.print(
+            Text.assemble(("plansight ", "bold blue"), (f"· {workspace} · {mode}", "dim")),
+            Text.assemble(("› ", "bold"), (prompt, "bold")),
+        )
+
+    def notice(self, message: str, style: str = "yellow") -> None:
+        self.print(Text(message, style=style))
+
+    # Frontend -----------------------------------------------------------------------------
+    def on_todos(self, state: dict[str, Any]) -> None:
+        had_plan = self.plan is not None and bool(render.plan_items(self.plan))
+        self.plan = state
+        if not render.plan_items(state):
+            if had_plan:
+                self.print(Text("plan cleared", style="blue"))
+            self._refresh()
+            return
+        if self._live is not None:
+            self.print(Text("▶ plan: " + render.progress_line(state), style="blue"))
+            return
+        self.print(
+            Text("plan:", style="bold blue"),
+            render.plan_text(state),
+            Text("▶ " + render.progress_line(state), style="bold blue"),
+        )
+
+    def on_scratchpad(self, content: str) -> None:
+        if not content:
+            return
+        lines = content.strip().splitlines()
+        shown = "\n".join(lines[:SCRATCHPAD_LINES])
+        if len(lines) > SCRATCHPAD_LINES:
+            shown += f"\n… ({len(lines) - SCRATCHPAD_LINES} more lines)"
+        self.print(Text("scratchpad:", style="bold magenta"), Text(shown, style="magenta"))
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "textDelta" and isinstance(event.get("text"), str):
+            self.text(event["text"])
+        elif kind == "toolCall":
+            self._tool_call(event)
+        elif kind == "toolResult":
+            self.print(
+                render.tool_result_line(
+                    str(event.get("name", "")),
+                    event.get("isError") is True,
+                    str(event.get("summary", "")),
+                )
+            )
+        elif kind == "reminder":
+            self.reminders += 1
+            rounds = event.get("rounds")
+            level = event.get("level")
+            self.print(
+                render.reminder_line(
+                    str(event.get("text", "")),
+                    level if isinstance(level, int) else 1,
+                    rounds if isinstance(rounds, int) else None,
+                )
+            )
+        elif kind == "filesChanged":
+            paths = event.get("paths")
+            if isinstance(paths, list) and paths:
+                self.print(render.files_changed_line(str(p) for p in paths))
+        # runStarted, runFinished (the answer is printed at the end) and unknown types: quiet.
+
+    def _tool_call(self, event: dict[str, Any]) -> None:
+        name = str(event.get("name", ""))
+        tool_input = event.get("input")
+        tool_input = tool_input if isinstance(tool_input, dict) else {}
+        self.streamed_text = False
+        self.print(render.tool_call_line(name, tool_input))
+        if self.inline_edits and name in EDIT_TOOLS:
+            old = tool_input.get("old_text") if name == "edit_file" else ""
+            new = tool_input.get("new_text") if name == "edit_file" else tool_input.get("content")
+            if isinstance(old, str) and isinstance(new, str):
+                self.print(render.diff_text(render.snippet_diff(old, new)))
+
+    def on_message(self, level: int, message: str) -> None:
+        style = {1: "bold red", 2: "yellow"}.get(level, "dim")
+        self.print(Text(f"server: {message}", style=style))
+
+    def show_edit(self, review: dict[str, Any], path: str) -> None:
+        old, new = str(review.get("oldText", "")), str(review.get("newText", ""))
+        path = path or str(review.get("uri", ""))
+        diff = render.unified_diff(old, new, path)
+        added, removed = render.diff_stats(diff)
+        title = Text.assemble(
+            ("review edit ", "bold"),
+            (path, "bold cyan"),
+            (f" (+{added} -{removed})", "dim"),
+        )
+        description = str(review.get("description", ""))
+        if description:
+            title.append(f": {render.shorten(description, 120)}")
+        todo = review.get("todoId")
+        if isinstance(todo, str) and todo:
+            title.append(f"  [plan #{todo}]", style="dim")
+        self.print(title, render.diff_text(diff))
+
+    def show_command(self, request: dict[str, Any]) -> None:
+        self.print(
+            Text.assemble(
+                ("run command ", "bold"),
+                ("$ " + str(request.get("command", "")), "bold cyan"),
+                (f"  (in {request.get('cwd', '.')})", "dim"),
+            )
+        )
+
+    async def ask(self, question: str) -> Answer:
+        self._end_text()
+        live = self._live
+        if live is not None:
+            live.stop()
+        try:
+            self.console.print(Text(question + " ", style="bold"), end="")
+            self.console.file.flush()
+            answer = await self.reader.readline()
+            if not self.console.is_terminal:
+                self.console.print(Text(answer if answer is not None else "(end of input)"))
+            return answer
+        finally:
+            if live is not None:
+                live.start()
+
+    # The end ------------------------------------------------------------------------------
+    def result(self, result: dict[str, Any], error: str | None = None) -> None:
+        self.stop()
+        status = str(result.get("status", "error"))
+        include_text = status != "done" or not self.streamed_text
+        self.console.print()
+        self.console.print(render.result_text(result, include_text=include_text), soft_wrap=True)
+        if error:
+            self.console.print(Text(f"error: {error}", style="bold red"), soft_wrap=True)
+        if self.plan is not None and render.plan_items(self.plan) and self._live is None:
+            completed, total = render.plan_counts(self.plan)
+            self.console.print(Text(f"plan: {completed}/{total} completed", style="blue"))
+        usage = result.get("usage")
+        if isinstance(usage, dict):
+            self.console.print(Text(render.usage_line(usage), style="dim"))
