@@ -173,7 +173,8 @@ def snippet_diff(old_text: str, new_text: str) -> str:
 def diff_text(diff: str) -> Text:
     """A unified diff coloured as terminals do: additions green, removals red, hunks cyan."""
     text = Text()
-    for line in diff.splitlines():
+    lines = diff.splitlines()
+    for number, line in enumerate(lines):
         if line.startswith(("+++", "---")):
             style = "bold"
         elif line.startswith("@@"):
@@ -184,9 +185,9 @@ def diff_text(diff: str) -> Text:
             style = "red"
         else:
             style = ""
-        text.append(line + "\n", style=style)
-    if not diff:
-        text.append("(no change)\n", style="dim")
+        text.append(line + ("\n" if number < len(lines) - 1 else ""), style=style)
+    if not lines:
+        text.append("(no change)", style="dim")
     return text
 
 

@@ -302,7 +302,7 @@ class TerminalUI:
         self.console.print(render.result_text(result, include_text=include_text), soft_wrap=True)
         if error:
             self.console.print(Text(f"error: {error}", style="bold red"), soft_wrap=True)
-        if self.plan is not None and render.plan_items(self.plan) and self._live is None:
+        if self.plan is not None and render.plan_items(self.plan) and not self.live_mode:
             completed, total = render.plan_counts(self.plan)
             self.console.print(Text(f"plan: {completed}/{total} completed", style="blue"))
         usage = result.get("usage")
