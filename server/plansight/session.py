@@ -153,11 +153,11 @@ class Session:
 
     def files_changed(self, paths: list[str]) -> None:
         """Files changed outside the agent: stale for edits, and the model hears of it."""
-        if not paths:
+        external = self.workspace.mark_stale(paths)  # drops the echoes of our own writes
+        if not external:
             return
-        self.workspace.mark_stale(paths)
-        self.notices.changed_files.update(paths)
-        self.events.emit(FilesChanged(tuple(paths)))
+        self.notices.changed_files.update(external)
+        self.events.emit(FilesChanged(tuple(external)))
 
     def state(self) -> dict[str, Any]:
         return {

@@ -10,6 +10,7 @@ from pathlib import Path
 from watchfiles import Change, DefaultFilter, awatch
 
 from plansight.gitignore import GitIgnore
+from plansight.workspace import TEMP_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,8 @@ class WorkspaceFilter(DefaultFilter):
         if not super().__call__(change, path):
             return False
         candidate = Path(path)
+        if candidate.name.endswith(TEMP_SUFFIX):
+            return False  # our own atomic writes' temporary files
         if candidate.name == ".gitignore":
             self.gitignore.invalidate()
         # pyvenv.cfg marks a virtual environment under any name.

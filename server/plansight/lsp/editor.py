@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ACCEPT = "Accept"
+SUPERSEDED_KEPT = 8  # an editor reloads within a few edits; older texts are real user text
 REJECT = "Reject"
 
 
@@ -30,9 +31,9 @@ class EditorBridge:
     def __init__(self, server: LanguageServer, options: InitOptions) -> None:
         self.server = server
         self.options = options
-        # Text each file had on disk before the agent last wrote it. An open document still
-        # showing that text is not "unsaved": the editor just has not reloaded it yet.
-        self._superseded: dict[Path, str] = {}
+        # Texts each file had on disk before the agent's recent writes. An open document still
+        # showing one of them is not "unsaved": the editor just has not reloaded it yet.
+        self._superseded: dict[Path, list[str]] = {}
 
     # Capabilities ----------------------------------------------------------------------
     def _client_offers(self, name: str) -> bool:
@@ -48,7 +49,7 @@ class EditorBridge:
             if fs_path is None or Path(fs_path) != path:
                 continue
             text = document.source
-            if self._superseded.get(path) == text:
+            if text in self._superseded.get(path, ()):
                 return None
             return text
         return None
@@ -62,7 +63,9 @@ class EditorBridge:
         else:
             decision = await self._review_fallback(proposal)
         if decision.accepted:
-            self._superseded[proposal.path] = proposal.old_text
+            recent = self._superseded.setdefault(proposal.path, [])
+            recent.append(proposal.old_text)
+            del recent[:-SUPERSEDED_KEPT]
         return decision
 
     async def _review_request(self, proposal: EditProposal) -> EditDecision:

@@ -1,0 +1,217 @@
+"""The server and the editor's documents and files: sync, unsaved text, outside changes, storage."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_harness import EditorHandle, start_editor
+from lsprotocol import types
+
+from plansight.fakeapi import FakeMessagesAPI, Hang
+from plansight.fakeapi import text_reply as text
+from plansight.fakeapi import tool_reply as tool
+
+
+def plan(*specs: tuple[str, str, str]) -> dict[str, Any]:
+    return {"items": [{"id": i, "text": t, "status": s} for i, t, s in specs]}
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [b for b in body["messages"][-1]["content"] if b["type"] == "tool_result"]
+
+
+@pytest.fixture
+async def editor(hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path) -> Any:
+    handle = await start_editor(hello_workspace, fake_api, storage=tmp_path / "state")
+    yield handle
+    await handle.stop()
+
+
+def open_document(editor: EditorHandle, relative: str, text_: str) -> None:
+    editor.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=editor.uri(relative), language_id="python", version=1, text=text_
+            )
+        )
+    )
+
+
+async def test_the_agent_reads_unsaved_text_and_never_overwrites_it(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    on_disk = (hello_workspace / "hello.py").read_text()
+    unsaved = on_disk + "# typed by the user, not saved\n"
+    open_document(editor, "hello.py", unsaved)
+    fake_api.push(
+        tool("read_file", {"path": "hello.py"}),
+        tool("edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}),
+        text("ok"),
+    )
+    await editor.request("plansight/run", {"prompt": "edit"})
+    read = tool_results(fake_api.bodies[1])[0]
+    assert "typed by the user, not saved" in read["content"]
+    refused = tool_results(fake_api.bodies[2])[0]
+    assert refused.get("is_error") is True and "unsaved" in refused["content"]
+    assert (hello_workspace / "hello.py").read_text() == on_disk
+    assert editor.recorder.reviews == []  # refused before the user was asked
+
+
+async def test_an_open_document_matching_disk_is_edited_and_edited_again(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    open_document(editor, "hello.py", (hello_workspace / "hello.py").read_text())
+    fake_api.push(
+        tool("read_file", {"path": "hello.py"}),
+        tool("edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}),
+        # The editor has not reloaded yet: its text is the pre-edit text. Still not "unsaved".
+        tool("edit_file", {"path": "hello.py", "old_text": "import os", "new_text": "import re"}),
+        text("ok"),
+    )
+    await editor.request("plansight/run", {"prompt": "edit twice"})
+    assert (hello_workspace / "hello.py").read_text().startswith("import re\n")
+
+
+async def test_outside_changes_are_reported_and_make_edits_stale(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    target = hello_workspace / "hello.py"
+
+    def change_then_edit(body: dict[str, Any]) -> Any:
+        return tool("edit_file", {"path": "hello.py", "old_text": "import sys",
+                                  "new_text": "import os"})
+
+    fake_api.push(tool("read_file", {"path": "hello.py"}))
+    fake_api.push(Hang(0.8, then=tool("read_scratchpad", {})))
+    fake_api.push(change_then_edit, text("ok"))
+    run = asyncio.ensure_future(editor.request("plansight/run", {"prompt": "edit"}))
+    await editor.recorder.wait_for(lambda: len(fake_api.message_requests) >= 2)
+    target.write_text(target.read_text() + "# changed by another program\n")
+    await editor.recorder.wait_for(
+        lambda: any(e["type"] == "filesChanged" for e in editor.recorder.events), 5
+    )
+    await run
+    changed = next(e for e in editor.recorder.events if e["type"] == "filesChanged")
+    assert changed["paths"] == ["hello.py"]
+    # The model heard of it at its next turn...
+    notice = [b["text"] for b in fake_api.bodies[2]["messages"][-1]["content"]
+              if b["type"] == "text"]
+    assert any("hello.py" in t and "Changed outside" in t for t in notice)
+    # ...and its edit based on the old read was refused, the outside change kept.
+    refused = tool_results(fake_api.bodies[3])[0]
+    assert refused.get("is_error") is True and "modified" in refused["content"]
+    assert target.read_text().endswith("# changed by another program\n")
+
+
+async def test_the_agents_own_writes_are_not_reported_as_outside_changes(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    fake_api.push(
+        tool("write_file", {"path": "NEW.md", "content": "new\n"}),
+        Hang(0.6, then=text("ok")),
+    )
+    await editor.request("plansight/run", {"prompt": "write"})
+    assert (hello_workspace / "NEW.md").read_text() == "new\n"
+    assert not any(e["type"] == "filesChanged" for e in editor.recorder.events)
+
+
+@pytest.mark.parametrize(
+    "tool_input",
+    [
+        ("read_file", {"path": "../outside.txt"}),
+        ("write_file", {"path": "../outside.txt", "content": "pwned"}),
+        ("write_file", {"path": "link/outside.txt", "content": "pwned"}),
+        ("read_file", {"path": "link/outside.txt"}),
+        ("edit_file", {"path": "filelink", "old_text": "secret", "new_text": "pwned"}),
+        ("grep", {"pattern": "secret", "path": "link"}),
+        ("list_files", {"path": "/"}),
+    ],
+)
+async def test_escape_attempts_are_refused_over_the_protocol(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path,
+    tool_input: tuple[str, dict[str, Any]],
+) -> None:
+    outside = hello_workspace.parent / "outside.txt"
+    outside.write_text("secret\n")
+    (hello_workspace / "link").symlink_to(hello_workspace.parent, target_is_directory=True)
+    (hello_workspace / "filelink").symlink_to(outside)
+    fake_api.push(tool(*tool_input), text("ok"))
+    await editor.request("plansight/run", {"prompt": "escape"})
+    result = tool_results(fake_api.bodies[1])[0]
+    assert result.get("is_error") is True
+    assert "secret" not in result["content"]
+    assert outside.read_text() == "secret\n"
+    assert editor.recorder.reviews == []
+
+
+async def test_state_is_restored_after_a_restart(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    storage = tmp_path / "state"
+    first = await start_editor(hello_workspace, fake_api, storage=storage)
+    fake_api.push(
+        tool("todo", plan(("1", "Hints", "completed"), ("2", "Docs", "in_progress"))),
+        tool("write_scratchpad", {"content": "halfway"}),
+        text("pausing"),
+        text("stopping"),
+    )
+    await first.request("plansight/run", {"prompt": "start"})
+    await first.stop()
+    assert not any(p.is_relative_to(hello_workspace) for p in storage.rglob("*"))
+
+    second = await start_editor(hello_workspace, fake_api, storage=storage)
+    try:
+        await second.recorder.wait_for(lambda: bool(second.recorder.todos))
+        restored = second.recorder.todos[0]
+        assert restored["source"] == "restore"
+        assert restored["rendered"] == "[x] #1: Hints\n[>] #2: Docs\n(1/2 completed)"
+        assert second.recorder.scratchpad == ["halfway"]
+        fake_api.push(text("continuing"))
+        await second.request("plansight/run", {"prompt": "go on"})
+        messages = fake_api.bodies[-1]["messages"]
+        assert messages[0]["content"][0]["text"] == "start"  # the conversation continues
+        assert len(messages) > 3
+    finally:
+        await second.stop()
+
+
+async def test_kill_9_mid_run_loses_at_most_the_round_in_flight(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    storage = tmp_path / "state"
+    first = await start_editor(hello_workspace, fake_api, storage=storage)
+    fake_api.push(
+        tool("todo", plan(("1", "Hints", "in_progress"))),
+        tool("read_file", {"path": "hello.py"}),
+        Hang(30),
+    )
+    asyncio.ensure_future(first.request("plansight/run", {"prompt": "work"}))
+    await first.recorder.wait_for(lambda: len(fake_api.message_requests) >= 3)
+    server = first.client._server
+    assert server is not None
+    os.kill(server.pid, signal.SIGKILL)
+    await server.wait()
+    await first.client.stop()
+    for stored in storage.glob("*.json"):
+        json.loads(stored.read_text())  # never torn
+    assert not list(storage.glob("*.tmp"))
+
+    second = await start_editor(hello_workspace, fake_api, storage=storage)
+    try:
+        await second.recorder.wait_for(lambda: bool(second.recorder.todos))
+        assert second.recorder.todos[0]["rendered"] == "[>] #1: Hints\n(0/1 completed)"
+        fake_api.push(text("resumed"), text("item 1 stays open: explained"))
+        result = await second.request("plansight/run", {"prompt": "resume"})
+        assert result["status"] == "done"
+        # The restored conversation kept both finished rounds; the prompt joined the last turn.
+        resumed = fake_api.bodies[3]["messages"]
+        assert [m["role"] for m in resumed] == ["user", "assistant", "user", "assistant", "user"]
+        assert [b["type"] for b in resumed[-1]["content"]] == ["tool_result", "text"]
+    finally:
+        await second.stop()
