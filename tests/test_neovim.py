@@ -1,0 +1,64 @@
+"""Neovim as a second, independent LSP client: it gets the plan and the reminder diagnostic."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES
+
+from plansight.fakeapi import FakeMessagesAPI
+from plansight.fakeapi import text_reply as text
+from plansight.fakeapi import tool_reply as tool
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("nvim") is None and not os.environ.get("CI"),
+    reason="nvim is not installed (CI installs it; .ci/run fails without it)",
+)
+
+
+def plan(status: str) -> dict[str, Any]:
+    return {"items": [{"id": "1", "text": "Read hello.py", "status": status}]}
+
+
+def test_neovim_receives_the_plan_and_the_reminder_diagnostic(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fake_api.push(
+        tool("todo", plan("in_progress")),
+        tool("read_file", {"path": "hello.py", "offset": 5, "limit": 1}),
+        tool("read_scratchpad", {}),
+        tool("read_scratchpad", {}),
+        tool("todo", plan("completed")),
+        text("Done."),
+    )
+    out = tmp_path / "nvim.json"
+    env = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "PLANSIGHT_NVIM_OUT": str(out),
+        "PLANSIGHT_PYTHON": sys.executable,
+        "PLANSIGHT_STORAGE": str(tmp_path / "state"),
+        "HOME": str(tmp_path),
+    }
+    subprocess.run(
+        ["nvim", "--headless", "--clean", "-u", str(FIXTURES / "neovim" / "client.lua")],
+        cwd=hello_workspace, env=env, timeout=60, check=True,
+        stdin=subprocess.DEVNULL, capture_output=True,
+    )
+    seen = json.loads(out.read_text())
+    assert seen["result"]["status"] == "done", seen["result"]
+    assert seen["todos"][0]["rendered"] == "[>] #1: Read hello.py\n(0/1 completed)"
+    assert seen["todos"][-1]["completed"] == 1
+    assert "reminder" in seen["events"] and seen["events"][-1] == "runFinished"
+    reminder = seen["diagnostics"][0]
+    assert reminder["source"] == "plansight" and reminder["code"] == "plan-reminder"
+    assert reminder["lnum"] == 4  # the line the agent last read (offset 5 → 0-based 4)
+    assert "3 rounds" in reminder["message"]
