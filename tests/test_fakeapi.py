@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import importlib.util
 import json
+import logging
 import os
 import select
 import signal
@@ -777,3 +778,17 @@ def test_script_round_trips_and_rejects_bad_steps(tmp_path: Path) -> None:
     ):
         with pytest.raises(ScriptError):
             Script.from_dict(bad)
+
+
+def test_stop_with_idle_keep_alive_connection_logs_no_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    api = FakeMessagesAPI([text_reply("hi")]).start()
+    conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=5)
+    status, _, _ = post(api, {"model": MODEL, "max_tokens": 8, "messages": [user("x")]}, conn=conn)
+    assert status == 200
+    with caplog.at_level(logging.WARNING):
+        api.stop()  # the connection is still open and idle
+    conn.close()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert not api.running

@@ -442,6 +442,11 @@ class FakeMessagesAPI:
                 pass
         except (_Closed, ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # stop_async() cancels open connections. End the task normally: on Python 3.11
+            # asyncio's stream callback calls task.exception() on a cancelled handler task
+            # and logs the CancelledError as an error.
+            pass
         except Exception:
             log.exception("fake API: connection failed")
         finally:
