@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pytest_lsp import LanguageClient, client_capabilities
-import uuid
-
-from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from pygls.protocol import default_converter
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from plansight.fakeapi import FakeMessagesAPI
 
@@ -156,8 +155,9 @@ async def start_editor(
     def on_show_message_request(
         params: types.ShowMessageRequestParams,
     ) -> types.MessageActionItem | None:
-        recorder.messages.append({"message": params.message,
-                                  "actions": [a.title for a in params.actions or []]})
+        recorder.messages.append(
+            {"message": params.message, "actions": [a.title for a in params.actions or []]}
+        )
         return types.MessageActionItem(show_message_answer) if show_message_answer else None
 
     await client.start_io(

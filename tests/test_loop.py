@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 from pathlib import Path
 from typing import Any
-
-from conftest import block_types, make_session, strip_cache_control, user_texts
 
 from plansight.events import Event, Reminder, ReminderCleared, RunFinished, TextDelta
 from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, StreamError, reply
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.hooks import EditDecision, EditProposal
+
+from conftest import block_types, make_session, strip_cache_control, user_texts
 
 REMINDER = "<reminder>Update your todos.</reminder>"
 
@@ -43,8 +44,15 @@ async def test_a_simple_run_streams_text_and_ends_done(
     assert body["model"] == "claude-sonnet-5-5"
     assert body["stream"] is True
     assert {t["name"] for t in body["tools"]} == {
-        "read_file", "write_file", "edit_file", "list_files", "grep", "bash",
-        "todo", "read_scratchpad", "write_scratchpad",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_files",
+        "grep",
+        "bash",
+        "todo",
+        "read_scratchpad",
+        "write_scratchpad",
     }
     assert "todo" in body["system"][0]["text"]
     assert result.usage.output_tokens > 0
@@ -80,11 +88,9 @@ async def test_reminder_after_three_rounds_without_todo_goes_after_the_tool_resu
     assert not any("reminder" in t for t in user_texts(last_user[6]))
     assert not any("reminder" in t for t in user_texts(last_user[7]))
     # Nothing earlier was rewritten: each request extends the previous one.
-    for before, after in zip(bodies, bodies[1:], strict=False):
+    for before, after in itertools.pairwise(bodies):
         n = len(before["messages"])
-        assert strip_cache_control(after["messages"][:n]) == strip_cache_control(
-            before["messages"]
-        )
+        assert strip_cache_control(after["messages"][:n]) == strip_cache_control(before["messages"])
     reminders = [e for e in events if isinstance(e, Reminder)]
     assert [(r.level, r.rounds) for r in reminders] == [(1, 3), (1, 4)]
     assert reminders[-1].location is not None and reminders[-1].location.path == "hello.py"
@@ -174,15 +180,32 @@ async def test_usage_is_summed_over_the_run(
     hello_workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
     fake_api.push(
-        reply("a", [("read_scratchpad", {})], usage={"input_tokens": 10, "output_tokens": 5,
-              "cache_read_input_tokens": 100, "cache_creation_input_tokens": 7}),
-        reply("b", usage={"input_tokens": 1, "output_tokens": 2,
-              "cache_read_input_tokens": 200, "cache_creation_input_tokens": 3}),
+        reply(
+            "a",
+            [("read_scratchpad", {})],
+            usage={
+                "input_tokens": 10,
+                "output_tokens": 5,
+                "cache_read_input_tokens": 100,
+                "cache_creation_input_tokens": 7,
+            },
+        ),
+        reply(
+            "b",
+            usage={
+                "input_tokens": 1,
+                "output_tokens": 2,
+                "cache_read_input_tokens": 200,
+                "cache_creation_input_tokens": 3,
+            },
+        ),
     )
     result = await make_session(hello_workspace, fake_api).run("hi")
     assert result.usage.to_wire() == {
-        "inputTokens": 11, "outputTokens": 7,
-        "cacheReadInputTokens": 300, "cacheCreationInputTokens": 10,
+        "inputTokens": 11,
+        "outputTokens": 7,
+        "cacheReadInputTokens": 300,
+        "cacheCreationInputTokens": 10,
     }
 
 
@@ -193,7 +216,9 @@ async def test_cache_breakpoints_cover_the_prefix_and_the_newest_messages(
     await make_session(hello_workspace, fake_api).run("read")
     for body in fake_api.bodies:
         marked = [
-            (i, j) for i, m in enumerate(body["messages"]) for j, b in enumerate(m["content"])
+            (i, j)
+            for i, m in enumerate(body["messages"])
+            for j, b in enumerate(m["content"])
             if isinstance(b, dict) and "cache_control" in b
         ]
         assert "cache_control" in body["system"][-1]
@@ -280,8 +305,9 @@ async def test_user_plan_edit_reaches_the_model_after_the_tool_results(
     def step_two(body: dict[str, Any]) -> Any:
         return text("noted")
 
-    fake_api.push(tool("todo", plan(("1", "a", "in_progress"))), tool("read_scratchpad", {}),
-                  step_two)
+    fake_api.push(
+        tool("todo", plan(("1", "a", "in_progress"))), tool("read_scratchpad", {}), step_two
+    )
     events = collect(session)
 
     def edit_on_first_result(event: Event) -> None:
@@ -311,7 +337,11 @@ async def test_edit_review_outcomes_reach_the_model(
         seen.append(proposal)
         return decisions.pop(0)
 
-    edit = {"path": "hello.py", "old_text": '"Hello, " + name + "!"', "new_text": 'f"Hello, {name}!"'}
+    edit = {
+        "path": "hello.py",
+        "old_text": '"Hello, " + name + "!"',
+        "new_text": 'f"Hello, {name}!"',
+    }
     fake_api.push(
         tool("todo", plan(("1", "Use f-strings", "in_progress"))),
         tool("read_file", {"path": "hello.py"}),

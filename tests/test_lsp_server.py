@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_harness import EditorHandle, start_editor
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
+
+from lsp_harness import EditorHandle, start_editor
 
 REMINDER = "<reminder>Update your todos.</reminder>"
 
@@ -45,8 +46,11 @@ async def test_a_run_notifies_plan_scratchpad_events_and_answers_run_result(
     editor: EditorHandle, fake_api: FakeMessagesAPI
 ) -> None:
     fake_api.push(
-        tool("todo", plan(("1", "Add type hints", "in_progress"), ("2", "Add docs", "pending")),
-             text="Planning first."),
+        tool(
+            "todo",
+            plan(("1", "Add type hints", "in_progress"), ("2", "Add docs", "pending")),
+            text="Planning first.",
+        ),
         tool("write_scratchpad", {"content": "hello.py lacks hints"}),
         tool("todo", plan(("1", "Add type hints", "completed"), ("2", "Add docs", "completed"))),
         text("All done."),
@@ -54,7 +58,10 @@ async def test_a_run_notifies_plan_scratchpad_events_and_answers_run_result(
     result = await editor.request("plansight/run", {"prompt": "Refactor hello.py"})
     assert result["status"] == "done" and result["text"] == "All done." and result["rounds"] == 4
     assert set(result["usage"]) == {
-        "inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens"
+        "inputTokens",
+        "outputTokens",
+        "cacheReadInputTokens",
+        "cacheCreationInputTokens",
     }
     rec = editor.recorder
     await rec.wait_for(lambda: "runFinished" in rec.event_types())
@@ -77,10 +84,13 @@ async def test_a_run_notifies_plan_scratchpad_events_and_answers_run_result(
 
 async def test_progress_follows_the_plan(editor: EditorHandle, fake_api: FakeMessagesAPI) -> None:
     fake_api.push(
-        tool("todo", plan(("1", "Add type hints", "completed"), ("2", "Add docstrings",
-                                                                    "in_progress"))),
-        tool("todo", plan(("1", "Add type hints", "completed"), ("2", "Add docstrings",
-                                                                    "completed"))),
+        tool(
+            "todo",
+            plan(("1", "Add type hints", "completed"), ("2", "Add docstrings", "in_progress")),
+        ),
+        tool(
+            "todo", plan(("1", "Add type hints", "completed"), ("2", "Add docstrings", "completed"))
+        ),
         text("done"),
     )
     await editor.request("plansight/run", {"prompt": "go"})
@@ -131,8 +141,12 @@ async def test_edit_plan_validates_versions_and_reaches_the_model(
     with pytest.raises(JsonRpcException) as bad:
         await editor.request(
             "plansight/editPlan",
-            {"items": [{"id": "1", "text": "a", "status": "in_progress"},
-                       {"id": "2", "text": "b", "status": "in_progress"}]},
+            {
+                "items": [
+                    {"id": "1", "text": "a", "status": "in_progress"},
+                    {"id": "2", "text": "b", "status": "in_progress"},
+                ]
+            },
         )
     assert bad.value.code == -32602 and "Only one item" in bad.value.message
     with pytest.raises(JsonRpcException) as stale:
@@ -143,9 +157,13 @@ async def test_edit_plan_validates_versions_and_reaches_the_model(
     assert stale.value.code == -32803
     state = await editor.request(
         "plansight/editPlan",
-        {"items": [{"id": "1", "text": "a", "status": "completed"},
-                   {"id": "2", "text": "Write a changelog", "status": "pending"}],
-         "version": version},
+        {
+            "items": [
+                {"id": "1", "text": "a", "status": "completed"},
+                {"id": "2", "text": "Write a changelog", "status": "pending"},
+            ],
+            "version": version,
+        },
     )
     assert state["source"] == "user" and state["version"] == version + 1
     assert editor.recorder.todos[-1] == state
@@ -184,7 +202,7 @@ async def test_review_edit_accept_reject_and_users_own_text(
         )
         original = (hello_workspace / "hello.py").read_text()
         await handle.request("plansight/run", {"prompt": "say hi"})
-        first, second = handle.recorder.reviews
+        first, _second = handle.recorder.reviews
         assert first["uri"] == handle.uri("hello.py")
         assert first["oldText"] == original
         assert first["newText"] == original.replace('"Hello, "', '"Hi, "')
@@ -204,7 +222,10 @@ async def test_review_falls_back_to_show_message_request(
     hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
 ) -> None:
     handle = await start_editor(
-        hello_workspace, fake_api, storage=tmp_path / "s", advertise=False,
+        hello_workspace,
+        fake_api,
+        storage=tmp_path / "s",
+        advertise=False,
         show_message_answer="Accept",
     )
     try:
@@ -229,7 +250,10 @@ async def test_no_answer_to_the_fallback_counts_as_rejection(
     hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
 ) -> None:
     handle = await start_editor(
-        hello_workspace, fake_api, storage=tmp_path / "s", advertise=False,
+        hello_workspace,
+        fake_api,
+        storage=tmp_path / "s",
+        advertise=False,
         show_message_answer=None,
     )
     try:
@@ -255,7 +279,8 @@ async def test_command_approval_and_rejection_with_feedback(
         )
         await handle.request("plansight/run", {"prompt": "cmd"})
         assert handle.recorder.approvals[0] == {
-            "command": "rm -rf build", "cwd": str(hello_workspace.resolve())
+            "command": "rm -rf build",
+            "cwd": str(hello_workspace.resolve()),
         }
         refused = fake_api.bodies[1]["messages"][-1]["content"][0]
         assert refused["is_error"] is True and "not on my machine" in refused["content"]
@@ -299,7 +324,9 @@ async def test_reset_clears_plan_scratchpad_and_conversation(
     )
     await editor.request("plansight/run", {"prompt": "one"})
     assert await editor.request("plansight/reset", {}) is None
-    assert editor.recorder.todos[-1]["items"] == [] and editor.recorder.todos[-1]["source"] == "user"
+    assert (
+        editor.recorder.todos[-1]["items"] == [] and editor.recorder.todos[-1]["source"] == "user"
+    )
     assert editor.recorder.scratchpad[-1] == ""
     fake_api.push(text("fresh"))
     await editor.request("plansight/run", {"prompt": "two"})

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_harness import EditorHandle, start_editor
 from lsprotocol import types
 
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
+
+from lsp_harness import EditorHandle, start_editor
 
 
 def plan(*specs: tuple[str, str, str]) -> dict[str, Any]:
@@ -84,8 +85,9 @@ async def test_outside_changes_are_reported_and_make_edits_stale(
     target = hello_workspace / "hello.py"
 
     def change_then_edit(body: dict[str, Any]) -> Any:
-        return tool("edit_file", {"path": "hello.py", "old_text": "import sys",
-                                  "new_text": "import os"})
+        return tool(
+            "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+        )
 
     fake_api.push(tool("read_file", {"path": "hello.py"}))
     fake_api.push(Hang(0.8, then=tool("read_scratchpad", {})))
@@ -100,8 +102,9 @@ async def test_outside_changes_are_reported_and_make_edits_stale(
     changed = next(e for e in editor.recorder.events if e["type"] == "filesChanged")
     assert changed["paths"] == ["hello.py"]
     # The model heard of it at its next turn...
-    notice = [b["text"] for b in fake_api.bodies[2]["messages"][-1]["content"]
-              if b["type"] == "text"]
+    notice = [
+        b["text"] for b in fake_api.bodies[2]["messages"][-1]["content"] if b["type"] == "text"
+    ]
     assert any("hello.py" in t and "Changed outside" in t for t in notice)
     # ...and its edit based on the old read was refused, the outside change kept.
     refused = tool_results(fake_api.bodies[3])[0]
@@ -134,7 +137,9 @@ async def test_the_agents_own_writes_are_not_reported_as_outside_changes(
     ],
 )
 async def test_escape_attempts_are_refused_over_the_protocol(
-    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path,
+    editor: EditorHandle,
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
     tool_input: tuple[str, dict[str, Any]],
 ) -> None:
     outside = hello_workspace.parent / "outside.txt"
@@ -191,13 +196,14 @@ async def test_kill_9_mid_run_loses_at_most_the_round_in_flight(
         tool("read_file", {"path": "hello.py"}),
         Hang(30),
     )
-    asyncio.ensure_future(first.request("plansight/run", {"prompt": "work"}))
+    run = asyncio.ensure_future(first.request("plansight/run", {"prompt": "work"}))
     await first.recorder.wait_for(lambda: len(fake_api.message_requests) >= 3)
     server = first.client._server
     assert server is not None
     os.kill(server.pid, signal.SIGKILL)
     await server.wait()
     await first.client.stop()
+    assert run.done()  # the request died with the server
     for stored in storage.glob("*.json"):
         json.loads(stored.read_text())  # never torn
     assert not list(storage.glob("*.tmp"))

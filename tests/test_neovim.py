@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
 
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
+
+from conftest import FIXTURES
 
 pytestmark = pytest.mark.skipif(
     shutil.which("nvim") is None and not os.environ.get("CI"),
@@ -50,8 +51,12 @@ def test_neovim_receives_the_plan_and_the_reminder_diagnostic(
     }
     subprocess.run(
         ["nvim", "--headless", "--clean", "-u", str(FIXTURES / "neovim" / "client.lua")],
-        cwd=hello_workspace, env=env, timeout=60, check=True,
-        stdin=subprocess.DEVNULL, capture_output=True,
+        cwd=hello_workspace,
+        env=env,
+        timeout=60,
+        check=True,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
     )
     seen = json.loads(out.read_text())
     assert seen["result"]["status"] == "done", seen["result"]

@@ -115,7 +115,10 @@ def test_integer_ids_are_accepted_as_strings() -> None:
 # Property tests ---------------------------------------------------------------------------
 
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 30), st.text(max_size=6),
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 30),
+    st.text(max_size=6),
     st.sampled_from([*STATUSES, "done", ""]),
 )
 raw_item = st.one_of(
@@ -138,7 +141,9 @@ def assert_invariants(plan: Plan) -> None:
     assert all(i.text.strip() for i in state.items)
     assert all(i.status in STATUSES for i in state.items)
     assert sum(i.status == "in_progress" for i in state.items) <= 1
-    assert state.rendered.endswith(f"({state.completed}/{state.total} completed)") or not state.items
+    assert (
+        state.rendered.endswith(f"({state.completed}/{state.total} completed)") or not state.items
+    )
 
 
 @settings(max_examples=300, deadline=None)

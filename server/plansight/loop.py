@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass
+
 from plansight.conversation import Block, Conversation, text_block, tool_result_block
 from plansight.events import (
     ConversationChanged,
@@ -120,8 +121,9 @@ class AgentLoop:
                 try:
                     turn = await self._model_round()
                 except ModelError as err:
-                    return self._finish("error", f"The model API failed: {err}", rounds, usage,
-                                        error=str(err))
+                    return self._finish(
+                        "error", f"The model API failed: {err}", rounds, usage, error=str(err)
+                    )
                 usage.add(turn.usage)
                 self.conversation.add_assistant(turn.content)
                 self._changed()
@@ -188,8 +190,13 @@ class AgentLoop:
             for use in tool_uses:
                 tool_input = use.get("input")
                 self.events.emit(
-                    ToolCall(use["id"], use["name"], tool_input if isinstance(tool_input, dict)
-                             else {"_raw": json.dumps(tool_input)})
+                    ToolCall(
+                        use["id"],
+                        use["name"],
+                        tool_input
+                        if isinstance(tool_input, dict)
+                        else {"_raw": json.dumps(tool_input)},
+                    )
                 )
                 outcome = await self.tools.call(self.ctx, use["name"], tool_input)
                 results.append(tool_result_block(use["id"], outcome.content, outcome.is_error))

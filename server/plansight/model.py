@@ -90,9 +90,7 @@ def with_cache_breakpoints(
     system_blocks = [{"type": "text", "text": system, "cache_control": CACHE}]
     out = list(messages)
     marks = [len(out) - 1] if out else []
-    previous_user = next(
-        (i for i in range(len(out) - 2, -1, -1) if out[i]["role"] == "user"), None
-    )
+    previous_user = next((i for i in range(len(out) - 2, -1, -1) if out[i]["role"] == "user"), None)
     if previous_user is not None:
         marks.append(previous_user)
     for index in marks:
@@ -181,9 +179,7 @@ class ModelClient:
                             on_text(event.text)
                     elif event.type == "content_block_start":
                         block = event.content_block
-                        current_tool = (
-                            (block.id, block.name) if block.type == "tool_use" else None
-                        )
+                        current_tool = (block.id, block.name) if block.type == "tool_use" else None
                     elif event.type == "input_json" and current_tool and event.partial_json:
                         on_tool_input(current_tool[0], current_tool[1], event.partial_json)
                 final = await stream.get_final_message()

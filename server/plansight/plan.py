@@ -178,5 +178,7 @@ class Plan:
             if retries >= MAX_RETRIES and before and before.retries < retries:
                 exhausted.append(counted_item)
             counted.append(counted_item)
-        self._state = TodoState(items=tuple(counted), version=self._state.version + 1, source=source)
+        self._state = TodoState(
+            items=tuple(counted), version=self._state.version + 1, source=source
+        )
         return PlanUpdate(self._state, exhausted)

@@ -91,7 +91,7 @@ class Session:
         )
         self.store = store
         self._model: ModelClient | None = None
-        self._running: asyncio.Task[RunResult] | None = None
+        self._running: asyncio.Task[Any] | None = None
         self.events.subscribe(self._on_event)
 
     @property
@@ -129,7 +129,7 @@ class Session:
         )
         task = asyncio.current_task()
         assert task is not None
-        self._running = task  # type: ignore[assignment]
+        self._running = task
         try:
             return await loop.run(prompt)
         finally:

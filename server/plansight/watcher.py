@@ -15,8 +15,18 @@ from plansight.workspace import TEMP_SUFFIX
 log = logging.getLogger(__name__)
 
 IGNORED_DIRS = (
-    ".git", "node_modules", ".venv", "venv", "env", "__pycache__", ".mypy_cache",
-    ".pytest_cache", ".ruff_cache", ".tox", ".hypothesis", "site-packages",
+    ".git",
+    "node_modules",
+    ".venv",
+    "venv",
+    "env",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+    ".hypothesis",
+    "site-packages",
 )
 
 
@@ -34,8 +44,11 @@ class WorkspaceFilter(DefaultFilter):
         if candidate.name == ".gitignore":
             self.gitignore.invalidate()
         # pyvenv.cfg marks a virtual environment under any name.
-        if any((parent / "pyvenv.cfg").exists() for parent in candidate.parents
-               if parent.is_relative_to(self.gitignore.root) and parent != self.gitignore.root):
+        if any(
+            (parent / "pyvenv.cfg").exists()
+            for parent in candidate.parents
+            if parent.is_relative_to(self.gitignore.root) and parent != self.gitignore.root
+        ):
             return False
         return not self.gitignore.ignored(candidate, candidate.is_dir())
 
@@ -68,9 +81,7 @@ class WorkspaceWatcher:
                 step=20,
                 recursive=True,
             ):
-                paths = sorted(
-                    {Path(p).relative_to(self.root).as_posix() for _, p in changes}
-                )
+                paths = sorted({Path(p).relative_to(self.root).as_posix() for _, p in changes})
                 try:
                     self.on_change(paths)
                 except Exception:

@@ -48,7 +48,7 @@ class EditorBridge:
             fs_path = to_fs_path(uri)
             if fs_path is None or Path(fs_path) != path:
                 continue
-            text = document.source
+            text: str = document.source
             if text in self._superseded.get(path, ()):
                 return None
             return text
@@ -79,9 +79,7 @@ class EditorBridge:
         if proposal.todo_id is not None:
             params["todoId"] = proposal.todo_id
         # Shielded: a cancelled run must not cancel pygls's own future for the request.
-        result = await asyncio.shield(
-            self.server.protocol.send_request_async(REVIEW_EDIT, params)
-        )
+        result = await asyncio.shield(self.server.protocol.send_request_async(REVIEW_EDIT, params))
         accepted = field_of(result, "accepted") is True
         feedback = field_of(result, "feedback")
         new_text = field_of(result, "newText")

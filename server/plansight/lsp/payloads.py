@@ -66,7 +66,8 @@ class InitOptions:
         raw = to_plain(raw) if raw is not None else {}
         if not isinstance(raw, dict):
             return cls()
-        auto = raw.get("autoApprove") if isinstance(raw.get("autoApprove"), dict) else {}
+        auto_raw = raw.get("autoApprove")
+        auto: dict[str, Any] = auto_raw if isinstance(auto_raw, dict) else {}
         max_rounds = raw.get("maxRounds")
         return cls(
             model=raw.get("model") if isinstance(raw.get("model"), str) else None,
@@ -88,16 +89,29 @@ def event_payload(event: Event) -> dict[str, Any] | None:
     if isinstance(event, TextDelta):
         return {"type": event.type, "text": event.text}
     if isinstance(event, ToolInputDelta):
-        return {"type": event.type, "id": event.id, "name": event.name,
-                "partialJson": event.partial_json}
+        return {
+            "type": event.type,
+            "id": event.id,
+            "name": event.name,
+            "partialJson": event.partial_json,
+        }
     if isinstance(event, ToolCall):
         return {"type": event.type, "id": event.id, "name": event.name, "input": event.input}
     if isinstance(event, ToolResult):
-        return {"type": event.type, "id": event.id, "name": event.name,
-                "isError": event.is_error, "summary": event.summary}
+        return {
+            "type": event.type,
+            "id": event.id,
+            "name": event.name,
+            "isError": event.is_error,
+            "summary": event.summary,
+        }
     if isinstance(event, Reminder):
-        return {"type": event.type, "text": event.text, "level": event.level,
-                "rounds": event.rounds}
+        return {
+            "type": event.type,
+            "text": event.text,
+            "level": event.level,
+            "rounds": event.rounds,
+        }
     if isinstance(event, FilesChanged):
         return {"type": event.type, "paths": list(event.paths)}
     if isinstance(event, RunFinished):

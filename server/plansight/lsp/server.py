@@ -79,7 +79,7 @@ class PlansightServer(LanguageServer):
         self.session: Session | None = None
         self.bridge: EditorBridge | None = None
         self.diagnostics: ReminderDiagnostics | None = None
-        self.progress: RunProgress | None = None
+        self.run_progress: RunProgress | None = None
         self.watcher: WorkspaceWatcher | None = None
         self.options = InitOptions()
 
@@ -97,7 +97,8 @@ class PlansightServer(LanguageServer):
         if self.options.max_rounds is not None:
             settings.max_rounds = self.options.max_rounds
         storage = (
-            Path(self.options.storage_dir) if self.options.storage_dir
+            Path(self.options.storage_dir)
+            if self.options.storage_dir
             else default_storage_dir(root)
         )
         self.session = Session(
@@ -111,7 +112,7 @@ class PlansightServer(LanguageServer):
         self.diagnostics = ReminderDiagnostics(
             self.session.root, self.text_document_publish_diagnostics, path_uri
         )
-        self.progress = RunProgress(self)
+        self.run_progress = RunProgress(self)
         self.session.events.subscribe(self.forward)
         log.info("workspace %s, storage %s, model %s", root, storage, settings.model)
 
@@ -132,8 +133,8 @@ class PlansightServer(LanguageServer):
     def forward(self, event: Event) -> None:
         if isinstance(event, PlanChanged):
             self.protocol.notify(TODOS, event.state.to_wire())
-            if self.progress is not None:
-                self.progress.report(event.state)
+            if self.run_progress is not None:
+                self.run_progress.report(event.state)
         elif isinstance(event, ScratchpadChanged):
             self.protocol.notify(SCRATCHPAD, {"content": event.content})
         elif isinstance(event, Reminder) and self.diagnostics is not None:
@@ -155,21 +156,21 @@ class PlansightServer(LanguageServer):
             raise JsonRpcException(
                 message="A Plansight run is already in progress.", code=REQUEST_FAILED
             )
-        assert self.progress is not None
+        assert self.run_progress is not None
         unsubscribe = session.events.subscribe(self._progress_end)
         try:
-            await self.progress.begin(session.plan.state)
+            await self.run_progress.begin(session.plan.state)
             result: RunResult = await session.run(prompt, new_session=new_session)
             return result.to_wire()
         except SessionBusy as err:
             raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
         finally:
             unsubscribe()
-            self.progress.end("")
+            self.run_progress.end("")
 
     def _progress_end(self, event: Event) -> None:
-        if isinstance(event, RunFinished) and self.progress is not None:
-            self.progress.end(event.result.status)
+        if isinstance(event, RunFinished) and self.run_progress is not None:
+            self.run_progress.end(event.result.status)
 
     def edit_plan(self, items: Any, version: Any) -> dict[str, Any]:
         session = self.require_session()
@@ -228,8 +229,9 @@ def create_server() -> PlansightServer:
     async def run(ls: PlansightServer, params: Any) -> dict[str, Any]:
         prompt = field_of(params, "prompt")
         if not isinstance(prompt, str) or not prompt.strip():
-            raise JsonRpcException(message="'prompt' must be a non-empty string.",
-                                   code=INVALID_PARAMS)
+            raise JsonRpcException(
+                message="'prompt' must be a non-empty string.", code=INVALID_PARAMS
+            )
         return await ls.run(prompt, field_of(params, "newSession") is True)
 
     @server.feature(STATE)

@@ -1,0 +1,28 @@
+# Developer entry points. `make test` is what CI runs (after .ci/run installs everything).
+PYTHON ?= .venv/bin/python
+VENV_BIN := $(dir $(PYTHON))
+
+.PHONY: setup demo lint test test-python test-vscode bench
+
+setup:
+	python3 -m venv .venv
+	$(PYTHON) -m pip install -e '.[dev]'
+
+demo:
+	$(VENV_BIN)plansight demo
+
+lint:
+	$(VENV_BIN)ruff check server tests bench
+	$(VENV_BIN)ruff format --check server tests bench
+	$(VENV_BIN)mypy
+
+test-python:
+	$(PYTHON) -m pytest -q
+
+test-vscode:
+	cd vscode-client && npm test
+
+test: lint test-python test-vscode
+
+bench:
+	$(PYTHON) -m bench
