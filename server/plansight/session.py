@@ -58,6 +58,7 @@ class SessionSettings:
     max_rounds: int = DEFAULT_MAX_ROUNDS
     max_tokens: int = 8192
     max_retries: int = 2
+    timeout: float = 600.0  # seconds for one API request, as the SDK counts it
 
 
 class Session:
@@ -107,6 +108,7 @@ class Session:
                     base_url=self.settings.base_url,
                     max_tokens=self.settings.max_tokens,
                     max_retries=self.settings.max_retries,
+                    timeout=self.settings.timeout,
                 )
             )
         return self._model

@@ -92,6 +92,8 @@ class PlansightServer(LanguageServer):
             api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
             base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
         )
+        if timeout := api_timeout_from_env():
+            settings.timeout = timeout
         if (model := self.options.resolved_model()) is not None:
             settings.model = model
         if self.options.max_rounds is not None:
@@ -196,6 +198,17 @@ class PlansightServer(LanguageServer):
     async def shutdown_background(self) -> None:
         if self.watcher is not None:
             await self.watcher.stop()
+
+
+def api_timeout_from_env() -> float | None:
+    """PLANSIGHT_API_TIMEOUT: seconds before one model request counts as hung."""
+    raw = os.environ.get("PLANSIGHT_API_TIMEOUT")
+    try:
+        value = float(raw) if raw else None
+    except ValueError:
+        log.warning("ignoring PLANSIGHT_API_TIMEOUT=%r: not a number", raw)
+        return None
+    return value if value and value > 0 else None
 
 
 def workspace_root(params: types.InitializeParams) -> Path:
