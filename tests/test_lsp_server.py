@@ -345,3 +345,21 @@ async def test_unknown_method_and_bad_params_get_errors_and_the_server_goes_on(
     with pytest.raises(JsonRpcException):
         await editor.request("plansight/editPlan", {"items": "nope"})
     assert (await editor.request("plansight/state", {}))["running"] is False
+
+
+async def test_the_progress_cancel_button_cancels_the_run(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(Hang(30))
+    _, run = editor.start_request("plansight/run", {"prompt": "slow"})
+    await editor.recorder.wait_for(lambda: bool(fake_api.message_requests))
+    await editor.recorder.wait_for(lambda: bool(editor.client.progress_reports))
+    token = next(iter(editor.client.progress_reports))
+    editor.client.protocol.notify(
+        types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token=token)
+    )
+    with pytest.raises(JsonRpcException) as cancelled:
+        await run
+    assert cancelled.value.code == -32800
+    await editor.recorder.wait_for(lambda: "runFinished" in editor.recorder.event_types(), 5)
+    assert editor.recorder.events[-1]["result"]["status"] == "cancelled"

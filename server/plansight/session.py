@@ -137,6 +137,13 @@ class Session:
         finally:
             self._running = None
 
+    def cancel(self) -> bool:
+        """Cancel the run in progress (its task); False when nothing runs."""
+        if self._running is None or self._running.done():
+            return False
+        self._running.cancel()
+        return True
+
     def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
         """The user's change of the plan: same rules as the model's; PlanError on a bad plan."""
         state = self.plan.update_from_user(items, version)

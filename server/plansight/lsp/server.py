@@ -238,6 +238,12 @@ def create_server() -> PlansightServer:
     async def shutdown(ls: PlansightServer, params: Any) -> None:
         await ls.shutdown_background()
 
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def cancel_progress(ls: PlansightServer, params: types.WorkDoneProgressCancelParams) -> None:
+        # The progress's cancel button means the same as $/cancelRequest on the run.
+        if ls.run_progress is not None and params.token == ls.run_progress.token:
+            ls.require_session().cancel()
+
     @server.feature(RUN)
     async def run(ls: PlansightServer, params: Any) -> dict[str, Any]:
         prompt = field_of(params, "prompt")
