@@ -1,0 +1,617 @@
+"""Filesystem access confined to one folder: path checks, paged reads, staleness, atomic writes.
+
+Knows nothing of tools or models. Every error is a `WorkspaceError` whose message is written so
+that whoever shows it (the model, a user) knows what to do next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import errno
+import hashlib
+import logging
+import os
+import stat
+import tempfile
+from collections import deque
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from plansight.hooks import DocumentSource
+
+log = logging.getLogger(__name__)
+
+_CHUNK = 1 << 20
+# Open flags for reads: never follow a symlink swapped in after the path was checked, and never
+# block on a FIFO.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_NEW_FILE_MODE = 0o644
+_VERSIONS_KEPT = 16
+# Atomic writes go through a hidden temporary file next to the target, named with this suffix
+# (so that a watcher can ignore it).
+TEMP_SUFFIX = ".plansight-tmp"
+
+
+class WorkspaceError(Exception):
+    """An expected failure; the message says what went wrong and how to go on."""
+
+
+class OutsideWorkspaceError(WorkspaceError):
+    pass
+
+
+class FileMissingError(WorkspaceError):
+    pass
+
+
+class NotAFileError(WorkspaceError):
+    pass
+
+
+class BinaryFileError(WorkspaceError):
+    pass
+
+
+class NotReadError(WorkspaceError):
+    pass
+
+
+class StaleFileError(WorkspaceError):
+    pass
+
+
+class UnsavedChangesError(WorkspaceError):
+    pass
+
+
+@dataclass(frozen=True)
+class WorkspacePath:
+    """A path checked to lie inside the workspace."""
+
+    path: Path  # absolute, symlinks resolved
+    relative: str  # relative to the root, "/"-separated; "." for the root itself
+
+
+@dataclass(frozen=True)
+class FileSnapshot:
+    """The file on disk as last seen by a read or a write of ours."""
+
+    size: int
+    mtime_ns: int
+    digest: bytes  # sha256 of the bytes on disk
+
+
+@dataclass(frozen=True)
+class TextPage:
+    """A window of a file's lines, as returned by `Workspace.read_page`."""
+
+    target: WorkspacePath
+    first_line: int  # 1-based number of lines[0]
+    lines: tuple[str, ...]  # without line endings, long lines cut to max_line_chars
+    total_lines: int
+    truncated_lines: int  # how many of `lines` were cut
+    invalid_utf8: bool  # some shown bytes were not UTF-8 and are shown as U+FFFD
+    unsaved: bool  # the text is the editor's, which differs from the file on disk
+    size_capped: bool  # fewer lines than asked because of max_bytes
+
+    @property
+    def last_line(self) -> int:
+        """1-based number of the last line shown (first_line - 1 when none is)."""
+        return self.first_line + len(self.lines) - 1
+
+
+@dataclass(frozen=True)
+class EditBase:
+    """What an edit starts from: the document as it is on disk, checked to be safe to replace."""
+
+    target: WorkspacePath
+    exists: bool
+    text: str  # "" for a new file
+    valid_utf8: bool
+    snapshot: FileSnapshot | None  # the disk state `text` came from (None for a new file)
+    mode: int | None  # permission bits to keep (None for a new file)
+    owner: tuple[int, int] | None  # uid and gid to keep, where we may (None for a new file)
+
+
+@dataclass
+class _Scan:
+    snapshot: FileSnapshot
+    binary: bool
+    total_lines: int
+    lines: list[tuple[bytes, bool]]  # (kept bytes, was cut)
+    size_capped: bool
+
+
+class Workspace:
+    """One workspace root; every path given to it is relative to the root (or absolute inside)."""
+
+    def __init__(self, root: Path, documents: DocumentSource | None = None) -> None:
+        self._root = Path(os.path.realpath(root))
+        self.documents = documents
+        self._snapshots: dict[Path, FileSnapshot] = {}
+        self._stale: set[Path] = set()
+        # Digests of the versions of each file seen on disk (read, replaced or written by us).
+        self._versions: dict[Path, deque[bytes]] = {}
+
+    @property
+    def root(self) -> Path:
+        return self._root
+
+    # ----- paths -------------------------------------------------------------------------------
+
+    def resolve(self, path: str | os.PathLike[str]) -> WorkspacePath:
+        """Check that `path` stays inside the root once `..` and symlinks are resolved."""
+        raw = os.fspath(path)
+        if "\0" in raw:
+            raise OutsideWorkspaceError(f"Invalid path {raw!r}: it contains a NUL character.")
+        candidate = raw if os.path.isabs(raw) else os.path.join(self._root, raw or ".")
+        real = Path(os.path.realpath(candidate))
+        if not real.is_relative_to(self._root):
+            raise OutsideWorkspaceError(
+                f"{raw} is outside the workspace ({self._root}); only files inside it can be "
+                "used. Use a path relative to the workspace root."
+            )
+        # realpath (non-strict) leaves a symlink loop unresolved instead of failing.
+        try:
+            os.stat(real)
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise OutsideWorkspaceError(f"{raw} is a symbolic link loop.") from err
+        relative = real.relative_to(self._root).as_posix()
+        return WorkspacePath(real, relative or ".")
+
+    def _resolve_quietly(self, path: str | os.PathLike[str]) -> Path | None:
+        try:
+            return self.resolve(path).path
+        except WorkspaceError:
+            return None
+
+    # ----- reads -------------------------------------------------------------------------------
+
+    async def read_page(
+        self,
+        path: str,
+        first_line: int = 1,
+        max_lines: int = 2000,
+        *,
+        max_bytes: int = 100_000,
+        max_line_chars: int = 2000,
+    ) -> TextPage:
+        """Lines `first_line`.. of a file (the editor's text when it is open), streamed from disk.
+
+        Records what is on disk, so that a later edit can tell whether the file changed since.
+        """
+        target = self.resolve(path)
+        self._check_regular_file(target)
+        try:
+            scan = await asyncio.to_thread(
+                _scan_file,
+                target.path,
+                first_line - 1,
+                max_lines,
+                max_bytes,
+                max_line_chars * 4 + 4,
+            )
+        except OSError as err:
+            raise _read_error(target, err) from err
+        editor_text = self._unsaved_text(target, scan.snapshot.digest)
+        if editor_text is not None:
+            page = _page_from_text(
+                target, editor_text, first_line, max_lines, max_bytes, max_line_chars
+            )
+        elif scan.binary:
+            raise BinaryFileError(
+                f"{target.relative} is a binary file (it contains NUL bytes); read_file shows "
+                "text files only."
+            )
+        else:
+            page = _page_from_scan(target, scan, first_line, max_line_chars)
+        self._remember(target.path, scan.snapshot)
+        return page
+
+    async def read_text(self, path: str) -> str:
+        """The whole text of a file, the editor's when it has unsaved changes. Not a read."""
+        target = self.resolve(path)
+        self._check_regular_file(target)
+        data, _ = await self._load(target)
+        editor_text = self._unsaved_text(target, hashlib.sha256(data).digest())
+        if editor_text is not None:
+            return editor_text
+        return data.decode("utf-8", errors="replace")
+
+    def has_read(self, path: str) -> bool:
+        return self.resolve(path).path in self._snapshots
+
+    # ----- staleness ---------------------------------------------------------------------------
+
+    def mark_stale(self, paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+        """Someone else changed these files: edits are refused until they are read again.
+
+        A change whose size and mtime equal our snapshot is the echo of our own write (a watcher
+        sees those too) and is ignored. Returns the paths that were not such echoes.
+        """
+        external: list[str] = []
+        for raw in paths:
+            real = self._resolve_quietly(raw)
+            snapshot = self._snapshots.get(real) if real is not None else None
+            if real is None or snapshot is None:
+                external.append(os.fspath(raw))
+                continue
+            try:
+                st = os.stat(real)
+            except OSError:
+                st = None
+            if st is None or (st.st_size, st.st_mtime_ns) != (snapshot.size, snapshot.mtime_ns):
+                self._stale.add(real)
+                external.append(os.fspath(raw))
+        return external
+
+    def forget(self, path: str | os.PathLike[str]) -> None:
+        """Drop what we know of a file: editing it needs a new read."""
+        real = self._resolve_quietly(path)
+        if real is not None:
+            self._snapshots.pop(real, None)
+            self._stale.discard(real)
+
+    # ----- edits -------------------------------------------------------------------------------
+
+    async def begin_edit(self, path: str) -> EditBase:
+        """The current document of `path` if it may be replaced now, else a WorkspaceError.
+
+        An existing file must have been read and be unchanged since; a file with unsaved editor
+        changes is never replaced. A missing file is a new one (its parents are created later).
+        """
+        target = self.resolve(path)
+        if target.path.is_dir():
+            raise NotAFileError(f"{target.relative} is a folder, not a file.")
+        if not target.path.exists():
+            self._check_creatable(target)
+            self._check_no_unsaved(target, "")
+            return EditBase(target, False, "", True, None, None, None)
+        self._check_regular_file(target)
+        snapshot = self._snapshots.get(target.path)
+        if snapshot is None:
+            raise NotReadError(f"Read {target.relative} with read_file before editing it.")
+        data, st = await self._load(target)
+        current = FileSnapshot(st.st_size, st.st_mtime_ns, _digest_if(data, snapshot, st))
+        if target.path in self._stale or current.digest != snapshot.digest:
+            raise _stale_error(target)
+        try:
+            text, valid = data.decode("utf-8"), True
+        except UnicodeDecodeError:
+            text, valid = data.decode("utf-8", errors="replace"), False
+        self._check_no_unsaved(target, text)
+        return EditBase(
+            target, True, text, valid, snapshot, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
+        )
+
+    async def verify_unchanged(self, base: EditBase) -> None:
+        """Raise unless the file is still as `base` saw it (the user may have typed meanwhile)."""
+        target = base.target
+        if base.snapshot is None:
+            if _lexists(target.path):
+                raise StaleFileError(
+                    f"{target.relative} was created by someone else meanwhile; read it with "
+                    "read_file before editing."
+                )
+            self._check_no_unsaved(target, "")
+            return
+        try:
+            data, st = await self._load(target)
+        except FileMissingError:
+            raise _stale_error(target) from None
+        digest = _digest_if(data, base.snapshot, st)
+        if target.path in self._stale or digest != base.snapshot.digest:
+            raise _stale_error(target)
+        self._check_no_unsaved(target, base.text)
+
+    async def write(self, base: EditBase, text: str) -> FileSnapshot:
+        """Replace the file atomically with `text` (UTF-8) and remember it as read.
+
+        Raises OSError when the disk refuses; the file is then left as it was.
+        """
+        mode = base.mode if base.mode is not None else _NEW_FILE_MODE & ~_umask()
+        path = base.target.path
+        task = asyncio.ensure_future(
+            asyncio.to_thread(
+                _atomic_write, self._root, path, text.encode("utf-8"), mode, base.owner
+            )
+        )
+
+        def remember(done: asyncio.Future[FileSnapshot]) -> None:
+            # The model knows what it just wrote: it may edit again without another read.
+            if not done.cancelled() and done.exception() is None:
+                self._remember(path, done.result())
+
+        task.add_done_callback(remember)
+        # Once started, a write completes (and is remembered) even if the caller is cancelled.
+        return await asyncio.shield(task)
+
+    async def _load(self, target: WorkspacePath) -> tuple[bytes, os.stat_result]:
+        try:
+            return await asyncio.to_thread(_read_bytes, target.path)
+        except OSError as err:
+            raise _read_error(target, err) from err
+
+    # ----- helpers -----------------------------------------------------------------------------
+
+    def _open_text(self, target: WorkspacePath) -> str | None:
+        return self.documents.open_text(target.path) if self.documents is not None else None
+
+    def _check_regular_file(self, target: WorkspacePath) -> None:
+        try:
+            st = os.stat(target.path)
+        except FileNotFoundError:
+            raise FileMissingError(f"{target.relative} does not exist.") from None
+        except OSError as err:
+            raise FileMissingError(f"{target.relative} cannot be read: {err.strerror}.") from err
+        if stat.S_ISDIR(st.st_mode):
+            raise NotAFileError(
+                f"{target.relative} is a folder, not a file; use list_files to see its files."
+            )
+        if not stat.S_ISREG(st.st_mode):
+            raise NotAFileError(f"{target.relative} is not a regular file.")
+
+    def _check_creatable(self, target: WorkspacePath) -> None:
+        for ancestor in target.path.parents:
+            if ancestor.exists():
+                if not ancestor.is_dir():
+                    where = ancestor.relative_to(self._root).as_posix()
+                    raise NotAFileError(
+                        f"Cannot create {target.relative}: {where} is a file, not a folder."
+                    )
+                return
+
+    def _remember(self, path: Path, snapshot: FileSnapshot) -> None:
+        self._snapshots[path] = snapshot
+        self._stale.discard(path)
+        versions = self._versions.setdefault(path, deque(maxlen=_VERSIONS_KEPT))
+        if snapshot.digest not in versions:
+            versions.append(snapshot.digest)
+
+    def _unsaved_text(self, target: WorkspacePath, disk_digest: bytes) -> str | None:
+        """The editor's text of the file if it holds changes that were never on disk.
+
+        An editor that has not reloaded yet after our write still shows an earlier version of
+        the file: that is no user work, so it counts as saved.
+        """
+        text = self._open_text(target)
+        if text is None:
+            return None
+        digest = hashlib.sha256(text.encode("utf-8")).digest()
+        if digest == disk_digest or digest in self._versions.get(target.path, ()):
+            return None
+        return text
+
+    def _check_no_unsaved(self, target: WorkspacePath, disk_text: str) -> None:
+        disk_digest = hashlib.sha256(disk_text.encode("utf-8")).digest()
+        if self._unsaved_text(target, disk_digest) is not None:
+            raise UnsavedChangesError(
+                f"{target.relative} has unsaved changes in the editor; ask the user to save or "
+                "revert it, then read it again."
+            )
+
+
+def _read_error(target: WorkspacePath, err: OSError) -> WorkspaceError:
+    if isinstance(err, FileNotFoundError):
+        return FileMissingError(f"{target.relative} does not exist.")
+    return WorkspaceError(f"{target.relative} cannot be read: {err.strerror or err}.")
+
+
+def _atomic_write(
+    root: Path, path: Path, data: bytes, mode: int, owner: tuple[int, int] | None
+) -> FileSnapshot:
+    """Write through a temporary file in the same folder and a rename: never half-written."""
+    parent = path.parent
+    if not parent.is_dir():
+        parent.mkdir(parents=True, exist_ok=True)
+        # A symlink created in the meantime must not carry the write outside.
+        if not Path(os.path.realpath(parent)).is_relative_to(root):
+            raise OutsideWorkspaceError(f"{path} is outside the workspace.")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            if owner is not None and owner != (os.getuid(), os.getgid()):
+                # Only root may give a file away; others keep what they can.
+                with suppress(PermissionError):
+                    os.fchown(fh.fileno(), *owner)
+            os.fchmod(fh.fileno(), mode)  # after chown, which may clear setuid/setgid bits
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    st = os.stat(path)
+    return FileSnapshot(st.st_size, st.st_mtime_ns, hashlib.sha256(data).digest())
+
+
+def _stale_error(target: WorkspacePath) -> StaleFileError:
+    return StaleFileError(
+        f"{target.relative} was modified since you read it; read it again with read_file "
+        "before editing."
+    )
+
+
+def _digest_if(data: bytes, snapshot: FileSnapshot, st: os.stat_result) -> bytes:
+    # Size and mtime unchanged: the file is the one we saw, no need to hash it.
+    if (st.st_size, st.st_mtime_ns) == (snapshot.size, snapshot.mtime_ns):
+        return snapshot.digest
+    return hashlib.sha256(data).digest()
+
+
+def _lexists(path: Path) -> bool:
+    # A single stat: cheap enough to do on the event loop.
+    return os.path.lexists(path)
+
+
+def _umask() -> int:
+    # os.umask() can only be read by setting it, which races with other threads: ask /proc.
+    with suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    return 0o022
+
+
+def _open_regular(path: Path) -> tuple[int, os.stat_result]:
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotAFileError(f"{path.name} is not a regular file.")
+        return fd, st
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_bytes(path: Path) -> tuple[bytes, os.stat_result]:
+    fd, st = _open_regular(path)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(), st
+
+
+def _scan_file(
+    path: Path,
+    first: int,
+    count: int,
+    max_bytes: int,
+    keep_bytes: int,
+    chunk_size: int = _CHUNK,
+) -> _Scan:
+    """One pass over the file: hash it, count its lines, keep lines [first, first + count).
+
+    Reads in chunks so that a huge file (or a huge line) never sits in memory whole.
+    """
+    fd, st = _open_regular(path)
+    digest = hashlib.sha256()
+    lines: list[tuple[bytes, bool]] = []
+    end = first + count  # exclusive; shrinks when the byte budget runs out
+    budget = max_bytes
+    index = 0  # 0-based number of the line being read
+    current = bytearray()
+    current_len = 0
+    last = b"\n"
+    binary = size_capped = False
+    with os.fdopen(fd, "rb") as fh:
+        while chunk := fh.read(chunk_size):
+            digest.update(chunk)
+            if b"\0" in chunk:
+                binary = True
+                break
+            last = chunk[-1:]
+            pos, size = 0, len(chunk)
+            while pos < size:
+                if index >= end:
+                    index += chunk.count(b"\n", pos)
+                    break
+                if index < first:
+                    newlines = chunk.count(b"\n", pos)
+                    if index + newlines < first:
+                        index += newlines
+                        break
+                    while index < first:
+                        pos = chunk.index(b"\n", pos) + 1
+                        index += 1
+                    continue
+                newline = chunk.find(b"\n", pos)
+                stop = size if newline == -1 else newline
+                room = keep_bytes - len(current)
+                if room > 0:
+                    current += chunk[pos : min(stop, pos + room)]
+                current_len += stop - pos
+                if newline == -1:
+                    break
+                lines.append((bytes(current), current_len > keep_bytes))
+                budget -= len(current) + 1
+                current, current_len = bytearray(), 0
+                index += 1
+                pos = newline + 1
+                if budget <= 0 and index < end:
+                    end, size_capped = index, True
+        if not binary:
+            # A last line without a final newline still counts.
+            if last != b"\n":
+                if first <= index < end:
+                    lines.append((bytes(current), current_len > keep_bytes))
+                index += 1
+    snapshot = FileSnapshot(st.st_size, st.st_mtime_ns, digest.digest())
+    return _Scan(snapshot, binary, index, lines, size_capped)
+
+
+def _decode_line(raw: bytes, cut: bool) -> tuple[str, bool]:
+    """Decode one line; a line cut mid-character keeps its incomplete tail out of the text."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    try:
+        return decoder.decode(raw, final=not cut), False
+    except UnicodeDecodeError:
+        return codecs.getincrementaldecoder("utf-8")("replace").decode(raw, final=not cut), True
+
+
+def _page_from_scan(
+    target: WorkspacePath, scan: _Scan, first_line: int, max_line_chars: int
+) -> TextPage:
+    shown: list[str] = []
+    cut_count = 0
+    invalid = False
+    for raw, cut in scan.lines:
+        text, bad = _decode_line(raw, cut)
+        invalid |= bad
+        text = text.removesuffix("\r")
+        if cut or len(text) > max_line_chars:
+            text, cut = text[:max_line_chars], True
+        cut_count += cut
+        shown.append(text)
+    return TextPage(
+        target=target,
+        first_line=first_line,
+        lines=tuple(shown),
+        total_lines=scan.total_lines,
+        truncated_lines=cut_count,
+        invalid_utf8=invalid,
+        unsaved=False,
+        size_capped=scan.size_capped,
+    )
+
+
+def _page_from_text(
+    target: WorkspacePath,
+    text: str,
+    first_line: int,
+    max_lines: int,
+    max_bytes: int,
+    max_line_chars: int,
+) -> TextPage:
+    all_lines = text.split("\n")
+    if all_lines[-1] == "":
+        all_lines.pop()  # the final newline ends the last line; it does not start another
+    shown: list[str] = []
+    cut_count = 0
+    budget = max_bytes
+    size_capped = False
+    for line in all_lines[first_line - 1 : first_line - 1 + max_lines]:
+        if shown and budget <= 0:
+            size_capped = True
+            break
+        line = line.removesuffix("\r")
+        if len(line) > max_line_chars:
+            line = line[:max_line_chars]
+            cut_count += 1
+        budget -= len(line.encode()) + 1
+        shown.append(line)
+    return TextPage(
+        target=target,
+        first_line=first_line,
+        lines=tuple(shown),
+        total_lines=len(all_lines),
+        truncated_lines=cut_count,
+        invalid_utf8=False,
+        unsaved=True,
+        size_capped=size_capped,
+    )

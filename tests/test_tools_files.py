@@ -1,0 +1,722 @@
+"""The workspace tools as the model meets them: results, errors, and what lands on disk."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import stat
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plansight.events import EventBus, FilesChanged
+from plansight.hooks import (
+    CommandDecision,
+    CommandRequest,
+    EditDecision,
+    EditProposal,
+    approve_all_commands,
+)
+from plansight.plan import Plan
+from plansight.scratchpad import Scratchpad
+from plansight.tools import files
+from plansight.tools.context import ToolContext
+from plansight.tools.registry import ToolOutcome, ToolRegistry
+from plansight.workspace import Workspace
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+REGISTRY = ToolRegistry(files.TOOLS)
+
+
+class Documents:
+    def __init__(self) -> None:
+        self.texts: dict[Path, str] = {}
+
+    def open_text(self, path: Path) -> str | None:
+        return self.texts.get(path)
+
+
+class Reviewer:
+    """A user at the review: answers with `decide` and remembers every proposal."""
+
+    def __init__(self, decide: Callable[[EditProposal], Awaitable[EditDecision]] | None = None):
+        self.proposals: list[EditProposal] = []
+        self.decide = decide
+
+    async def __call__(self, proposal: EditProposal) -> EditDecision:
+        self.proposals.append(proposal)
+        if self.decide is not None:
+            return await self.decide(proposal)
+        return EditDecision(accepted=True)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "workspace_tools", root)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET\n")
+    return root
+
+
+def make_ctx(
+    root: Path,
+    review: Any = None,
+    approve: Any = approve_all_commands,
+    documents: Documents | None = None,
+) -> ToolContext:
+    return ToolContext(
+        plan=Plan(),
+        scratchpad=Scratchpad(),
+        workspace=Workspace(root, documents),
+        review=review or Reviewer(),
+        approve=approve,
+        events=EventBus(),
+    )
+
+
+async def call(ctx: ToolContext, name: str, **tool_input: Any) -> ToolOutcome:
+    return await REGISTRY.call(ctx, name, tool_input)
+
+
+def test_tool_names_and_schemas() -> None:
+    names = [tool.name for tool in files.TOOLS]
+    assert names == ["read_file", "write_file", "edit_file", "list_files", "grep", "bash"]
+    required = {tool.name: tool.input_schema.get("required", []) for tool in files.TOOLS}
+    assert required == {
+        "read_file": ["path"],
+        "write_file": ["path", "content"],
+        "edit_file": ["path", "old_text", "new_text"],
+        "list_files": [],
+        "grep": ["pattern"],
+        "bash": ["command"],
+    }
+
+
+# ----- escapes ----------------------------------------------------------------------------------
+
+ESCAPES = [
+    "../outside/secret.txt",
+    "OUTSIDE_ABS",
+    "/etc/passwd",
+    "file_link",
+    "dir_link/secret.txt",
+    "dir_link",
+    "loop_a",
+    "dangling",
+]
+
+
+def _make_links(root: Path) -> Path:
+    outside = root.parent / "outside"
+    (root / "file_link").symlink_to(outside / "secret.txt")
+    (root / "dir_link").symlink_to(outside)
+    (root / "loop_a").symlink_to("loop_b")
+    (root / "loop_b").symlink_to("loop_a")
+    (root / "dangling").symlink_to(outside / "missing.txt")
+    return outside
+
+
+def _escape_path(path: str, outside: Path) -> str:
+    return str(outside / "secret.txt") if path == "OUTSIDE_ABS" else path
+
+
+@pytest.mark.parametrize("path", ESCAPES)
+@pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file", "list_files", "grep"])
+async def test_escapes_are_refused(ws: Path, tool: str, path: str) -> None:
+    outside = _make_links(ws)
+    target = _escape_path(path, outside)
+    reviewer = Reviewer()
+    ctx = make_ctx(ws, reviewer)
+    inputs: dict[str, dict[str, Any]] = {
+        "read_file": {"path": target},
+        "write_file": {"path": target, "content": "pwned\n"},
+        "edit_file": {"path": target, "old_text": "SECRET", "new_text": "pwned"},
+        "list_files": {"path": target},
+        "grep": {"pattern": "SECRET|root", "path": target},
+    }
+    if tool in ("write_file", "edit_file"):
+        # Even after a read attempt, nothing outside may be written.
+        await call(ctx, "read_file", path=target)
+    outcome = await call(ctx, tool, **inputs[tool])
+    assert outcome.is_error, outcome.content
+    assert "outside the workspace" in outcome.content or "symbolic link loop" in outcome.content
+    assert "SECRET" not in outcome.content
+    assert "root:" not in outcome.content
+    assert (outside / "secret.txt").read_text() == "SECRET\n"
+    assert not (outside / "missing.txt").exists()
+    assert reviewer.proposals == []
+
+
+async def test_recursive_listing_and_search_do_not_follow_links_out(ws: Path) -> None:
+    _make_links(ws)
+    ctx = make_ctx(ws)
+    listing = await call(ctx, "list_files")
+    assert not listing.is_error
+    assert "secret" not in listing.content and "file_link" not in listing.content
+    found = await call(ctx, "grep", pattern="SECRET")
+    assert (found.is_error, found.content) == (False, "No matches.")
+
+
+async def test_absolute_path_inside_the_root_is_fine(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    outcome = await call(ctx, "read_file", path=str(ws / "src" / "util.py"))
+    assert not outcome.is_error
+    assert outcome.content.startswith("     1\tdef add(a, b):")
+    listing = await call(ctx, "list_files", path=str(ws / "src"))
+    assert listing.content == "src/app.py\nsrc/util.py"
+
+
+async def test_symlink_inside_the_root_edits_its_target(ws: Path) -> None:
+    (ws / "alias.py").symlink_to("src/util.py")
+    ctx = make_ctx(ws)
+    await call(ctx, "read_file", path="alias.py")
+    outcome = await call(ctx, "edit_file", path="alias.py", old_text="a + b", new_text="b + a")
+    assert not outcome.is_error, outcome.content
+    assert "return b + a" in (ws / "src" / "util.py").read_text()
+    assert (ws / "alias.py").is_symlink()
+
+
+# ----- read_file --------------------------------------------------------------------------------
+
+
+async def test_read_file_numbers_lines_and_records_the_location(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    outcome = await call(ctx, "read_file", path="src/util.py", offset=2, limit=4)
+    assert outcome.content == (
+        "     2\t    return a + b\n     3\t\n     4\t\n     5\tdef sub(a, b):\n"
+        "[showing lines 2-5 of 6; call read_file with offset=6 to continue]"
+    )
+    assert ctx.last_location is not None
+    assert (ctx.last_location.path, ctx.last_location.start_line) == ("src/util.py", 1)
+    assert ctx.last_location.end_line == 4
+
+
+async def test_read_file_pages_a_long_file(ws: Path) -> None:
+    (ws / "long.txt").write_text("".join(f"row {i}\n" for i in range(1, 5313)))
+    ctx = make_ctx(ws)
+    first = await call(ctx, "read_file", path="long.txt")
+    lines = first.content.split("\n")
+    assert len(lines) == 2001
+    assert lines[1999] == "  2000\trow 2000"
+    assert lines[-1] == (
+        "[showing lines 1-2000 of 5312; call read_file with offset=2001 to continue]"
+    )
+    last = await call(ctx, "read_file", path="long.txt", offset=5001)
+    assert last.content.split("\n")[-2] == "  5312\trow 5312"
+    assert last.content.endswith("[showing lines 5001-5312 of 5312; this is the end of the file]")
+    past = await call(ctx, "read_file", path="long.txt", offset=6000)
+    assert past.is_error and "past the end" in past.content and "5312 lines" in past.content
+
+
+async def test_read_file_caps_output_size_and_long_lines(ws: Path) -> None:
+    (ws / "wide.txt").write_text(("w" * 150 + "\n") * 2000)
+    (ws / "one.txt").write_text("q" * 5000 + "\nshort\n")
+    ctx = make_ctx(ws)
+    wide = await call(ctx, "read_file", path="wide.txt")
+    assert len(wide.content.encode()) < 110_000
+    assert "(output size limit); call read_file with offset=" in wide.content
+    one = await call(ctx, "read_file", path="one.txt")
+    first = one.content.split("\n")[0]
+    assert first == "     1\t" + "q" * 2000
+    assert "1 line longer than 2000 characters were cut" in one.content
+
+
+async def test_read_file_errors(ws: Path) -> None:
+    (ws / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    (ws / "latin1.txt").write_bytes(b"na\xefve\n")
+    (ws / "empty.txt").write_text("")
+    ctx = make_ctx(ws)
+    binary = await call(ctx, "read_file", path="image.png")
+    assert binary.is_error and "binary file" in binary.content
+    folder = await call(ctx, "read_file", path="src")
+    assert folder.is_error and "list_files" in folder.content
+    missing = await call(ctx, "read_file", path="nope.py")
+    assert missing.is_error and "nope.py does not exist" in missing.content
+    latin = await call(ctx, "read_file", path="latin1.txt")
+    assert not latin.is_error
+    assert "na\ufffdve" in latin.content and "not valid UTF-8" in latin.content
+    empty = await call(ctx, "read_file", path="empty.txt")
+    assert (empty.is_error, empty.content) == (False, "[empty.txt is empty]")
+    bad = await call(ctx, "read_file", path="src/app.py", offset=0)
+    assert bad.is_error and "'offset' must be at least 1" in bad.content
+
+
+async def test_read_file_shows_unsaved_editor_text(ws: Path) -> None:
+    docs = Documents()
+    docs.texts[(ws / "src" / "util.py").resolve()] = "def add(a, b):\n    return 42\n"
+    ctx = make_ctx(ws, documents=docs)
+    outcome = await call(ctx, "read_file", path="src/util.py")
+    assert "     2\t    return 42" in outcome.content
+    assert "unsaved changes in the editor" in outcome.content
+
+
+# ----- write_file and edit_file -----------------------------------------------------------------
+
+
+async def test_edit_without_read_is_refused(ws: Path) -> None:
+    before = (ws / "src" / "app.py").read_text()
+    reviewer = Reviewer()
+    ctx = make_ctx(ws, reviewer)
+    edit = await call(ctx, "edit_file", path="src/app.py", old_text="Hello", new_text="Hi")
+    assert edit.is_error
+    assert edit.content == "Read src/app.py with read_file before editing it."
+    write = await call(ctx, "write_file", path="src/app.py", content="x = 1\n")
+    assert write.is_error and "with read_file before editing" in write.content
+    assert (ws / "src" / "app.py").read_text() == before
+    assert reviewer.proposals == []
+
+
+async def test_edit_after_external_change_is_refused(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    await call(ctx, "read_file", path="src/app.py")
+    (ws / "src" / "app.py").write_text("changed by someone else\n")
+    edit = await call(ctx, "edit_file", path="src/app.py", old_text="Hello", new_text="Hi")
+    assert edit.is_error
+    assert edit.content == (
+        "src/app.py was modified since you read it; read it again with read_file before editing."
+    )
+    assert (ws / "src" / "app.py").read_text() == "changed by someone else\n"
+
+
+async def test_edit_flow_accepted(ws: Path) -> None:
+    reviewer = Reviewer()
+    ctx = make_ctx(ws, reviewer)
+    ctx.plan.update_from_model([{"id": "1", "text": "Be friendlier", "status": "in_progress"}])
+    seen: list[Any] = []
+    ctx.events.subscribe(seen.append)  # filesChanged is for changes made outside the agent
+    before = (ws / "src" / "app.py").read_text()
+    await call(ctx, "read_file", path="src/app.py")
+    outcome = await call(
+        ctx,
+        "edit_file",
+        path="src/app.py",
+        old_text='    return f"Hello, {name}!"',
+        new_text='    greeting = "Hello"\n    return f"{greeting}, {name}!"',
+    )
+    assert (outcome.is_error, outcome.content) == (
+        False,
+        "Edited src/app.py: replaced 1 line with 2 at line 5.",
+    )
+    after = (ws / "src" / "app.py").read_text()
+    assert after == before.replace(
+        '    return f"Hello, {name}!"', '    greeting = "Hello"\n    return f"{greeting}, {name}!"'
+    )
+    [proposal] = reviewer.proposals
+    assert proposal.old_text == before and proposal.new_text == after
+    assert proposal.path == (ws / "src" / "app.py").resolve()
+    assert proposal.relative_path == "src/app.py"
+    assert proposal.todo_id == "1"
+    assert proposal.description == "Edit src/app.py: replace 1 line with 2 at line 5"
+    assert len(proposal.id) == 32
+    assert ctx.last_location is not None
+    assert (ctx.last_location.start_line, ctx.last_location.end_line) == (4, 5)
+    assert not [event for event in seen if isinstance(event, FilesChanged)]
+    # The written file counts as read: editing again needs no new read.
+    again = await call(ctx, "edit_file", path="src/app.py", old_text="Goodbye", new_text="Bye")
+    assert not again.is_error, again.content
+    assert 'f"Bye, {name}!"' in (ws / "src" / "app.py").read_text()
+
+
+async def test_edit_rejected_with_feedback(ws: Path) -> None:
+    async def reject(proposal: EditProposal) -> EditDecision:
+        return EditDecision(accepted=False, feedback="Keep the English greeting.")
+
+    ctx = make_ctx(ws, Reviewer(reject))
+    before = (ws / "src" / "app.py").read_text()
+    await call(ctx, "read_file", path="src/app.py")
+    outcome = await call(ctx, "edit_file", path="src/app.py", old_text="Hello", new_text="Hola")
+    assert outcome.is_error
+    assert outcome.content.startswith("The user rejected this edit")
+    assert outcome.content.endswith("Their feedback: Keep the English greeting.")
+    assert (ws / "src" / "app.py").read_text() == before
+
+
+async def test_edit_accepted_with_the_users_own_text(ws: Path) -> None:
+    async def settle(proposal: EditProposal) -> EditDecision:
+        text = proposal.new_text.replace("Hola", "Bonjour")
+        return EditDecision(accepted=True, new_text=text)
+
+    ctx = make_ctx(ws, Reviewer(settle))
+    await call(ctx, "read_file", path="src/app.py")
+    outcome = await call(ctx, "edit_file", path="src/app.py", old_text="Hello", new_text="Hola")
+    assert not outcome.is_error
+    assert 'return f"Bonjour, {name}!"' in (ws / "src" / "app.py").read_text()
+    assert "The user changed your proposal" in outcome.content
+    assert '-    return f"Hola, {name}!"' in outcome.content
+    assert '+    return f"Bonjour, {name}!"' in outcome.content
+
+
+async def test_file_changed_during_review_is_not_written(ws: Path) -> None:
+    target = ws / "src" / "app.py"
+
+    async def user_types_meanwhile(proposal: EditProposal) -> EditDecision:
+        target.write_text("saved by the user during the review\n")
+        return EditDecision(accepted=True)
+
+    ctx = make_ctx(ws, Reviewer(user_types_meanwhile))
+    await call(ctx, "read_file", path="src/app.py")
+    outcome = await call(ctx, "edit_file", path="src/app.py", old_text="Hello", new_text="Hi")
+    assert outcome.is_error and "was modified since you read it" in outcome.content
+    assert "Nothing was written." in outcome.content
+    assert target.read_text() == "saved by the user during the review\n"
+
+
+async def test_unsaved_editor_changes_block_edits(ws: Path) -> None:
+    docs = Documents()
+    target = ws / "src" / "app.py"
+    before = target.read_text()
+    reviewer = Reviewer()
+    ctx = make_ctx(ws, reviewer, documents=docs)
+    await call(ctx, "read_file", path="src/app.py")
+    docs.texts[target.resolve()] = before + "# typed, not saved\n"
+    expected = (
+        "src/app.py has unsaved changes in the editor; ask the user to save or revert it, "
+        "then read it again."
+    )
+    edit = await call(ctx, "edit_file", path="src/app.py", old_text="Hello", new_text="Hi")
+    assert (edit.is_error, edit.content) == (True, expected)
+    write = await call(ctx, "write_file", path="src/app.py", content="x = 1\n")
+    assert (write.is_error, write.content) == (True, expected)
+    assert target.read_text() == before
+    assert reviewer.proposals == []
+    # The editor holding the same text as the disk is no obstacle.
+    docs.texts[target.resolve()] = before
+    edit = await call(ctx, "edit_file", path="src/app.py", old_text="Hello", new_text="Hi")
+    assert not edit.is_error, edit.content
+
+
+async def test_an_editor_that_has_not_reloaded_yet_holds_no_unsaved_work(ws: Path) -> None:
+    docs = Documents()
+    target = ws / "src" / "util.py"
+    docs.texts[target.resolve()] = target.read_text()  # open, clean
+    ctx = make_ctx(ws, documents=docs)
+    await call(ctx, "read_file", path="src/util.py")
+    first = await call(ctx, "edit_file", path="src/util.py", old_text="a + b", new_text="b + a")
+    assert not first.is_error, first.content
+    # The editor still shows the version before our write: the disk's text is what counts.
+    read = await call(ctx, "read_file", path="src/util.py")
+    assert "     2\t    return b + a" in read.content and "unsaved" not in read.content
+    second = await call(ctx, "edit_file", path="src/util.py", old_text="a - b", new_text="b - a")
+    assert not second.is_error, second.content
+    assert "return b + a" in target.read_text() and "return b - a" in target.read_text()
+    # Typing in the editor is unsaved work again.
+    docs.texts[target.resolve()] += "# typed\n"
+    third = await call(ctx, "edit_file", path="src/util.py", old_text="b - a", new_text="0")
+    assert third.is_error and "unsaved changes" in third.content
+
+
+async def test_edit_file_match_errors(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    before = (ws / "src" / "util.py").read_text()
+    await call(ctx, "read_file", path="src/util.py")
+    none = await call(ctx, "edit_file", path="src/util.py", old_text="def mul(a, b):", new_text="")
+    assert none.is_error
+    assert "old_text was not found in src/util.py" in none.content
+    assert "read it again with read_file" in none.content
+    # The closest candidates, numbered as read_file shows them.
+    assert (
+        "The closest lines:\n     1\tdef add(a, b):\n  ...\n     5\tdef sub(a, b):" in none.content
+    )
+    indent = await call(
+        ctx,
+        "edit_file",
+        path="src/util.py",
+        old_text="def add(a, b):\n  return a + b",
+        new_text="x",
+    )
+    assert indent.is_error and "Lines 1-2 match it except for whitespace" in indent.content
+    twice = await call(ctx, "edit_file", path="src/util.py", old_text="(a, b):", new_text="(x, y):")
+    assert twice.is_error
+    assert "occurs 2 times in src/util.py (at lines 1, 5)" in twice.content
+    assert "include more surrounding lines" in twice.content
+    same = await call(ctx, "edit_file", path="src/util.py", old_text="add", new_text="add")
+    assert same.is_error and "identical" in same.content
+    empty = await call(ctx, "edit_file", path="src/util.py", old_text="", new_text="x")
+    assert empty.is_error and "'old_text' must not be empty" in empty.content
+    missing = await call(ctx, "edit_file", path="nope.py", old_text="a", new_text="b")
+    assert missing.is_error and "use write_file to create it" in missing.content
+    assert (ws / "src" / "util.py").read_text() == before
+
+
+async def test_edit_keeps_windows_line_endings(ws: Path) -> None:
+    (ws / "dos.txt").write_bytes(b"alpha\r\nbeta\r\ngamma\r\n")
+    ctx = make_ctx(ws)
+    read = await call(ctx, "read_file", path="dos.txt")
+    assert "\r" not in read.content
+    outcome = await call(ctx, "edit_file", path="dos.txt", old_text="alpha\nbeta", new_text="A\nB")
+    assert not outcome.is_error, outcome.content
+    assert (ws / "dos.txt").read_bytes() == b"A\r\nB\r\ngamma\r\n"
+
+
+async def test_edit_refuses_invalid_utf8(ws: Path) -> None:
+    (ws / "latin1.txt").write_bytes(b"caf\xe9 au lait\n")
+    ctx = make_ctx(ws)
+    await call(ctx, "read_file", path="latin1.txt")
+    outcome = await call(ctx, "edit_file", path="latin1.txt", old_text="au", new_text="with")
+    assert outcome.is_error and "not valid UTF-8" in outcome.content
+    assert (ws / "latin1.txt").read_bytes() == b"caf\xe9 au lait\n"
+
+
+async def test_write_file_creates_and_rewrites(ws: Path) -> None:
+    reviewer = Reviewer()
+    ctx = make_ctx(ws, reviewer)
+    created = await call(ctx, "write_file", path="tests/unit/test_x.py", content="a = 1\nb = 2\n")
+    assert (created.is_error, created.content) == (False, "Created tests/unit/test_x.py (2 lines).")
+    assert (ws / "tests" / "unit" / "test_x.py").read_text() == "a = 1\nb = 2\n"
+    assert reviewer.proposals[0].old_text == ""
+    assert reviewer.proposals[0].description == "Create tests/unit/test_x.py (2 lines)"
+    assert reviewer.proposals[0].todo_id is None
+    rewritten = await call(ctx, "write_file", path="tests/unit/test_x.py", content="a = 3\n")
+    assert rewritten.content == "Wrote tests/unit/test_x.py (1 line)."
+    assert reviewer.proposals[1].old_text == "a = 1\nb = 2\n"
+    same = await call(ctx, "write_file", path="tests/unit/test_x.py", content="a = 3\n")
+    assert same.is_error and "already has exactly this content" in same.content
+    into_folder = await call(ctx, "write_file", path="src", content="x")
+    assert into_folder.is_error and "is a folder" in into_folder.content
+
+
+async def test_atomic_write_keeps_the_mode(ws: Path) -> None:
+    script = ws / "run.sh"
+    script.write_text("#!/bin/sh\necho one\n")
+    script.chmod(0o755)
+    ctx = make_ctx(ws)
+    await call(ctx, "read_file", path="run.sh")
+    outcome = await call(ctx, "edit_file", path="run.sh", old_text="one", new_text="two")
+    assert not outcome.is_error
+    assert script.read_text() == "#!/bin/sh\necho two\n"
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    assert _names(ws, ".run.sh") == []
+
+
+ODD = "dir with space/naïve 'quoted' \"name\" ü.txt"
+
+
+async def test_odd_characters_in_paths(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    created = await call(ctx, "write_file", path=ODD, content="needle here\n")
+    assert not created.is_error, created.content
+    assert (ws / ODD).read_text() == "needle here\n"
+    read = await call(ctx, "read_file", path=ODD)
+    assert read.content == "     1\tneedle here"
+    edit = await call(ctx, "edit_file", path=ODD, old_text="here", new_text="there")
+    assert not edit.is_error
+    listing = await call(ctx, "list_files", path="dir with space")
+    assert listing.content == ODD
+    found = await call(ctx, "grep", pattern="needle", path="dir with space")
+    assert found.content == f"{ODD}:1:needle there"
+
+
+# ----- list_files and grep ----------------------------------------------------------------------
+
+
+def _add_ignored(root: Path) -> None:
+    (root / "debug.log").write_text("greet failed\n")
+    (root / "build").mkdir()
+    (root / "build" / "app.py").write_text("def greet(name): pass\n")
+
+
+async def test_list_files_honours_gitignore_without_git(ws: Path) -> None:
+    _add_ignored(ws)
+    assert not (ws / ".git").exists()
+    ctx = make_ctx(ws)
+    listing = await call(ctx, "list_files")
+    assert listing.content == "\n".join(
+        [".gitignore", "docs/readme.txt", "src/app.py", "src/util.py"]
+    )
+    py = await call(ctx, "list_files", pattern="*.py")
+    assert py.content == "src/app.py\nsrc/util.py"
+    logs = await call(ctx, "list_files", pattern="*.log")
+    assert (logs.is_error, logs.content) == (False, "No files found.")
+    nested = await call(ctx, "list_files", pattern="src/**/*.py")
+    assert nested.content == "src/app.py\nsrc/util.py"
+    under = await call(ctx, "list_files", path="docs")
+    assert under.content == "docs/readme.txt"
+    missing = await call(ctx, "list_files", path="nowhere")
+    assert missing.is_error and "nowhere does not exist" in missing.content
+    os.mkfifo(ws / "pipe")
+    fifo = await call(ctx, "grep", pattern="x", path="pipe")
+    assert fifo.is_error and "not a regular file or folder" in fifo.content
+
+
+async def test_list_files_is_capped(ws: Path) -> None:
+    many = ws / "many"
+    many.mkdir()
+    for i in range(600):
+        (many / f"f{i:03}.txt").write_text("")
+    listing = await call(make_ctx(ws), "list_files", path="many")
+    lines = listing.content.split("\n")
+    assert lines[0] == "many/f000.txt" and lines[499] == "many/f499.txt"
+    assert lines[-1].startswith("[showing 500 of 600 files; narrow the listing")
+
+
+async def test_grep_honours_gitignore_without_git(ws: Path) -> None:
+    _add_ignored(ws)
+    ctx = make_ctx(ws)
+    found = await call(ctx, "grep", pattern=r"greet\(")
+    assert found.content == (
+        "docs/readme.txt:4:A greet() and a farewell() live in src/app.py.\n"
+        "src/app.py:4:def greet(name):\n"
+        'src/app.py:13:    print(greet("world"))'
+    )
+    in_logs = await call(ctx, "grep", pattern="greet", glob="*.log")
+    assert (in_logs.is_error, in_logs.content) == (False, "No matches.")
+    only_txt = await call(ctx, "grep", pattern="greet", glob="*.txt")
+    assert only_txt.content == "docs/readme.txt:4:A greet() and a farewell() live in src/app.py."
+    one_file = await call(ctx, "grep", pattern="def", path="src/util.py")
+    assert one_file.content == "src/util.py:1:def add(a, b):\nsrc/util.py:5:def sub(a, b):"
+
+
+async def test_grep_no_match_bad_regex_and_cap(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    nothing = await call(ctx, "grep", pattern="zebra")
+    assert (nothing.is_error, nothing.content) == (False, "No matches.")
+    bad = await call(ctx, "grep", pattern="greet(")
+    assert bad.is_error and "regex parse error" in bad.content
+    (ws / "hits.txt").write_text("hit\n" * 300)
+    capped = await call(ctx, "grep", pattern="^hit$")
+    lines = capped.content.split("\n")
+    assert len(lines) == 201 and lines[199] == "hits.txt:200:hit"
+    assert lines[-1].startswith("[showing 200 of 300 matching lines; narrow the search")
+
+
+# ----- bash -------------------------------------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return status.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+async def _wait_dead(pid: int, within: float = 3.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+def _pid_in(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        return None
+    return int(text) if text else None
+
+
+def _names(folder: Path, prefix: str) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(prefix))
+
+
+async def _read_pid(path: Path, within: float = 5.0) -> int:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        pid = _pid_in(path)
+        if pid is not None:
+            return pid
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} was never written")
+
+
+async def test_bash_runs_in_the_root_after_approval(ws: Path) -> None:
+    requests: list[CommandRequest] = []
+
+    async def approve(request: CommandRequest) -> CommandDecision:
+        requests.append(request)
+        return CommandDecision(approved=True)
+
+    ctx = make_ctx(ws, approve=approve)
+    outcome = await call(ctx, "bash", command="pwd; echo oops >&2; exit 3")
+    assert not outcome.is_error
+    assert outcome.content == f"{ctx.workspace.root}\noops\n[exit code 3]"
+    assert requests == [CommandRequest("pwd; echo oops >&2; exit 3", str(ctx.workspace.root))]
+    quiet = await call(ctx, "bash", command="true")
+    assert quiet.content == "(no output)\n[exit code 0]"
+
+
+async def test_bash_refused_command_does_not_run(ws: Path) -> None:
+    async def refuse(request: CommandRequest) -> CommandDecision:
+        return CommandDecision(approved=False, feedback="Not on my machine.")
+
+    outcome = await call(make_ctx(ws, approve=refuse), "bash", command="touch ran")
+    assert outcome.is_error
+    assert outcome.content == (
+        "The user did not approve this command; it was not run. Their feedback: Not on my machine."
+    )
+    assert not (ws / "ran").exists()
+
+
+async def test_bash_timeout_kills_the_whole_group(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    # A child that ignores SIGTERM, inside a shell that waits for it.
+    command = "echo started; sh -c 'trap \"\" TERM; sleep 300' & echo $! > pid; wait"
+    began = time.monotonic()
+    outcome = await call(ctx, "bash", command=command, timeout=1)
+    assert time.monotonic() - began < 4
+    assert outcome.is_error
+    assert outcome.content.startswith(
+        "Command timed out after 1 s; its process group was killed.\nstarted"
+    )
+    pid = int((ws / "pid").read_text())
+    assert await _wait_dead(pid)
+
+
+async def test_bash_cancellation_kills_the_whole_group(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    task = asyncio.create_task(
+        call(ctx, "bash", command="trap '' TERM; sleep 300 & echo $! > pid; echo $$ > shell; wait")
+    )
+    child = await _read_pid(ws / "pid")
+    shell = await _read_pid(ws / "shell")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _wait_dead(child)
+    assert await _wait_dead(shell)
+
+
+async def test_bash_output_is_capped(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    big = await call(
+        ctx, "bash", command="echo BEGIN; head -c 5000000 /dev/zero | tr '\\0' a; echo; echo END"
+    )
+    assert not big.is_error
+    assert big.content.startswith("BEGIN\naaa")
+    assert big.content.endswith("a\nEND\n[exit code 0]")
+    assert "bytes omitted ...]" in big.content
+    assert len(big.content) < 32_000
+    forever = await call(ctx, "bash", command="yes", timeout=0.5)
+    assert forever.is_error and "timed out after 0.5 s" in forever.content
+    assert "bytes omitted ...]" in forever.content and len(forever.content) < 32_000
+
+
+async def test_bash_does_not_wait_for_background_output(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    began = time.monotonic()
+    outcome = await call(ctx, "bash", command="(sleep 3; echo late) & echo $! > pid; echo early")
+    try:
+        assert time.monotonic() - began < 2.5
+        assert outcome.content.startswith("early\n[background processes still held the output")
+        assert outcome.content.endswith("[exit code 0]")
+    finally:
+        with suppress(ProcessLookupError, FileNotFoundError, ValueError):
+            os.kill(int((ws / "pid").read_text()), signal.SIGKILL)
+
+
+async def test_bash_timeout_input_is_checked(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    bad = await call(ctx, "bash", command="true", timeout="soon")
+    assert bad.is_error and "'timeout' must be a number of seconds" in bad.content
+    zero = await call(ctx, "bash", command="true", timeout=0)
+    assert zero.is_error and "more than 0" in zero.content
