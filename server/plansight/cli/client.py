@@ -413,6 +413,8 @@ class PlansightClient:
                         self._until_exit(self.client.shutdown_async(None)), grace
                     )
                 self._send(lambda: self.client.exit(None))
+                if process.stdin is not None:
+                    process.stdin.close()  # end of input: the server's reader stops too
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(process.wait(), grace)
         finally:

@@ -125,7 +125,8 @@ async def run_demo(
         api.stop()
     console.print()
     console.print(
-        Text.assemble(("The refactored project is in ", "bold"), (str(root), "bold cyan"))
+        Text.assemble(("The refactored project is in ", "bold"), (str(root), "bold cyan")),
+        soft_wrap=True,
     )
     console.print(
         Text(f"Try: cd {root} && python3 hello.py Ada && python3 -m unittest -v", style="dim"),

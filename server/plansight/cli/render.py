@@ -9,31 +9,40 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from rich.text import Text
 
-MARKS: Mapping[str, str] = {
-    "pending": "[ ]",
-    "in_progress": "[>]",
-    "completed": "[x]",
-    "cancelled": "[-]",
-    "failed": "[!]",
-}
-STATUS_STYLES: Mapping[str, str] = {
-    "pending": "",
-    "in_progress": "bold yellow",
-    "completed": "green",
-    "cancelled": "dim strike",
-    "failed": "bold red",
-}
-RESULT_STYLES: Mapping[str, str] = {
-    "done": "bold green",
-    "cancelled": "bold yellow",
-    "error": "bold red",
-    "limit": "bold red",
-}
-EXIT_CODES: Mapping[str, int] = {"done": 0, "cancelled": 130, "error": 1, "limit": 1}
+MARKS: Mapping[str, str] = MappingProxyType(
+    {
+        "pending": "[ ]",
+        "in_progress": "[>]",
+        "completed": "[x]",
+        "cancelled": "[-]",
+        "failed": "[!]",
+    }
+)
+STATUS_STYLES: Mapping[str, str] = MappingProxyType(
+    {
+        "pending": "",
+        "in_progress": "bold yellow",
+        "completed": "green",
+        "cancelled": "dim strike",
+        "failed": "bold red",
+    }
+)
+RESULT_STYLES: Mapping[str, str] = MappingProxyType(
+    {
+        "done": "bold green",
+        "cancelled": "bold yellow",
+        "error": "bold red",
+        "limit": "bold red",
+    }
+)
+EXIT_CODES: Mapping[str, int] = MappingProxyType(
+    {"done": 0, "cancelled": 130, "error": 1, "limit": 1}
+)
 MAX_DETAIL = 100
 
 

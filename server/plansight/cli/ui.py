@@ -87,6 +87,7 @@ class TerminalUI:
         self.partial = ""  # streamed text not yet ended by a newline
         self.streamed_text = False  # some text was streamed since the last tool call
         self.reminders = 0
+        self._asking = False  # a question is printed and its answer not yet read
         self._live: Live | None = None
 
     # Live region -------------------------------------------------------------------------
@@ -144,6 +145,10 @@ class TerminalUI:
             self.console.print(renderable, soft_wrap=isinstance(renderable, Text | str))
 
     def _end_text(self) -> None:
+        if self._asking:  # a question waits on this line: move below it
+            self._asking = False
+            self.console.file.write("\n")
+            self.console.file.flush()
         if not self.partial:
             return
         if self._live is not None:
@@ -285,11 +290,15 @@ class TerminalUI:
         try:
             self.console.print(Text(question + " ", style="bold"), end="")
             self.console.file.flush()
+            self._asking = True
             answer = await self.reader.readline()
-            if not self.console.is_terminal:
+            if self._asking and not self.console.is_terminal:
+                # Echo what was read, as a terminal would have shown it.
                 self.console.print(Text(answer if answer is not None else "(end of input)"))
+            self._asking = False
             return answer
         finally:
+            self._asking = False
             if live is not None:
                 live.start()
 

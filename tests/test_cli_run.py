@@ -1,0 +1,336 @@
+"""`plansight run` as a user runs it: a subprocess, the real server, the fake Messages API."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from plansight.cli import render
+from plansight.cli.client import (
+    CANCELLED,
+    NO_TERMINAL_FEEDBACK,
+    Decision,
+    command_result,
+    decide,
+    edit_result,
+)
+from plansight.cli.ui import TerminalUI
+from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, reply, text_reply, tool_reply
+
+PROMPT = "Add type hints to hello.py and run the tests"
+TEST_COMMAND = "python3 -m unittest -q test_hello"
+HINT_EDIT = {
+    "path": "hello.py",
+    "old_text": "def greet(name):",
+    "new_text": "def greet(name: str) -> str:",
+}
+
+
+def plan(*statuses: str) -> dict[str, Any]:
+    texts = ("Add type hints", "Run the tests")
+    return {
+        "items": [
+            {"id": str(n), "text": text, "status": status}
+            for n, (text, status) in enumerate(zip(texts, statuses, strict=True), start=1)
+        ]
+    }
+
+
+def hints_script() -> list[Any]:
+    return [
+        tool_reply("todo", plan("in_progress", "pending"), text="Planning first."),
+        tool_reply("read_file", {"path": "hello.py"}, text="Reading hello.py."),
+        tool_reply("edit_file", HINT_EDIT, text="Adding the hints."),
+        reply(
+            "Running the tests.",
+            [("todo", plan("completed", "in_progress")), ("bash", {"command": TEST_COMMAND})],
+        ),
+        tool_reply("todo", plan("completed", "completed")),
+        text_reply("Type hints added; the tests pass."),
+    ]
+
+
+def run_plansight(
+    api: FakeMessagesAPI,
+    workspace: Path,
+    state: Path,
+    *args: str,
+    stdin: str = "",
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "plansight", "run", PROMPT, "--workspace", str(workspace), *args],
+        env=client_env(api, state),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def client_env(api: FakeMessagesAPI | None, state: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "PLANSIGHT_")) and k not in ("FORCE_COLOR", "COLUMNS")
+    }
+    env["XDG_STATE_HOME"] = str(state)  # never the developer's own stored sessions
+    if api is not None:
+        env["ANTHROPIC_BASE_URL"] = api.base_url
+        env["ANTHROPIC_API_KEY"] = "test-key"
+    return env
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    content = body["messages"][-1]["content"]
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def result_text(block: dict[str, Any]) -> str:
+    content = block["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content)
+
+
+# With --yes ------------------------------------------------------------------------------
+
+
+def test_run_with_yes_streams_the_plan_tools_and_usage_and_exits_0(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fake_api.push(*hints_script())
+    done = run_plansight(fake_api, hello_workspace, tmp_path / "state", "--yes")
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    # The plan with its marks, each time it changed, and the progress line.
+    assert "[>] #1: Add type hints\n[ ] #2: Run the tests\n(0/2 completed)" in out
+    assert "[x] #1: Add type hints\n[>] #2: Run the tests\n(1/2 completed)" in out
+    assert "(2/2 completed)" in out
+    assert "▶ 0/2 · Add type hints" in out and "▶ 1/2 · Run the tests" in out
+    # Streamed text, one line per tool call and result, the edit shown as a diff.
+    assert "Planning first." in out and "Type hints added; the tests pass." in out
+    assert "⚙ read_file hello.py" in out and f"⚙ bash $ {TEST_COMMAND}" in out
+    assert "-def greet(name):\n+def greet(name: str) -> str:" in out
+    assert "✓ Edited hello.py" in out
+    # The result and the token usage.
+    assert "done after 6 rounds" in out
+    assert "tokens:" in out and "input" in out and "cache read" in out and "cache write" in out
+    # No colour codes when stdout is not a terminal.
+    assert "\x1b[" not in out
+    assert "def greet(name: str) -> str:" in (hello_workspace / "hello.py").read_text()
+    # autoApprove: the server wrote the edit and ran the command without asking.
+    assert "Apply this edit?" not in out and "Run this command?" not in out
+    assert "OK" in result_text(tool_results(fake_api.bodies[4])[1])
+
+
+def test_run_reports_an_api_error_and_exits_1(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fake_api.push(HttpError(400, message="prompt is too long"))
+    done = run_plansight(fake_api, hello_workspace, tmp_path / "state", "--yes")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "error after 1 round" in done.stdout
+    assert "prompt is too long" in done.stdout
+
+
+def test_run_without_an_api_key_says_how_to_get_going(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "plansight", "run", PROMPT, "--workspace", str(tmp_path)],
+        env=client_env(None, tmp_path / "state"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 1
+    assert "ANTHROPIC_API_KEY" in done.stdout and "plansight demo" in done.stdout
+
+
+# Reviews ----------------------------------------------------------------------------------
+
+
+def test_reviews_show_the_diff_and_read_answers_from_stdin(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fake_api.push(*hints_script())
+    done = run_plansight(
+        fake_api,
+        hello_workspace,
+        tmp_path / "state",
+        stdin="a\nplease use pytest instead\n",
+    )
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    # The whole-document diff of the review, with its header.
+    assert "review edit hello.py (+1 -1)" in out
+    assert "--- a/hello.py\n+++ b/hello.py\n@@ -1,7 +1,7 @@\n import sys" in out
+    assert "-def greet(name):\n+def greet(name: str) -> str:" in out
+    assert "Apply this edit? [a]ccept, [r]eject, or type a reason to reject: a" in out
+    assert f"run command $ {TEST_COMMAND}" in out
+    assert "Run this command?" in out
+    # Accepted: written. Refused with a reason: not run, and the model reads the reason.
+    assert "def greet(name: str) -> str:" in (hello_workspace / "hello.py").read_text()
+    command_result_block = tool_results(fake_api.bodies[4])[1]
+    assert command_result_block.get("is_error") is True
+    assert "please use pytest instead" in result_text(command_result_block)
+
+
+def test_reviews_are_rejected_once_stdin_is_exhausted(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fake_api.push(
+        tool_reply("read_file", {"path": "hello.py"}),
+        tool_reply("edit_file", HINT_EDIT),
+        text_reply("The edit was not approved, so hello.py is unchanged."),
+    )
+    before = (hello_workspace / "hello.py").read_text()
+    done = run_plansight(fake_api, hello_workspace, tmp_path / "state", stdin="")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "(end of input)" in done.stdout
+    assert (hello_workspace / "hello.py").read_text() == before
+    rejected = tool_results(fake_api.bodies[2])[0]
+    assert rejected.get("is_error") is True
+    assert NO_TERMINAL_FEEDBACK in result_text(rejected)
+
+
+def test_answers_to_a_review() -> None:
+    assert decide("a") == Decision(True) and decide(" Accept ") == Decision(True)
+    assert decide("y") == Decision(True)
+    assert decide("r") == Decision(False) and decide("reject") == Decision(False)
+    assert decide("use f-strings") == Decision(False, "use f-strings")
+    assert decide("") is None and decide("   ") is None  # asked again
+    assert decide(None) == Decision(False, NO_TERMINAL_FEEDBACK)
+    cancelled = decide(CANCELLED)
+    assert cancelled is not None and not cancelled.approved and cancelled.feedback
+    assert edit_result(Decision(True)) == {"accepted": True}
+    assert edit_result(Decision(False, "no")) == {"accepted": False, "feedback": "no"}
+    assert command_result(Decision(False)) == {"approved": False}
+
+
+# Ctrl-C -----------------------------------------------------------------------------------
+
+
+def test_ctrl_c_cancels_the_run_and_exits_130(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fake_api.push(tool_reply("todo", plan("in_progress", "pending")), Hang(60))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plansight", "run", PROMPT, "--workspace", str(hello_workspace)],
+        env=client_env(fake_api, tmp_path / "state"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(fake_api.message_requests) < 2:  # the model "thinks" (hangs) in round 2
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the run never reached the hanging request"
+            time.sleep(0.02)
+        interrupted = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10)
+        elapsed = time.monotonic() - interrupted
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, out + err
+    assert elapsed < 5
+    assert "Cancelling the run" in out
+    assert "cancelled after 2 rounds" in out
+    assert "tokens:" in out
+    assert "Traceback" not in err
+    assert len(fake_api.message_requests) == 2
+
+
+# Rendering --------------------------------------------------------------------------------
+
+
+def test_plan_and_progress_rendering() -> None:
+    state = {
+        "items": [
+            {"id": "1", "text": "Add type hints", "status": "completed"},
+            {"id": "2", "text": "Add docstrings", "status": "in_progress"},
+            {"id": "3", "text": "Add a main guard", "status": "cancelled"},
+            {"id": "4", "text": "Run tests", "status": "failed"},
+            {"id": "5", "text": "Ship", "status": "pending"},
+        ],
+        "completed": 1,
+        "total": 5,
+    }
+    assert render.plan_text(state).plain == (
+        "[x] #1: Add type hints\n[>] #2: Add docstrings\n[-] #3: Add a main guard\n"
+        "[!] #4: Run tests\n[ ] #5: Ship\n(1/5 completed)"
+    )
+    assert render.progress_line(state) == "1/5 · Add docstrings"
+    assert render.progress_line(None) == "planning"
+    assert [render.exit_code(s) for s in ("done", "error", "limit", "cancelled")] == [
+        0,
+        1,
+        1,
+        130,
+    ]
+
+
+def test_diffs_and_usage_rendering() -> None:
+    diff = render.unified_diff("a\nb\n", "a\nc\n", "x.py")
+    assert diff.splitlines()[:2] == ["--- a/x.py", "+++ b/x.py"]
+    assert render.diff_stats(diff) == (1, 1)
+    assert render.unified_diff("", "new\n", "n.py").startswith("--- /dev/null\n+++ b/n.py")
+    styles = {span.style for span in render.diff_text(diff).spans}
+    assert {"green", "red", "cyan", "bold"} <= styles
+    assert render.snippet_diff("def f(x):", "def f(x: int) -> None:") == (
+        "-def f(x):\n+def f(x: int) -> None:"
+    )
+    usage = {
+        "inputTokens": 1200,
+        "outputTokens": 30,
+        "cacheReadInputTokens": 0,
+        "cacheCreationInputTokens": 4096,
+    }
+    assert render.usage_line(usage) == (
+        "tokens: 1,200 input · 30 output · 0 cache read · 4,096 cache write"
+    )
+
+
+def test_plain_output_keeps_markup_like_text_literal(tmp_path: Path) -> None:
+    console = Console(file=(tmp_path / "out.txt").open("w"), width=80, highlight=False)
+    ui = TerminalUI(console, live=False)
+    ui.on_event({"type": "textDelta", "text": "Checking [bold]x[/bold] "})
+    ui.on_event({"type": "textDelta", "text": "now.\nNext"})
+    ui.on_event({"type": "toolCall", "id": "t1", "name": "read_file", "input": {"path": "a.py"}})
+    ui.on_event(
+        {
+            "type": "reminder",
+            "text": "<reminder>Update your todos.</reminder>",
+            "level": 1,
+            "rounds": 3,
+        }
+    )
+    ui.on_event({"type": "someFutureEvent", "x": 1})
+    console.file.close()
+    assert (tmp_path / "out.txt").read_text() == (
+        "Checking [bold]x[/bold] now.\nNext\n⚙ read_file a.py\n"
+        "⚠ reminder after 3 rounds without a plan update: "
+        "<reminder>Update your todos.</reminder>\n"
+    )
+
+
+@pytest.mark.parametrize("answer", ["a", "r"])
+async def test_ui_asks_on_stdin(tmp_path: Path, answer: str) -> None:
+    import io
+
+    console = Console(file=io.StringIO(), width=80)
+    ui = TerminalUI(console, live=False, stdin=io.StringIO(answer + "\n"))
+    assert await ui.ask("Apply?") == answer
+    assert await ui.ask("Again?") is None

@@ -1,0 +1,151 @@
+"""`plansight demo`: the recorded hello.py refactor, offline, through the real server and tools."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from plansight.cli.demo import load_json, prepare_workspace, project_files, run_demo
+from plansight.fakeapi import Script
+
+REPO = Path(__file__).resolve().parent.parent
+REMINDER = "<reminder>Update your todos.</reminder>"
+
+
+def offline_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PLANSIGHT_"))}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    return env
+
+
+def assert_refactored(workspace: Path) -> None:
+    source = (workspace / "hello.py").read_text()
+    assert "def greet(name: str) -> str:" in source
+    assert "def shout(name: str, times: int) -> str:" in source
+    assert source.startswith('"""')  # a module docstring
+    assert '    """Return a friendly greeting' in source
+    assert 'if __name__ == "__main__":\n    main()\n' in source
+    tests = subprocess.run(
+        [sys.executable, "-m", "unittest", "-v"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert tests.returncode == 0, tests.stderr
+    assert "Ran 2 tests" in tests.stderr
+    assert tests.stdout == ""  # importing hello no longer prints a greeting
+    greeting = subprocess.run(
+        [sys.executable, "hello.py", "Ada"], cwd=workspace, capture_output=True, text=True
+    )
+    assert greeting.stdout == "Hello, Ada!\n"
+
+
+def test_demo_command_runs_offline_and_leaves_a_refactored_project(tmp_path: Path) -> None:
+    workspace = tmp_path / "demo"
+    done = subprocess.run(
+        [sys.executable, "-m", "plansight", "demo", "--workspace", str(workspace), "--yes"],
+        env=offline_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert_refactored(workspace)
+    # The plan with every item completed, the progress line, the nag, the edits and the tests.
+    assert "(4/4 completed)" in out
+    assert "[x] #4: Run the tests" in out
+    assert "▶ 2/4 · Move the script code into main() behind a main guard" in out
+    assert f"⚠ reminder after 3 rounds without a plan update: {REMINDER}" in out
+    assert "+def greet(name: str) -> str:" in out
+    assert "⚙ bash $ python3 -m unittest -v test_hello" in out
+    assert "done after 10 rounds" in out and "tokens:" in out
+    assert f"The refactored project is in {workspace.resolve()}" in out
+    assert "Traceback" not in done.stderr
+
+
+async def test_the_server_appends_the_reminder_after_the_tool_results(tmp_path: Path) -> None:
+    console = Console(file=io.StringIO(), width=100)
+    outcome = await run_demo(console, tmp_path / "demo", accept=True, stdin=io.StringIO())
+    assert outcome.exit_code == 0, console.file.getvalue()  # type: ignore[attr-defined]
+    assert_refactored(outcome.workspace)
+    requests = outcome.requests
+    assert [r.status for r in requests] == [200] * 10  # every step served, none rejected
+    reminded = []
+    for index, request in enumerate(requests):
+        last = request.body["messages"][-1]
+        blocks: list[dict[str, Any]] = last["content"] if isinstance(last["content"], list) else []
+        texts = [i for i, b in enumerate(blocks) if b["type"] == "text" and REMINDER in b["text"]]
+        if not texts:
+            continue
+        reminded.append(index)
+        results = [i for i, b in enumerate(blocks) if b["type"] == "tool_result"]
+        assert results and max(results) < min(texts), blocks  # after every tool_result
+    # Rounds 4, 5 and 6 went without a todo call; their results carry the reminder.
+    assert reminded == [4, 5, 6]
+    # Earlier messages are never rewritten: the prefix the prompt cache holds stays valid.
+    for before, after in itertools.pairwise(requests):
+        old, new = plain(before.body["messages"]), plain(after.body["messages"])
+        assert new[: len(old)] == old
+
+
+def plain(value: Any) -> Any:
+    """A request's messages without their cache_control marks (they move each round)."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def test_the_packaged_demo_project_is_fixtures_hello() -> None:
+    fixture = {p.name: p.read_text() for p in (REPO / "fixtures" / "hello").iterdir()}
+    assert project_files() == fixture
+
+
+def test_the_recording_applies_to_the_demo_project(tmp_path: Path) -> None:
+    """Each edit's old_text occurs exactly once when it runs (the recording is blind)."""
+    recording = load_json("hello_refactor.json")
+    Script.from_dict(recording)  # a valid recording
+    files = project_files()
+    tools: list[str] = []
+    for step in recording["steps"]:
+        for block in step["content"]:
+            if block["type"] != "tool_use":
+                continue
+            tools.append(block["name"])
+            if block["name"] == "edit_file":
+                edit = block["input"]
+                assert files[edit["path"]].count(edit["old_text"]) == 1, edit
+                files[edit["path"]] = files[edit["path"]].replace(
+                    edit["old_text"], edit["new_text"]
+                )
+    assert tools[:3] == ["todo", "read_file", "write_scratchpad"]
+    assert tools.count("todo") == 4
+    workspace = prepare_workspace(tmp_path / "result")
+    (workspace / "hello.py").write_text(files["hello.py"])
+    assert_refactored(workspace)
+
+
+def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    done = subprocess.run(
+        [sys.executable, "-m", "plansight", "demo", "--workspace", str(tmp_path), "--yes"],
+        env=offline_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 1
+    assert "not an empty folder" in done.stdout
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    assert not (tmp_path / "hello.py").exists()
