@@ -21,6 +21,7 @@ import signal
 import sys
 from pathlib import Path
 
+from pygls.exceptions import JsonRpcException
 from rich.console import Console
 from rich.text import Text
 
@@ -72,6 +73,8 @@ async def run_session(
             outcome = RunOutcome("error", client.last_result or {}, str(err))
         except OSError as err:
             outcome = RunOutcome("error", {}, f"could not start the language server: {err}")
+        except JsonRpcException as err:  # initialize refused
+            outcome = RunOutcome("error", {}, f"the language server refused: {err.message}")
         result = dict(outcome.result)
         result.setdefault("status", outcome.status)
         ui.result(result, outcome.error)
