@@ -363,3 +363,16 @@ async def test_the_progress_cancel_button_cancels_the_run(
     assert cancelled.value.code == -32800
     await editor.recorder.wait_for(lambda: "runFinished" in editor.recorder.event_types(), 5)
     assert editor.recorder.events[-1]["result"]["status"] == "cancelled"
+
+
+async def test_a_run_without_an_api_key_ends_with_a_clear_error(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    handle = await start_editor(hello_workspace, None, storage=tmp_path / "s")
+    try:
+        result = await handle.request("plansight/run", {"prompt": "hi"})
+        assert result["status"] == "error" and "ANTHROPIC_API_KEY" in result["error"]
+        await handle.recorder.wait_for(lambda: "runFinished" in handle.recorder.event_types())
+        assert handle.recorder.events[-1]["result"]["status"] == "error"
+    finally:
+        await handle.stop()

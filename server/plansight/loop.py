@@ -164,6 +164,19 @@ class AgentLoop:
                 self.events.emit(ReminderCleared())
             self._finish("cancelled", "The run was cancelled.", rounds, usage)
             raise
+        except Exception as err:
+            # A bug: keep the conversation valid and tell the listeners, then let it propagate.
+            log.exception("the run failed unexpectedly")
+            self.conversation.repair(f"The run stopped on an internal error: {err!r}")
+            self._changed()
+            self._finish(
+                "error",
+                "Plansight failed internally (see its log).",
+                rounds,
+                usage,
+                error=f"internal error: {err!r}",
+            )
+            raise
         finally:
             # A reminder is only visible while its run lasts.
             if reminding:

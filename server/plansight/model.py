@@ -11,13 +11,15 @@ import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import anthropic
-import httpx2
-from anthropic.types import Model
+from typing import TYPE_CHECKING, Any
 
 from plansight.events import Usage
+
+if TYPE_CHECKING:
+    import anthropic
+
+# The SDK takes about a second to import on these machines: it is imported on first use, so
+# the language server answers `initialize` at once and idles small.
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,8 @@ DEFAULT_MAX_TOKENS = 8192
 
 def newest_sonnet() -> str:
     """The newest Sonnet the installed SDK names, e.g. 'claude-sonnet-5-5'."""
+    from anthropic.types import Model
+
     names = [
         name
         for arg in typing.get_args(Model)
@@ -64,7 +68,7 @@ class ModelTurn:
 
 @dataclass(frozen=True)
 class ModelSettings:
-    model: str
+    model: str | None = None  # None: the newest Sonnet the SDK names
     api_key: str | None = None
     base_url: str | None = None
     max_tokens: int = DEFAULT_MAX_TOKENS
@@ -143,6 +147,8 @@ def _api_message(err: anthropic.APIStatusError) -> str:
 
 class ModelClient:
     def __init__(self, settings: ModelSettings) -> None:
+        import anthropic
+
         self.settings = settings
         self._client = anthropic.AsyncAnthropic(
             api_key=settings.api_key,
@@ -150,6 +156,10 @@ class ModelClient:
             max_retries=settings.max_retries,
             timeout=settings.timeout,
         )
+
+    @property
+    def model(self) -> str:
+        return self.settings.model or newest_sonnet()
 
     async def close(self) -> None:
         await self._client.close()
@@ -163,10 +173,17 @@ class ModelClient:
         on_text: TextListener,
         on_tool_input: ToolInputListener,
     ) -> ModelTurn:
+        import anthropic
+        import httpx2
+
+        if not (self._client.api_key or self._client.auth_token):
+            raise ModelError(
+                "No API key: set ANTHROPIC_API_KEY (or try `plansight demo`, which needs none)."
+            )
         system_blocks, request_messages = with_cache_breakpoints(system, messages)
         try:
             async with self._client.messages.stream(
-                model=self.settings.model,
+                model=self.model,
                 max_tokens=self.settings.max_tokens,
                 system=system_blocks,  # type: ignore[arg-type]
                 tools=tools,  # type: ignore[arg-type]

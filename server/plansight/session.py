@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from plansight.hooks import (
     refuse_all_commands,
 )
 from plansight.loop import AgentLoop, Notices
-from plansight.model import ModelClient, ModelSettings, newest_sonnet
+from plansight.model import ModelClient, ModelSettings
 from plansight.plan import Plan, TodoItem, TodoState
 from plansight.prompt import system_prompt
 from plansight.scratchpad import Scratchpad
@@ -52,7 +52,7 @@ class SessionBusy(Exception):
 
 @dataclass
 class SessionSettings:
-    model: str = field(default_factory=newest_sonnet)
+    model: str | None = None  # None: the newest Sonnet the installed SDK names
     api_key: str | None = None
     base_url: str | None = None
     max_rounds: int = DEFAULT_MAX_ROUNDS

@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 import urllib.parse
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -211,6 +212,9 @@ class FakeMessagesAPI:
         self._requests: list[RecordedRequest] = []
         self._cond = threading.Condition()
         self._tool_counter = 0
+        # Ids must stay unique across fake instances too: a stored conversation from an earlier
+        # run (another instance) is sent back to a later one.
+        self._id_prefix = uuid.uuid4().hex[:8]
         self._message_counter = 0
         self._request_counter = 0
         self._connection_counter = 0
@@ -719,7 +723,7 @@ class FakeMessagesAPI:
             block = json.loads(json.dumps(raw))
             if block.get("type") == "tool_use" and "id" not in block:
                 self._tool_counter += 1
-                block["id"] = f"toolu_{self._tool_counter}"
+                block["id"] = f"toolu_{self._id_prefix}_{self._tool_counter}"
             out.append(block)
         return out
 

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ACCEPT = "Accept"
-SUPERSEDED_KEPT = 8  # an editor reloads within a few edits; older texts are real user text
 REJECT = "Reject"
 
 
@@ -31,9 +30,6 @@ class EditorBridge:
     def __init__(self, server: LanguageServer, options: InitOptions) -> None:
         self.server = server
         self.options = options
-        # Texts each file had on disk before the agent's recent writes. An open document still
-        # showing one of them is not "unsaved": the editor just has not reloaded it yet.
-        self._superseded: dict[Path, list[str]] = {}
 
     # Capabilities ----------------------------------------------------------------------
     def _client_offers(self, name: str) -> bool:
@@ -48,25 +44,18 @@ class EditorBridge:
             fs_path = to_fs_path(uri)
             if fs_path is None or Path(fs_path) != path:
                 continue
+            # The workspace decides whether this text is unsaved or just not reloaded yet.
             text: str = document.source
-            if text in self._superseded.get(path, ()):
-                return None
             return text
         return None
 
     # ReviewHook ------------------------------------------------------------------------
     async def review(self, proposal: EditProposal) -> EditDecision:
         if self.options.auto_approve_edits:
-            decision = EditDecision(accepted=True)
-        elif self._client_offers("reviewEdit"):
-            decision = await self._review_request(proposal)
-        else:
-            decision = await self._review_fallback(proposal)
-        if decision.accepted:
-            recent = self._superseded.setdefault(proposal.path, [])
-            recent.append(proposal.old_text)
-            del recent[:-SUPERSEDED_KEPT]
-        return decision
+            return EditDecision(accepted=True)
+        if self._client_offers("reviewEdit"):
+            return await self._review_request(proposal)
+        return await self._review_fallback(proposal)
 
     async def _review_request(self, proposal: EditProposal) -> EditDecision:
         params: dict[str, Any] = {

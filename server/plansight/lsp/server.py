@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,7 @@ class PlansightServer(LanguageServer):
         )
         self.run_progress = RunProgress(self)
         self.session.events.subscribe(self.forward)
-        log.info("workspace %s, storage %s, model %s", root, storage, settings.model)
+        log.info("workspace %s, storage %s, model %s", root, storage, settings.model or "default")
 
     def start_background(self) -> None:
         session = self.require_session()
@@ -279,3 +280,7 @@ def serve() -> None:
     server = create_server()
     logging.getLogger().addHandler(LogMessageHandler(server, logging.INFO))
     server.start_io()
+    # Everything is saved as it happens; skip the slow teardown of the SDK's objects at exit.
+    logging.shutdown()
+    sys.stdout.flush()
+    os._exit(0)
