@@ -5,11 +5,14 @@ Each event's `type` is the name it carries on the wire in `plansight/event`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from plansight.plan import TodoState
+
+log = logging.getLogger(__name__)
 
 RunStatus = Literal["done", "cancelled", "error", "limit"]
 
@@ -180,10 +183,8 @@ class EventBus:
         return lambda: self._listeners.remove(listener)
 
     def emit(self, event: Event) -> None:
-        import logging
-
         for listener in list(self._listeners):
             try:
                 listener(event)
             except Exception:
-                logging.getLogger(__name__).exception("event listener failed on %s", event.type)
+                log.exception("event listener failed on %s", event.type)
