@@ -20,7 +20,7 @@ test-python:
 	$(PYTHON) -m pytest -q
 
 test-vscode:
-	cd vscode-client && npm test
+	cd vscode-client && npm run typecheck && npm run test:unit && npm run test:e2e
 
 test: lint test-python test-vscode
 
