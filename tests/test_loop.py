@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from plansight.events import Event, Reminder, ReminderCleared, RunFinished, TextDelta
+from plansight.events import Event, PlanDraft, Reminder, ReminderCleared, RunFinished, TextDelta
 from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, StreamError, reply
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
@@ -360,3 +360,22 @@ async def test_edit_review_outcomes_reach_the_model(
     assert "Use f-strings instead" in str(rejected["content"])
     assert 'f"Hello, {name}!"' in (hello_workspace / "hello.py").read_text()
     assert seen[0].todo_id == "1" and seen[0].old_text != seen[0].new_text
+
+
+async def test_plan_items_show_as_a_draft_while_the_todo_call_streams(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    items = plan(
+        ("1", "Add hints", "in_progress"),
+        ("2", "Add docs", "pending"),
+        ("3", "Run tests", "pending"),
+    )
+    fake_api.push(reply(None, [("todo", items)], chunk_delay=0.002), text("ok"))
+    session = make_session(hello_workspace, fake_api)
+    events = collect(session)
+    await session.run("plan it")
+    kinds = [e.type for e in events if e.type in ("planDraft", "planChanged")]
+    assert kinds.index("planDraft") < kinds.index("planChanged")
+    drafts = [e for e in events if isinstance(e, PlanDraft)]
+    assert [len(d.items) for d in drafts] == sorted({len(d.items) for d in drafts})
+    assert drafts[-1].items[-1] == {"id": "3", "text": "Run tests", "status": "pending"}

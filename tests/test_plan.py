@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plansight.plan import STATUSES, Plan, PlanError, StalePlanError, render
+from plansight.plan import STATUSES, Plan, PlanError, StalePlanError, complete_items, render
 
 
 def items(*specs: tuple[str, str, str]) -> list[dict[str, Any]]:
@@ -159,3 +159,14 @@ def test_random_payloads_never_break_the_rules(payloads: list[Any]) -> None:
         else:
             assert update.state.version == before.version + 1
         assert_invariants(plan)
+
+
+def test_complete_items_of_a_streaming_plan() -> None:
+    full = (
+        '{"items": [{"id": "1", "text": "Say \\"hi\\" {now}", "status": "pending"}, {"id": "2", "te'
+    )
+    assert complete_items(full) == [{"id": "1", "text": 'Say "hi" {now}', "status": "pending"}]
+    assert complete_items('{"items": [') == []
+    assert complete_items("") == []
+    done = '{"items": [{"id": "1", "text": "a", "status": "pending"}], "x": {"id": 3}}'
+    assert complete_items(done) == [{"id": "1", "text": "a", "status": "pending"}]

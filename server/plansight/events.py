@@ -142,6 +142,14 @@ class PlanChanged:
 
 
 @dataclass(frozen=True)
+class PlanDraft:
+    """The items of a todo call still streaming: shown early, not yet validated or accepted."""
+
+    items: tuple[dict[str, Any], ...]
+    type: str = "planDraft"
+
+
+@dataclass(frozen=True)
 class ScratchpadChanged:
     content: str
     type: str = "scratchpadChanged"
@@ -165,6 +173,7 @@ Event = (
     | FilesChanged
     | RunFinished
     | PlanChanged
+    | PlanDraft
     | ScratchpadChanged
     | ConversationChanged
 )

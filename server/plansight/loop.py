@@ -186,8 +186,12 @@ class AgentLoop:
         def on_text(text: str) -> None:
             self.events.emit(TextDelta(text))
 
+        streamed: dict[str, str] = {}
+
         def on_tool_input(tool_id: str, name: str, partial: str) -> None:
             self.events.emit(ToolInputDelta(tool_id, name, partial))
+            streamed[tool_id] = streamed.get(tool_id, "") + partial
+            self.tools.preview(self.ctx, name, streamed[tool_id])
 
         return await self.model.stream_turn(
             system=self.system_prompt,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -136,6 +137,7 @@ class Plan:
         self._state = TodoState(items=(), version=0, source="model")
         self.model_updates = 0  # accepted todo calls; the reminder counter watches this
         self.user_changed_since_model_saw = False
+        self.draft_size = 0  # items of the todo call now streaming, already previewed
 
     @property
     def state(self) -> TodoState:
@@ -182,3 +184,41 @@ class Plan:
             items=tuple(counted), version=self._state.version + 1, source=source
         )
         return PlanUpdate(self._state, exhausted)
+
+
+def complete_items(partial_json: str) -> list[dict[str, Any]]:
+    """The item objects already complete in a streaming `{"items": [...` JSON text."""
+    start = partial_json.find("[")
+    if start == -1:
+        return []
+    found: list[dict[str, Any]] = []
+    depth = 0
+    in_string = escaped = False
+    item_start = -1
+    for index in range(start + 1, len(partial_json)):
+        char = partial_json[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "{":
+            if depth == 0:
+                item_start = index
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0 and item_start != -1:
+                try:
+                    value = json.loads(partial_json[item_start : index + 1])
+                except ValueError:
+                    return found
+                if isinstance(value, dict):
+                    found.append(value)
+        elif char == "]" and depth == 0:
+            break
+    return found

@@ -9,6 +9,7 @@ from typing import Any
 from plansight.events import (
     Event,
     FilesChanged,
+    PlanDraft,
     Reminder,
     RunFinished,
     RunStarted,
@@ -112,6 +113,8 @@ def event_payload(event: Event) -> dict[str, Any] | None:
             "level": event.level,
             "rounds": event.rounds,
         }
+    if isinstance(event, PlanDraft):
+        return {"type": event.type, "items": list(event.items)}
     if isinstance(event, FilesChanged):
         return {"type": event.type, "paths": list(event.paths)}
     if isinstance(event, RunFinished):

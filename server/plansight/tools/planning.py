@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from plansight.events import PlanChanged
-from plansight.plan import MAX_ITEMS, MAX_RETRIES, STATUSES, PlanError
+from plansight.events import PlanChanged, PlanDraft
+from plansight.plan import MAX_ITEMS, MAX_RETRIES, STATUSES, PlanError, complete_items
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import Tool, ToolError
 
 
 async def todo(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
+    ctx.plan.draft_size = 0
     try:
         update = ctx.plan.update_from_model(tool_input.get("items"))
     except PlanError as err:
@@ -23,6 +24,14 @@ async def todo(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
             "mark it failed or cancelled and explain the problem to the user."
         )
     return result
+
+
+def preview_todo(ctx: ToolContext, partial_json: str) -> None:
+    """Show the plan's items as each one finishes streaming, before the call completes."""
+    items = complete_items(partial_json)
+    if items and len(items) != ctx.plan.draft_size:
+        ctx.plan.draft_size = len(items)
+        ctx.events.emit(PlanDraft(tuple(items)))
 
 
 TODO_SCHEMA: dict[str, Any] = {
@@ -58,5 +67,6 @@ TOOLS: tuple[Tool, ...] = (
         ),
         input_schema=TODO_SCHEMA,
         handler=todo,
+        preview=preview_todo,
     ),
 )

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Handler = Callable[["ToolContext", dict[str, Any]], Awaitable[str]]
+# Called with the tool's input JSON as streamed so far, before the call is complete.
+Previewer = Callable[["ToolContext", str], None]
 
 
 class ToolError(Exception):
@@ -25,6 +27,7 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     handler: Handler
+    preview: Previewer | None = None
 
     def definition(self) -> dict[str, Any]:
         return {
@@ -53,6 +56,16 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return list(self._tools)
+
+    def preview(self, ctx: ToolContext, name: str, partial_json: str) -> None:
+        """Let a tool show its call while the input still streams (the plan, for one)."""
+        tool = self._tools.get(name)
+        if tool is None or tool.preview is None:
+            return
+        try:
+            tool.preview(ctx, partial_json)
+        except Exception:
+            log.exception("preview of %s failed", name)
 
     async def call(self, ctx: ToolContext, name: str, tool_input: Any) -> ToolOutcome:
         tool = self._tools.get(name)
