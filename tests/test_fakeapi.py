@@ -150,7 +150,8 @@ async def test_sdk_stream_gives_text_and_tool_use() -> None:
     assert [b.type for b in message.content] == ["text", "tool_use"]
     block = message.content[1]
     assert block.type == "tool_use"
-    assert block.id.startswith("toolu_") and block.id.endswith("_1") and block.name == "read_file" and block.input == {"path": "a.py"}
+    assert block.id.startswith("toolu_") and block.id.endswith("_1")
+    assert block.name == "read_file" and block.input == {"path": "a.py"}
     assert message.usage.input_tokens > 0 and message.usage.output_tokens > 0
     assert api.bodies[0]["stream"] is True
     assert api.bodies[0]["messages"] == [user("fix a.py")]
