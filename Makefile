@@ -11,9 +11,11 @@ setup:
 demo:
 	$(VENV_BIN)plansight demo
 
+LINTED := server tests $(wildcard bench)
+
 lint:
-	$(VENV_BIN)ruff check server tests bench
-	$(VENV_BIN)ruff format --check server tests bench
+	$(VENV_BIN)ruff check $(LINTED)
+	$(VENV_BIN)ruff format --check $(LINTED)
 	$(VENV_BIN)mypy
 
 test-python:
