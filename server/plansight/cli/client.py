@@ -29,6 +29,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
 from plansight import __version__
+from plansight.lsp.payloads import to_plain
 
 log = logging.getLogger(__name__)
 
@@ -52,17 +53,6 @@ STDERR_TAIL_BYTES = 4000
 def server_command() -> list[str]:
     """The language server this client starts: the same Python, `-m plansight lsp`."""
     return [sys.executable, "-m", "plansight", "lsp"]
-
-
-def to_plain(value: Any) -> Any:
-    """pygls hands custom params and results over as nested namedtuples: make them dicts."""
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
-        return {k: to_plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, list | tuple):
-        return [to_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: to_plain(v) for k, v in value.items()}
-    return value
 
 
 def as_dict(value: Any) -> dict[str, Any]:

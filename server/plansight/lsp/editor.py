@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from plansight.hooks import CommandDecision, CommandRequest, EditDecision, EditProposal
-from plansight.lsp.payloads import APPROVE_COMMAND, REVIEW_EDIT, InitOptions, field_of
+from plansight.lsp.payloads import APPROVE_COMMAND, REVIEW_EDIT, InitOptions, field_of, to_plain
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -34,7 +34,7 @@ class EditorBridge:
     # Capabilities ----------------------------------------------------------------------
     def _client_offers(self, name: str) -> bool:
         caps = self.server.client_capabilities
-        experimental = to_dict(caps.experimental) if caps is not None else None
+        experimental = to_plain(caps.experimental) if caps is not None else None
         plansight = experimental.get("plansight") if isinstance(experimental, dict) else None
         return isinstance(plansight, dict) and plansight.get(name) is True
 
@@ -117,9 +117,3 @@ class EditorBridge:
             approved=field_of(result, "approved") is True,
             feedback=feedback if isinstance(feedback, str) and feedback else None,
         )
-
-
-def to_dict(value: Any) -> Any:
-    from plansight.lsp.payloads import to_plain
-
-    return to_plain(value)
