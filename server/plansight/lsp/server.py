@@ -6,12 +6,15 @@ import asyncio
 import logging
 import os
 import sys
+import threading
 from collections.abc import Generator
+from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -29,6 +32,7 @@ from plansight.events import (
 )
 from plansight.lsp.diagnostics import ReminderDiagnostics
 from plansight.lsp.editor import EditorBridge, path_uri
+from plansight.lsp.framing import read_messages
 from plansight.lsp.logs import LogMessageHandler
 from plansight.lsp.payloads import (
     EDIT_PLAN,
@@ -83,6 +87,23 @@ class PlansightServer(LanguageServer):
         self.run_progress: RunProgress | None = None
         self.watcher: WorkspaceWatcher | None = None
         self.options = InitOptions()
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls's stdio server, reading with a loop that survives malformed input."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(
+                read_messages(
+                    stdin or sys.stdin.buffer, self.protocol, self._stop_event, self.thread_pool
+                )
+            )
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
 
     # Set-up ----------------------------------------------------------------------------
     def setup(self, params: types.InitializeParams) -> None:
@@ -177,10 +198,13 @@ class PlansightServer(LanguageServer):
 
     def edit_plan(self, items: Any, version: Any) -> dict[str, Any]:
         session = self.require_session()
-        try:
-            state = session.edit_plan(
-                to_plain(items), version if isinstance(version, int) else None
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise JsonRpcException(
+                message="'version' must be a whole number (the plan's version).",
+                code=INVALID_PARAMS,
             )
+        try:
+            state = session.edit_plan(to_plain(items), version)
         except StalePlanError as err:
             raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
         except PlanError as err:
@@ -282,5 +306,6 @@ def serve() -> None:
     server.start_io()
     # Everything is saved as it happens; skip the slow teardown of the SDK's objects at exit.
     logging.shutdown()
-    sys.stdout.flush()
+    with suppress(ValueError, OSError):  # `exit` closes stdout
+        sys.stdout.flush()
     os._exit(0)
