@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ActivityLog, runHeader, toolInputSummary, usageText } from '../src/activity/activityModel';
+import { ActivityLog, promptLabel, runHeader, toolInputSummary, usageText } from '../src/activity/activityModel';
 import type { RunResult } from '../src/protocol';
 
 const result: RunResult = {
@@ -81,6 +81,10 @@ describe('ActivityLog', () => {
 });
 
 describe('summaries', () => {
+  it('shows a prompt without the editor context', () => {
+    expect(promptLabel('Fix it\n\n<editor-context>\nActive file: a.py\n</editor-context>')).toBe('Fix it');
+    expect(promptLabel('Fix it <editor-context> cut')).toBe('Fix it');
+  });
   it('summarises every tool input', () => {
     expect(toolInputSummary('read_file', { path: 'a.py', offset: 10, limit: 5 })).toBe('a.py:10-14');
     expect(toolInputSummary('write_file', { path: 'b.py', content: 'x\ny' })).toBe('b.py (2 lines)');

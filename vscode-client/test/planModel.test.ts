@@ -25,7 +25,8 @@ describe('todoRow', () => {
     expect(row.tooltip).toBe('#5 · Failed (retried 2×)\nRun the tests');
     expect(row.contextValue).toBe('todo.failed');
     expect(row.hasChildren).toBe(true);
-    expect(row.id).toBe('todo:5');
+    expect(row.id).toBe('todo:5:edits');
+    expect(todoRow(plan.items[0]!, 0).id).toBe('todo:1');
   });
 
   it('has no children without edits and a plain description', () => {

@@ -133,9 +133,14 @@ export function finishedRow(key: string, result: RunResult): ActivityRow {
   };
 }
 
+/** A prompt without the editor context the client appended to it (see commands/prompt.ts). */
+export function promptLabel(prompt: string): string {
+  return oneLine(prompt.replace(/<editor-context>[\s\S]*?(<\/editor-context>|$)/g, ''));
+}
+
 /** The header of a run in the view. */
 export function runHeader(run: ActivityRun): Omit<ActivityRow, 'kind'> {
-  const base = { key: run.key, label: escapeIcons(truncate(oneLine(run.prompt), 120)) };
+  const base = { key: run.key, label: escapeIcons(truncate(promptLabel(run.prompt), 120)) };
   if (run.running) {
     return { ...base, iconId: 'sync~spin', description: 'running', tooltip: run.prompt };
   }

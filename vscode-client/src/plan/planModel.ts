@@ -76,7 +76,9 @@ export function todoRow(item: TodoItem, editCount: number): RowSpec {
   const description = [`#${item.id}`, retries, edits].filter(Boolean).join(' · ');
   const color = statusColors[item.status];
   return {
-    id: `todo:${item.id}`,
+    // A new id once edits appear, so that VS Code shows the row expanded (it keeps the
+    // collapsible state of an id it has seen without children).
+    id: editCount > 0 ? `todo:${item.id}:edits` : `todo:${item.id}`,
     label: escapeIcons(oneLine(item.text)),
     iconId: statusIcons[item.status],
     ...(color ? { iconColor: color } : {}),

@@ -20,6 +20,9 @@ interface Review {
   right: vscode.Uri;
   title: string;
   resolve(result: ReviewEditResult): void;
+  /** Settles when the review is decided (closes its notification). */
+  decided: Promise<void>;
+  markDecided(): void;
 }
 
 /** A decided review, kept so its diff can be shown again from the plan tree. */
@@ -85,7 +88,9 @@ export class ReviewManager implements vscode.Disposable {
     });
 
     return new Promise<ReviewEditResult>((resolve) => {
-      const review: Review = { params, path, left, right, title, resolve };
+      let markDecided = (): void => undefined;
+      const decided = new Promise<void>((r) => (markDecided = r));
+      const review: Review = { params, path, left, right, title, resolve, decided, markDecided };
       this.pending.set(params.id, review);
       void this.updateContext();
       token.onCancellationRequested(() => {
@@ -110,21 +115,29 @@ export class ReviewManager implements vscode.Disposable {
     }
   }
 
-  private async notify(review: Review): Promise<void> {
+  /**
+   * A notification with Accept / Reject that goes away once the review is decided, wherever
+   * that happens (a plain message's buttons would stay behind, stale). It is a progress
+   * notification, so its actions are command links.
+   */
+  private notify(review: Review): void {
+    const args = encodeURIComponent(JSON.stringify([review.params.id]));
     const description = truncate(oneLine(review.params.description), 120);
-    const choice = await vscode.window.showInformationMessage(
-      `Plansight proposes an edit to ${review.path}${description ? `: ${description}` : ''}`,
-      'Accept',
-      'Reject',
+    const links =
+      `[Accept](command:plansight.acceptEdit?${args}) · ` +
+      `[Reject](command:plansight.rejectEdit?${args}) · ` +
+      `[Show Diff](command:plansight.plan.openEdit?${args})`;
+    void vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Plansight proposes an edit to ${review.path}`,
+        cancellable: false,
+      },
+      async (progress) => {
+        progress.report({ message: `${description ? `${description}. ` : ''}${links}` });
+        await review.decided;
+      },
     );
-    if (!this.pending.has(review.params.id)) {
-      return;
-    }
-    if (choice === 'Accept') {
-      await this.accept(review.params.id);
-    } else if (choice === 'Reject') {
-      await this.reject(review.params.id);
-    }
   }
 
   /** Opens the diff of an edit again (pending: the live review; decided: what was settled). */
@@ -238,6 +251,7 @@ export class ReviewManager implements vscode.Disposable {
       return;
     }
     review.resolve(result);
+    review.markDecided();
     void this.updateContext();
     this.store.updateEdit(review.params.id, {
       outcome,

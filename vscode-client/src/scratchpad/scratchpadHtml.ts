@@ -31,6 +31,7 @@ export function scratchpadHtml(content: string, nonce: string, cspSource: string
 <body>
 ${body}
 <script nonce="${nonce}">
+  const vscode = acquireVsCodeApi();
   const pre = document.getElementById('content');
   const empty = ${JSON.stringify(emptyScratchpadText)};
   window.addEventListener('message', (event) => {
@@ -40,6 +41,8 @@ ${body}
       pre.className = message.content ? '' : 'empty';
     }
   });
+  // Ask for the current notes: a message sent before this script ran would be lost.
+  vscode.postMessage({ type: 'ready' });
 </script>
 </body>
 </html>`;

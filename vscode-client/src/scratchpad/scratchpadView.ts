@@ -13,6 +13,11 @@ export class ScratchpadViewProvider implements vscode.WebviewViewProvider {
     this.view = view;
     view.webview.options = { enableScripts: true, localResourceRoots: [] };
     this.render();
+    view.webview.onDidReceiveMessage((message: { type?: unknown }) => {
+      if (message?.type === 'ready') {
+        this.update();
+      }
+    });
     view.onDidDispose(() => {
       if (this.view === view) {
         this.view = undefined;

@@ -13,7 +13,6 @@ import {
   type ServerOptions,
   State,
   type StaticFeature,
-  TransportKind,
 } from 'vscode-languageclient/node';
 import {
   type ApproveCommandParams,
@@ -169,8 +168,8 @@ export class PlansightServer implements vscode.Disposable {
 
     const serverOptions: ServerOptions = {
       command: python,
+      // No `transport`: with TransportKind.stdio the client would append `--stdio`.
       args: ['-m', 'plansight', 'lsp'],
-      transport: TransportKind.stdio,
       options: { env, ...(cwd ? { cwd } : {}) },
     };
     const clientOptions: LanguageClientOptions = {
@@ -180,8 +179,8 @@ export class PlansightServer implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: initializationOptions(settings),
       initializationFailedHandler: (error) => {
+        // Logged only: start() reports the failure once.
         this.output.error(`Initialization failed: ${String(error)}`);
-        void vscode.window.showErrorMessage(`Plansight: the server failed to initialize: ${String(error)}`);
         return false;
       },
     };

