@@ -99,6 +99,7 @@ test('Plansight in a real VS Code: plan, reminder, reviews, scratchpad', { timeo
     'diffEditor.useInlineViewWhenSpaceIsLimited': false,
     'editor.minimap.enabled': false,
     'files.autoSave': 'off',
+    'workbench.view.alwaysShowHeaderActions': true,
   });
 
   const port = await freePort();
@@ -160,14 +161,15 @@ test('Plansight in a real VS Code: plan, reminder, reviews, scratchpad', { timeo
       items.every((item, i) => expected[i].every((cls) => item.icon.split(/\s+/).includes(cls)));
     return ok ? items : false;
   };
-  const planAt = async (progress, icons) =>
+  const planAt = async (progress, icons, labels = ITEMS) =>
     waitFor(`the plan to show ${progress} with icons ${JSON.stringify(icons)}`, async () => {
       const header = await planDescription();
       const items = await iconsAre(icons);
       if (!items) return false;
-      assert.deepEqual(items.map((i) => i.label), ITEMS);
+      assert.deepEqual(items.map((i) => i.label), labels);
       return header.includes(progress) ? items : false;
     });
+  const viewAction = (view, label) => pane(view).locator(`.pane-header .action-label[aria-label^="${label}"]`).first();
   const runCommand = async (title) => {
     await page.keyboard.press('F1');
     await quickInput.waitFor({ state: 'visible' });
@@ -288,13 +290,20 @@ test('Plansight in a real VS Code: plan, reminder, reviews, scratchpad', { timeo
     return text.includes('if __name__ == "__main__":') && text.includes(USER_LINE);
   });
 
+  // ---------------------------------------------------------------- a command to approve
+  log('approving the test command from its notification');
+  const approval = page.locator('.notifications-toasts .notification-toast', { hasText: 'wants to run' });
+  await approval.waitFor({ timeout: WAIT });
+  assert.match(await approval.innerText(), /python3 -m unittest -q test_hello/);
+  await approval.locator('.monaco-button', { hasText: /^Approve$/ }).click();
+
   // ---------------------------------------------------------------- the end of the run
   log('waiting for the run to finish (2/3)');
   await planAt('2/3', [['codicon-pass'], ['codicon-circle-slash'], ['codicon-pass']]);
   // The view follows the run, so its last row (the result and token usage) is in sight.
   await waitFor('the activity view to show the finished run with its usage', async () => {
     const text = await pane('Activity').innerText();
-    if (!/Done\s*11 rounds · [\d,]+ in · [\d,]+ out/.test(text)) throw new Error(`saw ${text}`);
+    if (!/Done\s*12 rounds · [\d,]+ in · [\d,]+ out/.test(text)) throw new Error(`saw ${text}`);
     return text;
   });
   await waitFor('the status bar to stop spinning', async () => {
@@ -320,6 +329,52 @@ test('Plansight in a real VS Code: plan, reminder, reviews, scratchpad', { timeo
     bodies.slice(rejection).some((b) => b.includes('Reviewed in VS Code')),
     'the model hears of the change the user made to the proposal',
   );
+  const bashResult = bodies.find((b) => b.includes('toolu_e2e_13') && b.includes('tool_result'));
+  assert.ok(bashResult && /Ran 2 tests/.test(bashResult), 'the approved command ran (its output reaches the model)');
   log(`the fake API got ${requests.length} requests; request ${rejection + 1} carries the reason`);
+
+  // ---------------------------------------------------------------- the user edits the plan
+  log('adding a plan item from the Plan view title bar (plansight/editPlan)');
+  await viewAction('Plan', 'Add Item').click();
+  await page.locator('.quick-input-widget', { hasText: 'Add a plan item' }).waitFor();
+  await quickInput.fill('Run the tests');
+  await page.keyboard.press('Enter');
+  const withNew = [...ITEMS, 'Run the tests'];
+  await planAt('2/4', [['codicon-pass'], ['codicon-circle-slash'], ['codicon-pass'], ['codicon-circle-outline']], withNew);
+  log('marking it done with the row\'s inline button');
+  const newRow = pane('Plan').locator('.monaco-list-row[aria-level="1"]', { hasText: 'Run the tests' });
+  await newRow.hover();
+  await newRow.locator('.actions .action-label[aria-label^="Mark Done"]').click();
+  await planAt('3/4', [['codicon-pass'], ['codicon-circle-slash'], ['codicon-pass'], ['codicon-pass']], withNew);
+
+  // ---------------------------------------------------------------- cancel a run
+  log('asking again (the recording now hangs), then cancelling from the Plan view title bar');
+  const before = (await fake.requests()).length;
+  await runCommand('Plansight: Ask');
+  await page.locator('.quick-input-widget', { hasText: 'Ask Plansight' }).waitFor();
+  await quickInput.fill('Now run the tests.');
+  await page.keyboard.press('Enter');
+  await waitFor('the run to reach the (hanging) model', async () => (await fake.requests()).length > before);
+  const cancelAt = Date.now();
+  await viewAction('Plan', 'Cancel Run').click();
+  await waitFor('the activity view to show the cancelled run', async () => {
+    const text = await pane('Activity').innerText();
+    return /Cancelled/.test(text) ? text : false;
+  }, 15_000);
+  await waitFor('the status bar to stop spinning', async () =>
+    (await page.locator('.statusbar-item', { hasText: '3/4' }).locator('.codicon-sync').count()) === 0,
+  );
+  log(`cancelled in ${Date.now() - cancelAt} ms`);
+  assert.ok(!(await viewAction('Plan', 'Cancel Run').isVisible()), 'Cancel Run hides once the run ends');
+
+  // ---------------------------------------------------------------- new session
+  log('New Session from the Plan view title bar (plansight/reset)');
+  await viewAction('Plan', 'New Session').click();
+  await waitFor('the plan to empty and show its welcome', async () => {
+    const text = await pane('Plan').innerText();
+    return text.includes('No plan yet') && (await planItems()).length === 0;
+  });
+  await waitFor('the scratchpad to empty', () => scratchpadText('The scratchpad is empty'));
+  await shot('05-sidebar-new-session', sidebar);
   failed = false;
 });
