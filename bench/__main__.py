@@ -1,0 +1,78 @@
+"""``python -m bench [--only cache,grep] [--markdown]``: run the benchmarks, print one table."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+import time
+import traceback
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from bench.table import Row, machine, render_markdown, render_text
+
+# name on the command line → module (each has `async def run() -> list[Row]`)
+BENCHMARKS: dict[str, str] = {
+    "overhead": "bench.overhead",
+    "plan": "bench.plan_latency",
+    "cache": "bench.cache_share",
+    "search": "bench.search",
+    "startup": "bench.startup",
+    "watch": "bench.watch",
+    "context": "bench.context",
+}
+ALIASES: dict[str, str] = {"grep": "search", "list_files": "search", "plan_latency": "plan"}
+
+
+def selected(only: str | None) -> list[str]:
+    if not only:
+        return list(BENCHMARKS)
+    names: list[str] = []
+    for raw in only.split(","):
+        name = ALIASES.get(raw.strip(), raw.strip())
+        if name not in BENCHMARKS:
+            known = ", ".join([*BENCHMARKS, *ALIASES])
+            raise SystemExit(f"unknown benchmark {raw!r}; known: {known}")
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def run_one(name: str) -> tuple[list[Row], float]:
+    module = importlib.import_module(BENCHMARKS[name])
+    bench_run: Callable[[], Coroutine[Any, Any, list[Row]]] = module.run
+    started = time.perf_counter()
+    try:
+        rows = asyncio.run(bench_run())
+    except Exception as exc:
+        traceback.print_exc()
+        rows = [Row(name, "benchmark failed", f"{type(exc).__name__}: {exc}"[:120], met=False)]
+    return rows, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument(
+        "--only", help=f"comma-separated subset of: {', '.join(BENCHMARKS)} (grep = search)"
+    )
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    args = parser.parse_args(argv)
+    names = selected(args.only)
+    header = machine()
+    rows: list[Row] = []
+    started = time.perf_counter()
+    for name in names:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        bench_rows, elapsed = run_one(name)
+        print(f"  {name}: {elapsed:.1f} s", file=sys.stderr, flush=True)
+        rows.extend(bench_rows)
+    title = f"Plansight benchmarks — {header} — {time.perf_counter() - started:.0f} s"
+    render = render_markdown if args.markdown else render_text
+    print(render(rows, title))
+    return 1 if any(row.met is False for row in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

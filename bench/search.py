@@ -1,0 +1,147 @@
+"""grep and list_files over a large tree, called through the tool registry as the agent does,
+against running ``rg`` directly with the flags the tools pass it.
+
+The tree: 50,000 small files in 500 folders plus an ignored ``build/`` folder (.gitignore) of
+2,500 more. Each case runs tool and rg alternately (after a warm-up of each), and compares
+medians.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.table import Row, ms, percentile
+from bench.workspaces import large_tree
+from plansight.events import EventBus
+from plansight.hooks import accept_all_edits, refuse_all_commands
+from plansight.plan import Plan
+from plansight.scratchpad import Scratchpad
+from plansight.tools import default_tools
+from plansight.tools.context import ToolContext
+from plansight.tools.files import _rg_executable
+from plansight.workspace import Workspace
+
+FILES = 50_000
+REPEATS = 5
+GOAL = 1.2
+
+# What the tools pass rg (plansight.tools.files): the same flags, so that the work is the same.
+COMMON = ["--no-config", "--no-require-git", "--hidden", "--glob", "!.git"]
+GREP = [
+    *COMMON,
+    "--line-number",
+    "--no-heading",
+    "--with-filename",
+    "--null",
+    "--color",
+    "never",
+    "--max-columns",
+    "300",
+    "--max-columns-preview",
+    "--sort",
+    "path",
+]
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str
+    tool: str
+    tool_input: dict[str, Any]
+    rg_args: list[str]
+
+
+CASES = (
+    Case("list_files, whole tree", "list_files", {}, [*COMMON, "--files", "--", "."]),
+    Case(
+        "list_files pattern '*.py'",
+        "list_files",
+        {"pattern": "*.py"},
+        [*COMMON, "--files", "--glob", "*.py", "--", "."],
+    ),
+    Case(
+        "grep rare match (3 files)",
+        "grep",
+        {"pattern": "NEEDLE_42"},
+        [*GREP, "-e", "NEEDLE_42", "--", "."],
+    ),
+    Case(
+        "grep common match (every file)",
+        "grep",
+        {"pattern": "^import os"},
+        [*GREP, "-e", "^import os", "--", "."],
+    ),
+    Case(
+        "grep rare match, glob '*.py'",
+        "grep",
+        {"pattern": "NEEDLE_42", "glob": "*.py"},
+        [*GREP, "--glob", "*.py", "-e", "NEEDLE_42", "--", "."],
+    ),
+)
+
+
+async def time_rg(args: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        _rg_executable(),
+        *args,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    await proc.communicate()
+    return time.perf_counter() - start
+
+
+async def run() -> list[Row]:
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="plansight-bench-search-") as tmp:
+        root = Path(tmp)
+        written = await asyncio.to_thread(large_tree, root, FILES)
+        registry = default_tools()
+        ctx = ToolContext(
+            plan=Plan(),
+            scratchpad=Scratchpad(),
+            workspace=Workspace(root),
+            review=accept_all_edits,
+            approve=refuse_all_commands,
+            events=EventBus(),
+        )
+
+        async def time_tool(case: Case) -> float:
+            start = time.perf_counter()
+            outcome = await registry.call(ctx, case.tool, dict(case.tool_input))
+            elapsed = time.perf_counter() - start
+            if outcome.is_error:
+                raise RuntimeError(f"{case.label}: {outcome.content[:200]}")
+            return elapsed
+
+        for case in CASES:
+            await time_tool(case)
+            await time_rg(case.rg_args, root)
+            tool_times: list[float] = []
+            rg_times: list[float] = []
+            for _ in range(REPEATS):
+                tool_times.append(await time_tool(case))
+                rg_times.append(await time_rg(case.rg_args, root))
+            ratio = percentile(tool_times, 50) / percentile(rg_times, 50)
+            rows.append(
+                Row(
+                    "search",
+                    f"{case.label}: tool / rg",
+                    f"{ratio:.2f}×",
+                    goal=f"≤ {GOAL:.1f}×",
+                    met=ratio <= GOAL,
+                    note=(
+                        f"p50 tool {ms(percentile(tool_times, 50))}, "
+                        f"rg {ms(percentile(rg_times, 50))}; {written:,} files"
+                    ),
+                )
+            )
+    return rows
