@@ -2,7 +2,7 @@
 // Anthropic API, code-server (a real VS Code workbench) and headless Chromium.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -56,8 +56,10 @@ function run(command, args, options = {}) {
 
 /** Builds and packages the extension; returns the .vsix path. */
 export function packageExtension() {
+  const { version } = JSON.parse(readFileSync(join(clientDir, 'package.json'), 'utf8'));
+  const vsix = join(clientDir, `plansight-${version}.vsix`);
+  rmSync(vsix, { force: true });
   run('npm', ['run', '--silent', 'package'], { cwd: clientDir });
-  const vsix = join(clientDir, 'dist/plansight.vsix');
   if (!existsSync(vsix)) {
     throw new Error(`npm run package did not produce ${vsix}`);
   }

@@ -17,6 +17,7 @@ if (!process.argv[2]) cpSync(join(repo, 'fixtures/hello'), workspace, { recursiv
 const fake = spawn(python, ['-m', 'plansight.fakeapi', '--script', join(repo, 'fixtures/vscode-e2e/recording.json')], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
+process.on('exit', () => fake.kill());
 const baseUrl = await new Promise((ok) => fake.stdout.once('data', (d) => ok(JSON.parse(String(d)).baseUrl)));
 console.error('fake API at', baseUrl);
 

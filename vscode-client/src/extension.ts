@@ -32,7 +32,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerStatusBar(context, store);
 
   const runs = new RunController(server, store, activity, output);
-  const demo = new DemoRunner(server, runs, output);
+  const demo = new DemoRunner(context, server, runs, output);
   context.subscriptions.push(demo);
   registerRunCommands(context, { server, store, runs, beforeAsk: () => demo.leave() });
 
@@ -71,7 +71,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   }).then((disposable) => disposable && context.subscriptions.push(disposable));
   void vscode.commands.executeCommand('setContext', runningContextKey, false);
-  void server.start();
+  void server.start().then(() => demo.resumePending());
 }
 
 export async function deactivate(): Promise<void> {

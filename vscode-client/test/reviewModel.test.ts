@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acceptResult, baseName, rejectResult, reviewIdFromPath, reviewPath } from '../src/review/reviewModel';
+import { acceptResult, baseName, rejectResult, reviewIdFromQuery, reviewLocation } from '../src/review/reviewModel';
 
 describe('review results', () => {
   it('accepts as proposed without newText', () => {
@@ -15,13 +15,16 @@ describe('review results', () => {
   });
 });
 
-describe('review paths', () => {
-  it('round-trips ids, including odd characters', () => {
-    for (const id of ['1', 'edit-7', 'a/b c?%']) {
-      expect(reviewIdFromPath(reviewPath(id, 'hello.py'))).toBe(id);
+describe('review locations', () => {
+  it('keep the relative path and round-trip ids, including odd characters', () => {
+    for (const id of ['1', 'edit-7', 'a/b c?%&=']) {
+      const location = reviewLocation(id, 'src/hello.py');
+      expect(location.path).toBe('/src/hello.py');
+      expect(reviewIdFromQuery(location.query)).toBe(id);
     }
-    expect(reviewPath('x', 'hello.py')).toBe('/x/hello.py');
-    expect(reviewIdFromPath('/nope')).toBeUndefined();
+    expect(reviewLocation('x', 'hello.py', 'proposed')).toEqual({ path: '/hello.py', query: 'id=x&side=proposed' });
+    expect(reviewIdFromQuery('side=proposed&id=y')).toBe('y');
+    expect(reviewIdFromQuery('nope')).toBeUndefined();
   });
   it('takes the base name of a URI', () => {
     expect(baseName('file:///w/src/hello%20world.py')).toBe('hello world.py');

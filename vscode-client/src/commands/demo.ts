@@ -2,32 +2,95 @@
  * `plansight.runDemo`: replays the recorded demo with no API key.
  *
  * How the demo is served is not settled on the server side yet, so it is all in this file:
- *   1. `<python> -m plansight.demo --recording-path` prints the recording's path;
- *   2. `<python> -m plansight.fakeapi --script <recording> --port 0` serves it and prints
- *      `{"baseUrl": ...}` on its first stdout line;
- *   3. the language server restarts with ANTHROPIC_BASE_URL pointing there (and a dummy key);
- *   4. the demo prompt runs in a new session.
+ *   1. the recording: `<python> -m plansight.demo --recording-path` prints its path (else the
+ *      `recordings/hello_refactor.json` shipped in the plansight package);
+ *   2. the project it was recorded on (`hello_project.json` next to it): when the workspace
+ *      lacks those files, the demo offers to write them to a new folder and opens it in a new
+ *      window, where the demo then starts by itself;
+ *   3. `<python> -m plansight.fakeapi --script <recording> --port 0` serves the recording and
+ *      prints `{"baseUrl": ...}` on its first stdout line;
+ *   4. the language server restarts with ANTHROPIC_BASE_URL pointing there (and a dummy key);
+ *   5. the recording's prompt runs in a new session.
  * The next `plansight.ask` leaves the demo: the fake API stops and the server restarts on the
  * user's settings.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { PlansightServer } from '../server/client';
 import { findPython, runQuick } from '../server/python';
 import type { RunController } from './run';
 
 export const defaultDemoPrompt =
-  'Refactor hello.py: add type hints, docstrings and a main guard, and keep the tests passing.';
+  'Refactor hello.py: add type hints, docstrings and a main guard, then run its tests';
 
-/** The demo prompt: the recording's `prompt` field when it has one. */
-async function demoPrompt(recording: string): Promise<string> {
-  try {
-    const data = JSON.parse(await readFile(recording, 'utf8')) as { prompt?: unknown };
-    return typeof data.prompt === 'string' && data.prompt.trim() ? data.prompt : defaultDemoPrompt;
-  } catch {
-    return defaultDemoPrompt;
+const pendingDemoKey = 'plansight.pendingDemoFolder';
+
+interface Demo {
+  recording: string;
+  prompt: string;
+  /** The files the session was recorded on, by workspace-relative path (if known). */
+  project?: Record<string, string>;
+}
+
+async function readJson(path: string): Promise<unknown> {
+  return JSON.parse(await readFile(path, 'utf8'));
+}
+
+/** Finds the recording (and its prompt and project) with the server's interpreter. */
+async function locateDemo(python: string, cwd: string | undefined): Promise<Demo | string> {
+  let recording: string | undefined;
+  const asked = await runQuick(python, ['-m', 'plansight.demo', '--recording-path'], { cwd });
+  if (!asked.spawnError && asked.code === 0) {
+    recording = asked.stdout.trim().split('\n').pop()?.trim();
   }
+  if (!recording) {
+    const shipped = await runQuick(
+      python,
+      ['-c', "import importlib.resources as r; print(r.files('plansight') / 'recordings' / 'hello_refactor.json')"],
+      { cwd },
+    );
+    recording = shipped.code === 0 ? shipped.stdout.trim() : undefined;
+    if (!recording) {
+      return asked.spawnError ?? (shipped.stderr.trim() || asked.stderr.trim() || 'no recording found');
+    }
+  }
+  let prompt = defaultDemoPrompt;
+  try {
+    const data = (await readJson(recording)) as { prompt?: unknown };
+    if (typeof data.prompt === 'string' && data.prompt.trim()) {
+      prompt = data.prompt;
+    }
+  } catch (error) {
+    return `cannot read ${recording}: ${String(error)}`;
+  }
+  const demo: Demo = { recording, prompt };
+  try {
+    const project = (await readJson(join(dirname(recording), 'hello_project.json'))) as {
+      files?: Record<string, unknown>;
+    };
+    if (project.files) {
+      demo.project = Object.fromEntries(
+        Object.entries(project.files).filter((e): e is [string, string] => typeof e[1] === 'string'),
+      );
+    }
+  } catch {
+    // No project description: replay in the current workspace as it is.
+  }
+  return demo;
+}
+
+async function hasFiles(folder: string, files: Record<string, string>): Promise<boolean> {
+  for (const name of Object.keys(files)) {
+    try {
+      await stat(join(folder, name));
+    } catch {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** Starts the fake API and resolves with its base URL (the first stdout line's JSON). */
@@ -81,6 +144,7 @@ export class DemoRunner implements vscode.Disposable {
   private fake: ChildProcess | undefined;
 
   constructor(
+    private readonly context: vscode.ExtensionContext,
     private readonly server: PlansightServer,
     private readonly runs: RunController,
     private readonly output: vscode.LogOutputChannel,
@@ -94,18 +158,20 @@ export class DemoRunner implements vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0];
     const cwd = folder?.uri.fsPath;
     const { python } = await findPython(folder?.uri);
-    const located = await runQuick(python, ['-m', 'plansight.demo', '--recording-path'], { cwd });
-    const recording = located.stdout.trim().split('\n').pop()?.trim();
-    if (located.spawnError || located.code !== 0 || !recording) {
-      const why = located.spawnError ?? (located.stderr.trim() || `exit code ${located.code}`);
-      this.output.error(`plansight.demo --recording-path: ${why}`);
-      void vscode.window.showErrorMessage(`Plansight: the demo is not available (${why}).`);
+    const demo = await locateDemo(python, cwd);
+    if (typeof demo === 'string') {
+      this.output.error(`Demo: ${demo}`);
+      void vscode.window.showErrorMessage(`Plansight: the demo is not available (${demo}).`);
+      return;
+    }
+    if (demo.project && (!cwd || !(await hasFiles(cwd, demo.project)))) {
+      await this.offerProject(demo.project);
       return;
     }
     this.stopFake();
     let started: { process: ChildProcess; baseUrl: string };
     try {
-      started = await startFakeApi(python, recording, cwd, this.output);
+      started = await startFakeApi(python, demo.recording, cwd, this.output);
     } catch (error) {
       void vscode.window.showErrorMessage(`Plansight: could not start the demo: ${String(error)}`);
       return;
@@ -116,10 +182,43 @@ export class DemoRunner implements vscode.Disposable {
         this.fake = undefined;
       }
     });
-    this.output.info(`Demo: replaying ${recording} from ${started.baseUrl}`);
-    this.server.setOverrides({ baseUrl: started.baseUrl, apiKey: 'plansight-demo' });
+    this.output.info(`Demo: replaying ${demo.recording} from ${started.baseUrl}`);
+    this.server.setOverrides({ baseUrl: started.baseUrl, apiKey: 'plansight-demo-offline-key' });
     await this.server.restart();
-    await this.runs.run(await demoPrompt(recording), { newSession: true });
+    await this.runs.run(demo.prompt, { newSession: true });
+  }
+
+  /** Writes the demo project to a new folder and opens it; the demo starts there. */
+  private async offerProject(files: Record<string, string>): Promise<void> {
+    const choice = await vscode.window.showInformationMessage(
+      'The demo replays a recorded session on a small project (hello.py and its tests). ' +
+        'Open that project in a new window and run the demo there?',
+      'Open Demo Project',
+    );
+    if (choice !== 'Open Demo Project') {
+      return;
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'plansight-demo-'));
+    for (const [name, text] of Object.entries(files)) {
+      if (name.includes('..') || name.startsWith('/')) {
+        continue;
+      }
+      await mkdir(dirname(join(dir, name)), { recursive: true });
+      await writeFile(join(dir, name), text, 'utf8');
+    }
+    const uri = vscode.Uri.file(dir);
+    await this.context.globalState.update(pendingDemoKey, uri.toString());
+    await vscode.commands.executeCommand('vscode.openFolder', uri, { forceNewWindow: true });
+  }
+
+  /** On activation: runs the demo when this window was opened for it. */
+  async resumePending(): Promise<void> {
+    const pending = this.context.globalState.get<string>(pendingDemoKey);
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (pending && folder && folder.uri.toString() === pending) {
+      await this.context.globalState.update(pendingDemoKey, undefined);
+      await this.run();
+    }
   }
 
   /** Back to the user's settings, if the demo was on. */

@@ -7,9 +7,15 @@ import * as vscode from 'vscode';
 export const proposedScheme = 'plansight-proposed';
 
 interface Entry {
+  path: string;
   data: Uint8Array;
   ctime: number;
   mtime: number;
+}
+
+/** Review documents differ only in their query (the review id): key them by path and query. */
+function key(uri: vscode.Uri): string {
+  return `${uri.path}?${uri.query}`;
 }
 
 export class ProposedFileSystem implements vscode.FileSystemProvider {
@@ -19,20 +25,20 @@ export class ProposedFileSystem implements vscode.FileSystemProvider {
 
   set(uri: vscode.Uri, text: string): void {
     const now = Date.now();
-    const existed = this.files.has(uri.path);
-    this.files.set(uri.path, { data: new TextEncoder().encode(text), ctime: now, mtime: now });
+    const existed = this.files.has(key(uri));
+    this.files.set(key(uri), { path: uri.path, data: new TextEncoder().encode(text), ctime: now, mtime: now });
     this.emitter.fire([
       { type: existed ? vscode.FileChangeType.Changed : vscode.FileChangeType.Created, uri },
     ]);
   }
 
   text(uri: vscode.Uri): string | undefined {
-    const entry = this.files.get(uri.path);
+    const entry = this.files.get(key(uri));
     return entry ? new TextDecoder().decode(entry.data) : undefined;
   }
 
   remove(uri: vscode.Uri): void {
-    if (this.files.delete(uri.path)) {
+    if (this.files.delete(key(uri))) {
       this.emitter.fire([{ type: vscode.FileChangeType.Deleted, uri }]);
     }
   }
@@ -42,11 +48,12 @@ export class ProposedFileSystem implements vscode.FileSystemProvider {
   }
 
   stat(uri: vscode.Uri): vscode.FileStat {
-    const entry = this.files.get(uri.path);
+    const entry = this.files.get(key(uri));
     if (entry) {
       return { type: vscode.FileType.File, ctime: entry.ctime, mtime: entry.mtime, size: entry.data.byteLength };
     }
-    if ([...this.files.keys()].some((p) => p.startsWith(uri.path.replace(/\/?$/, '/')))) {
+    const prefix = uri.path.replace(/\/?$/, '/');
+    if ([...this.files.values()].some((e) => e.path.startsWith(prefix))) {
       return { type: vscode.FileType.Directory, ctime: 0, mtime: 0, size: 0 };
     }
     throw vscode.FileSystemError.FileNotFound(uri);
@@ -55,7 +62,7 @@ export class ProposedFileSystem implements vscode.FileSystemProvider {
   readDirectory(uri: vscode.Uri): [string, vscode.FileType][] {
     const prefix = uri.path.replace(/\/?$/, '/');
     const names = new Map<string, vscode.FileType>();
-    for (const path of this.files.keys()) {
+    for (const { path } of this.files.values()) {
       if (path.startsWith(prefix)) {
         const rest = path.slice(prefix.length);
         const [first, ...more] = rest.split('/');
@@ -68,7 +75,7 @@ export class ProposedFileSystem implements vscode.FileSystemProvider {
   }
 
   readFile(uri: vscode.Uri): Uint8Array {
-    const entry = this.files.get(uri.path);
+    const entry = this.files.get(key(uri));
     if (!entry) {
       throw vscode.FileSystemError.FileNotFound(uri);
     }
@@ -76,7 +83,7 @@ export class ProposedFileSystem implements vscode.FileSystemProvider {
   }
 
   writeFile(uri: vscode.Uri, content: Uint8Array): void {
-    const entry = this.files.get(uri.path);
+    const entry = this.files.get(key(uri));
     if (!entry) {
       // Only the review's own document can be written: no new files here.
       throw vscode.FileSystemError.NoPermissions(uri);

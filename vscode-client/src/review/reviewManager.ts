@@ -9,7 +9,7 @@ import type { ReviewEditParams, ReviewEditResult } from '../protocol';
 import type { SessionStore } from '../session';
 import { oneLine, truncate } from '../text';
 import { OriginalContentProvider, originalScheme, ProposedFileSystem, proposedScheme } from './proposedFs';
-import { acceptResult, baseName, rejectResult, reviewIdFromPath, reviewPath } from './reviewModel';
+import { acceptResult, baseName, rejectResult, reviewIdFromQuery, reviewLocation } from './reviewModel';
 
 export const reviewContextKey = 'plansight.reviewOpen';
 
@@ -72,9 +72,9 @@ export class ReviewManager implements vscode.Disposable {
   review(params: ReviewEditParams, token: vscode.CancellationToken): Promise<ReviewEditResult> {
     const target = vscode.Uri.parse(params.uri);
     const path = target.scheme === 'file' ? vscode.workspace.asRelativePath(target, false) : baseName(params.uri);
-    const name = baseName(params.uri);
-    const left = vscode.Uri.from({ scheme: originalScheme, path: reviewPath(params.id, name) });
-    const right = vscode.Uri.from({ scheme: proposedScheme, path: reviewPath(params.id, name) });
+    const location = reviewLocation(params.id, path);
+    const left = vscode.Uri.from({ scheme: originalScheme, ...location });
+    const right = vscode.Uri.from({ scheme: proposedScheme, ...location });
     const title = `${path} (Plansight proposal)`;
     this.original.set(left, params.oldText);
     this.proposed.set(right, params.newText);
@@ -170,7 +170,7 @@ export class ReviewManager implements vscode.Disposable {
     }
     const fromUri = (uri: vscode.Uri | undefined): Review | undefined => {
       if (uri && (uri.scheme === proposedScheme || uri.scheme === originalScheme)) {
-        const id = reviewIdFromPath(uri.path);
+        const id = reviewIdFromQuery(uri.query);
         return id !== undefined ? this.pending.get(id) : undefined;
       }
       return undefined;
@@ -259,7 +259,7 @@ export class ReviewManager implements vscode.Disposable {
     });
     // Keep what was decided, to show it again from the plan tree.
     const shown = outcome === 'rejected' || outcome === 'cancelled' ? review.params.newText : (settled ?? review.params.newText);
-    const pastRight = review.left.with({ query: 'proposed' });
+    const pastRight = review.left.with(reviewLocation(review.params.id, review.path, 'proposed'));
     this.original.set(pastRight, shown);
     this.past.set(review.params.id, {
       left: review.left,

@@ -15,16 +15,19 @@ export function rejectResult(feedback: string | undefined): ReviewEditResult {
 }
 
 /**
- * The path of a review's documents: `/<encoded id>/<file name>`, so each review has its own
- * documents and the editor still picks the language from the file name.
+ * Where a review's documents live: the file's workspace-relative path (so the editor picks the
+ * language and the breadcrumbs read like the real file) and the review id in the query (so
+ * each review has its own documents).
  */
-export function reviewPath(id: string, fileName: string): string {
-  return `/${encodeURIComponent(id)}/${fileName || 'untitled'}`;
+export function reviewLocation(id: string, relativePath: string, side?: 'proposed'): { path: string; query: string } {
+  const clean = relativePath.replace(/^\/+/, '') || 'untitled';
+  const query = `id=${encodeURIComponent(id)}${side ? `&side=${side}` : ''}`;
+  return { path: `/${clean}`, query };
 }
 
-/** The review id in a path made by `reviewPath`, or undefined. */
-export function reviewIdFromPath(path: string): string | undefined {
-  const match = /^\/([^/]+)\/[^/]*$/.exec(path);
+/** The review id in a query made by `reviewLocation`, or undefined. */
+export function reviewIdFromQuery(query: string): string | undefined {
+  const match = /(?:^|&)id=([^&]*)/.exec(query);
   return match ? decodeURIComponent(match[1]!) : undefined;
 }
 
