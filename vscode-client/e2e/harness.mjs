@@ -54,8 +54,12 @@ function run(command, args, options = {}) {
   return result.stdout;
 }
 
-/** Builds and packages the extension; returns the .vsix path. */
+let packaged;
+/** Builds and packages the extension (once per process); returns the .vsix path. */
 export function packageExtension() {
+  if (packaged) {
+    return packaged;
+  }
   const { version } = JSON.parse(readFileSync(join(clientDir, 'package.json'), 'utf8'));
   const vsix = join(clientDir, `plansight-${version}.vsix`);
   rmSync(vsix, { force: true });
@@ -63,6 +67,7 @@ export function packageExtension() {
   if (!existsSync(vsix)) {
     throw new Error(`npm run package did not produce ${vsix}`);
   }
+  packaged = vsix;
   return vsix;
 }
 
@@ -225,4 +230,93 @@ export async function killGroup(child) {
   // Children that outlive the leader (the extension host, the language server) share its group.
   await new Promise((r) => setTimeout(r, 200));
   signal('SIGKILL');
+}
+
+/** Settings that keep the workbench quiet and the screenshots readable. */
+export const quietSettings = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.colorTheme': 'Default Dark Modern',
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'workbench.view.alwaysShowHeaderActions': true,
+  'chat.disableAIFeatures': true,
+  'security.workspace.trust.enabled': false,
+  'extensions.ignoreRecommendations': true,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'diffEditor.useInlineViewWhenSpaceIsLimited': false,
+  'editor.minimap.enabled': false,
+  'files.autoSave': 'off',
+};
+
+/**
+ * A sandbox with the packaged extension installed, code-server on a free loopback port and a
+ * Chromium page on the workspace. Everything is torn down after the test (`t.after`); the
+ * sandbox is kept when the test failed or E2E_KEEP is set. Call `passed()` at the end.
+ */
+export async function openWorkbench(t, { name, settings = {}, env = {}, beforeStart }) {
+  const { createWriteStream } = await import('node:fs');
+  const { chromium: playwright } = await import('playwright-core');
+  preflight();
+  mkdirSync(screenshotDir, { recursive: true });
+  const dirs = makeSandbox();
+  log(`${name}: sandbox ${dirs.root}`);
+  const cleanups = [];
+  let ok = false;
+  let page;
+  t.after(async () => {
+    if (!ok && page) {
+      const path = join(screenshotDir, `failure-${name}.png`);
+      await page.screenshot({ path }).then(() => log(`failure screenshot: ${path}`), () => undefined);
+    }
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup().catch((error) => log(`cleanup: ${error.message}`));
+    }
+    if (process.env.E2E_KEEP || !ok) {
+      log(`kept ${dirs.root} (code-server.log, fakeapi.log, console.log, user-data/logs/*/exthost1/plansight.plansight/)`);
+    } else {
+      rmSync(dirs.root, { recursive: true, force: true });
+    }
+  });
+
+  log('packaging the extension (npm run package)');
+  const vsix = packageExtension();
+  log(`installing ${vsix} into a fresh extensions dir`);
+  installExtension(dirs, vsix);
+  const extra = (await beforeStart?.(dirs, cleanups)) ?? {};
+  writeUserSettings(dirs, { ...quietSettings, 'plansight.python': python, ...settings, ...extra.settings });
+
+  const port = await freePort();
+  log(`starting code-server on 127.0.0.1:${port}`);
+  const server = await startCodeServer(dirs, { port, env, logFile: join(dirs.root, 'code-server.log') });
+  cleanups.push(server.stop);
+
+  log('launching Chromium');
+  const browser = await playwright.launch({
+    executablePath: chromium,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  cleanups.push(() => browser.close());
+  page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+  const consoleLog = createWriteStream(join(dirs.root, 'console.log'));
+  page.on('console', (message) => consoleLog.write(`[${message.type()}] ${message.text()}\n`));
+  log('opening the workspace in the browser');
+  await page.goto(`${server.url}/?folder=${encodeURIComponent(dirs.workspace)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  return {
+    dirs,
+    page,
+    passed() {
+      ok = true;
+    },
+  };
 }

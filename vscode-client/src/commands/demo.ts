@@ -15,7 +15,7 @@
  * user's settings.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
@@ -82,10 +82,13 @@ async function locateDemo(python: string, cwd: string | undefined): Promise<Demo
   return demo;
 }
 
-async function hasFiles(folder: string, files: Record<string, string>): Promise<boolean> {
-  for (const name of Object.keys(files)) {
+/** Whether `folder` holds the demo project as recorded (the replay only fits those files). */
+async function holdsProject(folder: string, files: Record<string, string>): Promise<boolean> {
+  for (const [name, text] of Object.entries(files)) {
     try {
-      await stat(join(folder, name));
+      if ((await readFile(join(folder, name), 'utf8')) !== text) {
+        return false;
+      }
     } catch {
       return false;
     }
@@ -164,7 +167,7 @@ export class DemoRunner implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Plansight: the demo is not available (${demo}).`);
       return;
     }
-    if (demo.project && (!cwd || !(await hasFiles(cwd, demo.project)))) {
+    if (demo.project && (!cwd || !(await holdsProject(cwd, demo.project)))) {
       await this.offerProject(demo.project);
       return;
     }
@@ -191,8 +194,9 @@ export class DemoRunner implements vscode.Disposable {
   /** Writes the demo project to a new folder and opens it; the demo starts there. */
   private async offerProject(files: Record<string, string>): Promise<void> {
     const choice = await vscode.window.showInformationMessage(
-      'The demo replays a recorded session on a small project (hello.py and its tests). ' +
-        'Open that project in a new window and run the demo there?',
+      'The demo replays a recorded session on a small project (hello.py and its tests), and ' +
+        'this folder does not hold that project as recorded. Open a copy in a new window and ' +
+        'run the demo there?',
       'Open Demo Project',
     );
     if (choice !== 'Open Demo Project') {

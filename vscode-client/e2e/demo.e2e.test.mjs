@@ -1,0 +1,50 @@
+// The offline demo in a real VS Code: no API key and no base URL are configured; Plansight: Run
+// Demo serves the recording shipped with the plansight package and replays it on a copy of
+// fixtures/hello. The test accepts every edit and approves every command until the run ends,
+// so it does not depend on the recording's details.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { log, openWorkbench } from './harness.mjs';
+import { waitFor, workbench } from './workbench.mjs';
+
+test('Plansight: Run Demo replays the recorded session with no API key', { timeout: 5 * 60_000 }, async (t) => {
+  const env = { ...process.env };
+  delete env.ANTHROPIC_API_KEY;
+  delete env.ANTHROPIC_BASE_URL;
+  const { dirs, page, passed } = await openWorkbench(t, { name: 'demo', env: { ANTHROPIC_API_KEY: '' } });
+  const wb = workbench(page);
+  const before = readFileSync(join(dirs.workspace, 'hello.py'), 'utf8');
+  await wb.openPlansight();
+  log('Plansight: Run Demo');
+  await wb.runCommand('Plansight: Run Demo');
+
+  let accepted = 0;
+  let approved = 0;
+  await waitFor('the demo run to finish (accepting every edit and command)', async () => {
+    const text = await wb.pane('Activity').innerText();
+    if (/\bDone\s*\d+ rounds?/.test(text)) return text;
+    if (/\bError\b/.test(text)) throw new Error(`the demo failed: ${text}`);
+    const accept = wb.editorAction('Accept Edit');
+    if ((await wb.diffTab().count()) > 0 && (await accept.isVisible())) {
+      await accept.click();
+      accepted += 1;
+      log(`accepted edit ${accepted}`);
+    }
+    const approve = wb.toast('wants to run').locator('.monaco-button', { hasText: /^Approve$/ });
+    if ((await approve.count()) > 0) {
+      await approve.first().click();
+      approved += 1;
+      log(`approved command ${approved}`);
+    }
+    return false;
+  }, 120_000);
+  const items = await wb.planItems();
+  log(`demo plan: ${items.map((i) => i.label).join(' | ')}`);
+  assert.ok(items.length > 0, 'the demo shows a plan');
+  assert.ok(accepted > 0, 'the demo proposed at least one edit');
+  assert.notEqual(readFileSync(join(dirs.workspace, 'hello.py'), 'utf8'), before, 'the accepted edits were written');
+  await wb.shot('06-window-demo-done');
+  passed();
+});

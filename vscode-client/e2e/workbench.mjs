@@ -1,0 +1,160 @@
+// Reading and driving the VS Code workbench through the page (what a user sees and clicks).
+import { join } from 'node:path';
+import { log, screenshotDir } from './harness.mjs';
+
+export const WAIT = Number(process.env.E2E_WAIT_MS ?? 60_000);
+
+/** Polls `probe` until it returns a truthy value; fails with what it last saw (or threw). */
+export async function waitFor(what, probe, timeout = WAIT) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await probe();
+      if (last) {
+        return last;
+      }
+    } catch (error) {
+      last = `error: ${error.message}`;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`Timed out after ${timeout} ms waiting for ${what}; last saw: ${JSON.stringify(last)}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export function workbench(page) {
+  const sidebar = page.locator('#workbench\\.parts\\.sidebar');
+  const quickInput = page.locator('.quick-input-widget input');
+  const pane = (title) =>
+    sidebar
+      .locator('.pane')
+      .filter({ has: page.locator('.pane-header h3.title', { hasText: new RegExp(`^${title}$`, 'i') }) });
+
+  const wb = {
+    page,
+    sidebar,
+    quickInput,
+    pane,
+
+    async shot(name, locator = page) {
+      const path = join(screenshotDir, `${name}.png`);
+      await locator.screenshot({ path });
+      log(`screenshot ${path}`);
+    },
+
+    /** Opens the Plansight container and widens the sidebar so plan items read in full. */
+    async openPlansight() {
+      const icon = page.locator('.activitybar [aria-label^="Plansight"]').first();
+      await icon.waitFor({ timeout: WAIT });
+      await icon.click();
+      await pane('Plan').waitFor({ timeout: WAIT });
+      const box = await sidebar.boundingBox();
+      await page.mouse.move(box.x + box.width + 1, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.width + 140, box.y + box.height / 2, { steps: 5 });
+      await page.mouse.up();
+    },
+
+    async runCommand(title) {
+      await page.keyboard.press('F1');
+      await quickInput.waitFor({ state: 'visible' });
+      await quickInput.fill(`>${title}`);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+      await page.keyboard.press('Enter');
+    },
+
+    async quickOpen(file) {
+      await page.keyboard.press('F1');
+      await quickInput.waitFor({ state: 'visible' });
+      await quickInput.fill(file);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: file }).first().waitFor();
+      await page.keyboard.press('Enter');
+      await page.locator('.tabs-container .tab', { hasText: file }).first().waitFor();
+    },
+
+    /** Answers the open quick input (an input box) whose widget shows `title`. */
+    async answerInput(title, text) {
+      await page.locator('.quick-input-widget', { hasText: title }).waitFor();
+      await quickInput.fill(text);
+      await page.keyboard.press('Enter');
+    },
+
+    /** The plan view's item rows (level 1): label and icon classes. */
+    planItems() {
+      return pane('Plan')
+        .locator('.monaco-list-row[aria-level="1"]')
+        .evaluateAll((rows) =>
+          rows.map((row) => ({
+            label: row.querySelector('.label-name')?.textContent ?? row.textContent,
+            icon: row.querySelector('.custom-view-tree-node-item-icon')?.className ?? '',
+          })),
+        );
+    },
+
+    /** Waits until the plan header shows `progress` and each item has its codicon classes. */
+    async planAt(progress, icons, labels) {
+      return waitFor(`the plan to show ${progress} with icons ${JSON.stringify(icons)}`, async () => {
+        const header = await pane('Plan').locator('.pane-header').innerText();
+        const items = await wb.planItems();
+        const iconsOk =
+          items.length === icons.length &&
+          items.every((item, i) => icons[i].every((cls) => item.icon.split(/\s+/).includes(cls)));
+        if (!iconsOk || !header.includes(progress)) {
+          throw new Error(`header ${JSON.stringify(header)}, items ${JSON.stringify(items)}`);
+        }
+        if (labels && JSON.stringify(items.map((i) => i.label)) !== JSON.stringify(labels)) {
+          throw new Error(`labels ${JSON.stringify(items.map((i) => i.label))}`);
+        }
+        return items;
+      });
+    },
+
+    viewAction(view, label) {
+      return pane(view).locator(`.pane-header .action-label[aria-label^="${label}"]`).first();
+    },
+
+    editorAction(label) {
+      return page.locator(`.editor-actions .action-label[aria-label^="${label}"]`).first();
+    },
+
+    diffTab() {
+      return page.locator('.tabs-container .tab', { hasText: 'Plansight proposal' });
+    },
+
+    /** The text of the visible diff editor's proposed (right) side; Monaco renders spaces as NBSP. */
+    async proposedSide() {
+      const text = await page
+        .locator('.monaco-diff-editor')
+        .filter({ visible: true })
+        .locator('.editor.modified .view-lines')
+        .first()
+        .innerText();
+      return text.replace(/\u00a0/g, ' ');
+    },
+
+    async problems() {
+      return page
+        .locator('.markers-panel .monaco-list-row')
+        .evaluateAll((rows) => rows.map((row) => row.innerText.replace(/\s+/g, ' ')));
+    },
+
+    /** The scratchpad webview's text if it includes `needle`. Webviews live in nested iframes
+     *  outside the sidebar's DOM: look through every frame. */
+    async scratchpadText(needle) {
+      for (const frame of page.frames()) {
+        const text = await frame
+          .evaluate(() => document.querySelector('pre#content')?.textContent ?? null)
+          .catch(() => null);
+        if (text?.includes(needle)) return text;
+      }
+      return false;
+    },
+
+    toast(text) {
+      return page.locator('.notifications-toasts .notification-toast', { hasText: text });
+    },
+  };
+  return wb;
+}
