@@ -16,6 +16,14 @@ code_server_version="${CODE_SERVER_VERSION:-4.139.1}"
 
 log() { printf '[setup-e2e] %s\n' "$*" >&2; }
 
+# The extension's own tooling (esbuild, vitest 4 / vite 8, vsce) runs on the machine's Node.
+if ! command -v npm >/dev/null || ! node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)'; then
+  log "Node >= 20.19 with npm is needed on PATH (found: $(node --version 2>/dev/null || echo none))."
+  log "Debian's nodejs package is too old; install Node 20.19+ or 22 (e.g. from nodejs.org or NodeSource)."
+  exit 1
+fi
+mkdir -p "$cache"
+
 # --- apt packages -----------------------------------------------------------------------
 apt_packages=(chromium libkrb5-dev pkg-config libx11-dev libxkbfile-dev libsecret-1-dev)
 missing=()
@@ -29,10 +37,13 @@ if ((${#missing[@]})); then
     log "missing apt packages: ${missing[*]} (run this script as root, or install them)"
     exit 1
   fi
-  log "apt-get install ${missing[*]}"
+  log "apt-get install ${missing[*]} (log: $cache/apt.log)"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$cache/apt.log" 2>&1; then
+    tail -n 30 "$cache/apt.log" >&2
+    log "apt-get failed"
+    exit 1
+  fi
 else
   log "apt packages present"
 fi
@@ -61,18 +72,24 @@ if [[ -x "$cs_bin" && "$installed_cs" == "$code_server_version" ]]; then
 else
   log "npm install code-server@$code_server_version (about 90 s on 2 cores)"
   mkdir -p "$cs_dir"
-  (cd "$cs_dir" && { [[ -f package.json ]] || echo '{"private":true}' > package.json; } \
+  if ! (cd "$cs_dir" && { [[ -f package.json ]] || echo '{"private":true}' > package.json; } \
     && PATH="$node_dir/bin:$PATH" npm_config_nodedir="$node_dir" \
-       npm install --no-save --no-package-lock "code-server@$code_server_version" >&2)
+       npm install --no-save --no-package-lock --no-audit --no-fund "code-server@$code_server_version") \
+       >"$cache/code-server-install.log" 2>&1; then
+    tail -n 40 "$cache/code-server-install.log" >&2
+    log "npm install code-server failed (log: $cache/code-server-install.log)"
+    exit 1
+  fi
   [[ -x "$cs_bin" ]] || { log "code-server install did not provide $cs_bin"; exit 1; }
 fi
 
 # --- the extension's dev dependencies --------------------------------------------------
-if [[ -d "$here/node_modules/playwright-core" && -d "$here/node_modules/esbuild" ]]; then
-  log "extension node_modules present"
+# npm ci when node_modules is missing or older than package-lock.json.
+if [[ -f "$here/node_modules/.package-lock.json" && ! "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]]; then
+  log "extension node_modules up to date"
 else
   log "npm ci in $here"
-  (cd "$here" && npm ci >&2)
+  (cd "$here" && npm ci --no-audit --no-fund >&2)
 fi
 
 log "ready: node $node_dir/bin/node, code-server $cs_bin, chromium /usr/bin/chromium"
