@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import type { ActivityView } from '../activity/activityView';
 import { ErrorCodes, Methods, type RunParams, type RunResult } from '../protocol';
-import { apiKeySecret, type PlansightServer } from '../server/client';
+import { apiKeySecret, type PlansightServer, ServerNotRunningError } from '../server/client';
 import type { SessionStore } from '../session';
 import { buildPrompt, type EditorContext } from './prompt';
 
@@ -91,7 +91,10 @@ export class RunController {
       const message = errorMessage(error);
       this.output.error(`plansight/run failed: ${message}`);
       this.activity.error(message);
-      void vscode.window.showErrorMessage(`Plansight: ${message}`);
+      if (!(error instanceof ServerNotRunningError)) {
+        // (When the server did not start, the user has just been told why.)
+        void vscode.window.showErrorMessage(`Plansight: ${message}`);
+      }
       return undefined;
     } finally {
       source.dispose();

@@ -10,7 +10,7 @@ export async function approveCommand(
   const command = truncate(params.command.replace(/\s*\n\s*/g, ' ⏎ '), 300);
   const choice = await Promise.race([
     vscode.window.showWarningMessage(
-      `Plansight wants to run \`${command}\` in ${params.cwd}`,
+      `Plansight wants to run: ${command}  (in ${params.cwd})`,
       { modal: false },
       'Approve',
       'Reject',

@@ -32,6 +32,13 @@ import { findPython, runQuick } from './python';
 
 export const apiKeySecret = 'plansight.anthropicApiKey';
 
+/** Thrown by sendRequest when the server could not start (the user was already told why). */
+export class ServerNotRunningError extends Error {
+  constructor() {
+    super('The Plansight server is not running (see the Plansight output).');
+  }
+}
+
 /** Announces `capabilities.experimental.plansight` in `initialize`. */
 class PlansightCapabilityFeature implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
@@ -141,7 +148,7 @@ export class PlansightServer implements vscode.Disposable {
   async sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
     const client = await this.ensureStarted();
     if (!client) {
-      throw new Error('The Plansight server is not running (see the Plansight output).');
+      throw new ServerNotRunningError();
     }
     return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
   }
