@@ -63,6 +63,19 @@ log('run result', result);
 console.log('--- hello.py ---\n' + readFileSync(join(workspace, 'hello.py'), 'utf8'));
 const requests = await (await fetch(baseUrl + '/_fake/requests')).json();
 log('fake requests', requests.length);
+// The user's plan edits: a stale version is refused (-32803), a broken rule too (-32602).
+const { version } = (await conn.sendRequest('plansight/state', {})).todos;
+const items = [{ id: '1', text: 'Smoke item', status: 'pending' }];
+log('editPlan', await conn.sendRequest('plansight/editPlan', { items, version }).then((r) => `ok v${r.version}`));
+for (const params of [
+  { items, version },
+  { items: [...items, { id: '2', text: 'a', status: 'in_progress' }, { id: '3', text: 'b', status: 'in_progress' }] },
+]) {
+  await conn.sendRequest('plansight/editPlan', params).then(
+    (r) => log('editPlan UNEXPECTEDLY accepted', r),
+    (e) => log('editPlan refused', e.code, e.message),
+  );
+}
 await conn.sendRequest('shutdown');
 await conn.sendNotification('exit');
 fake.kill();
