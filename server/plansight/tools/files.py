@@ -43,6 +43,10 @@ BASH_MAX_TIMEOUT = 600.0
 BASH_DRAIN_GRACE = 1.0  # how long to wait for output after the command exited
 
 _RG_COMMON = ("--no-config", "--no-require-git", "--hidden", "--glob", "!.git")
+_RG_CHUNK = 1 << 18
+# A file type of our own: its globs select files by name and, unlike --glob, leave .gitignore
+# in force (rg's --glob re-includes ignored files that match it).
+_RG_GLOB_TYPE = "plansightglob"
 
 
 @contextmanager
@@ -407,11 +411,12 @@ async def _run_rg(
     keep: int,
     keep_bytes: int,
     count_limit: int,
-    accept: Callable[[str], str | None] = lambda line: line,
+    accept: Callable[[str], str | None] | None = None,
 ) -> _RgOutput:
     """Run rg (never through a shell); keep its first lines, count the rest, kill it if need be.
 
-    `accept` maps each output line to the line to show, or None to drop it.
+    `accept` maps each output line to the line to show, or None to drop it; without it every
+    line is kept as it is, a whole chunk at a time.
     """
     proc = await asyncio.create_subprocess_exec(
         _rg_executable(),
@@ -427,24 +432,49 @@ async def _run_rg(
     kept: list[str] = []
     size = total = 0
     complete = True
+    pending = b""
     try:
-        while raw := await proc.stdout.readline():
-            line = accept(raw.decode("utf-8", errors="replace").rstrip("\n"))
-            if line is None:
-                continue
-            total += 1
-            if len(kept) < keep and size + len(line) + 1 <= keep_bytes:
-                kept.append(line)
-                size += len(line) + 1
-            else:
-                keep = len(kept)  # once one line is left out, keep no later ones
-            if total >= count_limit:
-                complete = False
-                with suppress(ProcessLookupError):
-                    proc.kill()
-                # Drain what is left so the pipe closes and the process can be reaped.
-                while await proc.stdout.read(1 << 16):
-                    pass
+        # Large chunks, decoded and split at once: a Python step per line costs more than rg
+        # itself on a big listing.
+        while complete:
+            chunk = await proc.stdout.read(_RG_CHUNK)
+            data = pending + chunk
+            if chunk:
+                cut = data.rfind(b"\n") + 1
+                data, pending = data[:cut], data[cut:]
+            if data:
+                text = data.decode("utf-8", errors="replace")
+                if not text.endswith("\n"):
+                    text += "\n"  # the last line of all, without its newline
+                lines = text[:-1].split("\n")
+                if accept is not None:
+                    lines = [line for line in map(accept, lines) if line is not None]
+                if len(lines) > count_limit - total:
+                    lines = lines[: count_limit - total]
+                total += len(lines)
+                if len(kept) < keep:
+                    # Each line counts its length plus a newline: len(text) when all are kept.
+                    whole = accept is None and total < count_limit
+                    block_size = len(text) if whole else sum(map(len, lines)) + len(lines)
+                    if len(kept) + len(lines) <= keep and size + block_size <= keep_bytes:
+                        kept.extend(lines)
+                        size += block_size
+                    else:
+                        for line in lines:
+                            if len(kept) < keep and size + len(line) + 1 <= keep_bytes:
+                                kept.append(line)
+                                size += len(line) + 1
+                            else:
+                                keep = len(kept)  # once one line is left out, keep no later ones
+                                break
+                if total >= count_limit:
+                    complete = False
+                    with suppress(ProcessLookupError):
+                        proc.kill()
+                    # Drain what is left so the pipe closes and the process can be reaped.
+                    while await proc.stdout.read(_RG_CHUNK):
+                        pass
+            if not chunk:
                 break
         stderr = (await stderr_task).decode("utf-8", errors="replace").strip()
         returncode = await proc.wait()
@@ -480,12 +510,23 @@ def _rg_failure(tool: str, output: _RgOutput) -> ToolError:
     return ToolError(f"{tool} failed: {message}")
 
 
-async def _listed_files(target: WorkspacePath, root: Path, glob: str | None) -> set[str]:
-    args = [*_RG_COMMON, "--files"]
-    if glob:
-        args += ["--glob", glob]
+def _glob_args(glob: str) -> tuple[list[str], bool]:
+    """rg arguments that keep only files matching `glob`, and whether .gitignore still holds.
+
+    A glob without "/" matches file names, which a file type does without overriding
+    .gitignore: one rg run suffices. Other globs need --glob, whose matches rg lists even when
+    ignored; the caller then intersects with a listing that honours .gitignore.
+    """
+    if "/" not in glob and not glob.startswith(("!", "include:")):
+        return ["--type-add", f"{_RG_GLOB_TYPE}:{glob}", "--type", _RG_GLOB_TYPE], True
+    return ["--glob", glob], False
+
+
+async def _listed_files(target: WorkspacePath, root: Path, selection: list[str]) -> list[str]:
+    # Without a path rg lists the folder it runs in, with no "./" before each name to strip.
+    where = [] if target.relative == "." else ["--", target.relative]
     out = await _run_rg(
-        [*args, "--", target.relative],
+        [*_RG_COMMON, "--files", *selection, *where],
         root,
         keep=LIST_COUNT_LIMIT,
         keep_bytes=1 << 30,
@@ -493,21 +534,31 @@ async def _listed_files(target: WorkspacePath, root: Path, glob: str | None) -> 
     )
     if out.returncode == 2 and not out.lines:
         raise _rg_failure("list_files", out)
-    return {_clean_path(line) for line in out.lines}
+    return out.lines  # each file once, in rg's (partly sorted) order
 
 
 async def list_files(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     pattern = optional_str(tool_input, "pattern") or None
     target = _search_target(ctx, optional_str(tool_input, "path"))
     root = ctx.workspace.root
-    files = await _listed_files(target, root, None)
-    if pattern:
-        # rg's --glob overrides .gitignore for the files it matches: keep only files that a
-        # listing without the glob (which honours .gitignore) also has.
-        files &= await _listed_files(target, root, pattern)
+    if not pattern:
+        files = await _listed_files(target, root, [])
+    else:
+        selection, exact = _glob_args(pattern)
+        if exact:
+            files = await _listed_files(target, root, selection)
+        else:
+            # rg's --glob overrides .gitignore for the files it matches: keep only files that a
+            # listing without the glob (which honours .gitignore) also has. Both run at once.
+            async with asyncio.TaskGroup() as group:
+                everything = group.create_task(_listed_files(target, root, []))
+                matching = group.create_task(_listed_files(target, root, selection))
+            allowed = set(everything.result())
+            files = [name for name in matching.result() if name in allowed]
     if not files:
         return "No files found."
-    ordered = sorted(files)
+    ordered = files
+    ordered.sort()  # in place: rg's output is sorted within folders, which sort() exploits
     shown: list[str] = []
     size = 0
     for name in ordered[:LIST_MAX_FILES]:
@@ -547,7 +598,8 @@ async def grep(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     glob = optional_str(tool_input, "glob") or None
     target = _search_target(ctx, optional_str(tool_input, "path"))
     root = ctx.workspace.root
-    allowed = await _listed_files(target, root, None) if glob else None
+    selection, exact = _glob_args(glob) if glob else ([], True)
+    allowed = None if exact else set(await _listed_files(target, root, []))
 
     def accept(line: str) -> str | None:
         # --null puts a NUL after the path, so paths containing ':' parse safely.
@@ -573,9 +625,7 @@ async def grep(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         "--sort",
         "path",
     ]
-    if glob:
-        args += ["--glob", glob]
-    args += ["-e", pattern, "--", target.relative]
+    args += [*selection, "-e", pattern, "--", target.relative]
     out = await _run_rg(
         args,
         root,
