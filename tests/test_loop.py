@@ -379,3 +379,22 @@ async def test_plan_items_show_as_a_draft_while_the_todo_call_streams(
     drafts = [e for e in events if isinstance(e, PlanDraft)]
     assert [len(d.items) for d in drafts] == sorted({len(d.items) for d in drafts})
     assert drafts[-1].items[-1] == {"id": "3", "text": "Run tests", "status": "pending"}
+
+
+async def test_the_reminder_clears_as_soon_as_todo_is_accepted_mid_round(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(
+        *[tool("read_scratchpad", {}) for _ in range(3)],
+        reply("Back on plan.", [("todo", plan(("1", "x", "completed"))), ("read_scratchpad", {})]),
+        text("done"),
+    )
+    session = make_session(hello_workspace, fake_api)
+    events = collect(session)
+    await session.run("go")
+    kinds = [(e.type, getattr(e, "name", "")) for e in events]
+    cleared = kinds.index(("reminderCleared", ""))
+    assert kinds.index(("reminder", "")) < cleared
+    assert cleared < kinds.index(("toolCall", "read_scratchpad"), kinds.index(("toolCall", "todo")))
+    assert kinds.count(("reminderCleared", "")) == 1
+    assert kinds[-1] == ("runFinished", "")

@@ -9,7 +9,9 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="plansight", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("lsp", help="start the language server on stdio")
+    lsp = commands.add_parser("lsp", help="start the language server on stdio")
+    # Clients such as vscode-languageclient pass --stdio; stdio is the only transport.
+    lsp.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
     run = commands.add_parser("run", help="run the agent from the terminal")
     run.add_argument("prompt")
     run.add_argument("--workspace", default=".", help="workspace folder (default: .)")

@@ -106,7 +106,7 @@ class AgentLoop:
         rounds = 0
         counter = ReminderCounter()
         gate_used = False
-        reminding = False
+        self._reminding = False
         self.conversation.repair(CANCELLED_TOOL)
         self.conversation.add_user([text_block(prompt), *self.notices.drain(self.ctx)])
         self._changed()
@@ -147,21 +147,16 @@ class AgentLoop:
                 self.conversation.add_user([*results, *tail])
                 self._changed()
                 if reminder:
-                    reminding = True
+                    self._reminding = True
                     self.events.emit(
                         Reminder(
                             reminder.text, reminder.level, reminder.rounds, self.ctx.last_location
                         )
                     )
-                elif plan_updated and reminding:
-                    reminding = False
-                    self.events.emit(ReminderCleared())
         except asyncio.CancelledError:
             self.conversation.repair(CANCELLED_TOOL)
             self._changed()
-            if reminding:
-                reminding = False
-                self.events.emit(ReminderCleared())
+            self._clear_reminder()
             self._finish("cancelled", "The run was cancelled.", rounds, usage)
             raise
         except Exception as err:
@@ -177,10 +172,6 @@ class AgentLoop:
                 error=f"internal error: {err!r}",
             )
             raise
-        finally:
-            # A reminder is only visible while its run lasts.
-            if reminding:
-                self.events.emit(ReminderCleared())
 
     async def _model_round(self) -> ModelTurn:
         def on_text(text: str) -> None:
@@ -215,7 +206,10 @@ class AgentLoop:
                         else {"_raw": json.dumps(tool_input)},
                     )
                 )
+                plan_updates_before = self.ctx.plan.model_updates
                 outcome = await self.tools.call(self.ctx, use["name"], tool_input)
+                if self.ctx.plan.model_updates != plan_updates_before:
+                    self._clear_reminder()  # at once, not after the round's other tools
                 results.append(tool_result_block(use["id"], outcome.content, outcome.is_error))
                 self.events.emit(
                     ToolResult(use["id"], use["name"], outcome.is_error, summarize(outcome))
@@ -230,6 +224,11 @@ class AgentLoop:
             raise
         return results
 
+    def _clear_reminder(self) -> None:
+        if self._reminding:
+            self._reminding = False
+            self.events.emit(ReminderCleared())
+
     def _changed(self) -> None:
         self.events.emit(ConversationChanged())
 
@@ -241,6 +240,7 @@ class AgentLoop:
         usage: Usage,
         error: str | None = None,
     ) -> RunResult:
+        self._clear_reminder()  # a reminder is only visible while its run lasts
         result = RunResult(status=status, text=text, rounds=rounds, usage=usage, error=error)
         self.events.emit(RunFinished(result))
         return result
