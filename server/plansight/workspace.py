@@ -12,6 +12,7 @@ import errno
 import hashlib
 import logging
 import os
+import re
 import stat
 import tempfile
 from collections import deque
@@ -31,8 +32,10 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLO
 _NEW_FILE_MODE = 0o644
 _VERSIONS_KEPT = 16
 # Atomic writes go through a hidden temporary file next to the target, named with this suffix
-# (so that a watcher can ignore it).
+# (so that a watcher can ignore it) and the writer's process id (so that the file of a writer
+# killed mid-save can be told from one being written: `remove_stale_temp_files`).
 TEMP_SUFFIX = ".plansight-tmp"
+_TEMP_NAME = re.compile(r"\..+\.(\d+)\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX))
 
 
 class WorkspaceError(Exception):
@@ -411,7 +414,9 @@ def _atomic_write(
         # A symlink created in the meantime must not carry the write outside.
         if not Path(os.path.realpath(parent)).is_relative_to(root):
             raise OutsideWorkspaceError(f"{path} is outside the workspace.")
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    fd, tmp = tempfile.mkstemp(
+        dir=parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX
+    )
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -429,6 +434,42 @@ def _atomic_write(
         raise
     st = os.stat(path)
     return FileSnapshot(st.st_size, st.st_mtime_ns, hashlib.sha256(data).digest())
+
+
+def remove_stale_temp_files(root: Path, skip_dirs: Iterable[str] = ()) -> list[Path]:
+    """Delete the temporary files of atomic writes whose process is gone (killed mid-save).
+
+    The target file itself is intact (the rename never happened); only the litter goes.
+    """
+    skip = set(skip_dirs)
+    removed: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in skip]
+        for name in filenames:
+            match = _TEMP_NAME.fullmatch(name)
+            if match is None or _process_alive(int(match.group(1))):
+                continue
+            path = Path(dirpath) / name
+            with suppress(OSError):
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    except (OverflowError, OSError):
+        return False
+    with suppress(OSError, IndexError):  # a zombie (killed, not yet reaped) is gone too
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    return True
 
 
 def _stale_error(target: WorkspacePath) -> StaleFileError:

@@ -54,7 +54,8 @@ from plansight.lsp.progress import RunProgress
 from plansight.plan import PlanError, StalePlanError
 from plansight.session import Session, SessionBusy, SessionSettings
 from plansight.storage import SessionStore, default_storage_dir
-from plansight.watcher import WorkspaceWatcher
+from plansight.watcher import IGNORED_DIRS, WorkspaceWatcher
+from plansight.workspace import remove_stale_temp_files
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +148,9 @@ class PlansightServer(LanguageServer):
             self.protocol.notify(SCRATCHPAD, {"content": session.scratchpad.content})
         self.watcher = WorkspaceWatcher(session.root, session.files_changed)
         self.watcher.start()
+        threading.Thread(
+            target=remove_leftovers, args=(session.root,), name="plansight-cleanup", daemon=True
+        ).start()
 
     def require_session(self) -> Session:
         if self.session is None:
@@ -223,6 +227,17 @@ class PlansightServer(LanguageServer):
     async def shutdown_background(self) -> None:
         if self.watcher is not None:
             await self.watcher.stop()
+
+
+def remove_leftovers(root: Path) -> None:
+    """The temporary files of writes a killed server never finished (off the event loop)."""
+    try:
+        removed = remove_stale_temp_files(root, IGNORED_DIRS)
+    except Exception:
+        log.exception("could not look for temporary files left by an interrupted write")
+        return
+    if removed:
+        log.info("removed %d temporary files left by an interrupted write", len(removed))
 
 
 def api_timeout_from_env() -> float | None:
