@@ -17,16 +17,18 @@ All three send the same system prompt and tool definitions, so request sizes mat
 from __future__ import annotations
 
 import asyncio
+import statistics
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anthropic
 
-from bench.editor import Editor
+from bench.editor import Editor, proc_cpu_ns
 from bench.fakeproc import FakeAPIProcess
-from bench.table import Row, p50_p90, percentile
+from bench.table import Row, ms, p50_p90, percentile
 from bench.workspaces import small_project
 from plansight.fakeapi import ScriptStep, text_reply, tool_reply
 from plansight.model import newest_sonnet
@@ -115,17 +117,28 @@ async def run() -> list[Row]:
             )
             client_b = anthropic.AsyncAnthropic(base_url=fake_b.base_url, api_key="bench-key")
             client_c = anthropic.AsyncAnthropic(base_url=fake_c.base_url, api_key="bench-key")
+            # CPU per round: the server process (all threads), the bench process running the
+            # simple loop, and the bench process playing the editor during Plansight's run.
+            cpu: dict[str, list[float]] = {"server": [], "editor": [], "stream": []}
             try:
 
                 async def plansight_session() -> None:
                     fake_a.push(*script)
+                    server_before = proc_cpu_ns(editor.pid)
+                    editor_before = time.process_time()
                     result = await editor.run(PROMPT)
+                    server_after = proc_cpu_ns(editor.pid)
+                    cpu["editor"].append((time.process_time() - editor_before) / ROUNDS)
+                    if server_before is not None and server_after is not None:
+                        cpu["server"].append((server_after - server_before) / 1e9 / ROUNDS)
                     if result["status"] != "done" or result["rounds"] != ROUNDS:
                         raise RuntimeError(f"Plansight run ended {result}")
 
                 async def streaming_session() -> None:
                     fake_b.push(*script)
+                    before = time.process_time()
                     await simple_loop(client_b, root, model, stream=True)
+                    cpu["stream"].append((time.process_time() - before) / ROUNDS)
 
                 async def create_session() -> None:
                     fake_c.push(*script)
@@ -151,6 +164,9 @@ async def run() -> list[Row]:
             a = per_session(fake_a.turnaround_times(), sessions)[per:]
             b = per_session(fake_b.turnaround_times(), sessions)[per:]
             c = per_session(fake_c.turnaround_times(), sessions)[per:]
+    server_cpu = statistics.median(cpu["server"][1:]) if cpu["server"][1:] else float("nan")
+    stream_cpu = statistics.median(cpu["stream"][1:])
+    editor_cpu = statistics.median(cpu["editor"][1:])
     ratio50 = percentile(a, 50) / percentile(b, 50)
     ratio90 = percentile(a, 90) / percentile(b, 90)
     n = f"{len(a)} rounds each ({REPETITIONS} sessions × {per}, interleaved)"
@@ -164,5 +180,14 @@ async def run() -> list[Row]:
             f"p50 {ratio50:.2f}×, p90 {ratio90:.2f}×",
             goal=f"p50 ≤ {GOAL_RATIO:.1f}×",
             met=ratio50 <= GOAL_RATIO,
+        ),
+        Row(
+            "overhead",
+            "CPU per round: Plansight server / stream loop (reference)",
+            f"{ms(server_cpu)} / {ms(stream_cpu)} = {server_cpu / stream_cpu:.2f}×",
+            note=(
+                f"medians per session, streaming included; the editor spent {ms(editor_cpu)} "
+                "a round on Plansight's notifications"
+            ),
         ),
     ]
