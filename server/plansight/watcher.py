@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 from watchfiles import Change, DefaultFilter, awatch
@@ -28,6 +29,10 @@ IGNORED_DIRS = (
     ".hypothesis",
     "site-packages",
 )
+
+
+RESTART_PAUSE = 0.2
+MAX_RESTART_PAUSE = 30.0
 
 
 class WorkspaceFilter(DefaultFilter):
@@ -72,19 +77,28 @@ class WorkspaceWatcher:
                 self._task.cancel()
 
     async def _watch(self) -> None:
-        try:
-            async for changes in awatch(
-                self.root,
-                watch_filter=WorkspaceFilter(self.root),
-                stop_event=self._stop,
-                debounce=50,
-                step=20,
-                recursive=True,
-            ):
-                paths = sorted({Path(p).relative_to(self.root).as_posix() for _, p in changes})
-                try:
-                    self.on_change(paths)
-                except Exception:
-                    log.exception("handling file changes failed")
-        except Exception:
-            log.exception("the workspace watcher stopped")
+        # watchfiles gives up for good on some events (e.g. a file name that is not UTF-8):
+        # start it again, with a growing pause should it keep failing.
+        pause = RESTART_PAUSE
+        while not self._stop.is_set():
+            try:
+                async for changes in awatch(
+                    self.root,
+                    watch_filter=WorkspaceFilter(self.root),
+                    stop_event=self._stop,
+                    debounce=50,
+                    step=20,
+                    recursive=True,
+                ):
+                    pause = RESTART_PAUSE
+                    paths = sorted({Path(p).relative_to(self.root).as_posix() for _, p in changes})
+                    try:
+                        self.on_change(paths)
+                    except Exception:
+                        log.exception("handling file changes failed")
+                return
+            except Exception as err:
+                log.warning("the workspace watcher failed (%s); restarting it in %g s", err, pause)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), pause)
+            pause = min(pause * 2, MAX_RESTART_PAUSE)
