@@ -19,12 +19,15 @@ from typing import Any
 import pytest
 
 from plansight.events import EventBus
+from plansight.fakeapi import FakeMessagesAPI, text_reply
 from plansight.hooks import accept_all_edits, approve_all_commands
 from plansight.plan import Plan
 from plansight.scratchpad import Scratchpad
 from plansight.tools import ToolOutcome, default_tools
 from plansight.tools.context import ToolContext
 from plansight.workspace import Workspace
+
+from lsp_harness import start_editor
 
 REGISTRY = default_tools()
 MB = 1 << 20
@@ -322,3 +325,42 @@ async def test_a_command_flooding_both_streams_without_newlines_is_capped(root: 
     assert len(outcome.content) < 32_000
     assert re.search(r"\[\.\.\. \d+ bytes omitted \.\.\.\]", outcome.content)
     assert outcome.content.endswith("[exit code 0]")
+
+
+# ----- the workspace watcher under abuse (a short LSP session) ---------------------------------
+
+
+async def test_a_file_name_that_is_not_utf8_does_not_blind_the_watcher(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    """watchfiles cannot decode such a name; outside changes after it must still be noticed."""
+    handle = await start_editor(hello_workspace, fake_api, storage=tmp_path / "state")
+    try:
+        events = handle.recorder.events
+
+        def changed(path: str) -> bool:
+            return any(e["type"] == "filesChanged" and path in e["paths"] for e in events)
+
+        await asyncio.sleep(0.3)  # the watcher is up
+        raw = os.path.join(os.fsencode(hello_workspace), b"r\xe9sum\xe9.txt")
+        with open(raw, "wb") as fh:
+            fh.write(b"from an old zip archive\n")
+        await asyncio.sleep(0.5)
+        for attempt in range(3):  # the watcher may take a moment to come back
+            (hello_workspace / "test_hello.py").write_text(f"# changed outside, {attempt}\n")
+            try:
+                await handle.recorder.wait_for(lambda: changed("test_hello.py"), 2)
+                break
+            except TimeoutError:
+                continue
+        assert changed("test_hello.py"), "outside changes are no longer noticed"
+        # And the model hears of it, in a request the API accepts.
+        fake_api.push(text_reply("noted"))
+        result = await handle.request("plansight/run", {"prompt": "anything new?"})
+        assert result["status"] == "done", result
+        notices = [
+            b["text"] for b in fake_api.bodies[-1]["messages"][-1]["content"] if b["type"] == "text"
+        ]
+        assert any("test_hello.py" in t and "Changed outside" in t for t in notices), notices
+    finally:
+        await handle.stop()
