@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from plansight.fakeapi import FakeMessagesAPI, text_reply
+from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
 
 from lsp_harness import server_env
 
@@ -66,7 +66,11 @@ class RawServer:
                 "processId": os.getpid(),
                 "rootUri": root.as_uri(),
                 "capabilities": {},
-                "initializationOptions": {"storageDir": str(storage)},
+                "initializationOptions": {
+                    "storageDir": str(storage),
+                    # No review or approval requests: a raw client would have to answer them.
+                    "autoApprove": {"edits": True, "commands": True},
+                },
             },
             id_=1,
         )
@@ -354,6 +358,29 @@ async def test_wrong_param_types_for_edit_plan_get_invalid_params_and_change_not
         assert is_error(answer, -32602), (str(params)[:200], answer)
         state = await server.request("plansight/state", {})
         assert state["result"]["todos"] == before, str(params)[:200]
+
+
+async def test_a_run_with_tools_and_noisy_commands_keeps_stdout_clean(
+    server: RawServer, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    """Whatever the tools and their commands print goes to the model, never to our stdout."""
+    noisy = "echo to-stdout; echo to-stderr >&2; seq 1 200000; printf '\\0\\r\\n'; python3 -c 1"
+    fake_api.push(
+        tool_reply("bash", {"command": noisy}),
+        tool_reply("read_file", {"path": "hello.py"}),
+        tool_reply(
+            "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+        ),
+        tool_reply("grep", {"pattern": "def"}),
+        tool_reply("write_scratchpad", {"content": "Content-Length: 5\r\n\r\n{}"}),
+        text_reply("All done."),
+    )
+    answer = await server.request("plansight/run", {"prompt": "Be noisy"}, timeout=30)
+    assert answer["result"]["status"] == "done", answer
+    assert (hello_workspace / "hello.py").read_text().startswith("import os\n")
+    first = fake_api.bodies[1]["messages"][-1]["content"][0]["content"]
+    assert first.startswith("to-stdout\nto-stderr\n1\n2\n")
+    await server.assert_serving()
 
 
 # ----- huge payloads ------------------------------------------------------------------------------
