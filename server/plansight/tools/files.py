@@ -404,6 +404,50 @@ class _RgOutput:
     stderr: str
 
 
+class _Lines:
+    """rg's output lines as they come: the first ones kept within limits, all counted."""
+
+    def __init__(self, keep: int, keep_bytes: int, count_limit: int) -> None:
+        self.keep = keep
+        self.keep_bytes = keep_bytes
+        self.count_limit = count_limit
+        self.kept: list[str] = []
+        self.size = 0
+        self.total = 0
+
+    @property
+    def full(self) -> bool:
+        return self.total >= self.count_limit
+
+    def add(self, data: bytes, accept: Callable[[str], str | None] | None) -> None:
+        """Whole lines of output (each ending in a newline, but perhaps the very last)."""
+        text = data.decode("utf-8", errors="replace")
+        if not text.endswith("\n"):
+            text += "\n"
+        lines = text[:-1].split("\n")
+        if accept is not None:
+            lines = [line for line in map(accept, lines) if line is not None]
+        if len(lines) > self.count_limit - self.total:
+            lines = lines[: self.count_limit - self.total]
+        self.total += len(lines)
+        if len(self.kept) >= self.keep:
+            return
+        # Each line counts its length and a newline: len(text) when all of them are here.
+        whole = accept is None and not self.full
+        size = len(text) if whole else sum(map(len, lines)) + len(lines)
+        if len(self.kept) + len(lines) <= self.keep and self.size + size <= self.keep_bytes:
+            self.kept.extend(lines)
+            self.size += size
+            return
+        for line in lines:
+            if len(self.kept) < self.keep and self.size + len(line) + 1 <= self.keep_bytes:
+                self.kept.append(line)
+                self.size += len(line) + 1
+            else:
+                self.keep = len(self.kept)  # once one line is left out, keep no later ones
+                return
+
+
 async def _run_rg(
     args: list[str],
     cwd: Path,
@@ -416,7 +460,7 @@ async def _run_rg(
     """Run rg (never through a shell); keep its first lines, count the rest, kill it if need be.
 
     `accept` maps each output line to the line to show, or None to drop it; without it every
-    line is kept as it is, a whole chunk at a time.
+    line is kept as it is.
     """
     proc = await asyncio.create_subprocess_exec(
         _rg_executable(),
@@ -429,53 +473,38 @@ async def _run_rg(
     )
     assert proc.stdout is not None and proc.stderr is not None
     stderr_task = asyncio.create_task(proc.stderr.read())
-    kept: list[str] = []
-    size = total = 0
-    complete = True
-    pending = b""
+    out = _Lines(keep, keep_bytes, count_limit)
     try:
-        # Large chunks, decoded and split at once: a Python step per line costs more than rg
-        # itself on a big listing.
-        while complete:
-            chunk = await proc.stdout.read(_RG_CHUNK)
-            data = pending + chunk
-            if chunk:
+        if accept is None:
+            # A listing: take the bytes as fast as rg writes them (a slow reader stalls rg on a
+            # full pipe), counting newlines to stop it at the limit; split them once at the end.
+            chunks: list[bytes] = []
+            newlines = 0
+            while newlines < count_limit and (chunk := await proc.stdout.read(_RG_CHUNK)):
+                chunks.append(chunk)
+                newlines += chunk.count(b"\n")
+            if chunks:
+                out.add(b"".join(chunks), None)
+        else:
+            # Lines in large chunks, decoded and split at once, not one await per line.
+            pending = b""
+            while not out.full:
+                chunk = await proc.stdout.read(_RG_CHUNK)
+                if not chunk:
+                    if pending:
+                        out.add(pending, accept)
+                    break
+                data = pending + chunk
                 cut = data.rfind(b"\n") + 1
-                data, pending = data[:cut], data[cut:]
-            if data:
-                text = data.decode("utf-8", errors="replace")
-                if not text.endswith("\n"):
-                    text += "\n"  # the last line of all, without its newline
-                lines = text[:-1].split("\n")
-                if accept is not None:
-                    lines = [line for line in map(accept, lines) if line is not None]
-                if len(lines) > count_limit - total:
-                    lines = lines[: count_limit - total]
-                total += len(lines)
-                if len(kept) < keep:
-                    # Each line counts its length plus a newline: len(text) when all are kept.
-                    whole = accept is None and total < count_limit
-                    block_size = len(text) if whole else sum(map(len, lines)) + len(lines)
-                    if len(kept) + len(lines) <= keep and size + block_size <= keep_bytes:
-                        kept.extend(lines)
-                        size += block_size
-                    else:
-                        for line in lines:
-                            if len(kept) < keep and size + len(line) + 1 <= keep_bytes:
-                                kept.append(line)
-                                size += len(line) + 1
-                            else:
-                                keep = len(kept)  # once one line is left out, keep no later ones
-                                break
-                if total >= count_limit:
-                    complete = False
-                    with suppress(ProcessLookupError):
-                        proc.kill()
-                    # Drain what is left so the pipe closes and the process can be reaped.
-                    while await proc.stdout.read(_RG_CHUNK):
-                        pass
-            if not chunk:
-                break
+                pending = data[cut:]
+                if cut:
+                    out.add(data[:cut], accept)
+        if out.full:
+            with suppress(ProcessLookupError):
+                proc.kill()
+            # Drain what is left so the pipe closes and the process can be reaped.
+            while await proc.stdout.read(_RG_CHUNK):
+                pass
         stderr = (await stderr_task).decode("utf-8", errors="replace").strip()
         returncode = await proc.wait()
     except BaseException:
@@ -487,7 +516,7 @@ async def _run_rg(
         with suppress(Exception):
             await asyncio.wait_for(asyncio.gather(proc.stdout.read(), stderr_task, proc.wait()), 5)
         raise
-    return _RgOutput(kept, total, complete, returncode, stderr)
+    return _RgOutput(out.kept, out.total, not out.full, returncode, stderr)
 
 
 def _clean_path(path: str) -> str:
