@@ -8,22 +8,27 @@ import importlib
 import sys
 import time
 import traceback
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from bench.table import Row, machine, render_markdown, render_text
 
 # name on the command line → module (each has `async def run() -> list[Row]`)
-BENCHMARKS: dict[str, str] = {
-    "overhead": "bench.overhead",
-    "plan": "bench.plan_latency",
-    "cache": "bench.cache_share",
-    "search": "bench.search",
-    "startup": "bench.startup",
-    "watch": "bench.watch",
-    "context": "bench.context",
-}
-ALIASES: dict[str, str] = {"grep": "search", "list_files": "search", "plan_latency": "plan"}
+BENCHMARKS: Mapping[str, str] = MappingProxyType(
+    {
+        "overhead": "bench.overhead",
+        "plan": "bench.plan_latency",
+        "cache": "bench.cache_share",
+        "search": "bench.search",
+        "startup": "bench.startup",
+        "watch": "bench.watch",
+        "context": "bench.context",
+    }
+)
+ALIASES: Mapping[str, str] = MappingProxyType(
+    {"grep": "search", "list_files": "search", "plan_latency": "plan"}
+)
 
 
 def selected(only: str | None) -> list[str]:

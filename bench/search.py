@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from bench.table import Row, ms, percentile
@@ -27,12 +29,12 @@ from plansight.tools.files import _rg_executable
 from plansight.workspace import Workspace
 
 FILES = 50_000
-REPEATS = 5
+REPEATS = 9
 GOAL = 1.2
 
 # What the tools pass rg (plansight.tools.files): the same flags, so that the work is the same.
-COMMON = ["--no-config", "--no-require-git", "--hidden", "--glob", "!.git"]
-GREP = [
+COMMON = ("--no-config", "--no-require-git", "--hidden", "--glob", "!.git")
+GREP = (
     *COMMON,
     "--line-number",
     "--no-heading",
@@ -45,57 +47,62 @@ GREP = [
     "--max-columns-preview",
     "--sort",
     "path",
-]
+)
 
 
 # A glob without "/" selects files by name through a file type of the tool's own: unlike
 # --glob, which re-includes ignored files that match it, a type leaves .gitignore in force.
 # That is what the tools pass rg, so the baseline does too; --glob (faster, as it skips the
 # .gitignore checks, but not the same listing) is timed for reference.
-PY_TYPE = ["--type-add", "plansightglob:*.py", "--type", "plansightglob"]
+PY_TYPE = ("--type-add", "plansightglob:*.py", "--type", "plansightglob")
 
 
 @dataclass(frozen=True)
 class Case:
     label: str
     tool: str
-    tool_input: dict[str, Any]
-    rg_args: list[str]
-    glob_args: list[str] | None = None  # the same search with --glob, for reference
+    tool_input: Mapping[str, Any]
+    rg_args: tuple[str, ...]
+    glob_args: tuple[str, ...] | None = None  # the same search with --glob, for reference
 
 
 CASES = (
-    Case("list_files, whole tree", "list_files", {}, [*COMMON, "--files", "--", "."]),
+    Case(
+        "list_files, whole tree",
+        "list_files",
+        MappingProxyType({}),
+        (*COMMON, "--files", "--", "."),
+    ),
     Case(
         "list_files pattern '*.py'",
         "list_files",
-        {"pattern": "*.py"},
-        [*COMMON, "--files", *PY_TYPE, "--", "."],
-        [*COMMON, "--files", "--glob", "*.py", "--", "."],
+        MappingProxyType({"pattern": "*.py"}),
+        (*COMMON, "--files", *PY_TYPE, "--", "."),
+        (*COMMON, "--files", "--glob", "*.py", "--", "."),
     ),
     Case(
         "grep rare match (3 files)",
         "grep",
-        {"pattern": "NEEDLE_42"},
-        [*GREP, "-e", "NEEDLE_42", "--", "."],
+        MappingProxyType({"pattern": "NEEDLE_42"}),
+        (*GREP, "-e", "NEEDLE_42", "--", "."),
     ),
     Case(
         "grep common match (every file)",
         "grep",
-        {"pattern": "^import os"},
-        [*GREP, "-e", "^import os", "--", "."],
+        MappingProxyType({"pattern": "^import os"}),
+        (*GREP, "-e", "^import os", "--", "."),
     ),
     Case(
         "grep rare match, glob '*.py'",
         "grep",
-        {"pattern": "NEEDLE_42", "glob": "*.py"},
-        [*GREP, *PY_TYPE, "-e", "NEEDLE_42", "--", "."],
-        [*GREP, "--glob", "*.py", "-e", "NEEDLE_42", "--", "."],
+        MappingProxyType({"pattern": "NEEDLE_42", "glob": "*.py"}),
+        (*GREP, *PY_TYPE, "-e", "NEEDLE_42", "--", "."),
+        (*GREP, "--glob", "*.py", "-e", "NEEDLE_42", "--", "."),
     ),
 )
 
 
-async def time_rg(args: list[str], cwd: Path) -> float:
+async def time_rg(args: Sequence[str], cwd: Path) -> float:
     start = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
         _rg_executable(),
