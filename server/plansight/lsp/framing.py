@@ -11,7 +11,8 @@ next header line), and leaves requests it cannot structure unanswered (a request
 - answers what JSON-RPC 2.0 says: a parse error (-32700, id null) for a body that is not
   JSON, an invalid request (-32600) for one that is no request, invalid params (-32602) for a
   request whose params cannot be structured;
-- hands everything else to pygls's protocol exactly as pygls's loop does.
+- hands everything else to pygls's protocol as pygls's loop does (structuring only the
+  top-level message, which is all pygls's object hook changes in a well-formed one).
 """
 
 from __future__ import annotations
