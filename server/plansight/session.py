@@ -181,6 +181,7 @@ class Session:
         """Load the stored session; True when there was one."""
         if self.store is None:
             return False
+        self.store.remove_leftovers()
         plan = self.store.load("plan")
         scratch = self.store.load("scratchpad")
         conversation = self.store.load("conversation")

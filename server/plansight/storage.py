@@ -49,6 +49,11 @@ class SessionStore:
     def save(self, part: str, value: Any) -> None:
         write_atomic(self._path(part), json.dumps(value, ensure_ascii=False).encode())
 
+    def remove_leftovers(self) -> None:
+        """Temporary files of saves a killed server never finished."""
+        for leftover in self.directory.glob(".*.json.*.tmp"):
+            leftover.unlink(missing_ok=True)
+
     def load(self, part: str) -> Any | None:
         path = self._path(part)
         try:

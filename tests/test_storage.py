@@ -1,0 +1,51 @@
+"""Session storage: atomic parts, restore, leftovers of an interrupted save."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from plansight.events import PlanChanged
+from plansight.session import Session, SessionSettings
+from plansight.storage import SessionStore, default_storage_dir
+
+
+def test_default_storage_is_per_workspace_and_outside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    a, b = tmp_path / "a" / "proj", tmp_path / "b" / "proj"
+    a.mkdir(parents=True)
+    b.mkdir(parents=True)
+    assert default_storage_dir(a) != default_storage_dir(b)
+    assert default_storage_dir(a).is_relative_to(tmp_path / "state")
+    assert not default_storage_dir(a).is_relative_to(a)
+
+
+def test_a_session_round_trips_and_drops_leftovers_of_a_killed_save(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "store")
+    first = Session(tmp_path, SessionSettings(), store=store)
+    first.edit_plan([{"id": "1", "text": "keep me", "status": "in_progress"}])
+    leftover = store.directory / ".plan.json.abc123.tmp"
+    leftover.write_text('{"items": [{"id": "1", "te')  # a save cut short by kill -9
+
+    second = Session(tmp_path, SessionSettings(), store=SessionStore(tmp_path / "store"))
+    seen: list[object] = []
+    second.events.subscribe(seen.append)
+    assert second.restore()
+    assert second.plan.state.rendered == "[>] #1: keep me\n(0/1 completed)"
+    assert second.plan.state.version == first.plan.state.version
+    assert not leftover.exists()
+    assert not [e for e in seen if isinstance(e, PlanChanged)]  # restoring is not a change
+
+
+def test_a_corrupt_part_is_set_aside_and_the_rest_still_loads(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "store")
+    store.save("scratchpad", {"content": "notes"})
+    (store.directory / "plan.json").write_text("{not json")
+    session = Session(tmp_path, SessionSettings(), store=store)
+    assert session.restore()
+    assert session.scratchpad.content == "notes"
+    assert session.plan.state.items == ()
+    assert (store.directory / "plan.corrupt").exists()
