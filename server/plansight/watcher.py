@@ -7,11 +7,16 @@ import logging
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
-
-from watchfiles import Change, DefaultFilter, awatch
+from typing import TYPE_CHECKING
 
 from plansight.gitignore import GitIgnore
 from plansight.workspace import TEMP_SUFFIX
+
+if TYPE_CHECKING:
+    from watchfiles import Change, DefaultFilter
+
+# watchfiles pulls in anyio (about 25 ms of a start of 300 ms): it is imported once the watcher
+# starts, after `initialize` is answered.
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +40,17 @@ RESTART_PAUSE = 0.2
 MAX_RESTART_PAUSE = 30.0
 
 
-class WorkspaceFilter(DefaultFilter):
+class WorkspaceFilter:
+    """watchfiles' default filter with IGNORED_DIRS, then .gitignore and virtual environments."""
+
     def __init__(self, root: Path) -> None:
-        super().__init__(ignore_dirs=IGNORED_DIRS)
+        from watchfiles import DefaultFilter
+
+        self.default: DefaultFilter = DefaultFilter(ignore_dirs=IGNORED_DIRS)
         self.gitignore = GitIgnore(root)
 
     def __call__(self, change: Change, path: str) -> bool:
-        if not super().__call__(change, path):
+        if not self.default(change, path):
             return False
         candidate = Path(path)
         if candidate.name.endswith(TEMP_SUFFIX):
@@ -77,6 +86,8 @@ class WorkspaceWatcher:
                 self._task.cancel()
 
     async def _watch(self) -> None:
+        from watchfiles import awatch
+
         # watchfiles gives up for good on some events (e.g. a file name that is not UTF-8):
         # start it again, with a growing pause should it keep failing.
         pause = RESTART_PAUSE
