@@ -153,21 +153,29 @@ class Editor:
             )
         )
         options = {"storageDir": str(storage), **(init_options or {})}
-        try:
-            editor.init_result = await asyncio.wait_for(
-                client.initialize_async(
-                    types.InitializeParams(
-                        capabilities=capabilities(),
-                        root_uri=root.as_uri(),
-                        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
-                        initialization_options=options,
-                    )
-                ),
-                60,
+        initialize = asyncio.ensure_future(
+            client.initialize_async(
+                types.InitializeParams(
+                    capabilities=capabilities(),
+                    root_uri=root.as_uri(),
+                    workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+                    initialization_options=options,
+                )
             )
+        )
+        exited = asyncio.ensure_future(process.wait())
+        try:
+            await asyncio.wait({initialize, exited}, timeout=60, return_when="FIRST_COMPLETED")
+            if not initialize.done():
+                why = "exited" if exited.done() else "did not answer initialize in 60 s"
+                raise RuntimeError(f"the server {why}: {editor.stderr_tail(1500)}")
+            editor.init_result = initialize.result()
         except BaseException:
+            initialize.cancel()
             await editor.kill()
             raise
+        finally:
+            exited.cancel()
         client.initialized(types.InitializedParams())
         return editor
 
