@@ -6,6 +6,7 @@ callers hand it the conversation as Messages API dicts and get plain data back.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import typing
@@ -17,6 +18,8 @@ from plansight.events import Usage
 
 if TYPE_CHECKING:
     import anthropic
+    from anthropic import AsyncStream
+    from anthropic.types import RawMessageStreamEvent
 
 # The SDK takes about a second to import on these machines: it is imported on first use, so
 # the language server answers `initialize` at once and idles small.
@@ -123,19 +126,6 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-def _block_to_dict(block: Any) -> dict[str, Any] | None:
-    if block.type == "text":
-        # The API rejects empty text blocks if we send them back.
-        return {"type": "text", "text": block.text} if block.text else None
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    if block.type in ("thinking", "redacted_thinking"):
-        data: dict[str, Any] = block.model_dump(exclude_none=True)
-        return data
-    log.warning("ignoring content block of unknown type %s", block.type)
-    return None
-
-
 def _api_message(err: anthropic.APIStatusError) -> str:
     body = err.body
     if isinstance(body, dict):
@@ -181,25 +171,21 @@ class ModelClient:
                 "No API key: set ANTHROPIC_API_KEY (or try `plansight demo`, which needs none)."
             )
         system_blocks, request_messages = with_cache_breakpoints(system, messages)
+        # The raw event stream, assembled here: measurably cheaper per round than the SDK's
+        # MessageStream helper, which rebuilds a snapshot of the message on every event.
+        turn = TurnBuilder(on_text, on_tool_input)
         try:
-            async with self._client.messages.stream(
+            stream: AsyncStream[RawMessageStreamEvent] = await self._client.messages.create(  # type: ignore[assignment]
                 model=self.model,
                 max_tokens=self.settings.max_tokens,
                 system=system_blocks,  # type: ignore[arg-type]
                 tools=tools,  # type: ignore[arg-type]
                 messages=request_messages,  # type: ignore[arg-type]
-            ) as stream:
-                current_tool: tuple[str, str] | None = None
+                stream=True,
+            )
+            async with stream:
                 async for event in stream:
-                    if event.type == "text":
-                        if event.text:
-                            on_text(event.text)
-                    elif event.type == "content_block_start":
-                        block = event.content_block
-                        current_tool = (block.id, block.name) if block.type == "tool_use" else None
-                    elif event.type == "input_json" and current_tool and event.partial_json:
-                        on_tool_input(current_tool[0], current_tool[1], event.partial_json)
-                final = await stream.get_final_message()
+                    turn.add(event)
         except anthropic.APIStatusError as err:
             raise ModelError(_api_message(err)) from err
         except anthropic.APIConnectionError as err:
@@ -207,5 +193,82 @@ class ModelClient:
         except (httpx2.HTTPError, anthropic.APIError) as err:
             # A connection dropped mid-stream surfaces as an httpx2 error, not an APIError.
             raise ModelError(f"The model API connection failed: {err!r}") from err
-        content = [d for d in (_block_to_dict(b) for b in final.content) if d is not None]
-        return ModelTurn(content=content, stop_reason=final.stop_reason, usage=_usage(final.usage))
+        return turn.finish()
+
+
+class TurnBuilder:
+    """Assembles one streamed response from the Messages API's raw events."""
+
+    def __init__(self, on_text: TextListener, on_tool_input: ToolInputListener) -> None:
+        self.on_text = on_text
+        self.on_tool_input = on_tool_input
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.tool_json: dict[int, list[str]] = {}
+        self.stop_reason: str | None = None
+        self.usage = Usage()
+        self.stopped = False
+
+    def add(self, event: Any) -> None:
+        kind = event.type
+        if kind == "content_block_delta":
+            self._delta(event.index, event.delta)
+        elif kind == "content_block_start":
+            block = event.content_block
+            if block.type == "tool_use":
+                self.blocks[event.index] = {
+                    "type": "tool_use",
+                    "id": block.id,
+                    "name": block.name,
+                    "input": {},
+                }
+                self.tool_json[event.index] = []
+            elif block.type == "text":
+                self.blocks[event.index] = {"type": "text", "text": block.text or ""}
+            else:
+                self.blocks[event.index] = block.model_dump(exclude_none=True)
+        elif kind == "content_block_stop":
+            parts = self.tool_json.get(event.index)
+            if parts is not None:
+                raw = "".join(parts)
+                try:
+                    self.blocks[event.index]["input"] = json.loads(raw) if raw else {}
+                except ValueError as err:
+                    raise ModelError(f"The model sent tool input that is not JSON: {err}") from err
+        elif kind == "message_start":
+            self.usage = _usage(event.message.usage)
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason
+            usage = event.usage
+            self.usage.output_tokens = usage.output_tokens or self.usage.output_tokens
+            for name in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+                value = getattr(usage, name, None)
+                if value is not None:
+                    setattr(self.usage, name, value)
+        elif kind == "message_stop":
+            self.stopped = True
+
+    def _delta(self, index: int, delta: Any) -> None:
+        block = self.blocks[index]
+        kind = delta.type
+        if kind == "text_delta":
+            block["text"] += delta.text
+            if delta.text:
+                self.on_text(delta.text)
+        elif kind == "input_json_delta":
+            self.tool_json[index].append(delta.partial_json)
+            if delta.partial_json:
+                self.on_tool_input(block["id"], block["name"], delta.partial_json)
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta.thinking
+        elif kind == "signature_delta":
+            block["signature"] = delta.signature
+
+    def finish(self) -> ModelTurn:
+        if not self.stopped:
+            raise ModelError("The model API stream ended before the message was complete.")
+        content = [
+            self.blocks[i]
+            for i in sorted(self.blocks)
+            if not (self.blocks[i]["type"] == "text" and not self.blocks[i]["text"])
+        ]
+        return ModelTurn(content=content, stop_reason=self.stop_reason, usage=self.usage)
