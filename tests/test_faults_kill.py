@@ -128,6 +128,13 @@ def session(k: int, version: int, expected: Expected, rng: random.Random) -> lis
 
 
 def stored(storage: Path, part: str) -> Any:
+    if part == "conversation":  # JSON Lines, appended a whole line per write
+        log = storage / "conversation.jsonl"
+        if not log.exists():
+            return None
+        text = log.read_text()
+        assert text == "" or text.endswith("\n"), "a torn last line"
+        return {"messages": [json.loads(line) for line in text.splitlines()]}
     path = storage / f"{part}.json"
     if not path.exists():
         return None

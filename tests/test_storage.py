@@ -49,3 +49,31 @@ def test_a_corrupt_part_is_set_aside_and_the_rest_still_loads(tmp_path: Path) ->
     assert session.scratchpad.content == "notes"
     assert session.plan.state.items == ()
     assert (store.directory / "plan.corrupt").exists()
+
+
+def test_the_conversation_log_appends_and_rewrites_only_on_change(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "store")
+    log = store.conversation
+    first = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    second = {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}
+    log.save([first])
+    inode = log.path.stat().st_ino
+    log.save([first, second])
+    assert log.path.stat().st_ino == inode  # appended, not rewritten
+    assert log.path.read_text().count("\n") == 2
+    second["content"].append({"type": "text", "text": "more"})  # an earlier message changed
+    log.save([first, second])
+    assert SessionStore(tmp_path / "store").conversation.load() == [first, second]
+    log.save([])
+    assert SessionStore(tmp_path / "store").conversation.load() == []
+
+
+def test_a_damaged_tail_of_the_log_is_dropped_on_load(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "store")
+    message = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    store.conversation.save([message])
+    with store.conversation.path.open("a") as handle:
+        handle.write('{"role": "assistant", "cont')
+    fresh = SessionStore(tmp_path / "store").conversation
+    assert fresh.load() == [message]
+    assert fresh.path.read_text().count("\n") == 1  # the damage is gone for good

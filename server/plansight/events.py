@@ -186,13 +186,16 @@ class EventBus:
 
     def __init__(self) -> None:
         self._listeners: list[EventListener] = []
+        self._last: list[EventListener] = []
 
-    def subscribe(self, listener: EventListener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+    def subscribe(self, listener: EventListener, *, last: bool = False) -> Callable[[], None]:
+        """`last`: after every other listener (storage: the editor hears of a change first)."""
+        group = self._last if last else self._listeners
+        group.append(listener)
+        return lambda: group.remove(listener)
 
     def emit(self, event: Event) -> None:
-        for listener in list(self._listeners):
+        for listener in [*self._listeners, *self._last]:
             try:
                 listener(event)
             except Exception:

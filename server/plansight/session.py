@@ -93,7 +93,7 @@ class Session:
         self.store = store
         self._model: ModelClient | None = None
         self._running: asyncio.Task[Any] | None = None
-        self.events.subscribe(self._on_event)
+        self.events.subscribe(self._on_event, last=True)
 
     @property
     def running(self) -> bool:
@@ -184,7 +184,7 @@ class Session:
         self.store.remove_leftovers()
         plan = self.store.load("plan")
         scratch = self.store.load("scratchpad")
-        conversation = self.store.load("conversation")
+        conversation = self.store.conversation.load()
         usage = self.store.load("usage")
         found = any(part is not None for part in (plan, scratch, conversation))
         try:
@@ -201,8 +201,8 @@ class Session:
                 self.plan.restore(items, int(plan.get("version", 0)))
             if isinstance(scratch, dict):
                 self.scratchpad.write(str(scratch.get("content", "")))
-            if isinstance(conversation, dict) and isinstance(conversation.get("messages"), list):
-                self.conversation.messages[:] = conversation["messages"]
+            if conversation:
+                self.conversation.messages[:] = conversation
                 self.conversation.repair("The previous run stopped before this tool finished.")
             if isinstance(usage, dict):
                 self.total_usage = Usage(**{k: int(v) for k, v in usage.items()})
@@ -228,7 +228,7 @@ class Session:
         elif isinstance(event, ScratchpadChanged):
             self.store.save("scratchpad", {"content": event.content})
         elif isinstance(event, ConversationChanged):
-            self.store.save("conversation", {"messages": self.conversation.messages})
+            self.store.conversation.save(self.conversation.messages)
         elif isinstance(event, RunFinished):
             self.store.save(
                 "usage",

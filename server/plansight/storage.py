@@ -1,7 +1,10 @@
 """Saving a session (plan, scratchpad, conversation, usage) so a restarted server picks it up.
 
-Each part is its own JSON file, replaced atomically (temp file + rename in the same folder),
-so a kill -9 at any moment leaves either the old or the new file, never a torn one.
+Plan, scratchpad and usage are small JSON files, replaced atomically (temp file + rename in the
+same folder), so a kill -9 at any moment leaves either the old or the new file. The
+conversation grows every round, so rewriting it whole would cost more each round: it is a JSON
+Lines log, one message per line, each appended with a single write() (which kill -9 cannot cut
+in half), and rewritten atomically only when an earlier message changed.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-PARTS = ("plan", "scratchpad", "conversation", "usage")
+PARTS = ("plan", "scratchpad", "usage")
+CONVERSATION = "conversation.jsonl"
 
 
 def default_storage_dir(workspace_root: Path) -> Path:
@@ -42,6 +46,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 class SessionStore:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self._conversation: ConversationLog | None = None
 
     def _path(self, part: str) -> Path:
         return self.directory / f"{part}.json"
@@ -69,3 +74,73 @@ class SessionStore:
     def clear(self) -> None:
         for part in PARTS:
             self._path(part).unlink(missing_ok=True)
+        self.conversation.clear()
+
+    @property
+    def conversation(self) -> ConversationLog:
+        if self._conversation is None:
+            self._conversation = ConversationLog(self.directory / CONVERSATION)
+        return self._conversation
+
+
+class ConversationLog:
+    """The conversation as JSON Lines: appended as it grows, rewritten only when it changed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._saved: list[str] = []  # the lines on disk, one serialized message each
+
+    def save(self, messages: list[Any]) -> None:
+        saved = self._saved
+        rewritten = len(messages) < len(saved) or (
+            saved and json.dumps(messages[len(saved) - 1], ensure_ascii=False) != saved[-1]
+        )
+        if rewritten:
+            self.rewrite(messages)
+            return
+        new = [json.dumps(m, ensure_ascii=False) for m in messages[len(saved) :]]
+        if not new:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = "".join(f"{line}\n" for line in new).encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            written = os.write(fd, data)  # one syscall: all of it or, on a full disk, an error
+        finally:
+            os.close(fd)
+        if written != len(data):
+            raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+        saved.extend(new)
+
+    def load(self) -> list[Any] | None:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        messages: list[Any] = []
+        lines = text.splitlines()
+        for number, line in enumerate(lines, 1):
+            try:
+                messages.append(json.loads(line))
+            except ValueError:
+                # Only a last line can be cut short (by a full disk); anything else is damage.
+                log.error(
+                    "%s: line %d is not JSON; keeping the %d messages before it",
+                    self.path,
+                    number,
+                    len(messages),
+                )
+                break
+        if len(messages) != len(lines):
+            self.rewrite(messages)  # drop the damaged tail for good
+        else:
+            self._saved = [json.dumps(m, ensure_ascii=False) for m in messages]
+        return messages
+
+    def rewrite(self, messages: list[Any]) -> None:
+        self._saved = [json.dumps(m, ensure_ascii=False) for m in messages]
+        write_atomic(self.path, "".join(f"{line}\n" for line in self._saved).encode())
+
+    def clear(self) -> None:
+        self._saved = []
+        self.path.unlink(missing_ok=True)
