@@ -177,12 +177,14 @@ class AgentLoop:
         def on_text(text: str) -> None:
             self.events.emit(TextDelta(text))
 
-        streamed: dict[str, str] = {}
+        streamed: dict[str, list[str]] = {}
 
         def on_tool_input(tool_id: str, name: str, partial: str) -> None:
             self.events.emit(ToolInputDelta(tool_id, name, partial))
-            streamed[tool_id] = streamed.get(tool_id, "") + partial
-            self.tools.preview(self.ctx, name, streamed[tool_id])
+            if self.tools.has_preview(name):  # only those tools pay for gathering the input
+                parts = streamed.setdefault(tool_id, [])
+                parts.append(partial)
+                self.tools.preview(self.ctx, name, "".join(parts))
 
         return await self.model.stream_turn(
             system=self.system_prompt,

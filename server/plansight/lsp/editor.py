@@ -32,7 +32,7 @@ class EditorBridge:
         self.options = options
 
     # Capabilities ----------------------------------------------------------------------
-    def _client_offers(self, name: str) -> bool:
+    def client_offers(self, name: str) -> bool:
         caps = self.server.client_capabilities
         experimental = to_plain(caps.experimental) if caps is not None else None
         plansight = experimental.get("plansight") if isinstance(experimental, dict) else None
@@ -53,7 +53,7 @@ class EditorBridge:
     async def review(self, proposal: EditProposal) -> EditDecision:
         if self.options.auto_approve_edits:
             return EditDecision(accepted=True)
-        if self._client_offers("reviewEdit"):
+        if self.client_offers("reviewEdit"):
             return await self._review_request(proposal)
         return await self._review_fallback(proposal)
 
@@ -101,7 +101,7 @@ class EditorBridge:
     async def approve(self, request: CommandRequest) -> CommandDecision:
         if self.options.auto_approve_commands:
             return CommandDecision(approved=True)
-        if not self._client_offers("approveCommand"):
+        if not self.client_offers("approveCommand"):
             return CommandDecision(
                 approved=False,
                 feedback="This editor cannot ask the user to approve commands and "

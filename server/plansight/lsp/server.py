@@ -10,7 +10,7 @@ import threading
 from collections.abc import Generator
 from contextlib import suppress
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -29,6 +29,7 @@ from plansight.events import (
     RunFinished,
     RunResult,
     ScratchpadChanged,
+    ToolInputDelta,
 )
 from plansight.lsp.diagnostics import ReminderDiagnostics
 from plansight.lsp.editor import EditorBridge, path_uri
@@ -52,10 +53,10 @@ from plansight.lsp.payloads import (
 )
 from plansight.lsp.progress import RunProgress
 from plansight.plan import PlanError, StalePlanError
-from plansight.session import Session, SessionBusy, SessionSettings
-from plansight.storage import SessionStore, default_storage_dir
-from plansight.watcher import IGNORED_DIRS, WorkspaceWatcher
-from plansight.workspace import remove_stale_temp_files
+
+if TYPE_CHECKING:
+    from plansight.session import Session
+    from plansight.watcher import WorkspaceWatcher
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,8 @@ class PlansightServer(LanguageServer):
         self.run_progress: RunProgress | None = None
         self.watcher: WorkspaceWatcher | None = None
         self.options = InitOptions()
+        self.init_params: types.InitializeParams | None = None
+        self.wants_tool_input = False
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """pygls's stdio server, reading with a loop that survives malformed input."""
@@ -108,6 +111,11 @@ class PlansightServer(LanguageServer):
 
     # Set-up ----------------------------------------------------------------------------
     def setup(self, params: types.InitializeParams) -> None:
+        # The engine is imported here, after `initialize` was answered: the editor sees the
+        # server ready sooner, and nothing it sends before `initialized` needs the engine.
+        from plansight.session import Session, SessionSettings
+        from plansight.storage import SessionStore, default_storage_dir
+
         self.options = InitOptions.parse(params.initialization_options)
         root = workspace_root(params)
         self.bridge = EditorBridge(self, self.options)
@@ -134,6 +142,7 @@ class PlansightServer(LanguageServer):
             documents=self.bridge,
             store=SessionStore(storage),
         )
+        self.wants_tool_input = self.bridge.client_offers("toolInputDelta")
         self.diagnostics = ReminderDiagnostics(
             self.session.root, self.text_document_publish_diagnostics, path_uri
         )
@@ -142,6 +151,8 @@ class PlansightServer(LanguageServer):
         log.info("workspace %s, storage %s, model %s", root, storage, settings.model or "default")
 
     def start_background(self) -> None:
+        from plansight.watcher import WorkspaceWatcher
+
         session = self.require_session()
         if session.restore():
             self.protocol.notify(TODOS, session.plan.state.to_wire())
@@ -169,6 +180,8 @@ class PlansightServer(LanguageServer):
             self.diagnostics.show(event, self.fallback_uri())
         elif isinstance(event, ReminderCleared) and self.diagnostics is not None:
             self.diagnostics.clear()
+        if isinstance(event, ToolInputDelta) and not self.wants_tool_input:
+            return  # a notification per streamed chunk: only for clients that render it
         payload = event_payload(event)
         if payload is not None:
             self.protocol.notify(EVENT, payload)
@@ -179,6 +192,8 @@ class PlansightServer(LanguageServer):
 
     # Requests --------------------------------------------------------------------------
     async def run(self, prompt: str, new_session: bool) -> dict[str, Any]:
+        from plansight.session import SessionBusy
+
         session = self.require_session()
         if session.running:
             raise JsonRpcException(
@@ -231,6 +246,9 @@ class PlansightServer(LanguageServer):
 
 def remove_leftovers(root: Path) -> None:
     """The temporary files of writes a killed server never finished (off the event loop)."""
+    from plansight.watcher import IGNORED_DIRS
+    from plansight.workspace import remove_stale_temp_files
+
     try:
         removed = remove_stale_temp_files(root, IGNORED_DIRS)
     except Exception:
@@ -268,11 +286,13 @@ def create_server() -> PlansightServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: PlansightServer, params: types.InitializeParams) -> None:
-        ls.setup(params)
+        ls.init_params = params
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: PlansightServer, params: types.InitializedParams) -> None:
-        ls.start_background()
+        if ls.init_params is not None:
+            ls.setup(ls.init_params)
+            ls.start_background()
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: PlansightServer, params: Any) -> None:

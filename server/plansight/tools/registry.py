@@ -57,6 +57,10 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def has_preview(self, name: str) -> bool:
+        tool = self._tools.get(name)
+        return tool is not None and tool.preview is not None
+
     def preview(self, ctx: ToolContext, name: str, partial_json: str) -> None:
         """Let a tool show its call while the input still streams (the plan, for one)."""
         tool = self._tools.get(name)
