@@ -90,15 +90,24 @@ def server_env(base_url: str | None, extra: dict[str, str] | None = None) -> dic
     return env
 
 
-def capabilities() -> types.ClientCapabilities:
-    """What an editor like VS Code announces, as far as Plansight looks at it."""
+def capabilities(tool_input_deltas: bool = False) -> types.ClientCapabilities:
+    """What an editor like VS Code announces, as far as Plansight looks at it.
+
+    `tool_input_deltas`: also ask for the `toolInputDelta` events (a client that renders tool
+    calls while they stream; the plan-latency stretch parses them as an editor would)."""
     return types.ClientCapabilities(
         window=types.WindowClientCapabilities(work_done_progress=True),
         text_document=types.TextDocumentClientCapabilities(
             synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(),
         ),
-        experimental={"plansight": {"reviewEdit": True, "approveCommand": True}},
+        experimental={
+            "plansight": {
+                "reviewEdit": True,
+                "approveCommand": True,
+                "toolInputDelta": tool_input_deltas,
+            }
+        },
     )
 
 
@@ -126,6 +135,7 @@ class Editor:
         init_options: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
         command: tuple[str, ...] = SERVER_COMMAND,
+        tool_input_deltas: bool = False,
     ) -> Editor:
         client = LanguageClient("plansight-bench", "1", converter_factory=default_converter)
         stderr = tempfile.TemporaryFile(prefix="plansight-bench-stderr-")
@@ -156,7 +166,7 @@ class Editor:
         initialize = asyncio.ensure_future(
             client.initialize_async(
                 types.InitializeParams(
-                    capabilities=capabilities(),
+                    capabilities=capabilities(tool_input_deltas),
                     root_uri=root.as_uri(),
                     workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
                     initialization_options=options,

@@ -153,6 +153,7 @@ async def run() -> list[Row]:
                 base_url=fake.base_url,
                 storage=Path(tmp) / "st",
                 init_options={"model": model},
+                tool_input_deltas=True,
             )
             partial = PartialPlans()
             editor.inbox.listeners.append(partial)

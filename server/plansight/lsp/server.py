@@ -29,6 +29,7 @@ from plansight.events import (
     RunFinished,
     RunResult,
     ScratchpadChanged,
+    TextDelta,
     ToolInputDelta,
 )
 from plansight.lsp.diagnostics import ReminderDiagnostics
@@ -91,6 +92,7 @@ class PlansightServer(LanguageServer):
         self.options = InitOptions()
         self.init_params: types.InitializeParams | None = None
         self.wants_tool_input = False
+        self._pending_text: list[str] = []
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """pygls's stdio server, reading with a loop that survives malformed input."""
@@ -170,6 +172,14 @@ class PlansightServer(LanguageServer):
 
     # Engine events → editor ------------------------------------------------------------
     def forward(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            # Chunks that arrive together go out as one notification (sent on the next turn of
+            # the event loop, or before any other event, so the order is kept).
+            if not self._pending_text:
+                asyncio.get_running_loop().call_soon(self._flush_text)
+            self._pending_text.append(event.text)
+            return
+        self._flush_text()
         if isinstance(event, PlanChanged):
             self.protocol.notify(TODOS, event.state.to_wire())
             if self.run_progress is not None:
@@ -185,6 +195,12 @@ class PlansightServer(LanguageServer):
         payload = event_payload(event)
         if payload is not None:
             self.protocol.notify(EVENT, payload)
+
+    def _flush_text(self) -> None:
+        if self._pending_text:
+            text = "".join(self._pending_text)
+            self._pending_text.clear()
+            self.protocol.notify(EVENT, {"type": "textDelta", "text": text})
 
     def fallback_uri(self) -> str | None:
         """Where a reminder goes when the agent has touched no file yet: an open document."""
