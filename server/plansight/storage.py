@@ -101,8 +101,9 @@ class ConversationLog:
         new = [json.dumps(m, ensure_ascii=False) for m in messages[len(saved) :]]
         if not new:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = "".join(f"{line}\n" for line in new).encode()
+        if not saved:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             written = os.write(fd, data)  # one syscall: all of it or, on a full disk, an error
