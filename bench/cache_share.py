@@ -77,8 +77,8 @@ def session_script() -> list[ScriptStep]:
             "edit_file",
             {
                 "path": "storage.py",
-                "old_text": 'PARTS = ("plan", "scratchpad", "conversation", "usage")',
-                "new_text": 'PARTS = ("plan", "scratchpad", "conversation", "usage")  # files',
+                "old_text": "def write_atomic(path: Path, data: bytes) -> None:",
+                "new_text": "def write_atomic(path: Path, data: bytes) -> None:  # temp + rename",
             },
         ),
         step("Where is async used?", "grep", {"pattern": "async def"}),
