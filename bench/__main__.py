@@ -26,8 +26,8 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "context": "bench.context",
     }
 )
-# Run only when named in --only.
-OPT_IN: Mapping[str, str] = MappingProxyType({"whatif": "bench.whatif"})
+# Run only when named in --only (none at the moment: the whatif emulation served its purpose).
+OPT_IN: Mapping[str, str] = MappingProxyType({})
 ALIASES: Mapping[str, str] = MappingProxyType(
     {"grep": "search", "list_files": "search", "plan_latency": "plan"}
 )
@@ -63,8 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
         "--only",
-        help=f"comma-separated subset of: {', '.join(BENCHMARKS)} (grep = search); "
-        "whatif (opt-in) measures the changes bench/RESULTS.md recommends, emulated",
+        help=f"comma-separated subset of: {', '.join(BENCHMARKS)} (grep = search)",
     )
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     args = parser.parse_args(argv)
