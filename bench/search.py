@@ -25,29 +25,16 @@ from plansight.plan import Plan
 from plansight.scratchpad import Scratchpad
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
-from plansight.tools.files import _rg_executable
+from plansight.tools.files import RG_COMMON, RG_GREP, _rg_executable
 from plansight.workspace import Workspace
 
 FILES = 50_000
 REPEATS = 9
 GOAL = 1.2
 
-# What the tools pass rg (plansight.tools.files): the same flags, so that the work is the same.
-COMMON = ("--no-config", "--no-require-git", "--hidden", "--glob", "!.git")
-GREP = (
-    *COMMON,
-    "--line-number",
-    "--no-heading",
-    "--with-filename",
-    "--null",
-    "--color",
-    "never",
-    "--max-columns",
-    "300",
-    "--max-columns-preview",
-    "--sort",
-    "path",
-)
+# What the tools pass rg: the same flags, so that the work is the same.
+COMMON = RG_COMMON
+GREP = RG_GREP
 
 
 # A glob without "/" selects files by name through a file type of the tool's own: unlike

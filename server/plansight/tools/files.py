@@ -42,7 +42,22 @@ BASH_DEFAULT_TIMEOUT = 120.0
 BASH_MAX_TIMEOUT = 600.0
 BASH_DRAIN_GRACE = 1.0  # how long to wait for output after the command exited
 
-_RG_COMMON = ("--no-config", "--no-require-git", "--hidden", "--glob", "!.git")
+RG_COMMON = ("--no-config", "--no-require-git", "--hidden", "--glob", "!.git")
+# How grep asks rg for matches (the benchmark runs rg with the same flags).
+RG_GREP = (
+    *RG_COMMON,
+    "--line-number",
+    "--no-heading",
+    "--with-filename",
+    "--null",
+    "--color",
+    "never",
+    "--max-columns",
+    "300",
+    "--max-columns-preview",
+    "--sort",
+    "path",
+)
 _RG_CHUNK = 1 << 18
 # A file type of our own: its globs select files by name and, unlike --glob, leave .gitignore
 # in force (rg's --glob re-includes ignored files that match it).
@@ -555,7 +570,7 @@ async def _listed_files(target: WorkspacePath, root: Path, selection: list[str])
     # Without a path rg lists the folder it runs in, with no "./" before each name to strip.
     where = [] if target.relative == "." else ["--", target.relative]
     out = await _run_rg(
-        [*_RG_COMMON, "--files", *selection, *where],
+        [*RG_COMMON, "--files", *selection, *where],
         root,
         keep=LIST_COUNT_LIMIT,
         keep_bytes=1 << 30,
@@ -640,20 +655,7 @@ async def grep(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
             return None  # matched only because --glob overrides .gitignore
         return f"{path}:{rest}"
 
-    args = [
-        *_RG_COMMON,
-        "--line-number",
-        "--no-heading",
-        "--with-filename",
-        "--null",
-        "--color",
-        "never",
-        "--max-columns",
-        "300",
-        "--max-columns-preview",
-        "--sort",
-        "path",
-    ]
+    args = [*RG_GREP]
     args += [*selection, "-e", pattern, "--", target.relative]
     out = await _run_rg(
         args,
