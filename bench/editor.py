@@ -24,19 +24,10 @@ from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 
+from plansight.lsp.payloads import to_plain
+
 SERVER_COMMAND = (sys.executable, "-m", "plansight", "lsp")
 _SHUTDOWN_TIMEOUT = 10.0
-
-
-def plain(value: Any) -> Any:
-    """pygls's namedtuple params as plain dicts and lists."""
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    return value
 
 
 @dataclass(frozen=True)
@@ -57,7 +48,7 @@ class Inbox:
 
     def add(self, method: str, params: Any) -> None:
         at = time.perf_counter()
-        item = Received(at, method, plain(params))
+        item = Received(at, method, to_plain(params))
         self.items.append(item)
         for listener in list(self.listeners):
             listener(item)
@@ -216,7 +207,7 @@ class Editor:
         result = await asyncio.wait_for(
             self.client.protocol.send_request_async(method, params), timeout
         )
-        return plain(result)
+        return to_plain(result)
 
     async def run(self, prompt: str, *, new_session: bool = True, timeout: float = 300.0) -> Any:
         """One `plansight/run`; returns its RunResult as a dict."""

@@ -17,6 +17,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from plansight.fakeapi import FakeMessagesAPI
+from plansight.lsp.payloads import to_plain
 
 
 @dataclass
@@ -44,17 +45,12 @@ class Recorder:
 
 
 def plain(value: Any) -> Any:
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+    """Custom params and results as dicts; lsprotocol objects unstructured as on the wire."""
     if hasattr(value, "__attrs_attrs__"):
         from lsprotocol import converters
 
         return converters.get_converter().unstructure(value)
-    return value
+    return to_plain(value)
 
 
 ReviewAnswer = Callable[[dict[str, Any]], dict[str, Any]]
