@@ -25,7 +25,7 @@ from plansight.plan import Plan
 from plansight.scratchpad import Scratchpad
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
-from plansight.tools.files import RG_COMMON, RG_GREP, _rg_executable
+from plansight.tools.search import RG_COMMON, RG_GREP, rg_executable
 from plansight.workspace import Workspace
 
 FILES = 50_000
@@ -92,7 +92,7 @@ CASES = (
 async def time_rg(args: Sequence[str], cwd: Path) -> float:
     start = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
-        _rg_executable(),
+        rg_executable(),
         *args,
         cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,

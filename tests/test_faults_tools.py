@@ -2,7 +2,7 @@
 
 Huge files are paged without being loaded, odd names stay addressable, loops end, and a command
 that forks children which ignore SIGTERM leaves nothing running after its timeout. (What
-tests/test_tools_files.py already covers identically, e.g. `yes` and a plain binary file, is
+tests/test_tools_*.py already cover identically, e.g. `yes` and a plain binary file, is
 not repeated here.)
 """
 

@@ -1,146 +1,60 @@
-"""The workspace tools as the model meets them: results, errors, and what lands on disk."""
+"""The file tools (read_file, write_file, edit_file) as the model meets them: results, errors,
+and what lands on disk."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import shutil
-import signal
 import stat
-import time
-from collections.abc import Awaitable, Callable
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from plansight.events import EventBus, FilesChanged
-from plansight.hooks import (
-    CommandDecision,
-    CommandRequest,
-    EditDecision,
-    EditProposal,
-    approve_all_commands,
-)
-from plansight.plan import Plan
-from plansight.scratchpad import Scratchpad
+from plansight.events import FilesChanged
+from plansight.hooks import EditDecision, EditProposal
 from plansight.tools import files
-from plansight.tools.context import ToolContext
-from plansight.tools.registry import ToolOutcome, ToolRegistry
-from plansight.workspace import Workspace
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-REGISTRY = ToolRegistry(files.TOOLS)
-
-
-class Documents:
-    def __init__(self) -> None:
-        self.texts: dict[Path, str] = {}
-
-    def open_text(self, path: Path) -> str | None:
-        return self.texts.get(path)
-
-
-class Reviewer:
-    """A user at the review: answers with `decide` and remembers every proposal."""
-
-    def __init__(self, decide: Callable[[EditProposal], Awaitable[EditDecision]] | None = None):
-        self.proposals: list[EditProposal] = []
-        self.decide = decide
-
-    async def __call__(self, proposal: EditProposal) -> EditDecision:
-        self.proposals.append(proposal)
-        if self.decide is not None:
-            return await self.decide(proposal)
-        return EditDecision(accepted=True)
+from tool_harness import (
+    ESCAPES,
+    Documents,
+    Reviewer,
+    call,
+    escape_path,
+    make_ctx,
+    make_links,
+    tools_workspace,
+)
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    shutil.copytree(FIXTURES / "workspace_tools", root)
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text("SECRET\n")
-    return root
-
-
-def make_ctx(
-    root: Path,
-    review: Any = None,
-    approve: Any = approve_all_commands,
-    documents: Documents | None = None,
-) -> ToolContext:
-    return ToolContext(
-        plan=Plan(),
-        scratchpad=Scratchpad(),
-        workspace=Workspace(root, documents),
-        review=review or Reviewer(),
-        approve=approve,
-        events=EventBus(),
-    )
-
-
-async def call(ctx: ToolContext, name: str, **tool_input: Any) -> ToolOutcome:
-    return await REGISTRY.call(ctx, name, tool_input)
+    return tools_workspace(tmp_path)
 
 
 def test_tool_names_and_schemas() -> None:
     names = [tool.name for tool in files.TOOLS]
-    assert names == ["read_file", "write_file", "edit_file", "list_files", "grep", "bash"]
+    assert names == ["read_file", "write_file", "edit_file"]
     required = {tool.name: tool.input_schema.get("required", []) for tool in files.TOOLS}
     assert required == {
         "read_file": ["path"],
         "write_file": ["path", "content"],
         "edit_file": ["path", "old_text", "new_text"],
-        "list_files": [],
-        "grep": ["pattern"],
-        "bash": ["command"],
     }
 
 
 # ----- escapes ----------------------------------------------------------------------------------
 
-ESCAPES = [
-    "../outside/secret.txt",
-    "OUTSIDE_ABS",
-    "/etc/passwd",
-    "file_link",
-    "dir_link/secret.txt",
-    "dir_link",
-    "loop_a",
-    "dangling",
-]
-
-
-def _make_links(root: Path) -> Path:
-    outside = root.parent / "outside"
-    (root / "file_link").symlink_to(outside / "secret.txt")
-    (root / "dir_link").symlink_to(outside)
-    (root / "loop_a").symlink_to("loop_b")
-    (root / "loop_b").symlink_to("loop_a")
-    (root / "dangling").symlink_to(outside / "missing.txt")
-    return outside
-
-
-def _escape_path(path: str, outside: Path) -> str:
-    return str(outside / "secret.txt") if path == "OUTSIDE_ABS" else path
-
 
 @pytest.mark.parametrize("path", ESCAPES)
-@pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file", "list_files", "grep"])
+@pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file"])
 async def test_escapes_are_refused(ws: Path, tool: str, path: str) -> None:
-    outside = _make_links(ws)
-    target = _escape_path(path, outside)
+    outside = make_links(ws)
+    target = escape_path(path, outside)
     reviewer = Reviewer()
     ctx = make_ctx(ws, reviewer)
     inputs: dict[str, dict[str, Any]] = {
         "read_file": {"path": target},
         "write_file": {"path": target, "content": "pwned\n"},
         "edit_file": {"path": target, "old_text": "SECRET", "new_text": "pwned"},
-        "list_files": {"path": target},
-        "grep": {"pattern": "SECRET|root", "path": target},
     }
     if tool in ("write_file", "edit_file"):
         # Even after a read attempt, nothing outside may be written.
@@ -155,23 +69,11 @@ async def test_escapes_are_refused(ws: Path, tool: str, path: str) -> None:
     assert reviewer.proposals == []
 
 
-async def test_recursive_listing_and_search_do_not_follow_links_out(ws: Path) -> None:
-    _make_links(ws)
-    ctx = make_ctx(ws)
-    listing = await call(ctx, "list_files")
-    assert not listing.is_error
-    assert "secret" not in listing.content and "file_link" not in listing.content
-    found = await call(ctx, "grep", pattern="SECRET")
-    assert (found.is_error, found.content) == (False, "No matches.")
-
-
 async def test_absolute_path_inside_the_root_is_fine(ws: Path) -> None:
     ctx = make_ctx(ws)
     outcome = await call(ctx, "read_file", path=str(ws / "src" / "util.py"))
     assert not outcome.is_error
     assert outcome.content.startswith("     1\tdef add(a, b):")
-    listing = await call(ctx, "list_files", path=str(ws / "src"))
-    assert listing.content == "src/app.py\nsrc/util.py"
 
 
 async def test_symlink_inside_the_root_edits_its_target(ws: Path) -> None:
@@ -508,215 +410,8 @@ async def test_odd_characters_in_paths(ws: Path) -> None:
     assert read.content == "     1\tneedle here"
     edit = await call(ctx, "edit_file", path=ODD, old_text="here", new_text="there")
     assert not edit.is_error
-    listing = await call(ctx, "list_files", path="dir with space")
-    assert listing.content == ODD
-    found = await call(ctx, "grep", pattern="needle", path="dir with space")
-    assert found.content == f"{ODD}:1:needle there"
-
-
-# ----- list_files and grep ----------------------------------------------------------------------
-
-
-def _add_ignored(root: Path) -> None:
-    (root / "debug.log").write_text("greet failed\n")
-    (root / "build").mkdir()
-    (root / "build" / "app.py").write_text("def greet(name): pass\n")
-
-
-async def test_list_files_honours_gitignore_without_git(ws: Path) -> None:
-    _add_ignored(ws)
-    assert not (ws / ".git").exists()
-    ctx = make_ctx(ws)
-    listing = await call(ctx, "list_files")
-    assert listing.content == "\n".join(
-        [".gitignore", "docs/readme.txt", "src/app.py", "src/util.py"]
-    )
-    py = await call(ctx, "list_files", pattern="*.py")
-    assert py.content == "src/app.py\nsrc/util.py"
-    logs = await call(ctx, "list_files", pattern="*.log")
-    assert (logs.is_error, logs.content) == (False, "No files found.")
-    nested = await call(ctx, "list_files", pattern="src/**/*.py")
-    assert nested.content == "src/app.py\nsrc/util.py"
-    under = await call(ctx, "list_files", path="docs")
-    assert under.content == "docs/readme.txt"
-    missing = await call(ctx, "list_files", path="nowhere")
-    assert missing.is_error and "nowhere does not exist" in missing.content
-    os.mkfifo(ws / "pipe")
-    fifo = await call(ctx, "grep", pattern="x", path="pipe")
-    assert fifo.is_error and "not a regular file or folder" in fifo.content
-
-
-async def test_list_files_is_capped(ws: Path) -> None:
-    many = ws / "many"
-    many.mkdir()
-    for i in range(600):
-        (many / f"f{i:03}.txt").write_text("")
-    listing = await call(make_ctx(ws), "list_files", path="many")
-    lines = listing.content.split("\n")
-    assert lines[0] == "many/f000.txt" and lines[499] == "many/f499.txt"
-    assert lines[-1].startswith("[showing 500 of 600 files; narrow the listing")
-
-
-async def test_grep_honours_gitignore_without_git(ws: Path) -> None:
-    _add_ignored(ws)
-    ctx = make_ctx(ws)
-    found = await call(ctx, "grep", pattern=r"greet\(")
-    assert found.content == (
-        "docs/readme.txt:4:A greet() and a farewell() live in src/app.py.\n"
-        "src/app.py:4:def greet(name):\n"
-        'src/app.py:13:    print(greet("world"))'
-    )
-    in_logs = await call(ctx, "grep", pattern="greet", glob="*.log")
-    assert (in_logs.is_error, in_logs.content) == (False, "No matches.")
-    only_txt = await call(ctx, "grep", pattern="greet", glob="*.txt")
-    assert only_txt.content == "docs/readme.txt:4:A greet() and a farewell() live in src/app.py."
-    one_file = await call(ctx, "grep", pattern="def", path="src/util.py")
-    assert one_file.content == "src/util.py:1:def add(a, b):\nsrc/util.py:5:def sub(a, b):"
-
-
-async def test_grep_no_match_bad_regex_and_cap(ws: Path) -> None:
-    ctx = make_ctx(ws)
-    nothing = await call(ctx, "grep", pattern="zebra")
-    assert (nothing.is_error, nothing.content) == (False, "No matches.")
-    bad = await call(ctx, "grep", pattern="greet(")
-    assert bad.is_error and "regex parse error" in bad.content
-    (ws / "hits.txt").write_text("hit\n" * 300)
-    capped = await call(ctx, "grep", pattern="^hit$")
-    lines = capped.content.split("\n")
-    assert len(lines) == 201 and lines[199] == "hits.txt:200:hit"
-    assert lines[-1].startswith("[showing 200 of 300 matching lines; narrow the search")
-
-
-# ----- bash -------------------------------------------------------------------------------------
-
-
-def _alive(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return status.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-async def _wait_dead(pid: int, within: float = 3.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        await asyncio.sleep(0.02)
-    return False
-
-
-def _pid_in(path: Path) -> int | None:
-    try:
-        text = path.read_text().strip()
-    except FileNotFoundError:
-        return None
-    return int(text) if text else None
+    assert (ws / ODD).read_text() == "needle there\n"
 
 
 def _names(folder: Path, prefix: str) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(prefix))
-
-
-async def _read_pid(path: Path, within: float = 5.0) -> int:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        pid = _pid_in(path)
-        if pid is not None:
-            return pid
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{path} was never written")
-
-
-async def test_bash_runs_in_the_root_after_approval(ws: Path) -> None:
-    requests: list[CommandRequest] = []
-
-    async def approve(request: CommandRequest) -> CommandDecision:
-        requests.append(request)
-        return CommandDecision(approved=True)
-
-    ctx = make_ctx(ws, approve=approve)
-    outcome = await call(ctx, "bash", command="pwd; echo oops >&2; exit 3")
-    assert not outcome.is_error
-    assert outcome.content == f"{ctx.workspace.root}\noops\n[exit code 3]"
-    assert requests == [CommandRequest("pwd; echo oops >&2; exit 3", str(ctx.workspace.root))]
-    quiet = await call(ctx, "bash", command="true")
-    assert quiet.content == "(no output)\n[exit code 0]"
-
-
-async def test_bash_refused_command_does_not_run(ws: Path) -> None:
-    async def refuse(request: CommandRequest) -> CommandDecision:
-        return CommandDecision(approved=False, feedback="Not on my machine.")
-
-    outcome = await call(make_ctx(ws, approve=refuse), "bash", command="touch ran")
-    assert outcome.is_error
-    assert outcome.content == (
-        "The user did not approve this command; it was not run. Their feedback: Not on my machine."
-    )
-    assert not (ws / "ran").exists()
-
-
-async def test_bash_timeout_kills_the_whole_group(ws: Path) -> None:
-    ctx = make_ctx(ws)
-    # A child that ignores SIGTERM, inside a shell that waits for it.
-    command = "echo started; sh -c 'trap \"\" TERM; sleep 300' & echo $! > pid; wait"
-    began = time.monotonic()
-    outcome = await call(ctx, "bash", command=command, timeout=1)
-    assert time.monotonic() - began < 4
-    assert outcome.is_error
-    assert outcome.content.startswith(
-        "Command timed out after 1 s; its process group was killed.\nstarted"
-    )
-    pid = int((ws / "pid").read_text())
-    assert await _wait_dead(pid)
-
-
-async def test_bash_cancellation_kills_the_whole_group(ws: Path) -> None:
-    ctx = make_ctx(ws)
-    task = asyncio.create_task(
-        call(ctx, "bash", command="trap '' TERM; sleep 300 & echo $! > pid; echo $$ > shell; wait")
-    )
-    child = await _read_pid(ws / "pid")
-    shell = await _read_pid(ws / "shell")
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert await _wait_dead(child)
-    assert await _wait_dead(shell)
-
-
-async def test_bash_output_is_capped(ws: Path) -> None:
-    ctx = make_ctx(ws)
-    big = await call(
-        ctx, "bash", command="echo BEGIN; head -c 5000000 /dev/zero | tr '\\0' a; echo; echo END"
-    )
-    assert not big.is_error
-    assert big.content.startswith("BEGIN\naaa")
-    assert big.content.endswith("a\nEND\n[exit code 0]")
-    assert "bytes omitted ...]" in big.content
-    assert len(big.content) < 32_000
-    forever = await call(ctx, "bash", command="yes", timeout=0.5)
-    assert forever.is_error and "timed out after 0.5 s" in forever.content
-    assert "bytes omitted ...]" in forever.content and len(forever.content) < 32_000
-
-
-async def test_bash_does_not_wait_for_background_output(ws: Path) -> None:
-    ctx = make_ctx(ws)
-    began = time.monotonic()
-    outcome = await call(ctx, "bash", command="(sleep 3; echo late) & echo $! > pid; echo early")
-    try:
-        assert time.monotonic() - began < 2.5
-        assert outcome.content.startswith("early\n[background processes still held the output")
-        assert outcome.content.endswith("[exit code 0]")
-    finally:
-        with suppress(ProcessLookupError, FileNotFoundError, ValueError):
-            os.kill(int((ws / "pid").read_text()), signal.SIGKILL)
-
-
-async def test_bash_timeout_input_is_checked(ws: Path) -> None:
-    ctx = make_ctx(ws)
-    bad = await call(ctx, "bash", command="true", timeout="soon")
-    assert bad.is_error and "'timeout' must be a number of seconds" in bad.content
-    zero = await call(ctx, "bash", command="true", timeout=0)
-    assert zero.is_error and "more than 0" in zero.content

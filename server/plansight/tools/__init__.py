@@ -1,4 +1,8 @@
-"""The model's tools. `default_tools()` lists them all; each module keeps schema by handler."""
+"""The model's tools. `default_tools()` lists them all; each module keeps schema by handler.
+
+files: read_file, write_file, edit_file. search: list_files, grep (ripgrep). shell: bash.
+planning: todo. notes: the scratchpad.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,9 @@ from plansight.tools.registry import Tool, ToolError, ToolOutcome, ToolRegistry
 
 
 def default_tools() -> ToolRegistry:
-    from plansight.tools import files, notes, planning
+    from plansight.tools import files, notes, planning, search, shell
 
-    return ToolRegistry([*files.TOOLS, *planning.TOOLS, *notes.TOOLS])
+    return ToolRegistry([*files.TOOLS, *search.TOOLS, *shell.TOOLS, *planning.TOOLS, *notes.TOOLS])
 
 
 __all__ = ["Tool", "ToolError", "ToolOutcome", "ToolRegistry", "default_tools"]

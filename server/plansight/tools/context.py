@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from plansight.events import EventBus, Location
 from plansight.hooks import ApproveHook, ReviewHook
 from plansight.plan import Plan
 from plansight.scratchpad import Scratchpad
-from plansight.workspace import Workspace
+from plansight.tools.registry import ToolError
+from plansight.workspace import Workspace, WorkspaceError
 
 
 @dataclass
@@ -25,3 +28,12 @@ class ToolContext:
     def touch(self, relative_path: str, start_line: int, end_line: int) -> None:
         """Record a read or edit; lines are 0-based and inclusive."""
         self.last_location = Location(relative_path, max(start_line, 0), max(end_line, 0))
+
+
+@contextmanager
+def workspace_errors() -> Iterator[None]:
+    """Workspace errors are written for the model: pass them on as tool errors."""
+    try:
+        yield
+    except WorkspaceError as err:
+        raise ToolError(str(err)) from err

@@ -1,76 +1,27 @@
-"""The workspace tools: read_file, write_file, edit_file, list_files, grep, bash.
+"""The file tools: read_file, write_file and edit_file.
 
-Each tool's schema sits next to its handler. Filesystem rules (paths, staleness, unsaved
-documents, atomic writes) live in `plansight.workspace`; this module turns them into what the
-model sees.
+Filesystem rules (paths, staleness, unsaved documents, atomic writes) live in
+`plansight.workspace`; this module turns them into what the model sees. Both edits end the same
+way (`_propose`): the user reviews the whole new document, the server writes what the user
+accepted, and the model is told how that differs from its proposal.
 """
 
 from __future__ import annotations
 
-import asyncio
 import difflib
-import logging
-import math
-import os
-import shutil
-import signal
-import sys
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from plansight.hooks import CommandRequest, EditProposal
-from plansight.tools.context import ToolContext
-from plansight.tools.registry import Tool, ToolError, optional_int, optional_str, require_str
-from plansight.workspace import EditBase, WorkspaceError, WorkspacePath
-
-log = logging.getLogger(__name__)
+from plansight.hooks import EditProposal
+from plansight.tools.context import ToolContext, workspace_errors
+from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_int, require_str
+from plansight.workspace import EditBase, WorkspaceError
 
 READ_MAX_LINES = 2000
 READ_MAX_BYTES = 100_000
 READ_MAX_LINE_CHARS = 2000
-LIST_MAX_FILES = 500
-GREP_MAX_LINES = 200
-OUTPUT_MAX_BYTES = 30_000
-GREP_COUNT_LIMIT = 10_000  # stop rg after this many matching lines; the count is then a floor
-LIST_COUNT_LIMIT = 200_000
 DIFF_MAX_LINES = 120
-BASH_DEFAULT_TIMEOUT = 120.0
-BASH_MAX_TIMEOUT = 600.0
-BASH_DRAIN_GRACE = 1.0  # how long to wait for output after the command exited
-
-RG_COMMON = ("--no-config", "--no-require-git", "--hidden", "--glob", "!.git")
-# How grep asks rg for matches (the benchmark runs rg with the same flags).
-RG_GREP = (
-    *RG_COMMON,
-    "--line-number",
-    "--no-heading",
-    "--with-filename",
-    "--null",
-    "--color",
-    "never",
-    "--max-columns",
-    "300",
-    "--max-columns-preview",
-    "--sort",
-    "path",
-)
-_RG_CHUNK = 1 << 18
-# A file type of our own: its globs select files by name and, unlike --glob, leave .gitignore
-# in force (rg's --glob re-includes ignored files that match it).
-_RG_GLOB_TYPE = "plansightglob"
-
-
-@contextmanager
-def _model_errors() -> Iterator[None]:
-    """Workspace errors are written for the model: pass them on as tool errors."""
-    try:
-        yield
-    except WorkspaceError as err:
-        raise ToolError(str(err)) from err
 
 
 def _count_lines(text: str) -> int:
@@ -91,7 +42,7 @@ async def read_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     offset = optional_int(tool_input, "offset", minimum=1) or 1
     limit = optional_int(tool_input, "limit", minimum=1)
     count = min(limit or READ_MAX_LINES, READ_MAX_LINES)
-    with _model_errors():
+    with workspace_errors():
         page = await ctx.workspace.read_page(
             path,
             offset,
@@ -206,10 +157,18 @@ def _diff_note(proposed: str, written: str, rel: str) -> str:
     )
 
 
-async def _review_and_write(
-    ctx: ToolContext, base: EditBase, proposed: str, description: str
+async def _propose(
+    ctx: ToolContext,
+    base: EditBase,
+    proposed: str,
+    description: str,
+    report: Callable[[str], str],
 ) -> str:
-    """Show the change to the user; write what they accept. Returns the text written."""
+    """The shared ending of both edits: review, write what the user accepted, report it.
+
+    `report(written)` says what was done; a note on how the written text differs from the
+    proposal follows it when the user changed the proposal before accepting it.
+    """
     in_progress = ctx.plan.state.in_progress
     proposal = EditProposal(
         id=uuid.uuid4().hex,
@@ -241,25 +200,30 @@ async def _review_and_write(
         ) from err
     start, end = _changed_range(base.text, written)
     ctx.touch(base.target.relative, start, end)
-    return written
+    result = report(written)
+    if written != proposed:
+        result += _diff_note(proposed, written, base.target.relative)
+    return result
 
 
 async def write_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     path = require_str(tool_input, "path", allow_empty=False)
     content = require_str(tool_input, "content")
-    with _model_errors():
+    with workspace_errors():
         base = await ctx.workspace.begin_edit(path)
     rel = base.target.relative
     if base.exists and base.text == content:
         raise ToolError(f"{rel} already has exactly this content; nothing to write.")
     n = _lines(_count_lines(content))
     verb = "Rewrite" if base.exists else "Create"
-    written = await _review_and_write(ctx, base, content, f"{verb} {rel} ({n})")
     done = "Wrote" if base.exists else "Created"
-    result = f"{done} {rel} ({_lines(_count_lines(written))})."
-    if written != content:
-        result += _diff_note(content, written, rel)
-    return result
+    return await _propose(
+        ctx,
+        base,
+        content,
+        f"{verb} {rel} ({n})",
+        lambda written: f"{done} {rel} ({_lines(_count_lines(written))}).",
+    )
 
 
 WRITE_FILE = Tool(
@@ -338,7 +302,7 @@ async def edit_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         )
     if old == new:
         raise ToolError("old_text and new_text are identical; nothing would change.")
-    with _model_errors():
+    with workspace_errors():
         base = await ctx.workspace.begin_edit(path)
     rel = base.target.relative
     if not base.exists:
@@ -368,11 +332,13 @@ async def edit_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     line = text.count("\n", 0, start) + 1
     n_old, n_new = _count_lines(old), _count_lines(new)
     description = f"Edit {rel}: replace {_lines(n_old)} with {n_new} at line {line}"
-    written = await _review_and_write(ctx, base, proposed, description)
-    result = f"Edited {rel}: replaced {_lines(n_old)} with {n_new} at line {line}."
-    if written != proposed:
-        result += _diff_note(proposed, written, rel)
-    return result
+    return await _propose(
+        ctx,
+        base,
+        proposed,
+        description,
+        lambda written: f"Edited {rel}: replaced {_lines(n_old)} with {n_new} at line {line}.",
+    )
 
 
 EDIT_FILE = Tool(
@@ -397,481 +363,4 @@ EDIT_FILE = Tool(
 )
 
 
-# ----- ripgrep: list_files and grep --------------------------------------------------------------
-
-
-def _rg_executable() -> str:
-    found = shutil.which("rg")
-    if found:
-        return found
-    candidate = Path(sys.executable).parent / "rg"
-    if candidate.exists():
-        return str(candidate)
-    raise ToolError("ripgrep (rg) is not installed here; use bash with find or grep instead.")
-
-
-@dataclass
-class _RgOutput:
-    lines: list[str]  # the lines kept, after filtering
-    total: int  # lines accepted by the filter (a floor when not complete)
-    complete: bool  # False when rg was stopped at the count limit
-    returncode: int
-    stderr: str
-
-
-class _Lines:
-    """rg's output lines as they come: the first ones kept within limits, all counted."""
-
-    def __init__(self, keep: int, keep_bytes: int, count_limit: int) -> None:
-        self.keep = keep
-        self.keep_bytes = keep_bytes
-        self.count_limit = count_limit
-        self.kept: list[str] = []
-        self.size = 0
-        self.total = 0
-
-    @property
-    def full(self) -> bool:
-        return self.total >= self.count_limit
-
-    def add(self, data: bytes, accept: Callable[[str], str | None] | None) -> None:
-        """Whole lines of output (each ending in a newline, but perhaps the very last)."""
-        text = data.decode("utf-8", errors="replace")
-        if not text.endswith("\n"):
-            text += "\n"
-        lines = text[:-1].split("\n")
-        if accept is not None:
-            lines = [line for line in map(accept, lines) if line is not None]
-        if len(lines) > self.count_limit - self.total:
-            lines = lines[: self.count_limit - self.total]
-        self.total += len(lines)
-        if len(self.kept) >= self.keep:
-            return
-        # Each line counts its length and a newline: len(text) when all of them are here.
-        whole = accept is None and not self.full
-        size = len(text) if whole else sum(map(len, lines)) + len(lines)
-        if len(self.kept) + len(lines) <= self.keep and self.size + size <= self.keep_bytes:
-            self.kept.extend(lines)
-            self.size += size
-            return
-        for line in lines:
-            if len(self.kept) < self.keep and self.size + len(line) + 1 <= self.keep_bytes:
-                self.kept.append(line)
-                self.size += len(line) + 1
-            else:
-                self.keep = len(self.kept)  # once one line is left out, keep no later ones
-                return
-
-
-async def _run_rg(
-    args: list[str],
-    cwd: Path,
-    *,
-    keep: int,
-    keep_bytes: int,
-    count_limit: int,
-    accept: Callable[[str], str | None] | None = None,
-) -> _RgOutput:
-    """Run rg (never through a shell); keep its first lines, count the rest, kill it if need be.
-
-    `accept` maps each output line to the line to show, or None to drop it; without it every
-    line is kept as it is.
-    """
-    proc = await asyncio.create_subprocess_exec(
-        _rg_executable(),
-        *args,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        limit=1 << 20,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    stderr_task = asyncio.create_task(proc.stderr.read())
-    out = _Lines(keep, keep_bytes, count_limit)
-    try:
-        if accept is None:
-            # A listing: take the bytes as fast as rg writes them (a slow reader stalls rg on a
-            # full pipe), counting newlines to stop it at the limit; split them once at the end.
-            chunks: list[bytes] = []
-            newlines = 0
-            while newlines < count_limit and (chunk := await proc.stdout.read(_RG_CHUNK)):
-                chunks.append(chunk)
-                newlines += chunk.count(b"\n")
-            if chunks:
-                out.add(b"".join(chunks), None)
-        else:
-            # Lines in large chunks, decoded and split at once, not one await per line.
-            pending = b""
-            while not out.full:
-                chunk = await proc.stdout.read(_RG_CHUNK)
-                if not chunk:
-                    if pending:
-                        out.add(pending, accept)
-                    break
-                data = pending + chunk
-                cut = data.rfind(b"\n") + 1
-                pending = data[cut:]
-                if cut:
-                    out.add(data[:cut], accept)
-        if out.full:
-            with suppress(ProcessLookupError):
-                proc.kill()
-            # Drain what is left so the pipe closes and the process can be reaped.
-            while await proc.stdout.read(_RG_CHUNK):
-                pass
-        stderr = (await stderr_task).decode("utf-8", errors="replace").strip()
-        returncode = await proc.wait()
-    except BaseException:
-        # Cancelled (or failed): rg must not outlive the call.
-        if proc.returncode is None:
-            with suppress(ProcessLookupError):
-                proc.kill()
-        # Drain what rg left in its pipes: Process.wait() also waits for them to close.
-        with suppress(Exception):
-            await asyncio.wait_for(asyncio.gather(proc.stdout.read(), stderr_task, proc.wait()), 5)
-        raise
-    return _RgOutput(out.kept, out.total, not out.full, returncode, stderr)
-
-
-def _clean_path(path: str) -> str:
-    return path[2:] if path.startswith("./") else path
-
-
-def _search_target(ctx: ToolContext, path: str | None) -> WorkspacePath:
-    with _model_errors():
-        target = ctx.workspace.resolve(path or ".")
-    if not target.path.exists():
-        raise ToolError(f"{target.relative} does not exist.")
-    if not (target.path.is_dir() or target.path.is_file()):
-        # rg would wait forever on a FIFO named explicitly.
-        raise ToolError(f"{target.relative} is not a regular file or folder.")
-    return target
-
-
-def _rg_failure(tool: str, output: _RgOutput) -> ToolError:
-    message = output.stderr or f"rg exited with code {output.returncode}"
-    return ToolError(f"{tool} failed: {message}")
-
-
-def _glob_args(glob: str) -> tuple[list[str], bool]:
-    """rg arguments that keep only files matching `glob`, and whether .gitignore still holds.
-
-    A glob without "/" matches file names, which a file type does without overriding
-    .gitignore: one rg run suffices. Other globs need --glob, whose matches rg lists even when
-    ignored; the caller then intersects with a listing that honours .gitignore.
-    """
-    if "/" not in glob and not glob.startswith(("!", "include:")):
-        return ["--type-add", f"{_RG_GLOB_TYPE}:{glob}", "--type", _RG_GLOB_TYPE], True
-    return ["--glob", glob], False
-
-
-async def _listed_files(target: WorkspacePath, root: Path, selection: list[str]) -> list[str]:
-    # Without a path rg lists the folder it runs in, with no "./" before each name to strip.
-    where = [] if target.relative == "." else ["--", target.relative]
-    out = await _run_rg(
-        [*RG_COMMON, "--files", *selection, *where],
-        root,
-        keep=LIST_COUNT_LIMIT,
-        keep_bytes=1 << 30,
-        count_limit=LIST_COUNT_LIMIT,
-    )
-    if out.returncode == 2 and not out.lines:
-        raise _rg_failure("list_files", out)
-    return out.lines  # each file once, in rg's (partly sorted) order
-
-
-async def list_files(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
-    pattern = optional_str(tool_input, "pattern") or None
-    target = _search_target(ctx, optional_str(tool_input, "path"))
-    root = ctx.workspace.root
-    if not pattern:
-        files = await _listed_files(target, root, [])
-    else:
-        selection, exact = _glob_args(pattern)
-        if exact:
-            files = await _listed_files(target, root, selection)
-        else:
-            # rg's --glob overrides .gitignore for the files it matches: keep only files that a
-            # listing without the glob (which honours .gitignore) also has. Both run at once.
-            async with asyncio.TaskGroup() as group:
-                everything = group.create_task(_listed_files(target, root, []))
-                matching = group.create_task(_listed_files(target, root, selection))
-            allowed = set(everything.result())
-            files = [name for name in matching.result() if name in allowed]
-    if not files:
-        return "No files found."
-    ordered = files
-    ordered.sort()  # in place: rg's output is sorted within folders, which sort() exploits
-    shown: list[str] = []
-    size = 0
-    for name in ordered[:LIST_MAX_FILES]:
-        if size + len(name) + 1 > OUTPUT_MAX_BYTES:
-            break
-        shown.append(name)
-        size += len(name) + 1
-    if len(shown) < len(ordered):
-        at_least = "at least " if len(ordered) >= LIST_COUNT_LIMIT else ""
-        shown.append(
-            f"[showing {len(shown)} of {at_least}{len(ordered)} files; narrow the listing with "
-            "a more specific pattern or path]"
-        )
-    return "\n".join(shown)
-
-
-LIST_FILES = Tool(
-    name="list_files",
-    description=(
-        "List the workspace's files recursively, honouring .gitignore, sorted, with paths "
-        "relative to the workspace root. pattern: a glob such as '*.py' (matches file names in "
-        "any folder) or 'src/**/*.ts'. path: the folder to list (default: the whole workspace)."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "Glob the files must match."},
-            "path": {"type": "string", "description": "Folder to list, relative to the root."},
-        },
-    },
-    handler=list_files,
-)
-
-
-async def grep(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
-    pattern = require_str(tool_input, "pattern", allow_empty=False)
-    glob = optional_str(tool_input, "glob") or None
-    target = _search_target(ctx, optional_str(tool_input, "path"))
-    root = ctx.workspace.root
-    selection, exact = _glob_args(glob) if glob else ([], True)
-    allowed = None if exact else set(await _listed_files(target, root, []))
-
-    def accept(line: str) -> str | None:
-        # --null puts a NUL after the path, so paths containing ':' parse safely.
-        path, sep, rest = line.partition("\0")
-        if not sep:
-            return line  # a message from rg, e.g. about a binary file
-        path = _clean_path(path)
-        if allowed is not None and path not in allowed:
-            return None  # matched only because --glob overrides .gitignore
-        return f"{path}:{rest}"
-
-    args = [*RG_GREP]
-    args += [*selection, "-e", pattern, "--", target.relative]
-    out = await _run_rg(
-        args,
-        root,
-        keep=GREP_MAX_LINES,
-        keep_bytes=OUTPUT_MAX_BYTES,
-        count_limit=GREP_COUNT_LIMIT,
-        accept=accept,
-    )
-    if out.returncode == 2 and not out.total:
-        raise _rg_failure("grep", out)
-    if not out.total:
-        return "No matches."
-    result = list(out.lines)
-    if len(out.lines) < out.total:
-        count = f"{out.total}" if out.complete else f"more than {out.total}"
-        result.append(
-            f"[showing {len(out.lines)} of {count} matching lines; narrow the search with a more "
-            "specific pattern, path or glob]"
-        )
-    if out.returncode == 2 and out.stderr:
-        errors = "\n".join(out.stderr.splitlines()[:3])
-        result.append(f"[some files could not be searched: {errors}]")
-    return "\n".join(result)
-
-
-GREP = Tool(
-    name="grep",
-    description=(
-        "Search file contents with a regular expression (Rust regex syntax, as ripgrep), "
-        "honouring .gitignore. Returns matching lines as path:line:text, paths relative to the "
-        "workspace root. path: a file or folder to search (default: the whole workspace). "
-        "glob: search only files matching it, e.g. '*.py'."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "Regular expression to search for."},
-            "path": {"type": "string", "description": "File or folder, relative to the root."},
-            "glob": {"type": "string", "description": "Glob the searched files must match."},
-        },
-        "required": ["pattern"],
-    },
-    handler=grep,
-)
-
-
-# ----- bash --------------------------------------------------------------------------------------
-
-
-class _CappedOutput:
-    """Keeps the first and last bytes of a stream, counting what falls in between."""
-
-    def __init__(self, limit: int) -> None:
-        self._head_limit = limit // 2
-        self._tail_limit = limit - self._head_limit
-        self._head = bytearray()
-        self._tail = bytearray()
-        self.omitted = 0
-
-    def feed(self, data: bytes) -> None:
-        room = self._head_limit - len(self._head)
-        if room > 0:
-            self._head += data[:room]
-            data = data[room:]
-        if not data:
-            return
-        self._tail += data
-        excess = len(self._tail) - self._tail_limit
-        if excess > 0:
-            del self._tail[:excess]
-            self.omitted += excess
-
-    def text(self) -> str:
-        head = self._head.decode("utf-8", errors="replace")
-        tail = self._tail.decode("utf-8", errors="replace")
-        if self.omitted:
-            return f"{head}\n[... {self.omitted} bytes omitted ...]\n{tail}"
-        return head + tail
-
-
-def _kill_group(pgid: int) -> None:
-    # SIGKILL, to the whole group: children that ignore SIGTERM die too.
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-def _parse_timeout(tool_input: dict[str, Any]) -> float:
-    raw = tool_input.get("timeout")
-    if raw is None:
-        return BASH_DEFAULT_TIMEOUT
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
-        raise ToolError("'timeout' must be a number of seconds.")
-    if raw <= 0:
-        raise ToolError("'timeout' must be more than 0 seconds.")
-    return min(float(raw), BASH_MAX_TIMEOUT)
-
-
-def _exit_status(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"[killed by {name}]"
-    return f"[exit code {returncode}]"
-
-
-async def bash(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
-    command = require_str(tool_input, "command", allow_empty=False)
-    timeout = _parse_timeout(tool_input)
-    root = ctx.workspace.root
-    decision = await ctx.approve(CommandRequest(command=command, cwd=str(root)))
-    if not decision.approved:
-        message = "The user did not approve this command; it was not run."
-        if decision.feedback and decision.feedback.strip():
-            message += f" Their feedback: {decision.feedback.strip()}"
-        raise ToolError(message)
-
-    output = _CappedOutput(OUTPUT_MAX_BYTES)
-    loop = asyncio.get_running_loop()
-    # Our own pipe rather than PIPE: asyncio's Process.wait() would otherwise also wait for
-    # every background child that holds the output open.
-    read_fd, write_fd = os.pipe()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            "/bin/bash",
-            "-c",
-            command,
-            cwd=root,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=write_fd,
-            start_new_session=True,  # its own process group, killed as a whole
-            env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
-        )
-    except BaseException:
-        os.close(read_fd)
-        raise
-    finally:
-        os.close(write_fd)
-    transport: asyncio.ReadTransport | None = None
-    pump_task: asyncio.Task[None] | None = None
-    timed_out = lingering = False
-    try:
-        reader = asyncio.StreamReader()
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
-        )
-
-        async def pump() -> None:
-            while chunk := await reader.read(1 << 16):
-                output.feed(chunk)
-
-        pump_task = asyncio.create_task(pump())
-        try:
-            returncode = await asyncio.wait_for(proc.wait(), timeout)
-        except TimeoutError:
-            timed_out = True
-            log.info("bash: %r timed out after %g s; killing group %d", command, timeout, proc.pid)
-            _kill_group(proc.pid)
-            returncode = await proc.wait()
-        done, _ = await asyncio.wait({pump_task}, timeout=BASH_DRAIN_GRACE)
-        lingering = not done
-    except BaseException:
-        # Cancelled (the run was stopped) or failed: nothing of the command may survive.
-        log.info("bash: stopping %r; killing group %d", command, proc.pid)
-        _kill_group(proc.pid)
-        await proc.wait()
-        raise
-    finally:
-        if pump_task is not None:
-            pump_task.cancel()
-            with suppress(asyncio.CancelledError):
-                await pump_task
-        if transport is not None:
-            transport.close()
-        else:
-            with suppress(OSError):
-                os.close(read_fd)
-
-    text = output.text().rstrip("\n")
-    if timed_out:
-        raise ToolError(
-            f"Command timed out after {timeout:g} s; its process group was killed.\n"
-            + (text or "(no output)")
-        )
-    parts = [text or "(no output)"]
-    if lingering:
-        parts.append(
-            "[background processes still held the output open; later output was not captured. "
-            "Redirect a background process's output, e.g. `nohup cmd > log 2>&1 &`.]"
-        )
-    parts.append(_exit_status(returncode))
-    return "\n".join(parts)
-
-
-BASH = Tool(
-    name="bash",
-    description=(
-        "Run a command with /bin/bash in the workspace root, after the user approves it. "
-        "Returns stdout and stderr together (long output keeps its start and end) and the exit "
-        "code. stdin is empty: do not run interactive commands. timeout: seconds (default 120, "
-        "at most 600); on timeout the command and all its child processes are killed. To leave "
-        "a process running, redirect its output: `nohup cmd > log 2>&1 &`."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The bash command line to run."},
-            "timeout": {"type": "number", "description": "Seconds (default 120, max 600)."},
-        },
-        "required": ["command"],
-    },
-    handler=bash,
-)
-
-
-TOOLS: tuple[Tool, ...] = (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_FILES, GREP, BASH)
+TOOLS: tuple[Tool, ...] = (READ_FILE, WRITE_FILE, EDIT_FILE)

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# The most any tool result shows of an output (a listing, matches, a command's output, a diff).
+OUTPUT_MAX_BYTES = 30_000
+
 Handler = Callable[["ToolContext", dict[str, Any]], Awaitable[str]]
 # Called with the tool's input JSON as streamed so far, before the call is complete.
 Previewer = Callable[["ToolContext", str], None]
@@ -53,9 +56,6 @@ class ToolRegistry:
 
     def definitions(self) -> list[dict[str, Any]]:
         return [tool.definition() for tool in self._tools.values()]
-
-    def names(self) -> list[str]:
-        return list(self._tools)
 
     def has_preview(self, name: str) -> bool:
         tool = self._tools.get(name)

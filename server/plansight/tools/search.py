@@ -1,0 +1,353 @@
+"""The search tools, list_files and grep, and the ripgrep runner beneath them.
+
+Both honour .gitignore (inside a git repository or not) and never follow symbolic links out of
+the workspace: rg does the walking, this module keeps the first lines within the output limits,
+counts the rest, and stops rg once it has counted enough.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plansight.tools.context import ToolContext, workspace_errors
+from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_str, require_str
+from plansight.workspace import WorkspacePath
+
+LIST_MAX_FILES = 500
+GREP_MAX_LINES = 200
+GREP_COUNT_LIMIT = 10_000  # stop rg after this many matching lines; the count is then a floor
+LIST_COUNT_LIMIT = 200_000
+
+RG_COMMON = ("--no-config", "--no-require-git", "--hidden", "--glob", "!.git")
+# How grep asks rg for matches (the benchmark runs rg with the same flags).
+RG_GREP = (
+    *RG_COMMON,
+    "--line-number",
+    "--no-heading",
+    "--with-filename",
+    "--null",
+    "--color",
+    "never",
+    "--max-columns",
+    "300",
+    "--max-columns-preview",
+    "--sort",
+    "path",
+)
+_RG_CHUNK = 1 << 18
+# A file type of our own: its globs select files by name and, unlike --glob, leave .gitignore
+# in force (rg's --glob re-includes ignored files that match it).
+_RG_GLOB_TYPE = "plansightglob"
+
+
+def rg_executable() -> str:
+    found = shutil.which("rg")
+    if found:
+        return found
+    candidate = Path(sys.executable).parent / "rg"
+    if candidate.exists():
+        return str(candidate)
+    raise ToolError("ripgrep (rg) is not installed here; use bash with find or grep instead.")
+
+
+@dataclass
+class _RgOutput:
+    lines: list[str]  # the lines kept, after filtering
+    total: int  # lines accepted by the filter (a floor when not complete)
+    complete: bool  # False when rg was stopped at the count limit
+    returncode: int
+    stderr: str
+
+
+class _Lines:
+    """rg's output lines as they come: the first ones kept within limits, all counted."""
+
+    def __init__(self, keep: int, keep_bytes: int, count_limit: int) -> None:
+        self.keep = keep
+        self.keep_bytes = keep_bytes
+        self.count_limit = count_limit
+        self.kept: list[str] = []
+        self.size = 0
+        self.total = 0
+
+    @property
+    def full(self) -> bool:
+        return self.total >= self.count_limit
+
+    def add(self, data: bytes, accept: Callable[[str], str | None] | None) -> None:
+        """Whole lines of output (each ending in a newline, but perhaps the very last)."""
+        text = data.decode("utf-8", errors="replace")
+        if not text.endswith("\n"):
+            text += "\n"
+        lines = text[:-1].split("\n")
+        if accept is not None:
+            lines = [line for line in map(accept, lines) if line is not None]
+        if len(lines) > self.count_limit - self.total:
+            lines = lines[: self.count_limit - self.total]
+        self.total += len(lines)
+        if len(self.kept) >= self.keep:
+            return
+        # Each line counts its length and a newline: len(text) when all of them are here.
+        whole = accept is None and not self.full
+        size = len(text) if whole else sum(map(len, lines)) + len(lines)
+        if len(self.kept) + len(lines) <= self.keep and self.size + size <= self.keep_bytes:
+            self.kept.extend(lines)
+            self.size += size
+            return
+        for line in lines:
+            if len(self.kept) < self.keep and self.size + len(line) + 1 <= self.keep_bytes:
+                self.kept.append(line)
+                self.size += len(line) + 1
+            else:
+                self.keep = len(self.kept)  # once one line is left out, keep no later ones
+                return
+
+
+async def _run_rg(
+    args: list[str],
+    cwd: Path,
+    *,
+    keep: int,
+    keep_bytes: int,
+    count_limit: int,
+    accept: Callable[[str], str | None] | None = None,
+) -> _RgOutput:
+    """Run rg (never through a shell); keep its first lines, count the rest, kill it if need be.
+
+    `accept` maps each output line to the line to show, or None to drop it; without it every
+    line is kept as it is.
+    """
+    proc = await asyncio.create_subprocess_exec(
+        rg_executable(),
+        *args,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=1 << 20,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    stderr_task = asyncio.create_task(proc.stderr.read())
+    out = _Lines(keep, keep_bytes, count_limit)
+    try:
+        if accept is None:
+            # A listing: take the bytes as fast as rg writes them (a slow reader stalls rg on a
+            # full pipe), counting newlines to stop it at the limit; split them once at the end.
+            chunks: list[bytes] = []
+            newlines = 0
+            while newlines < count_limit and (chunk := await proc.stdout.read(_RG_CHUNK)):
+                chunks.append(chunk)
+                newlines += chunk.count(b"\n")
+            if chunks:
+                out.add(b"".join(chunks), None)
+        else:
+            # Lines in large chunks, decoded and split at once, not one await per line.
+            pending = b""
+            while not out.full:
+                chunk = await proc.stdout.read(_RG_CHUNK)
+                if not chunk:
+                    if pending:
+                        out.add(pending, accept)
+                    break
+                data = pending + chunk
+                cut = data.rfind(b"\n") + 1
+                pending = data[cut:]
+                if cut:
+                    out.add(data[:cut], accept)
+        if out.full:
+            with suppress(ProcessLookupError):
+                proc.kill()
+            # Drain what is left so the pipe closes and the process can be reaped.
+            while await proc.stdout.read(_RG_CHUNK):
+                pass
+        stderr = (await stderr_task).decode("utf-8", errors="replace").strip()
+        returncode = await proc.wait()
+    except BaseException:
+        # Cancelled (or failed): rg must not outlive the call.
+        if proc.returncode is None:
+            with suppress(ProcessLookupError):
+                proc.kill()
+        # Drain what rg left in its pipes: Process.wait() also waits for them to close.
+        with suppress(Exception):
+            await asyncio.wait_for(asyncio.gather(proc.stdout.read(), stderr_task, proc.wait()), 5)
+        raise
+    return _RgOutput(out.kept, out.total, not out.full, returncode, stderr)
+
+
+def _clean_path(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
+
+
+def _search_target(ctx: ToolContext, path: str | None) -> WorkspacePath:
+    with workspace_errors():
+        target = ctx.workspace.resolve(path or ".")
+    if not target.path.exists():
+        raise ToolError(f"{target.relative} does not exist.")
+    if not (target.path.is_dir() or target.path.is_file()):
+        # rg would wait forever on a FIFO named explicitly.
+        raise ToolError(f"{target.relative} is not a regular file or folder.")
+    return target
+
+
+def _rg_failure(tool: str, output: _RgOutput) -> ToolError:
+    message = output.stderr or f"rg exited with code {output.returncode}"
+    return ToolError(f"{tool} failed: {message}")
+
+
+def _glob_args(glob: str) -> tuple[list[str], bool]:
+    """rg arguments that keep only files matching `glob`, and whether .gitignore still holds.
+
+    A glob without "/" matches file names, which a file type does without overriding
+    .gitignore: one rg run suffices. Other globs need --glob, whose matches rg lists even when
+    ignored; the caller then intersects with a listing that honours .gitignore.
+    """
+    if "/" not in glob and not glob.startswith(("!", "include:")):
+        return ["--type-add", f"{_RG_GLOB_TYPE}:{glob}", "--type", _RG_GLOB_TYPE], True
+    return ["--glob", glob], False
+
+
+async def _listed_files(target: WorkspacePath, root: Path, selection: list[str]) -> list[str]:
+    # Without a path rg lists the folder it runs in, with no "./" before each name to strip.
+    where = [] if target.relative == "." else ["--", target.relative]
+    out = await _run_rg(
+        [*RG_COMMON, "--files", *selection, *where],
+        root,
+        keep=LIST_COUNT_LIMIT,
+        keep_bytes=1 << 30,
+        count_limit=LIST_COUNT_LIMIT,
+    )
+    if out.returncode == 2 and not out.lines:
+        raise _rg_failure("list_files", out)
+    return out.lines  # each file once, in rg's (partly sorted) order
+
+
+async def list_files(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
+    pattern = optional_str(tool_input, "pattern") or None
+    target = _search_target(ctx, optional_str(tool_input, "path"))
+    root = ctx.workspace.root
+    if not pattern:
+        files = await _listed_files(target, root, [])
+    else:
+        selection, exact = _glob_args(pattern)
+        if exact:
+            files = await _listed_files(target, root, selection)
+        else:
+            # rg's --glob overrides .gitignore for the files it matches: keep only files that a
+            # listing without the glob (which honours .gitignore) also has. Both run at once.
+            async with asyncio.TaskGroup() as group:
+                everything = group.create_task(_listed_files(target, root, []))
+                matching = group.create_task(_listed_files(target, root, selection))
+            allowed = set(everything.result())
+            files = [name for name in matching.result() if name in allowed]
+    if not files:
+        return "No files found."
+    ordered = files
+    ordered.sort()  # in place: rg's output is sorted within folders, which sort() exploits
+    shown: list[str] = []
+    size = 0
+    for name in ordered[:LIST_MAX_FILES]:
+        if size + len(name) + 1 > OUTPUT_MAX_BYTES:
+            break
+        shown.append(name)
+        size += len(name) + 1
+    if len(shown) < len(ordered):
+        at_least = "at least " if len(ordered) >= LIST_COUNT_LIMIT else ""
+        shown.append(
+            f"[showing {len(shown)} of {at_least}{len(ordered)} files; narrow the listing with "
+            "a more specific pattern or path]"
+        )
+    return "\n".join(shown)
+
+
+LIST_FILES = Tool(
+    name="list_files",
+    description=(
+        "List the workspace's files recursively, honouring .gitignore, sorted, with paths "
+        "relative to the workspace root. pattern: a glob such as '*.py' (matches file names in "
+        "any folder) or 'src/**/*.ts'. path: the folder to list (default: the whole workspace)."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Glob the files must match."},
+            "path": {"type": "string", "description": "Folder to list, relative to the root."},
+        },
+    },
+    handler=list_files,
+)
+
+
+async def grep(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
+    pattern = require_str(tool_input, "pattern", allow_empty=False)
+    glob = optional_str(tool_input, "glob") or None
+    target = _search_target(ctx, optional_str(tool_input, "path"))
+    root = ctx.workspace.root
+    selection, exact = _glob_args(glob) if glob else ([], True)
+    allowed = None if exact else set(await _listed_files(target, root, []))
+
+    def accept(line: str) -> str | None:
+        # --null puts a NUL after the path, so paths containing ':' parse safely.
+        path, sep, rest = line.partition("\0")
+        if not sep:
+            return line  # a message from rg, e.g. about a binary file
+        path = _clean_path(path)
+        if allowed is not None and path not in allowed:
+            return None  # matched only because --glob overrides .gitignore
+        return f"{path}:{rest}"
+
+    args = [*RG_GREP]
+    args += [*selection, "-e", pattern, "--", target.relative]
+    out = await _run_rg(
+        args,
+        root,
+        keep=GREP_MAX_LINES,
+        keep_bytes=OUTPUT_MAX_BYTES,
+        count_limit=GREP_COUNT_LIMIT,
+        accept=accept,
+    )
+    if out.returncode == 2 and not out.total:
+        raise _rg_failure("grep", out)
+    if not out.total:
+        return "No matches."
+    result = list(out.lines)
+    if len(out.lines) < out.total:
+        count = f"{out.total}" if out.complete else f"more than {out.total}"
+        result.append(
+            f"[showing {len(out.lines)} of {count} matching lines; narrow the search with a more "
+            "specific pattern, path or glob]"
+        )
+    if out.returncode == 2 and out.stderr:
+        errors = "\n".join(out.stderr.splitlines()[:3])
+        result.append(f"[some files could not be searched: {errors}]")
+    return "\n".join(result)
+
+
+GREP = Tool(
+    name="grep",
+    description=(
+        "Search file contents with a regular expression (Rust regex syntax, as ripgrep), "
+        "honouring .gitignore. Returns matching lines as path:line:text, paths relative to the "
+        "workspace root. path: a file or folder to search (default: the whole workspace). "
+        "glob: search only files matching it, e.g. '*.py'."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regular expression to search for."},
+            "path": {"type": "string", "description": "File or folder, relative to the root."},
+            "glob": {"type": "string", "description": "Glob the searched files must match."},
+        },
+        "required": ["pattern"],
+    },
+    handler=grep,
+)
+
+
+TOOLS: tuple[Tool, ...] = (LIST_FILES, GREP)

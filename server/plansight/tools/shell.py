@@ -1,0 +1,219 @@
+"""The bash tool, and the runner beneath it: one command in its own process group.
+
+The runner's contract: the command runs in the workspace root with stdin empty; its output
+(stdout and stderr together) keeps its first and last bytes within a limit; on timeout or when
+the caller is cancelled, the whole process group is killed, so nothing the command started
+survives it; background processes that keep the output open do not hold the result back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import signal
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plansight.hooks import CommandRequest
+from plansight.tools.context import ToolContext
+from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, require_str
+
+log = logging.getLogger(__name__)
+
+BASH_DEFAULT_TIMEOUT = 120.0
+BASH_MAX_TIMEOUT = 600.0
+BASH_DRAIN_GRACE = 1.0  # how long to wait for output after the command exited
+
+
+class _CappedOutput:
+    """Keeps the first and last bytes of a stream, counting what falls in between."""
+
+    def __init__(self, limit: int) -> None:
+        self._head_limit = limit // 2
+        self._tail_limit = limit - self._head_limit
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.omitted = 0
+
+    def feed(self, data: bytes) -> None:
+        room = self._head_limit - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self._tail += data
+        excess = len(self._tail) - self._tail_limit
+        if excess > 0:
+            del self._tail[:excess]
+            self.omitted += excess
+
+    def text(self) -> str:
+        head = self._head.decode("utf-8", errors="replace")
+        tail = self._tail.decode("utf-8", errors="replace")
+        if self.omitted:
+            return f"{head}\n[... {self.omitted} bytes omitted ...]\n{tail}"
+        return head + tail
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    text: str  # stdout and stderr as they interleaved, capped, trailing newlines removed
+    returncode: int  # negative: killed by that signal
+    timed_out: bool  # the group was killed at the timeout
+    lingering: bool  # background processes still held the output open when we stopped reading
+
+
+def _kill_group(pgid: int) -> None:
+    # SIGKILL, to the whole group: children that ignore SIGTERM die too.
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+async def run_command(
+    command: str, cwd: Path, time_limit: float, *, output_limit: int = OUTPUT_MAX_BYTES
+) -> CommandOutput:
+    """Run `command` with /bin/bash in `cwd`, in a process group of its own.
+
+    After `time_limit` seconds the group is killed and the output so far returned (the caller
+    decides what a timeout means), unlike a cancellation, which kills it and raises.
+    """
+    output = _CappedOutput(output_limit)
+    loop = asyncio.get_running_loop()
+    # Our own pipe rather than PIPE: asyncio's Process.wait() would otherwise also wait for
+    # every background child that holds the output open.
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/bash",
+            "-c",
+            command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            start_new_session=True,  # its own process group, killed as a whole
+            env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
+        )
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    transport: asyncio.ReadTransport | None = None
+    pump_task: asyncio.Task[None] | None = None
+    timed_out = lingering = False
+    try:
+        reader = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
+        )
+
+        async def pump() -> None:
+            while chunk := await reader.read(1 << 16):
+                output.feed(chunk)
+
+        pump_task = asyncio.create_task(pump())
+        try:
+            returncode = await asyncio.wait_for(proc.wait(), time_limit)
+        except TimeoutError:
+            timed_out = True
+            log.info(
+                "bash: %r timed out after %g s; killing group %d", command, time_limit, proc.pid
+            )
+            _kill_group(proc.pid)
+            returncode = await proc.wait()
+        done, _ = await asyncio.wait({pump_task}, timeout=BASH_DRAIN_GRACE)
+        lingering = not done
+    except BaseException:
+        # Cancelled (the run was stopped) or failed: nothing of the command may survive.
+        log.info("bash: stopping %r; killing group %d", command, proc.pid)
+        _kill_group(proc.pid)
+        await proc.wait()
+        raise
+    finally:
+        if pump_task is not None:
+            pump_task.cancel()
+            with suppress(asyncio.CancelledError):
+                await pump_task
+        if transport is not None:
+            transport.close()
+        else:
+            with suppress(OSError):
+                os.close(read_fd)
+    return CommandOutput(output.text().rstrip("\n"), returncode, timed_out, lingering)
+
+
+def _parse_timeout(tool_input: dict[str, Any]) -> float:
+    raw = tool_input.get("timeout")
+    if raw is None:
+        return BASH_DEFAULT_TIMEOUT
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        raise ToolError("'timeout' must be a number of seconds.")
+    if raw <= 0:
+        raise ToolError("'timeout' must be more than 0 seconds.")
+    return min(float(raw), BASH_MAX_TIMEOUT)
+
+
+def _exit_status(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"[killed by {name}]"
+    return f"[exit code {returncode}]"
+
+
+async def bash(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
+    command = require_str(tool_input, "command", allow_empty=False)
+    timeout = _parse_timeout(tool_input)
+    root = ctx.workspace.root
+    decision = await ctx.approve(CommandRequest(command=command, cwd=str(root)))
+    if not decision.approved:
+        message = "The user did not approve this command; it was not run."
+        if decision.feedback and decision.feedback.strip():
+            message += f" Their feedback: {decision.feedback.strip()}"
+        raise ToolError(message)
+    out = await run_command(command, root, timeout)
+    if out.timed_out:
+        raise ToolError(
+            f"Command timed out after {timeout:g} s; its process group was killed.\n"
+            + (out.text or "(no output)")
+        )
+    parts = [out.text or "(no output)"]
+    if out.lingering:
+        parts.append(
+            "[background processes still held the output open; later output was not captured. "
+            "Redirect a background process's output, e.g. `nohup cmd > log 2>&1 &`.]"
+        )
+    parts.append(_exit_status(out.returncode))
+    return "\n".join(parts)
+
+
+BASH = Tool(
+    name="bash",
+    description=(
+        "Run a command with /bin/bash in the workspace root, after the user approves it. "
+        "Returns stdout and stderr together (long output keeps its start and end) and the exit "
+        "code. stdin is empty: do not run interactive commands. timeout: seconds (default 120, "
+        "at most 600); on timeout the command and all its child processes are killed. To leave "
+        "a process running, redirect its output: `nohup cmd > log 2>&1 &`."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The bash command line to run."},
+            "timeout": {"type": "number", "description": "Seconds (default 120, max 600)."},
+        },
+        "required": ["command"],
+    },
+    handler=bash,
+)
+
+
+TOOLS: tuple[Tool, ...] = (BASH,)

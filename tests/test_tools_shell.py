@@ -1,0 +1,155 @@
+"""The bash tool and its process-group runner, through the registry as the agent calls it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from contextlib import suppress
+from pathlib import Path
+
+import pytest
+
+from plansight.hooks import CommandDecision, CommandRequest
+from plansight.tools import shell
+
+from tool_harness import call, make_ctx, tools_workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return tools_workspace(tmp_path)
+
+
+def test_tool_names_and_schemas() -> None:
+    required = {tool.name: tool.input_schema.get("required", []) for tool in shell.TOOLS}
+    assert required == {"bash": ["command"]}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return status.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+async def _wait_dead(pid: int, within: float = 3.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+def _pid_in(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        return None
+    return int(text) if text else None
+
+
+async def _read_pid(path: Path, within: float = 5.0) -> int:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        pid = _pid_in(path)
+        if pid is not None:
+            return pid
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} was never written")
+
+
+async def test_bash_runs_in_the_root_after_approval(ws: Path) -> None:
+    requests: list[CommandRequest] = []
+
+    async def approve(request: CommandRequest) -> CommandDecision:
+        requests.append(request)
+        return CommandDecision(approved=True)
+
+    ctx = make_ctx(ws, approve=approve)
+    outcome = await call(ctx, "bash", command="pwd; echo oops >&2; exit 3")
+    assert not outcome.is_error
+    assert outcome.content == f"{ctx.workspace.root}\noops\n[exit code 3]"
+    assert requests == [CommandRequest("pwd; echo oops >&2; exit 3", str(ctx.workspace.root))]
+    quiet = await call(ctx, "bash", command="true")
+    assert quiet.content == "(no output)\n[exit code 0]"
+
+
+async def test_bash_refused_command_does_not_run(ws: Path) -> None:
+    async def refuse(request: CommandRequest) -> CommandDecision:
+        return CommandDecision(approved=False, feedback="Not on my machine.")
+
+    outcome = await call(make_ctx(ws, approve=refuse), "bash", command="touch ran")
+    assert outcome.is_error
+    assert outcome.content == (
+        "The user did not approve this command; it was not run. Their feedback: Not on my machine."
+    )
+    assert not (ws / "ran").exists()
+
+
+async def test_bash_timeout_kills_the_whole_group(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    # A child that ignores SIGTERM, inside a shell that waits for it.
+    command = "echo started; sh -c 'trap \"\" TERM; sleep 300' & echo $! > pid; wait"
+    began = time.monotonic()
+    outcome = await call(ctx, "bash", command=command, timeout=1)
+    assert time.monotonic() - began < 4
+    assert outcome.is_error
+    assert outcome.content.startswith(
+        "Command timed out after 1 s; its process group was killed.\nstarted"
+    )
+    pid = int((ws / "pid").read_text())
+    assert await _wait_dead(pid)
+
+
+async def test_bash_cancellation_kills_the_whole_group(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    task = asyncio.create_task(
+        call(ctx, "bash", command="trap '' TERM; sleep 300 & echo $! > pid; echo $$ > shell; wait")
+    )
+    child = await _read_pid(ws / "pid")
+    shell = await _read_pid(ws / "shell")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _wait_dead(child)
+    assert await _wait_dead(shell)
+
+
+async def test_bash_output_is_capped(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    big = await call(
+        ctx, "bash", command="echo BEGIN; head -c 5000000 /dev/zero | tr '\\0' a; echo; echo END"
+    )
+    assert not big.is_error
+    assert big.content.startswith("BEGIN\naaa")
+    assert big.content.endswith("a\nEND\n[exit code 0]")
+    assert "bytes omitted ...]" in big.content
+    assert len(big.content) < 32_000
+    forever = await call(ctx, "bash", command="yes", timeout=0.5)
+    assert forever.is_error and "timed out after 0.5 s" in forever.content
+    assert "bytes omitted ...]" in forever.content and len(forever.content) < 32_000
+
+
+async def test_bash_does_not_wait_for_background_output(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    began = time.monotonic()
+    outcome = await call(ctx, "bash", command="(sleep 3; echo late) & echo $! > pid; echo early")
+    try:
+        assert time.monotonic() - began < 2.5
+        assert outcome.content.startswith("early\n[background processes still held the output")
+        assert outcome.content.endswith("[exit code 0]")
+    finally:
+        with suppress(ProcessLookupError, FileNotFoundError, ValueError):
+            os.kill(int((ws / "pid").read_text()), signal.SIGKILL)
+
+
+async def test_bash_timeout_input_is_checked(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    bad = await call(ctx, "bash", command="true", timeout="soon")
+    assert bad.is_error and "'timeout' must be a number of seconds" in bad.content
+    zero = await call(ctx, "bash", command="true", timeout=0)
+    assert zero.is_error and "more than 0" in zero.content
