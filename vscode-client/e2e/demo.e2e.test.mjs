@@ -32,7 +32,7 @@ test('Plansight: Run Demo replays the recorded session with no API key', { timeo
       accepted += 1;
       log(`accepted edit ${accepted}`);
     }
-    const approve = wb.toast('wants to run').locator('.monaco-button', { hasText: /^Approve$/ });
+    const approve = wb.toast('wants to run').locator('a', { hasText: /^Approve$/ });
     if ((await approve.count()) > 0) {
       await approve.first().click();
       approved += 1;

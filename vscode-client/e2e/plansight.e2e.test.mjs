@@ -100,7 +100,8 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   const approval = wb.toast('wants to run');
   await approval.waitFor({ timeout: WAIT });
   assert.match(await approval.innerText(), /python3 -m unittest -q test_hello/);
-  await approval.locator('.monaco-button', { hasText: /^Approve$/ }).click();
+  await approval.locator('a', { hasText: /^Approve$/ }).click();
+  await waitFor('the approval notification to go away', async () => (await wb.toast('wants to run').count()) === 0);
 
   // ---------------------------------------------------------------- the end of the run
   log('waiting for the run to finish (2/3)');
@@ -153,22 +154,41 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   await newRow.locator('.actions .action-label[aria-label^="Mark Done"]').click();
   await wb.planAt('3/4', [DONE, CANCELLED, DONE, DONE], withNew);
 
-  // ---------------------------------------------------------------- cancel a run
-  log('asking again (the recording now hangs), then cancelling from the Plan view title bar');
+  // ---------------------------------------------------------------- cancel a run mid-review
+  log('asking again, then cancelling the run while its edit waits for review');
   const before = (await fake.requests()).length;
+  const beforeCancel = helloOnDisk();
   await wb.runCommand('Plansight: Ask');
-  await wb.answerInput('Ask Plansight', 'Now run the tests.');
-  await waitFor('the run to reach the (hanging) model', async () => (await fake.requests()).length > before);
+  await wb.answerInput('Ask Plansight', 'Say in a comment what sys is for.');
+  await wb.diffTab().waitFor({ timeout: WAIT });
+  const reviewToast = wb.toast('proposes an edit');
+  await reviewToast.waitFor({ timeout: WAIT });
   const cancelAt = Date.now();
   await wb.viewAction('Plan', 'Cancel Run').click();
   await waitFor('the activity view to show the cancelled run', () =>
     wb.pane('Activity').innerText().then((s) => /Cancelled/.test(s)),
-  15_000);
+  );
   await waitFor('the status bar to stop spinning', async () =>
     (await page.locator('.statusbar-item', { hasText: '3/4' }).locator('.codicon-sync').count()) === 0,
   );
   log(`cancelled in ${Date.now() - cancelAt} ms`);
+  await waitFor('the review diff to close', async () => (await wb.diffTab().count()) === 0);
+  await waitFor('the review notification to go away', async () => (await reviewToast.count()) === 0);
+  log('the cancelled edit shows as cancelled in the plan tree');
+  const other = wb.pane('Plan').locator('.monaco-list-row[aria-level="1"]', { hasText: 'Other edits' });
+  await other.click();
+  const cancelledEdit = wb.pane('Plan').locator('.monaco-list-row[aria-level="2"]', { hasText: 'hello.py' });
+  await waitFor('the edit row with the cancelled icon', async () =>
+    (await cancelledEdit.locator('.codicon-circle-slash').count()) === 1,
+  );
+  log('the cancelled edit offers no Accept any more');
+  const cancelledRow = wb.pane('Plan').locator('.monaco-list-row[aria-level="2"]').filter({ has: page.locator('.codicon-circle-slash') });
+  await cancelledRow.hover();
+  assert.equal(await cancelledRow.locator('.actions .action-label[aria-label^="Accept Edit"]').count(), 0);
   assert.ok(!(await wb.viewAction('Plan', 'Cancel Run').isVisible()), 'Cancel Run hides once the run ends');
+  assert.equal(helloOnDisk(), beforeCancel, 'the edit of a cancelled run is not written');
+  const after = (await fake.requests()).slice(before);
+  assert.equal(after.length, 2, 'the cancelled run asked the model twice (a read, then the edit) and no more');
 
   // ---------------------------------------------------------------- new session
   log('New Session from the Plan view title bar (plansight/reset)');

@@ -8,7 +8,7 @@ import { registerActivityView } from './activity/activityView';
 import { DemoRunner } from './commands/demo';
 import { registerRunCommands, RunController, runningContextKey } from './commands/run';
 import { registerPlanView } from './plan/planView';
-import { approveCommand } from './review/approveCommand';
+import { CommandApprovals } from './review/approveCommand';
 import { ReviewManager } from './review/reviewManager';
 import { registerScratchpadView } from './scratchpad/scratchpadView';
 import { PlansightServer } from './server/client';
@@ -23,8 +23,10 @@ export function activate(context: vscode.ExtensionContext): void {
   const store = new SessionStore();
   server = new PlansightServer(context, output, store);
   const reviews = new ReviewManager(store, output);
-  context.subscriptions.push(output, server, reviews);
+  const approvals = new CommandApprovals(output);
+  context.subscriptions.push(output, server, reviews, approvals);
   reviews.registerCommands(context);
+  approvals.registerCommands(context);
 
   const activity = registerActivityView(context, new ActivityLog());
   registerPlanView(context, store, server, reviews);
@@ -39,8 +41,16 @@ export function activate(context: vscode.ExtensionContext): void {
   const running = server;
   server.setHandlers({
     reviewEdit: (params, token) => reviews.review(params, token),
-    approveCommand: (params, token) => approveCommand(params, token),
-    event: (event) => activity.event(event),
+    approveCommand: (params, token) => approvals.request(params, token),
+    event: (event) => {
+      if (event.type === 'runFinished') {
+        // The server asks only during a run: whatever is still open has nobody waiting for it
+        // (a server that cancels its requests has closed them already).
+        reviews.cancelAll('The run ended before the review was decided.');
+        approvals.cancelAll('The run ended before the command was approved.');
+      }
+      activity.event(event);
+    },
   });
 
   context.subscriptions.push(
@@ -50,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }
       if (change === 'server' && store.serverStatus !== 'running' && store.serverStatus !== 'starting') {
         reviews.cancelAll('The Plansight server stopped.');
+        approvals.cancelAll('The Plansight server stopped.');
         activity.serverStopped();
       }
     }),

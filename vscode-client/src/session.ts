@@ -2,7 +2,7 @@
  * What the server last said about the session: plan, scratchpad, whether a run goes on, and
  * the edits proposed so far. Views read it and listen for changes. Pure: no `vscode` import.
  */
-import type { EditRecord } from './plan/planModel';
+import type { EditOutcome, EditRecord } from './plan/planModel';
 import { emptyTodoState, type TodoState } from './protocol';
 
 export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server';
@@ -76,12 +76,22 @@ export class SessionStore {
     this.emit('edits');
   }
 
-  updateEdit(id: string, change: Partial<Omit<EditRecord, 'id'>>): void {
+  /**
+   * Records the decision on a pending edit and returns true; an edit already decided (or
+   * cancelled with its run) keeps its outcome, so a late Accept cannot mark as written an edit
+   * that the server no longer waits for.
+   */
+  settleEdit(id: string, outcome: Exclude<EditOutcome, 'pending'>, feedback?: string): boolean {
     const edit = this.edits.find((e) => e.id === id);
-    if (edit) {
-      Object.assign(edit, change);
-      this.emit('edits');
+    if (!edit || edit.outcome !== 'pending') {
+      return false;
     }
+    edit.outcome = outcome;
+    if (feedback !== undefined) {
+      edit.feedback = feedback;
+    }
+    this.emit('edits');
+    return true;
   }
 
   findEdit(id: string): EditRecord | undefined {

@@ -15,10 +15,22 @@ describe('SessionStore', () => {
     store.setRequestRunning(true);
     expect(store.running).toBe(true);
     store.addEdit({ id: 'e', uri: 'file:///a', path: 'a', description: '', outcome: 'pending' });
-    store.updateEdit('e', { outcome: 'accepted' });
+    expect(store.settleEdit('e', 'accepted')).toBe(true);
     expect(store.findEdit('e')?.outcome).toBe('accepted');
     sub.dispose();
     store.clearEdits();
     expect(seen).toEqual(['todos', 'running', 'running', 'running', 'edits', 'edits']);
+  });
+
+  it('keeps the first decision on an edit: a late accept cannot undo a cancel', () => {
+    const store = new SessionStore();
+    store.addEdit({ id: 'e', uri: 'file:///a', path: 'a', description: '', outcome: 'pending' });
+    const seen: string[] = [];
+    store.onDidChange((c) => seen.push(c));
+    expect(store.settleEdit('e', 'cancelled', 'The run was cancelled.')).toBe(true);
+    expect(store.settleEdit('e', 'accepted')).toBe(false);
+    expect(store.settleEdit('missing', 'accepted')).toBe(false);
+    expect(store.findEdit('e')).toMatchObject({ outcome: 'cancelled', feedback: 'The run was cancelled.' });
+    expect(seen).toEqual(['edits']);
   });
 });

@@ -244,7 +244,7 @@ export class ReviewManager implements vscode.Disposable {
   private async finish(
     review: Review,
     result: ReviewEditResult,
-    outcome: EditOutcome,
+    outcome: Exclude<EditOutcome, 'pending'>,
     settled?: string,
   ): Promise<void> {
     if (!this.pending.delete(review.params.id)) {
@@ -253,10 +253,7 @@ export class ReviewManager implements vscode.Disposable {
     review.resolve(result);
     review.markDecided();
     void this.updateContext();
-    this.store.updateEdit(review.params.id, {
-      outcome,
-      ...(result.feedback !== undefined ? { feedback: result.feedback } : {}),
-    });
+    this.store.settleEdit(review.params.id, outcome, result.feedback);
     // Keep what was decided, to show it again from the plan tree.
     const shown = outcome === 'rejected' || outcome === 'cancelled' ? review.params.newText : (settled ?? review.params.newText);
     const pastRight = review.left.with(reviewLocation(review.params.id, review.path, 'proposed'));
@@ -295,9 +292,13 @@ export class ReviewManager implements vscode.Disposable {
     this.proposed.remove(review.right);
   }
 
-  /** Answers every pending review (e.g. the server went away). */
+  /**
+   * Answers every pending review as cancelled and closes its diff and notification (the run
+   * ended, so nobody waits for the answer any more; or the server went away).
+   */
   cancelAll(feedback: string): void {
     for (const review of [...this.pending.values()]) {
+      this.output.info(`Review ${review.params.id} (${review.path}) closed: ${feedback}`);
       void this.finish(review, { accepted: false, feedback }, 'cancelled');
     }
   }
