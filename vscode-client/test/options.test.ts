@@ -19,6 +19,13 @@ describe('initializationOptions', () => {
       autoApprove: { edits: false, commands: true },
     });
   });
+
+  it("sends the demo's own storage folder", () => {
+    expect(initializationOptions(settings, { baseUrl: 'http://x', storageDir: '/tmp/demo-state' })).toEqual({
+      storageDir: '/tmp/demo-state',
+      autoApprove: { edits: false, commands: true },
+    });
+  });
 });
 
 describe('serverEnv', () => {

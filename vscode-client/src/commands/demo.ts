@@ -1,21 +1,21 @@
 /**
- * `plansight.runDemo`: replays the recorded demo with no API key.
- *
- * How the demo is served is not settled on the server side yet, so it is all in this file:
- *   1. the recording: `<python> -m plansight.demo --recording-path` prints its path (else the
- *      `recordings/hello_refactor.json` shipped in the plansight package);
- *   2. the project it was recorded on (`hello_project.json` next to it): when the workspace
- *      lacks those files, the demo offers to write them to a new folder and opens it in a new
- *      window, where the demo then starts by itself;
+ * `plansight.runDemo`: replays the recorded demo with no API key, the way `plansight demo` does
+ * in a terminal (server/plansight/cli/demo.py) and the e2e test serves its recording:
+ *   1. the recording and the project it was recorded on ship inside the plansight package
+ *      (`plansight/recordings/hello_refactor.json` and `hello_project.json`): the server's own
+ *      interpreter says where they are;
+ *   2. when the workspace lacks the project's files as recorded, the demo offers to write them
+ *      to a new folder and opens it in a new window, where the demo then starts by itself;
  *   3. `<python> -m plansight.fakeapi --script <recording> --port 0` serves the recording and
  *      prints `{"baseUrl": ...}` on its first stdout line;
- *   4. the language server restarts with ANTHROPIC_BASE_URL pointing there (and a dummy key);
+ *   4. the language server restarts with ANTHROPIC_BASE_URL pointing there, a dummy key, and a
+ *      storage folder of its own (the demo never touches the workspace's stored session);
  *   5. the recording's prompt runs in a new session.
  * The next `plansight.ask` leaves the demo: the fake API stops and the server restarts on the
  * user's settings.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
@@ -26,7 +26,14 @@ import type { RunController } from './run';
 export const defaultDemoPrompt =
   'Refactor hello.py: add type hints, docstrings and a main guard, then run its tests';
 
+/** The key `plansight demo` gives the fake API: any key works there, and it is no secret. */
+const demoApiKey = 'plansight-demo-offline-key';
+
 const pendingDemoKey = 'plansight.pendingDemoFolder';
+
+/** Prints the shipped recordings' folder (importlib.resources: works for any install). */
+const recordingsScript =
+  "import importlib.resources as r; print(r.files('plansight').joinpath('recordings'))";
 
 interface Demo {
   recording: string;
@@ -41,22 +48,12 @@ async function readJson(path: string): Promise<unknown> {
 
 /** Finds the recording (and its prompt and project) with the server's interpreter. */
 async function locateDemo(python: string, cwd: string | undefined): Promise<Demo | string> {
-  let recording: string | undefined;
-  const asked = await runQuick(python, ['-m', 'plansight.demo', '--recording-path'], { cwd });
-  if (!asked.spawnError && asked.code === 0) {
-    recording = asked.stdout.trim().split('\n').pop()?.trim();
+  const asked = await runQuick(python, ['-c', recordingsScript], { cwd });
+  const folder = asked.code === 0 ? asked.stdout.trim().split('\n').pop()?.trim() : undefined;
+  if (!folder) {
+    return asked.spawnError ?? (asked.stderr.trim().split('\n').pop() || 'the plansight package has no recordings');
   }
-  if (!recording) {
-    const shipped = await runQuick(
-      python,
-      ['-c', "import importlib.resources as r; print(r.files('plansight') / 'recordings' / 'hello_refactor.json')"],
-      { cwd },
-    );
-    recording = shipped.code === 0 ? shipped.stdout.trim() : undefined;
-    if (!recording) {
-      return asked.spawnError ?? (shipped.stderr.trim() || asked.stderr.trim() || 'no recording found');
-    }
-  }
+  const recording = join(folder, 'hello_refactor.json');
   let prompt = defaultDemoPrompt;
   try {
     const data = (await readJson(recording)) as { prompt?: unknown };
@@ -68,7 +65,7 @@ async function locateDemo(python: string, cwd: string | undefined): Promise<Demo
   }
   const demo: Demo = { recording, prompt };
   try {
-    const project = (await readJson(join(dirname(recording), 'hello_project.json'))) as {
+    const project = (await readJson(join(folder, 'hello_project.json'))) as {
       files?: Record<string, unknown>;
     };
     if (project.files) {
@@ -145,6 +142,8 @@ function startFakeApi(
 
 export class DemoRunner implements vscode.Disposable {
   private fake: ChildProcess | undefined;
+  /** The demo session's storage folder (temporary, removed when the demo is left). */
+  private state: string | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -186,8 +185,13 @@ export class DemoRunner implements vscode.Disposable {
       }
     });
     this.output.info(`Demo: replaying ${demo.recording} from ${started.baseUrl}`);
-    this.server.setOverrides({ baseUrl: started.baseUrl, apiKey: 'plansight-demo-offline-key' });
+    const previous = this.state;
+    this.state = await mkdtemp(join(tmpdir(), 'plansight-demo-state-'));
+    this.server.setOverrides({ baseUrl: started.baseUrl, apiKey: demoApiKey, storageDir: this.state });
     await this.server.restart();
+    if (previous) {
+      await rm(previous, { recursive: true, force: true }).catch(() => undefined);
+    }
     await this.runs.run(demo.prompt, { newSession: true });
   }
 
@@ -233,6 +237,7 @@ export class DemoRunner implements vscode.Disposable {
     this.stopFake();
     this.server.setOverrides({});
     await this.server.restart();
+    await this.removeState();
   }
 
   private stopFake(): void {
@@ -240,7 +245,16 @@ export class DemoRunner implements vscode.Disposable {
     this.fake = undefined;
   }
 
+  private async removeState(): Promise<void> {
+    const state = this.state;
+    this.state = undefined;
+    if (state) {
+      await rm(state, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
   dispose(): void {
     this.stopFake();
+    void this.removeState();
   }
 }

@@ -27,7 +27,7 @@ import {
   type TodoState,
 } from '../protocol';
 import type { SessionStore } from '../session';
-import { type EnvOverrides, initializationOptions, type PlansightSettings, serverEnv } from './options';
+import { type ServerOverrides, initializationOptions, type PlansightSettings, serverEnv } from './options';
 import { findPython, runQuick } from './python';
 
 export const apiKeySecret = 'plansight.anthropicApiKey';
@@ -78,8 +78,8 @@ export class PlansightServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private starting: Promise<LanguageClient | undefined> | undefined;
   private handlers: ServerHandlers | undefined;
-  /** Environment overrides for the next start (the demo's fake API). */
-  private overrides: EnvOverrides = {};
+  /** Overrides for the next start (the demo's fake API and storage). */
+  private overrides: ServerOverrides = {};
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -97,7 +97,7 @@ export class PlansightServer implements vscode.Disposable {
   }
 
   /** Overrides used from the next (re)start on; `{}` goes back to the settings. */
-  setOverrides(overrides: EnvOverrides): void {
+  setOverrides(overrides: ServerOverrides): void {
     this.overrides = overrides;
   }
 
@@ -184,7 +184,7 @@ export class PlansightServer implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: initializationOptions(settings),
+      initializationOptions: initializationOptions(settings, this.overrides),
       initializationFailedHandler: (error) => {
         // Logged only: start() reports the failure once.
         this.output.error(`Initialization failed: ${String(error)}`);

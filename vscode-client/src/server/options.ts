@@ -12,10 +12,16 @@ export interface PlansightSettings {
   autoApproveCommands: boolean;
 }
 
-export function initializationOptions(settings: PlansightSettings): InitializationOptions {
+export function initializationOptions(
+  settings: PlansightSettings,
+  overrides: ServerOverrides = {},
+): InitializationOptions {
   const options: InitializationOptions = {
     autoApprove: { edits: settings.autoApproveEdits, commands: settings.autoApproveCommands },
   };
+  if (overrides.storageDir) {
+    options.storageDir = overrides.storageDir;
+  }
   if (settings.model.trim()) {
     options.model = settings.model.trim();
   }
@@ -25,18 +31,21 @@ export function initializationOptions(settings: PlansightSettings): Initializati
   return options;
 }
 
-export interface EnvOverrides {
+/** What the demo changes for the next server start (the user's settings stay as they are). */
+export interface ServerOverrides {
   /** From `context.secrets`; wins over an inherited ANTHROPIC_API_KEY. */
   apiKey?: string;
   /** Wins over the setting (the demo points the server at its fake API). */
   baseUrl?: string;
+  /** Where the server keeps the session (the demo's own folder, not the workspace's). */
+  storageDir?: string;
 }
 
 /** The server process's environment: the editor's, plus the key and base URL. */
 export function serverEnv(
   base: Readonly<Record<string, string | undefined>>,
   settings: Pick<PlansightSettings, 'baseUrl'>,
-  overrides: EnvOverrides = {},
+  overrides: ServerOverrides = {},
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
