@@ -48,7 +48,12 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
 
   log('Plansight: Ask');
   await wb.runCommand('Plansight: Ask');
-  await wb.answerInput('Ask Plansight', 'Refactor hello.py: add type hints, docstrings and a main guard.');
+  // The input box names what goes with the prompt, once the extension sees hello.py as active.
+  await wb.answerInput(
+    'Ask Plansight',
+    'Refactor hello.py: add type hints, docstrings and a main guard.',
+    'The active file (hello.py)',
+  );
 
   // ---------------------------------------------------------------- review 1: accept
   log('waiting for the plan (0/3, #1 in progress) and the first proposed edit');

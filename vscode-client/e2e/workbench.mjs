@@ -74,9 +74,20 @@ export function workbench(page) {
       await page.locator('.tabs-container .tab', { hasText: file }).first().waitFor();
     },
 
-    /** Answers the open quick input (an input box) whose widget shows `title`. */
-    async answerInput(title, text) {
-      await page.locator('.quick-input-widget', { hasText: title }).waitFor();
+    /**
+     * Answers the open quick input (an input box) whose widget shows `title`; with `showing`,
+     * first waits until the widget also shows that text (e.g. the context that goes along).
+     */
+    async answerInput(title, text, showing) {
+      const widget = page.locator('.quick-input-widget', { hasText: title });
+      await widget.waitFor();
+      if (showing) {
+        await waitFor(`the input box to show ${JSON.stringify(showing)}`, async () => {
+          const shown = await widget.innerText();
+          if (!shown.includes(showing)) throw new Error(`it shows ${JSON.stringify(shown)}`);
+          return true;
+        });
+      }
       await quickInput.fill(text);
       await page.keyboard.press('Enter');
     },

@@ -46,7 +46,8 @@ function errorMessage(error: unknown): string {
 }
 
 export class RunController {
-  private tokenSource: vscode.CancellationTokenSource | undefined;
+  /** The runs this client waits for (one, unless the server refuses a second as busy). */
+  private readonly inFlight = new Set<vscode.CancellationTokenSource>();
 
   constructor(
     private readonly server: PlansightServer,
@@ -55,20 +56,14 @@ export class RunController {
     private readonly output: vscode.LogOutputChannel,
   ) {}
 
-  /** Sends `plansight/run` and waits for its end; undefined when it did not run. */
+  /**
+   * Sends `plansight/run` and waits for its end; undefined when it did not run. Whether a run
+   * may start is the server's rule (its session refuses a second run with -32803): the client
+   * does not second-guess it, it shows the refusal.
+   */
   async run(prompt: string, options: { newSession?: boolean } = {}): Promise<RunResult | undefined> {
-    if (this.tokenSource) {
-      const choice = await vscode.window.showWarningMessage(
-        'Plansight is already running. Wait for it, or cancel it first.',
-        'Cancel Run',
-      );
-      if (choice === 'Cancel Run') {
-        this.cancel();
-      }
-      return undefined;
-    }
     const source = new vscode.CancellationTokenSource();
-    this.tokenSource = source;
+    this.inFlight.add(source);
     this.store.setRequestRunning(true);
     const params: RunParams = { prompt, ...(options.newSession ? { newSession: true } : {}) };
     try {
@@ -89,6 +84,16 @@ export class RunController {
         return undefined;
       }
       const message = errorMessage(error);
+      if (code === ErrorCodes.requestFailed) {
+        // The server's own words, e.g. that a run is already in progress.
+        this.output.info(`plansight/run refused: ${message}`);
+        void vscode.window.showWarningMessage(`Plansight: ${message}`, 'Cancel Run').then((choice) => {
+          if (choice === 'Cancel Run') {
+            this.cancel();
+          }
+        });
+        return undefined;
+      }
       this.output.error(`plansight/run failed: ${message}`);
       this.activity.error(message);
       if (!(error instanceof ServerNotRunningError)) {
@@ -98,21 +103,65 @@ export class RunController {
       return undefined;
     } finally {
       source.dispose();
-      if (this.tokenSource === source) {
-        this.tokenSource = undefined;
-      }
-      this.store.setRequestRunning(false);
+      this.inFlight.delete(source);
+      this.store.setRequestRunning(this.inFlight.size > 0);
     }
   }
 
+  /** Cancels the run in progress: `$/cancelRequest` on its `plansight/run`. */
   cancel(): void {
-    if (this.tokenSource) {
+    if (this.inFlight.size > 0) {
       this.output.info('Cancelling the run.');
-      this.tokenSource.cancel();
+      for (const source of this.inFlight) {
+        source.cancel();
+      }
     } else {
       void vscode.window.showInformationMessage('Plansight: no run to cancel.');
     }
   }
+}
+
+/** What goes with the prompt, in the words the input box shows. */
+function contextHint(editor: EditorContext): string {
+  return editor.path
+    ? `The active file (${editor.path})${editor.selection ? ' and the selection' : ''} go with your request.`
+    : 'What should Plansight do?';
+}
+
+/**
+ * The Ask input box. It names the context that goes with the prompt and follows the editor
+ * while it is open, so what it shows is what is sent (read when the user presses Enter).
+ */
+function askPrompt(): Promise<{ prompt: string; editor: EditorContext } | undefined> {
+  return new Promise((resolve) => {
+    const input = vscode.window.createInputBox();
+    input.title = 'Ask Plansight';
+    input.placeholder = 'e.g. Add type hints to hello.py';
+    input.ignoreFocusOut = true;
+    let editor = editorContext();
+    input.prompt = contextHint(editor);
+    const follow = (): void => {
+      editor = editorContext();
+      input.prompt = contextHint(editor);
+    };
+    let answer: { prompt: string; editor: EditorContext } | undefined;
+    const subscriptions = [
+      vscode.window.onDidChangeActiveTextEditor(follow),
+      vscode.window.onDidChangeTextEditorSelection(follow),
+      input.onDidAccept(() => {
+        answer = { prompt: input.value, editor: editorContext() };
+        input.hide();
+      }),
+      input.onDidHide(() => {
+        for (const subscription of subscriptions) {
+          subscription.dispose();
+        }
+        input.dispose();
+        resolve(answer);
+      }),
+    ];
+    input.show();
+  });
 }
 
 export interface RunCommandDeps {
@@ -127,23 +176,12 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: RunC
   const { server, store, runs } = deps;
   context.subscriptions.push(
     vscode.commands.registerCommand('plansight.ask', async (promptArg?: unknown) => {
-      const editor = editorContext();
-      const prompt =
-        typeof promptArg === 'string'
-          ? promptArg
-          : await vscode.window.showInputBox({
-              title: 'Ask Plansight',
-              prompt: editor.path
-                ? `The active file (${editor.path})${editor.selection ? ' and the selection' : ''} go with your request.`
-                : 'What should Plansight do?',
-              placeHolder: 'e.g. Add type hints to hello.py',
-              ignoreFocusOut: true,
-            });
-      if (!prompt?.trim()) {
+      const asked = typeof promptArg === 'string' ? { prompt: promptArg, editor: editorContext() } : await askPrompt();
+      if (!asked?.prompt.trim()) {
         return;
       }
       await deps.beforeAsk?.();
-      await runs.run(buildPrompt(prompt, editor));
+      await runs.run(buildPrompt(asked.prompt, asked.editor));
     }),
     vscode.commands.registerCommand('plansight.cancel', () => runs.cancel()),
     vscode.commands.registerCommand('plansight.newSession', async () => {
