@@ -7,6 +7,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import select
 import signal
 import subprocess
@@ -30,12 +31,15 @@ from plansight.fakeapi import (  # noqa: E402
     Hang,
     HttpError,
     PromptCache,
+    Reply,
     Script,
     ScriptError,
     ScriptStep,
     StreamError,
     estimate_tokens,
+    model_info,
     reply,
+    sign_thinking,
     text_reply,
     tool_reply,
     validate_request,
@@ -793,3 +797,358 @@ def test_stop_with_idle_keep_alive_connection_logs_no_error(
     conn.close()
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert not api.running
+
+
+# ------------------------------------------------------------------ what the real API sends
+# Each behaviour below is the real Messages API's (see the api-compaction notes): the fake
+# must send and refuse the same things, or tests against it prove nothing.
+
+THINKING_ON = {"type": "enabled", "budget_tokens": 1024}
+
+
+async def raw_events(client: anthropic.AsyncAnthropic, **request: Any) -> list[Any]:
+    """The raw SSE events of one streamed request (messages.create(stream=True))."""
+    events = []
+    stream = await client.messages.create(stream=True, **request)
+    async with stream:
+        async for event in stream:
+            events.append(event)
+    return events
+
+
+async def test_prompt_over_the_context_window_is_the_real_400() -> None:
+    big = "word " * 4000  # ~ 5000 tokens by the fake's count
+    with FakeMessagesAPI([text_reply("fits")], context_window=2000) as api:
+        async with client_for(api) as client:
+            with pytest.raises(anthropic.BadRequestError) as caught:
+                await client.messages.create(model=MODEL, max_tokens=8, messages=[user(big)])
+            error = caught.value.body["error"]  # type: ignore[index]
+            assert error["type"] == "invalid_request_error"
+            assert re.fullmatch(r"prompt is too long: \d+ tokens > 2000 maximum", error["message"])
+            assert api.steps_remaining == 1, "a refused request consumes no step"
+            message = await client.messages.create(
+                model=MODEL, max_tokens=8, messages=[user("short")]
+            )
+    assert message.content[0].text == "fits"  # type: ignore[union-attr]
+    assert api.requests[0].prompt_tokens is not None and api.requests[0].prompt_tokens > 2000
+    assert api.requests[1].prompt_tokens is not None and api.requests[1].prompt_tokens <= 2000
+
+
+async def test_context_window_defaults_from_the_models_max_input_tokens() -> None:
+    models = [model_info(MODEL, max_input_tokens=500)]
+    with FakeMessagesAPI([text_reply("x")], models=models) as api:
+        async with client_for(api) as client:
+            with pytest.raises(anthropic.BadRequestError, match="tokens > 500 maximum"):
+                await client.messages.create(
+                    model=MODEL, max_tokens=8, messages=[user("y " * 2000)]
+                )
+
+
+async def test_max_tokens_inside_a_tool_call_streams_cut_json() -> None:
+    call = {"path": "src/some/long/module_name.py", "offset": 10, "limit": 200}
+    step = tool_reply("read_file", call, text="Reading it.", stop_reason="max_tokens")
+    with FakeMessagesAPI([step]) as api:
+        async with client_for(api) as client:
+            events = await raw_events(
+                client, model=MODEL, max_tokens=64, messages=[user("read")], tools=TOOLS
+            )
+    kinds = [e.type for e in events]
+    assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
+    partial = "".join(
+        e.delta.partial_json
+        for e in events
+        if e.type == "content_block_delta" and e.delta.type == "input_json_delta"
+    )
+    assert partial and json.dumps(call).startswith(partial)
+    with pytest.raises(ValueError):
+        json.loads(partial)
+    stops = [e.index for e in events if e.type == "content_block_stop"]
+    assert stops == [0, 1], "the cut block still ends with content_block_stop"
+    delta = events[-2]
+    assert delta.delta.stop_reason == "max_tokens"
+    assert delta.usage.output_tokens == 64, "the whole max_tokens was spent"
+
+
+async def test_pause_turn_then_the_paused_turn_sent_back() -> None:
+    steps = [
+        text_reply("Searching the docs for the answer. ", stop_reason="pause_turn"),
+        text_reply("Found it."),
+    ]
+    with FakeMessagesAPI(steps) as api:
+        async with client_for(api) as client:
+            first = await client.messages.create(model=MODEL, max_tokens=64, messages=[user("q")])
+            assert first.stop_reason == "pause_turn"
+            paused = first.content[0].text  # type: ignore[union-attr]
+            with pytest.raises(anthropic.BadRequestError, match="cannot end with trailing"):
+                await client.messages.create(
+                    model=MODEL, max_tokens=64, messages=[user("q"), assistant(paused)]
+                )
+            second = await client.messages.create(
+                model=MODEL,
+                max_tokens=64,
+                messages=[user("q"), assistant([text(paused.rstrip())])],
+            )
+    assert second.content[0].text == "Found it."  # type: ignore[union-attr]
+
+
+async def test_refusal_carries_stop_details_on_message_delta() -> None:
+    with FakeMessagesAPI([text_reply("I can't help with", stop_reason="refusal")]) as api:
+        async with client_for(api) as client:
+            events = await raw_events(client, model=MODEL, max_tokens=64, messages=[user("q")])
+    delta = next(e for e in events if e.type == "message_delta")
+    assert delta.delta.stop_reason == "refusal"
+    assert delta.delta.stop_details is not None and delta.delta.stop_details.type == "refusal"
+
+
+@pytest.mark.parametrize("error_type", ["overloaded_error", "api_error"])
+async def test_error_event_in_a_200_stream_reaches_the_caller_unretried(error_type: str) -> None:
+    step = StreamError(after_blocks=1, error_type=error_type)
+    with FakeMessagesAPI([step, text_reply("late")]) as api:
+        async with client_for(api, max_retries=2) as client:
+            with pytest.raises(anthropic.APIStatusError) as caught:
+                await raw_events(client, model=MODEL, max_tokens=64, messages=[user("q")])
+    # The SDK raises with the 200 of the response that had begun; the error's type is in the
+    # body, and retrying is the caller's job.
+    assert caught.value.status_code == 200
+    assert caught.value.body["error"]["type"] == error_type  # type: ignore[index]
+    assert len(api.message_requests) == 1 and api.steps_remaining == 1
+
+
+async def test_thinking_blocks_stream_signed_and_verify_only_unchanged() -> None:
+    steps = [
+        reply(None, [("read_file", {"path": "a.py"})]),  # the fake thinks first by itself
+        Reply(content=[{"type": "thinking", "thinking": "Now the fix."}, text("Done.")]),
+        text_reply("never sent"),
+    ]
+    with FakeMessagesAPI(steps) as api:
+        async with client_for(api) as client:
+            request: dict[str, Any] = {
+                "model": MODEL,
+                "max_tokens": 2048,
+                "thinking": THINKING_ON,
+                "tools": TOOLS,
+            }
+            events = await raw_events(client, messages=[user("fix")], **request)
+            deltas = [e.delta for e in events if e.type == "content_block_delta"]
+            assert {"thinking_delta", "signature_delta"} <= {d.type for d in deltas}
+            starts = [e.content_block for e in events if e.type == "content_block_start"]
+            assert [b.type for b in starts] == ["thinking", "tool_use"]
+            thinking_text = "".join(d.thinking for d in deltas if d.type == "thinking_delta")
+            signature = next(d.signature for d in deltas if d.type == "signature_delta")
+            tool_id = starts[1].id
+            thought = {"type": "thinking", "thinking": thinking_text, "signature": signature}
+            use = {
+                "type": "tool_use",
+                "id": tool_id,
+                "name": "read_file",
+                "input": {"path": "a.py"},
+            }
+            result = user([tool_result(tool_id)])
+
+            def conversation(*blocks: Any) -> list[Any]:
+                return [user("fix"), assistant(list(blocks)), result]
+
+            altered = {**thought, "thinking": thinking_text + " (edited)"}
+            with pytest.raises(
+                anthropic.BadRequestError, match="Invalid `signature` in `thinking`"
+            ):
+                await client.messages.create(messages=conversation(altered, use), **request)
+            with pytest.raises(anthropic.BadRequestError, match="must start with a thinking block"):
+                await client.messages.create(messages=conversation(use), **request)
+            done = await client.messages.create(messages=conversation(thought, use), **request)
+    assert [b.type for b in done.content] == ["thinking", "text"]
+    assert api.steps_remaining == 1
+
+
+async def test_redacted_thinking_must_come_back_unchanged() -> None:
+    steps = [Reply(content=[{"type": "redacted_thinking", "data": "secret"}, text("Hm.")])]
+    with FakeMessagesAPI(steps) as api:
+        async with client_for(api) as client:
+            request: dict[str, Any] = {"model": MODEL, "max_tokens": 2048, "thinking": THINKING_ON}
+            first = await client.messages.create(messages=[user("q")], **request)
+    redacted = first.content[0].model_dump()
+    assert redacted["type"] == "redacted_thinking" and "secret" not in redacted["data"]
+    history = [user("q"), assistant([redacted, text("Hm.")]), user("go on")]
+    assert validate_request(body_with(history, thinking=THINKING_ON, max_tokens=2048)) is None
+    tampered = {**redacted, "data": redacted["data"][:-4] + "AAAA"}
+    bad = [user("q"), assistant([tampered, text("Hm.")]), user("go on")]
+    problem = validate_request(body_with(bad, thinking=THINKING_ON, max_tokens=2048))
+    assert problem is not None and "Invalid `data` in `redacted_thinking`" in problem
+
+
+async def test_thinking_kinds_follow_the_models_capabilities() -> None:
+    models = [
+        model_info("old-model", adaptive=False, enabled=True),
+        model_info("new-model", adaptive=True, enabled=False),
+    ]
+    with FakeMessagesAPI([text_reply("a"), text_reply("b")], models=models) as api:
+        async with client_for(api) as client:
+            with pytest.raises(
+                anthropic.BadRequestError, match=re.escape('"thinking.type.adaptive" is not')
+            ):
+                await client.messages.create(
+                    model="old-model",
+                    max_tokens=64,
+                    messages=[user("q")],
+                    thinking={"type": "adaptive"},
+                )
+            with pytest.raises(
+                anthropic.BadRequestError, match=re.escape('"thinking.type.enabled" is not')
+            ):
+                await client.messages.create(
+                    model="new-model", max_tokens=2048, messages=[user("q")], thinking=THINKING_ON
+                )
+            adaptive = await client.messages.create(
+                model="new-model",
+                max_tokens=64,
+                messages=[user("q")],
+                thinking={"type": "adaptive"},
+            )
+            info = await client.models.retrieve("new-model")
+            assert info.max_input_tokens == 200_000
+            assert info.capabilities is not None
+            assert info.capabilities.thinking.types.adaptive.supported
+            assert not info.capabilities.thinking.types.enabled.supported
+            with pytest.raises(anthropic.NotFoundError):
+                await client.models.retrieve("unknown-model")
+    assert [b.type for b in adaptive.content] == ["text"], "adaptive may answer without thinking"
+
+
+async def test_without_models_the_models_api_is_absent() -> None:
+    with FakeMessagesAPI() as api:
+        async with client_for(api) as client:
+            with pytest.raises(anthropic.NotFoundError):
+                await client.models.retrieve(MODEL)
+
+
+async def test_a_scripted_reply_the_real_model_cannot_give_is_a_fake_error() -> None:
+    steps = [
+        tool_reply("read_file", {"path": "a.py"}),
+        Reply(content=[{"type": "thinking", "thinking": "x"}, text("y")]),
+    ]
+    with FakeMessagesAPI(steps) as api:
+        async with client_for(api) as client:
+            with pytest.raises(anthropic.InternalServerError, match="tool_choice is none"):
+                await client.messages.create(
+                    model=MODEL,
+                    max_tokens=64,
+                    messages=[user("q")],
+                    tools=TOOLS,
+                    tool_choice={"type": "none"},
+                )
+            with pytest.raises(anthropic.InternalServerError, match="did not turn thinking on"):
+                await client.messages.create(model=MODEL, max_tokens=64, messages=[user("q")])
+
+
+def signed(thinking: str) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": thinking, "signature": sign_thinking(thinking)}
+
+
+REAL_API_REFUSES: list[tuple[Any, str]] = [
+    (body_with([user("  \n ")]), "text content blocks must contain non-whitespace text"),
+    (body_with([user([text("\n\n")])]), "text content blocks must contain non-whitespace text"),
+    (
+        body_with([user("q"), assistant([text("\n\n")]), user("go on")]),
+        "text content blocks must contain non-whitespace text",
+    ),
+    (
+        body_with(
+            [
+                user("x"),
+                assistant([tool_use("toolu_1")]),
+                user([tool_result("toolu_1"), text(" ")]),
+            ],
+            tools=TOOLS,
+        ),
+        "text content blocks must contain non-whitespace text",
+    ),
+    (body_with([user("x")], system=[text("  ")]), "system: text content blocks must contain"),
+    (
+        body_with([user("x")], thinking={"type": "enabled", "budget_tokens": 512}, max_tokens=4096),
+        "budget_tokens: Input should be greater than or equal to 1024",
+    ),
+    (
+        body_with(
+            [user("x")], thinking={"type": "enabled", "budget_tokens": 4096}, max_tokens=4096
+        ),
+        "`max_tokens` must be greater than `thinking.budget_tokens`",
+    ),
+    (
+        body_with(
+            [user("x")],
+            thinking=THINKING_ON,
+            max_tokens=4096,
+            tools=TOOLS,
+            tool_choice={"type": "any"},
+        ),
+        "Thinking may not be enabled when tool_choice forces tool use",
+    ),
+    (
+        body_with([user("x")], thinking=THINKING_ON, max_tokens=4096, temperature=0.2),
+        "`temperature` may only be set to 1 when thinking is enabled",
+    ),
+    (
+        body_with([user("x"), assistant([signed("hm"), text("so")])]),
+        "When thinking is disabled, an `assistant` message in the final position cannot",
+    ),
+    (
+        body_with(
+            [
+                user("x"),
+                assistant(
+                    [{"type": "thinking", "thinking": "hm", "signature": "forged"}, text("so")]
+                ),
+                user("y"),
+            ],
+            thinking=THINKING_ON,
+            max_tokens=4096,
+        ),
+        "messages.1.content.0: Invalid `signature` in `thinking` block",
+    ),
+    (body_with([user("x")], thinking={"type": "sometimes"}), "thinking: Input tag 'sometimes'"),
+]
+
+
+@pytest.mark.parametrize(("body", "message"), REAL_API_REFUSES)
+def test_refuses_what_the_real_api_refuses(body: Any, message: str) -> None:
+    problem = validate_request(body)
+    assert problem is not None and message in problem, problem
+
+
+REAL_API_ACCEPTS = [
+    # tool_choice none keeps the tools defined (the summary request's shape)
+    body_with(
+        [
+            user("x"),
+            assistant([tool_use("toolu_1")]),
+            user([tool_result("toolu_1"), text("Summarize.")]),
+        ],
+        tools=TOOLS,
+        tool_choice={"type": "none"},
+    ),
+    # thinking blocks of earlier turns may be dropped; only the last tool loop needs its own
+    body_with(
+        [
+            user("x"),
+            assistant([text("a")]),
+            user("y"),
+            assistant([signed("t"), tool_use("toolu_1")]),
+            user([tool_result("toolu_1")]),
+        ],
+        tools=TOOLS,
+        thinking=THINKING_ON,
+        max_tokens=4096,
+    ),
+    # an empty tool result is fine (only text blocks must have words)
+    body_with(
+        [user("x"), assistant([tool_use("toolu_1")]), user([tool_result("toolu_1", "")])],
+        tools=TOOLS,
+    ),
+    body_with([user("x")], thinking={"type": "adaptive"}),
+    body_with([user("x")], thinking={"type": "disabled"}),
+]
+
+
+@pytest.mark.parametrize("body", REAL_API_ACCEPTS)
+def test_accepts_what_the_real_api_accepts(body: dict[str, Any]) -> None:
+    assert validate_request(body) is None

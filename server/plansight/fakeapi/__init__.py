@@ -9,6 +9,19 @@ from a prompt-cache simulation (``plansight.fakeapi.cache``). Rejected requests 
 a step; when the script is exhausted every further request gets
 400 "fake API: script exhausted after N requests".
 
+It behaves as the real API does where clients trip (each is tested in tests/test_fakeapi.py):
+a request over ``context_window`` input tokens gets the real 400 ``prompt is too long: N tokens
+> W maximum``; empty and whitespace-only text blocks, trailing whitespace at the end of a final
+assistant message, and the thinking rules (budget >= 1024 and < max_tokens, signatures that
+must come back unchanged, the last tool loop's assistant turn starting with its thinking, no
+forced tool_choice with thinking) are refused with the real messages; thinking blocks are
+signed (``sign_thinking``) and, with ``thinking: enabled``, every reply starts with one;
+``stop_reason: "max_tokens"`` after a tool_use cuts that call's JSON as the real stream does;
+a refusal carries ``stop_details``; ``GET /v1/models/{id}`` serves the ``models`` given
+(``model_info(...)``), and answers 404 without them. A scripted reply the real model could
+not give (a tool call under ``tool_choice: none``, thinking the request did not turn on) is a
+script mistake, answered 500 ``fake API: ...``.
+
 In Python::
 
     from plansight.fakeapi import FakeMessagesAPI, HttpError, text_reply, tool_reply
@@ -21,6 +34,7 @@ In Python::
 Standalone (the VS Code end-to-end test, ``plansight demo``)::
 
     python -m plansight.fakeapi --script recording.json [--port 0] [--latency-ms N]
+        [--context-window TOKENS]
 
 prints one line ``{"baseUrl": "http://127.0.0.1:PORT"}`` on stdout once listening, logs to
 stderr and runs until SIGTERM/SIGINT. ``GET /_fake/requests`` returns the recorded requests
@@ -37,6 +51,7 @@ Recording format (``Script.from_json(path)`` / ``Script.from_dict(data)``)::
        "stop_reason": "tool_use",      // optional: default tool_use if a tool_use block,
                                        //           else end_turn
        "usage": {"output_tokens": 12}, // optional: overrides computed usage numbers
+       "stop_details": {...},          // optional: sent with the stop reason (refusal)
        "chunk_delay_ms": 5},           // optional: pause before each streamed delta
       {"text": "Done."},               // shorthand for one text block
       {"fault": "http", "status": 429, "error_type": "rate_limit_error",
@@ -67,6 +82,7 @@ from plansight.fakeapi.cache import (
     estimate_tokens,
     prompt_blocks,
 )
+from plansight.fakeapi.models import model_info
 from plansight.fakeapi.script import (
     Drop,
     Hang,
@@ -83,6 +99,7 @@ from plansight.fakeapi.script import (
     tool_reply,
 )
 from plansight.fakeapi.server import FakeMessagesAPI, RecordedRequest
+from plansight.fakeapi.signing import redacted_data, sign_thinking
 from plansight.fakeapi.validation import validate_request
 
 __all__ = [
@@ -102,8 +119,11 @@ __all__ = [
     "StreamError",
     "canonical_json",
     "estimate_tokens",
+    "model_info",
     "prompt_blocks",
+    "redacted_data",
     "reply",
+    "sign_thinking",
     "text_reply",
     "tool_reply",
     "validate_request",

@@ -1,4 +1,5 @@
-"""``python -m plansight.fakeapi --script recording.json [--port 0] [--latency-ms N]``.
+"""``python -m plansight.fakeapi --script recording.json [--port 0] [--latency-ms N]
+[--context-window TOKENS]``.
 
 Prints ``{"baseUrl": "http://127.0.0.1:PORT"}`` on one stdout line once listening, logs to
 stderr, serves until SIGTERM or SIGINT.
@@ -32,6 +33,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--min-cacheable-tokens", type=int, default=1024, help="prompt-cache minimum prefix"
     )
+    parser.add_argument(
+        "--context-window",
+        type=int,
+        default=None,
+        help="refuse requests of more input tokens with the real 400 'prompt is too long'",
+    )
     parser.add_argument("--no-auth", action="store_true", help="do not require an API key")
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
@@ -45,6 +52,7 @@ async def _serve(args: argparse.Namespace, script: Script) -> None:
         latency=args.latency_ms / 1000.0,
         min_cacheable_tokens=args.min_cacheable_tokens,
         require_api_key=not args.no_auth,
+        context_window=args.context_window,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

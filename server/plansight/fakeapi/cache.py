@@ -33,6 +33,7 @@ __all__ = [
     "LOOKBACK_BLOCKS",
     "MIN_CACHEABLE_TOKENS",
     "CacheUsage",
+    "PromptAnalysis",
     "PromptBlock",
     "PromptCache",
     "canonical_json",
@@ -145,13 +146,19 @@ class PromptCache:
 
     def peek(self, body: Mapping[str, Any]) -> CacheUsage:
         """The usage this request would get, without writing anything."""
-        return self._process(body, write=False)
+        return self.analyse(body).usage
 
     def process(self, body: Mapping[str, Any]) -> CacheUsage:
         """The usage for this request; writes its breakpoint prefixes to the cache."""
-        return self._process(body, write=True)
+        return self.commit(self.analyse(body))
 
-    def _process(self, body: Mapping[str, Any], *, write: bool) -> CacheUsage:
+    def commit(self, analysis: PromptAnalysis) -> CacheUsage:
+        """Write the breakpoint prefixes of an analysed request (it was answered)."""
+        self._written.update(analysis.writes)
+        return analysis.usage
+
+    def analyse(self, body: Mapping[str, Any]) -> PromptAnalysis:
+        """The request's size and cache usage; nothing is written until ``commit``."""
         blocks = prompt_blocks(body)
         hashes: list[str] = []
         cumulative: list[int] = []
@@ -166,7 +173,7 @@ class PromptCache:
         total = running
         breakpoints = [i for i, pb in enumerate(blocks) if pb.breakpoint]
         if not breakpoints or cumulative[breakpoints[-1]] < self.min_tokens:
-            return CacheUsage(total, 0, 0)
+            return PromptAnalysis(CacheUsage(total, 0, 0), ())
         hit = -1
         for bp in breakpoints:
             for j in range(bp, max(-1, bp - self.lookback - 1), -1):
@@ -175,12 +182,18 @@ class PromptCache:
                     break
         last = breakpoints[-1]
         read = cumulative[hit] if hit >= 0 else 0
-        if write:
-            for bp in breakpoints:
-                if cumulative[bp] >= self.min_tokens:
-                    self._written.add(hashes[bp])
-        return CacheUsage(
+        writes = tuple(hashes[bp] for bp in breakpoints if cumulative[bp] >= self.min_tokens)
+        usage = CacheUsage(
             input_tokens=total - cumulative[last],
             cache_creation_input_tokens=cumulative[last] - read,
             cache_read_input_tokens=read,
         )
+        return PromptAnalysis(usage, writes)
+
+
+@dataclass(frozen=True)
+class PromptAnalysis:
+    """A request measured against the cache: its usage, and the prefixes it would write."""
+
+    usage: CacheUsage
+    writes: tuple[str, ...]

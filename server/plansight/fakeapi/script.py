@@ -72,7 +72,15 @@ _STATUS_ERROR_TYPE: Mapping[int, str] = MappingProxyType(
 )
 
 _STOP_REASONS = frozenset(
-    {"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"}
+    {
+        "end_turn",
+        "max_tokens",
+        "stop_sequence",
+        "tool_use",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+    }
 )
 _USAGE_KEYS = frozenset(
     {"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}
@@ -102,9 +110,14 @@ def _check_content(content: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             if "id" in block and not isinstance(block["id"], str):
                 raise ScriptError(f"content[{i}]: tool_use 'id' must be a string")
         elif kind == "thinking":
+            # The fake signs thinking blocks as it sends them (any scripted signature is
+            # replaced), so the conversation verifies when it comes back.
             if not isinstance(block.get("thinking"), str):
                 raise ScriptError(f"content[{i}]: thinking block needs a string 'thinking'")
-            block.setdefault("signature", "fake-signature")
+        elif kind == "redacted_thinking":
+            # Its 'data' (default: empty) is what it hides; the fake sends it encrypted.
+            if not isinstance(block.get("data", ""), str):
+                raise ScriptError(f"content[{i}]: redacted_thinking 'data' must be a string")
         elif not isinstance(kind, str):
             raise ScriptError(f"content[{i}] needs a string 'type'")
         blocks.append(block)
@@ -115,17 +128,21 @@ def _check_content(content: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
 class Reply:
     """A model answer.
 
-    ``content`` holds response blocks (``text``, ``tool_use``, ``thinking``; others are sent
-    verbatim). ``tool_use`` blocks without an ``id`` get ``toolu_<n>`` (a per-server counter).
-    ``stop_reason`` defaults to ``"tool_use"`` when there is a tool_use block, else
-    ``"end_turn"``. ``usage`` overrides any of the computed usage numbers. ``chunk_delay`` is
-    the pause (seconds) before each streamed delta frame.
+    ``content`` holds response blocks (``text``, ``tool_use``, ``thinking``,
+    ``redacted_thinking``; others are sent verbatim). ``tool_use`` blocks without an ``id`` get
+    ``toolu_<n>`` (a per-server counter). ``stop_reason`` defaults to ``"tool_use"`` when there
+    is a tool_use block, else ``"end_turn"``. With ``"max_tokens"`` and a tool_use block last,
+    that call is cut as the real API cuts it: half its input JSON streams, then the block and
+    the message end. ``stop_details`` goes with the stop reason on ``message_delta`` (a
+    ``"refusal"`` gets a default). ``usage`` overrides any of the computed usage numbers.
+    ``chunk_delay`` is the pause (seconds) before each streamed delta frame.
     """
 
     content: Sequence[Mapping[str, Any]] = ()
     stop_reason: str | None = None
     usage: Mapping[str, int] | None = None
     chunk_delay: float = 0.0
+    stop_details: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "content", tuple(_check_content(self.content)))
@@ -324,11 +341,15 @@ def _step_from_dict(raw: Mapping[str, Any], where: str) -> Step:
             usage = raw.get("usage")
             if isinstance(usage, Mapping):  # a real Message's usage has extra fields: keep ours
                 usage = {k: v for k, v in usage.items() if k in _USAGE_KEYS and _is_int(v)}
+            details = raw.get("stop_details")
+            if details is not None and not isinstance(details, Mapping):
+                raise ScriptError("'stop_details' must be an object")
             return Reply(
                 content=content,
                 stop_reason=raw.get("stop_reason"),
                 usage=usage or None,
                 chunk_delay=float(raw.get("chunk_delay_ms", 0)) / 1000.0,
+                stop_details=details,
             )
         if fault == "http":
             return HttpError(
@@ -382,6 +403,8 @@ def _step_to_dict(step: Step) -> dict[str, Any]:
             out["usage"] = dict(step.usage)
         if step.chunk_delay:
             out["chunk_delay_ms"] = step.chunk_delay * 1000.0
+        if step.stop_details is not None:
+            out["stop_details"] = dict(step.stop_details)
         return out
     if isinstance(step, HttpError):
         out = {"fault": "http", "status": step.status}

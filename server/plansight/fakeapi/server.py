@@ -15,12 +15,12 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from plansight.fakeapi.cache import CacheUsage, PromptCache, estimate_tokens
+from plansight.fakeapi.cache import PromptAnalysis, PromptCache, estimate_tokens
 from plansight.fakeapi.script import (
     ERROR_STATUS,
     Drop,
@@ -32,6 +32,7 @@ from plansight.fakeapi.script import (
     Step,
     StreamError,
 )
+from plansight.fakeapi.signing import redacted_data, sign_thinking
 from plansight.fakeapi.validation import validate_request
 
 __all__ = ["FakeMessagesAPI", "RecordedRequest"]
@@ -74,7 +75,10 @@ class RecordedRequest:
     finished_at: float | None = None
     """The response finished sending (or the connection was closed by a Drop/Hang)."""
     usage: dict[str, int] | None = None
+    prompt_tokens: int | None = None
+    """The request's input tokens as the fake counts them (validated requests only)."""
     raw_body: bytes = field(default=b"", repr=False)
+    analysis: PromptAnalysis | None = field(default=None, repr=False)
 
     @property
     def path_only(self) -> str:
@@ -103,6 +107,7 @@ class RecordedRequest:
             "firstByteAt": self.first_byte_at,
             "finishedAt": self.finished_at,
             "usage": self.usage,
+            "promptTokens": self.prompt_tokens,
         }
 
 
@@ -131,7 +136,9 @@ def _split_json(text: str) -> list[str]:
     return [""] + [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def _block_frames(index: int, block: dict[str, Any]) -> list[_Frame]:
+def _block_frames(index: int, block: dict[str, Any], *, cut: bool = False) -> list[_Frame]:
+    """The frames of one content block; ``cut``: a tool call cut short by max_tokens (half of
+    its input JSON, then the block ends, as the real API streams it)."""
     kind = block.get("type")
     frames: list[_Frame] = []
 
@@ -153,6 +160,9 @@ def _block_frames(index: int, block: dict[str, Any]) -> list[_Frame]:
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         frames.append(_start_frame(index, start))
         encoded = json.dumps(block["input"], ensure_ascii=False)
+        if cut:
+            # Any proper prefix of an object's JSON is not valid JSON.
+            encoded = encoded[: max(1, len(encoded) // 2)]
         for chunk in _split_json(encoded):
             delta({"type": "input_json_delta", "partial_json": chunk})
     elif kind == "thinking":
@@ -182,6 +192,12 @@ class FakeMessagesAPI:
     ``latency``: seconds to wait before answering each scripted request (time to first byte).
     ``min_cacheable_tokens``: the prompt-cache minimum (1024 as for Sonnet/Opus).
     ``require_api_key``: answer 401 without ``x-api-key`` / ``Authorization: Bearer``.
+    ``context_window``: refuse a request of more input tokens (as the fake counts them) with the
+    real 400 ``prompt is too long: N tokens > W maximum``; default: the model's
+    ``max_input_tokens`` where ``models`` names it, else no limit.
+    ``models``: ModelInfo dicts (``plansight.fakeapi.models.model_info``) served by
+    ``GET /v1/models/{id}`` and ``GET /v1/models``, and used to accept or refuse each kind of
+    thinking; without it those paths answer 404, as an endpoint without the Models API does.
 
     ``start()``/``stop()`` run the server on its own event loop in a daemon thread (also
     ``with FakeMessagesAPI(...) as api:``); ``await start_async()``/``stop_async()`` (or
@@ -197,6 +213,8 @@ class FakeMessagesAPI:
         latency: float = 0.0,
         min_cacheable_tokens: int = 1024,
         require_api_key: bool = True,
+        context_window: int | None = None,
+        models: Iterable[Mapping[str, Any]] | None = None,
     ) -> None:
         if script is None:
             script = Script()
@@ -207,6 +225,10 @@ class FakeMessagesAPI:
         self._requested_port = port
         self.latency = latency
         self.require_api_key = require_api_key
+        self.context_window = context_window
+        self.models: dict[str, dict[str, Any]] | None = (
+            None if models is None else {str(m["id"]): dict(m) for m in models}
+        )
         self.cache = PromptCache(min_tokens=min_cacheable_tokens)
         self._cursor = 0
         self._requests: list[RecordedRequest] = []
@@ -522,6 +544,8 @@ class FakeMessagesAPI:
                 keep = await self._handle_messages(rec, writer)
             elif method == "POST" and path == "/v1/messages/count_tokens":
                 keep = await self._handle_count_tokens(rec, writer)
+            elif method == "GET" and (path == "/v1/models" or path.startswith("/v1/models/")):
+                keep = await self._handle_models(rec, writer, path)
             else:
                 rec.outcome = "not_found"
                 await self._send_error(
@@ -569,8 +593,11 @@ class FakeMessagesAPI:
         rec: RecordedRequest,
         writer: asyncio.StreamWriter,
         defaults: dict[str, Any] | None = None,
+        *,
+        window: bool = True,
     ) -> bool:
-        """Auth, JSON and validation; answers and returns False when the request is rejected."""
+        """Auth, JSON, validation and (with ``window``) the context window; answers and returns
+        False when the request is rejected."""
         if self.require_api_key and not self._has_api_key(rec.headers):
             rec.outcome = "rejected"
             await self._send_error(
@@ -586,7 +613,16 @@ class FakeMessagesAPI:
         checked = rec.body
         if defaults and isinstance(checked, dict):
             checked = {**defaults, **checked}
-        problem = validate_request(checked)
+        model = self._model_info(checked)
+        problem = validate_request(checked, model=model)
+        if problem is None:
+            rec.analysis = self.cache.analyse(checked)
+            rec.prompt_tokens = rec.analysis.usage.total
+            limit = self.context_window
+            if limit is None and model is not None:
+                limit = model.get("max_input_tokens")
+            if window and limit is not None and rec.prompt_tokens > limit:
+                problem = f"prompt is too long: {rec.prompt_tokens} tokens > {limit} maximum"
         if problem is not None:
             rec.outcome = "rejected"
             log.info("fake API: rejected request %d: %s", rec.index, problem)
@@ -594,14 +630,55 @@ class FakeMessagesAPI:
             return False
         return True
 
+    def _model_info(self, body: Any) -> dict[str, Any] | None:
+        if self.models is None or not isinstance(body, dict):
+            return None
+        return self.models.get(str(body.get("model")))
+
+    async def _handle_models(
+        self, rec: RecordedRequest, writer: asyncio.StreamWriter, path: str
+    ) -> bool:
+        if self.require_api_key and not self._has_api_key(rec.headers):
+            rec.outcome = "rejected"
+            await self._send_error(
+                writer, rec, 401, "authentication_error", "x-api-key header is required"
+            )
+            return True
+        if self.models is None:
+            rec.outcome = "not_found"
+            await self._send_error(writer, rec, 404, "not_found_error", f"Not found: GET {path}")
+            return True
+        if path == "/v1/models":
+            data = list(self.models.values())
+            page = {
+                "data": data,
+                "has_more": False,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+            }
+            payload = json.dumps(page).encode()
+        else:
+            model_id = urllib.parse.unquote(path[len("/v1/models/") :])
+            info = self.models.get(model_id)
+            if info is None:
+                rec.outcome = "not_found"
+                await self._send_error(writer, rec, 404, "not_found_error", f"model: {model_id}")
+                return True
+            payload = json.dumps(info).encode()
+        rec.outcome = "models"
+        rec.status = 200
+        await self._write_json(writer, 200, payload, rec.request_id, keep_alive=True, rec=rec)
+        return True
+
     async def _handle_count_tokens(
         self, rec: RecordedRequest, writer: asyncio.StreamWriter
     ) -> bool:
-        if not await self._precheck(rec, writer, defaults={"max_tokens": 1}):
+        # Counting needs no max_tokens (a large one passes the thinking budget rule) and is
+        # not limited by the context window: it is how a client learns it is over.
+        if not await self._precheck(rec, writer, defaults={"max_tokens": 1 << 30}, window=False):
             return True
-        body: dict[str, Any] = rec.body
         rec.outcome = "count_tokens"
-        total = self.cache.peek(body).total
+        total = rec.prompt_tokens or 0
         payload = json.dumps({"input_tokens": total}).encode()
         rec.status = 200
         await self._write_json(writer, 200, payload, rec.request_id, keep_alive=True, rec=rec)
@@ -666,18 +743,47 @@ class FakeMessagesAPI:
             raise _Closed
         if isinstance(step, Reply):
             rec.outcome = "reply"
+            problem = _reply_problem(body, step)
+            if problem is not None:
+                rec.outcome = "step_failed"
+                why = f"fake API: step {rec.step_index}: {problem}"
+                log.error("%s", why)
+                await self._send_error(writer, rec, 500, "api_error", why)
+                return True
             content = self._materialize(step.content)
-            usage = self._usage(body, content, step.usage)
+            if _thinking_kind(body) == "enabled" and (
+                not content or content[0].get("type") not in ("thinking", "redacted_thinking")
+            ):
+                # With thinking enabled the real model always thinks first.
+                content.insert(0, self._sign({"type": "thinking", "thinking": "Thinking it over."}))
+            stop_reason = step.effective_stop_reason
+            cut = (
+                stop_reason == "max_tokens" and bool(content) and content[-1]["type"] == "tool_use"
+            )
+            usage = self._usage(rec, content, step.usage)
+            if stop_reason == "max_tokens" and not (step.usage and "output_tokens" in step.usage):
+                usage["output_tokens"] = int(body["max_tokens"])
             rec.usage = usage
+            details = step.stop_details
+            if details is None and stop_reason == "refusal":
+                details = {
+                    "type": "refusal",
+                    "category": None,
+                    "explanation": "This request was declined.",
+                }
             if not rec.streamed:
-                message = self._message(body, content, step.effective_stop_reason, usage)
+                if cut:  # the JSON was never finished: nothing of the input is usable
+                    content[-1] = {**content[-1], "input": {}}
+                message = self._message(body, content, stop_reason, usage)
+                if details is not None:
+                    message["stop_details"] = dict(details)
                 payload = json.dumps(message, ensure_ascii=False).encode()
                 rec.status = 200
                 await self._write_json(
                     writer, 200, payload, rec.request_id, keep_alive=True, rec=rec
                 )
                 return True
-            frames = self._frames(body, content, step.effective_stop_reason, usage)
+            frames = self._frames(body, content, stop_reason, usage, cut=cut, details=details)
             await self._stream(writer, rec, frames, step.chunk_delay, end=True)
             return True
         if isinstance(step, StreamError):
@@ -688,7 +794,7 @@ class FakeMessagesAPI:
                 await self._send_error(writer, rec, status, step.error_type, step.effective_message)
                 return True
             content = self._materialize(step.content)
-            usage = self._usage(body, content, None)
+            usage = self._usage(rec, content, None)
             rec.usage = usage
             frames = self._cut_frames(body, content, usage, step.after_blocks, step.partial)
             frames.append(
@@ -708,7 +814,7 @@ class FakeMessagesAPI:
         rec.outcome = "drop"
         if rec.streamed:
             content = self._materialize(step.content)
-            usage = self._usage(body, content, None)
+            usage = self._usage(rec, content, None)
             rec.usage = usage
             frames = self._cut_frames(body, content, usage, step.after_blocks, step.partial)
             await self._stream(writer, rec, frames, 0.0, end=False)
@@ -724,17 +830,25 @@ class FakeMessagesAPI:
             if block.get("type") == "tool_use" and "id" not in block:
                 self._tool_counter += 1
                 block["id"] = f"toolu_{self._id_prefix}_{self._tool_counter}"
-            out.append(block)
+            out.append(self._sign(block))
         return out
+
+    @staticmethod
+    def _sign(block: dict[str, Any]) -> dict[str, Any]:
+        if block.get("type") == "thinking":
+            block["signature"] = sign_thinking(block["thinking"])
+        elif block.get("type") == "redacted_thinking":
+            block["data"] = redacted_data(str(block.get("data", "")))
+        return block
 
     def _usage(
         self,
-        body: dict[str, Any],
+        rec: RecordedRequest,
         content: list[dict[str, Any]],
         override: Any,
     ) -> dict[str, int]:
-        cache: CacheUsage = self.cache.process(body)
-        usage = cache.as_dict()
+        assert rec.analysis is not None  # set by _precheck for every answered request
+        usage = self.cache.commit(rec.analysis).as_dict()
         usage["output_tokens"] = max(1, sum(estimate_tokens(b) for b in content))
         if override:
             usage.update({k: int(v) for k, v in dict(override).items()})
@@ -763,15 +877,21 @@ class FakeMessagesAPI:
         }
 
     def _frame_groups(
-        self, body: dict[str, Any], content: list[dict[str, Any]], usage: dict[str, int]
+        self,
+        body: dict[str, Any],
+        content: list[dict[str, Any]],
+        usage: dict[str, int],
+        *,
+        cut: bool = False,
     ) -> list[list[_Frame]]:
         start_message = self._message(body, [], "", {**usage, "output_tokens": 1})
         start_message["stop_reason"] = None
         groups: list[list[_Frame]] = [
             [("message_start", {"type": "message_start", "message": start_message}, False)]
         ]
+        last = len(content) - 1
         for index, block in enumerate(content):
-            groups.append(_block_frames(index, block))
+            groups.append(_block_frames(index, block, cut=cut and index == last))
         if len(groups) > 1:
             groups[1].insert(1, _ping())
         else:
@@ -784,16 +904,19 @@ class FakeMessagesAPI:
         content: list[dict[str, Any]],
         stop_reason: str,
         usage: dict[str, int],
+        *,
+        cut: bool = False,
+        details: Mapping[str, Any] | None = None,
     ) -> list[_Frame]:
-        frames = [f for group in self._frame_groups(body, content, usage) for f in group]
+        groups = self._frame_groups(body, content, usage, cut=cut)
+        frames = [f for group in groups for f in group]
+        delta: dict[str, Any] = {"stop_reason": stop_reason, "stop_sequence": None}
+        if details is not None:
+            delta["stop_details"] = dict(details)
         frames.append(
             (
                 "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                    "usage": usage,
-                },
+                {"type": "message_delta", "delta": delta, "usage": usage},
                 False,
             )
         )
@@ -922,3 +1045,21 @@ class FakeMessagesAPI:
         ]
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
         await writer.drain()
+
+
+def _thinking_kind(body: Mapping[str, Any]) -> str | None:
+    config = body.get("thinking")
+    if isinstance(config, Mapping) and config.get("type") in ("enabled", "adaptive"):
+        return str(config["type"])
+    return None
+
+
+def _reply_problem(body: Mapping[str, Any], step: Reply) -> str | None:
+    """A scripted reply the real model could not give to this request (a script mistake)."""
+    kinds = {b.get("type") for b in step.content}
+    choice = body.get("tool_choice")
+    if "tool_use" in kinds and isinstance(choice, Mapping) and choice.get("type") == "none":
+        return "the reply calls a tool but the request's tool_choice is none"
+    if kinds & {"thinking", "redacted_thinking"} and _thinking_kind(body) is None:
+        return "the reply has thinking blocks but the request did not turn thinking on"
+    return None

@@ -1,7 +1,9 @@
 """Request validation with the real Messages API's rules and (approximate) wording.
 
-``validate_request(body)`` is a pure function: it returns the error message the fake answers
-with (HTTP 400 ``invalid_request_error``), or ``None`` when the request is acceptable.
+``validate_request(body, model=...)`` is a pure function: it returns the error message the fake
+answers with (HTTP 400 ``invalid_request_error``), or ``None`` when the request is acceptable.
+``model`` is the ModelInfo (``plansight.fakeapi.models.model_info``) of the model the request
+names, when the fake knows it: it decides which kinds of thinking are accepted.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from plansight.fakeapi.signing import valid_redacted_data, valid_signature
 
 __all__ = ["MAX_CACHE_BREAKPOINTS", "validate_request"]
 
@@ -62,6 +66,8 @@ _ASSISTANT_ONLY = frozenset(
 _USER_ONLY = frozenset({"tool_result", "container_upload"})
 
 EMPTY_TEXT = "messages: text content blocks must be non-empty"
+WHITESPACE_TEXT = "messages: text content blocks must contain non-whitespace text"
+THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 EMPTY_CONTENT = (
     "messages: all messages must have non-empty content except for the optional final "
     "assistant message"
@@ -82,10 +88,10 @@ class _Turn:
     first_index: int = 0
 
 
-def validate_request(body: object) -> str | None:
+def validate_request(body: object, *, model: Mapping[str, Any] | None = None) -> str | None:
     """The 400 message the real API would give for this request body, or None if valid."""
     try:
-        _validate(body)
+        _validate(body, model)
     except _Invalid as exc:
         return str(exc)
     return None
@@ -99,16 +105,18 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _validate(body: object) -> None:
+def _validate(body: object, model: Mapping[str, Any] | None) -> None:
     if not isinstance(body, dict):
         raise _Invalid("The request body must be a JSON object")
     _check_model_and_limits(body)
+    thinking = _check_thinking_config(body, model)
     counter = _CacheControlCounter()
     tools = _check_tools(body.get("tools"), counter)
     _check_system(body.get("system"), counter)
     turns = _check_messages(body.get("messages"), counter)
     _check_tool_pairing(turns, has_tools=bool(tools))
     _check_tool_choice(body.get("tool_choice"), tools)
+    _check_thinking_blocks(turns, thinking)
     top = body.get("cache_control")
     if top is not None:
         _check_cache_control(top, "cache_control")
@@ -224,6 +232,8 @@ def _check_system(system: object, counter: _CacheControlCounter) -> None:
             raise _Invalid(f"{path}.text: Input should be a valid string")
         if not text:
             raise _Invalid("system: text content blocks must be non-empty")
+        if not text.strip():
+            raise _Invalid("system: text content blocks must contain non-whitespace text")
         counter.visit(block, path)
 
 
@@ -256,6 +266,8 @@ def _check_messages(messages: object, counter: _CacheControlCounter) -> list[_Tu
             if not content and not final_assistant:
                 raise _Invalid(EMPTY_CONTENT)
             blocks = [{"type": "text", "text": content}] if content else []
+            if content:
+                _check_text(blocks[0], f"{path}.content")
         elif isinstance(content, list):
             if not content and not final_assistant:
                 raise _Invalid(EMPTY_CONTENT)
@@ -334,6 +346,13 @@ def _check_block(block: object, path: str, role: str, counter: _CacheControlCoun
             raise _Invalid(f"{path}.thinking: Field required")
         if not isinstance(block.get("signature"), str):
             raise _Invalid(f"{path}.signature: Field required")
+        if not valid_signature(block["thinking"], block["signature"]):
+            raise _Invalid(f"{path}: Invalid `signature` in `thinking` block")
+    elif kind == "redacted_thinking":
+        if not isinstance(block.get("data"), str):
+            raise _Invalid(f"{path}.data: Field required")
+        if not valid_redacted_data(block["data"]):
+            raise _Invalid(f"{path}: Invalid `data` in `redacted_thinking` block")
     elif kind in ("image", "document") and not isinstance(block.get("source"), dict):
         raise _Invalid(f"{path}.source: Field required")
     counter.visit(block, path)
@@ -345,6 +364,8 @@ def _check_text(block: dict[str, Any], path: str) -> None:
         raise _Invalid(f"{path}.text: Input should be a valid string")
     if not text:
         raise _Invalid(EMPTY_TEXT)
+    if not text.strip():
+        raise _Invalid(WHITESPACE_TEXT)
 
 
 def _check_tool_pairing(turns: list[_Turn], *, has_tools: bool) -> None:
@@ -418,3 +439,99 @@ def _check_tool_choice(choice: object, tools: list[str]) -> None:
             raise _Invalid(f"tool_choice: tool '{name}' was not found in the `tools` list")
     if kind in ("any", "tool") and not tools:
         raise _Invalid("tool_choice: may only be specified while providing tools")
+
+
+def _supports(model: Mapping[str, Any] | None, kind: str) -> bool:
+    if model is None:
+        return True
+    try:
+        return bool(model["capabilities"]["thinking"]["types"][kind]["supported"])
+    except (KeyError, TypeError):
+        return True
+
+
+def _check_thinking_config(body: dict[str, Any], model: Mapping[str, Any] | None) -> str | None:
+    """The kind of thinking the request turns on ("enabled", "adaptive"), or None."""
+    config = body.get("thinking")
+    if config is None:
+        return None
+    if not isinstance(config, dict):
+        raise _Invalid("thinking: Input should be a valid dictionary")
+    kind = config.get("type")
+    if kind not in ("enabled", "adaptive", "disabled", "between_tools"):
+        raise _Invalid(
+            f"thinking: Input tag '{kind}' found using 'type' does not match any of the "
+            "expected tags: 'adaptive', 'between_tools', 'disabled', 'enabled'"
+        )
+    if kind in ("disabled", "between_tools"):
+        return None
+    if not _supports(model, kind):
+        hint = (
+            ' Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'
+            if kind == "enabled"
+            else ' Use "thinking.type.enabled" with "budget_tokens".'
+        )
+        raise _Invalid(f'"thinking.type.{kind}" is not supported for this model.{hint}')
+    if kind == "enabled":
+        budget = config.get("budget_tokens")
+        if budget is None:
+            raise _Invalid("thinking.enabled.budget_tokens: Field required")
+        if not _is_int(budget):
+            raise _Invalid("thinking.enabled.budget_tokens: Input should be a valid integer")
+        if budget < 1024:
+            raise _Invalid(
+                "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+            )
+        if body["max_tokens"] <= budget:
+            raise _Invalid(
+                "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+                f"documentation at {THINKING_DOCS}#max-tokens-and-context-window-size"
+            )
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+        raise _Invalid("Thinking may not be enabled when tool_choice forces tool use.")
+    temperature = body.get("temperature")
+    if temperature is not None and temperature != 1:
+        raise _Invalid(
+            "`temperature` may only be set to 1 when thinking is enabled or in "
+            f"interleaved mode. Please consult our documentation at {THINKING_DOCS}"
+        )
+    return str(kind)
+
+
+_THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def _check_thinking_blocks(turns: list[_Turn], thinking: str | None) -> None:
+    if not turns:
+        return
+    last = turns[-1]
+    if thinking is None:
+        if last.role == "assistant":
+            for i, j, block in last.blocks:
+                if block.get("type") in _THINKING_TYPES:
+                    raise _Invalid(
+                        f"messages.{i}.content.{j}: When thinking is disabled, an `assistant` "
+                        "message in the final position cannot contain `thinking`. To use "
+                        "thinking blocks, enable `thinking` in your request."
+                    )
+        return
+    if thinking != "enabled" or last.role != "user" or len(turns) < 2:
+        return
+    # In a tool-use loop the assistant turn whose tool results end the request must start
+    # with its thinking block (the model's reasoning for those calls, sent back as it was).
+    if not any(b.get("type") == "tool_result" for _, _, b in last.blocks):
+        return
+    previous = turns[-2]
+    if not previous.blocks:
+        return
+    i, j, first = previous.blocks[0]
+    if first.get("type") not in _THINKING_TYPES:
+        raise _Invalid(
+            f"messages.{i}.content.{j}.type: Expected `thinking` or `redacted_thinking`, but "
+            f"found `{first.get('type')}`. When `thinking` is enabled, a final `assistant` "
+            "message must start with a thinking block (preceeding the lastmost set of "
+            "`tool_use` and `tool_result` blocks). We recommend you include thinking blocks "
+            "from previous turns. To avoid this requirement, disable `thinking`. Please "
+            f"consult our documentation at {THINKING_DOCS}"
+        )
