@@ -17,7 +17,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from plansight.fakeapi import FakeMessagesAPI
-from plansight.lsp.payloads import to_plain
+from plansight.protocol import to_plain
 
 
 @dataclass

@@ -30,10 +30,10 @@ async def editor(hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Pat
     await handle.stop()
 
 
-async def test_initialize_announces_protocol_v1_and_document_sync(editor: EditorHandle) -> None:
+async def test_initialize_announces_protocol_v2_and_document_sync(editor: EditorHandle) -> None:
     assert editor.init_result is not None
     caps = editor.init_result.capabilities
-    assert caps.experimental == {"plansight": {"version": 1}}
+    assert caps.experimental == {"plansight": {"version": 2}}
     sync = caps.text_document_sync
     kind = sync.change if isinstance(sync, types.TextDocumentSyncOptions) else sync
     assert kind in (types.TextDocumentSyncKind.Full, types.TextDocumentSyncKind.Incremental)

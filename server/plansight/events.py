@@ -1,6 +1,8 @@
 """Everything the engine reports while it works. Listeners (the LSP layer, tests) subscribe.
 
-Each event's `type` is the name it carries on the wire in `plansight/event`.
+Each event's `type` is the name it carries on the wire in `plansight/event`; those that go
+there become their payload field by field (`plansight.protocol.event_payload`: camelCase
+names, fields marked `LOCAL` left out). The others are for listeners in the server.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from plansight.plan import TodoState
+from plansight.protocol import LOCAL
 
 log = logging.getLogger(__name__)
 
-RunStatus = Literal["done", "cancelled", "error", "limit"]
+RunStatus = Literal["done", "cancelled", "error", "limit", "refused"]
 
 
 @dataclass
@@ -112,7 +115,7 @@ class Reminder:
     text: str
     level: int  # 1: 3-5 rounds without a plan update, 2: from 6, 3: from 9
     rounds: int
-    location: Location | None
+    location: Location | None = field(metadata=LOCAL)  # shown as a diagnostic, not sent
     type: str = "reminder"
 
 

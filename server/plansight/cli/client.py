@@ -29,17 +29,18 @@ from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
 from plansight import __version__
-from plansight.lsp.payloads import to_plain
+from plansight.protocol import (
+    APPROVE_COMMAND,
+    EVENT,
+    REQUEST_CANCELLED,
+    REVIEW_EDIT,
+    RUN,
+    SCRATCHPAD,
+    TODOS,
+    to_plain,
+)
 
 log = logging.getLogger(__name__)
-
-RUN = "plansight/run"
-TODOS = "plansight/todos"
-SCRATCHPAD = "plansight/scratchpad"
-EVENT = "plansight/event"
-REVIEW_EDIT = "plansight/reviewEdit"
-APPROVE_COMMAND = "plansight/approveCommand"
-REQUEST_CANCELLED = -32800
 
 ACCEPT_WORDS = frozenset({"a", "accept", "y", "yes"})
 REJECT_WORDS = frozenset({"r", "reject", "n", "no"})

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from plansight.hooks import CommandDecision, CommandRequest, EditDecision, EditProposal
-from plansight.lsp.payloads import APPROVE_COMMAND, REVIEW_EDIT, InitOptions, field_of, to_plain
+from plansight.protocol import APPROVE_COMMAND, REVIEW_EDIT, InitOptions, client_offers, field_of
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -34,9 +34,7 @@ class EditorBridge:
     # Capabilities ----------------------------------------------------------------------
     def client_offers(self, name: str) -> bool:
         caps = self.server.client_capabilities
-        experimental = to_plain(caps.experimental) if caps is not None else None
-        plansight = experimental.get("plansight") if isinstance(experimental, dict) else None
-        return isinstance(plansight, dict) and plansight.get(name) is True
+        return caps is not None and client_offers(caps.experimental, name)
 
     # DocumentSource ----------------------------------------------------------------------
     def open_text(self, path: Path) -> str | None:

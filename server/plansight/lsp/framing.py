@@ -27,16 +27,13 @@ from typing import Any, BinaryIO
 
 from pygls.protocol import JsonRPCProtocol
 
+from plansight.protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 MAX_HEADER_LINE = 64 * 1024
 _BODY_CHUNK = 1 << 20
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 
 # At the end of the line: bytes left over from a message with a wrong length may precede it.
 _CONTENT_LENGTH = re.compile(rb"Content-Length:[ \t]*([^\r\n]*?)[ \t]*\r?\n\Z", re.IGNORECASE)

@@ -36,11 +36,12 @@ from plansight.lsp.diagnostics import ReminderDiagnostics
 from plansight.lsp.editor import EditorBridge, path_uri
 from plansight.lsp.framing import read_messages
 from plansight.lsp.logs import LogMessageHandler
-from plansight.lsp.payloads import (
+from plansight.lsp.progress import RunProgress
+from plansight.plan import PlanError, StalePlanError
+from plansight.protocol import (
     EDIT_PLAN,
     EVENT,
     INVALID_PARAMS,
-    PROTOCOL_VERSION,
     REQUEST_FAILED,
     RESET,
     RUN,
@@ -50,10 +51,9 @@ from plansight.lsp.payloads import (
     InitOptions,
     event_payload,
     field_of,
+    server_capability,
     to_plain,
 )
-from plansight.lsp.progress import RunProgress
-from plansight.plan import PlanError, StalePlanError
 
 if TYPE_CHECKING:
     from plansight.session import Session
@@ -71,7 +71,7 @@ class PlansightProtocol(LanguageServerProtocol):
         # pygls's capability builder drops `experimental`; announce the protocol here.
         experimental = result.capabilities.experimental
         merged = dict(experimental) if isinstance(experimental, dict) else {}
-        merged["plansight"] = {"version": PROTOCOL_VERSION}
+        merged["plansight"] = server_capability()
         result.capabilities.experimental = merged
         return result
 
@@ -119,6 +119,8 @@ class PlansightServer(LanguageServer):
         from plansight.storage import SessionStore, default_storage_dir
 
         self.options = InitOptions.parse(params.initialization_options)
+        for problem in self.options.problems:
+            log.warning("%s", problem)
         root = workspace_root(params)
         self.bridge = EditorBridge(self, self.options)
         settings = SessionSettings(
@@ -127,7 +129,7 @@ class PlansightServer(LanguageServer):
         )
         if timeout := api_timeout_from_env():
             settings.timeout = timeout
-        if (model := self.options.resolved_model()) is not None:
+        if (model := self.options.model or os.environ.get("PLANSIGHT_MODEL")) is not None:
             settings.model = model
         if self.options.max_rounds is not None:
             settings.max_rounds = self.options.max_rounds
