@@ -77,8 +77,8 @@ def session_script() -> list[ScriptStep]:
             "edit_file",
             {
                 "path": "storage.py",
-                "old_text": "def write_atomic(path: Path, data: bytes) -> None:",
-                "new_text": "def write_atomic(path: Path, data: bytes) -> None:  # temp + rename",
+                "old_text": "class SessionStore:",
+                "new_text": "class SessionStore:  # each part replaced atomically",
             },
         ),
         step("Where is async used?", "grep", {"pattern": "async def"}),

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plansight.atomic import TEMP_SUFFIX
 from plansight.fakeapi import FakeMessagesAPI, Step, reply, text_reply
-from plansight.workspace import TEMP_SUFFIX
 
 from conftest import strip_cache_control
 from lsp_harness import EditorHandle, start_editor
@@ -267,12 +267,12 @@ async def test_kill_9_at_random_points_never_tears_files_or_the_session(
 DIE_MID_SAVE = """
 import os, signal, sys
 from pathlib import Path
-from plansight import workspace
+from plansight import atomic
 def die(src, dst):
     os.kill(os.getpid(), signal.SIGKILL)
-workspace.os.replace = die
+atomic.os.replace = die
 root = Path(sys.argv[1])
-workspace._atomic_write(root, root / "hello.py", b"half of the new text", 0o644, None)
+atomic.write_atomic(root / "hello.py", b"half of the new text", mode=0o644, durable=True)
 """
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from plansight.atomic import TEMP_SUFFIX
 from plansight.events import PlanChanged
 from plansight.session import Session, SessionSettings
 from plansight.storage import SessionStore, default_storage_dir
@@ -23,12 +27,26 @@ def test_default_storage_is_per_workspace_and_outside_it(
     assert not default_storage_dir(a).is_relative_to(a)
 
 
+# Another server, killed by SIGKILL between writing its temporary file and the rename.
+KILLED_MID_SAVE = """
+import os, signal, sys
+from pathlib import Path
+from plansight import atomic
+from plansight.storage import SessionStore
+atomic.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
+SessionStore(Path(sys.argv[1])).save("plan", {"items": [], "version": 99})
+"""
+
+
 def test_a_session_round_trips_and_drops_leftovers_of_a_killed_save(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "store")
     first = Session(tmp_path, SessionSettings(), store=store)
     first.edit_plan([{"id": "1", "text": "keep me", "status": "in_progress"}])
-    leftover = store.directory / ".plan.json.abc123.tmp"
-    leftover.write_text('{"items": [{"id": "1", "te')  # a save cut short by kill -9
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_SAVE, str(store.directory)], check=False, timeout=60
+    )
+    assert killed.returncode == -signal.SIGKILL
+    [leftover] = [p for p in store.directory.iterdir() if p.name.endswith(TEMP_SUFFIX)]
 
     second = Session(tmp_path, SessionSettings(), store=SessionStore(tmp_path / "store"))
     seen: list[object] = []

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from plansight.atomic import TEMP_SUFFIX
 from plansight.workspace import (
-    TEMP_SUFFIX,
     BinaryFileError,
     FileMissingError,
     NotAFileError,

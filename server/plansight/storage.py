@@ -1,7 +1,8 @@
 """Saving a session (plan, scratchpad, conversation, usage) so a restarted server picks it up.
 
-Plan, scratchpad and usage are small JSON files, replaced atomically (temp file + rename in the
-same folder), so a kill -9 at any moment leaves either the old or the new file. The
+Plan, scratchpad and usage are small JSON files, replaced atomically (`plansight.atomic`: temp
+file + rename in the same folder, no fsync), so a kill -9 at any moment leaves either the old or
+the new file. The
 conversation grows every round, so rewriting it whole would cost more each round: it is a JSON
 Lines log, one message per line, each appended with a single write() (which kill -9 cannot cut
 in half), and rewritten atomically only when an earlier message changed.
@@ -13,9 +14,10 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from plansight.atomic import remove_leftovers, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -31,16 +33,9 @@ def default_storage_dir(workspace_root: Path) -> Path:
     return Path(state_home) / "plansight" / "workspaces" / f"{workspace_root.name}-{digest}"
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def _replace(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, data)
 
 
 class SessionStore:
@@ -52,12 +47,11 @@ class SessionStore:
         return self.directory / f"{part}.json"
 
     def save(self, part: str, value: Any) -> None:
-        write_atomic(self._path(part), json.dumps(value, ensure_ascii=False).encode())
+        _replace(self._path(part), json.dumps(value, ensure_ascii=False).encode())
 
     def remove_leftovers(self) -> None:
         """Temporary files of saves a killed server never finished."""
-        for leftover in self.directory.glob(".*.json.*.tmp"):
-            leftover.unlink(missing_ok=True)
+        remove_leftovers(self.directory)
 
     def load(self, part: str) -> Any | None:
         path = self._path(part)
@@ -140,7 +134,7 @@ class ConversationLog:
 
     def rewrite(self, messages: list[Any]) -> None:
         self._saved = [json.dumps(m, ensure_ascii=False) for m in messages]
-        write_atomic(self.path, "".join(f"{line}\n" for line in self._saved).encode())
+        _replace(self.path, "".join(f"{line}\n" for line in self._saved).encode())
 
     def clear(self) -> None:
         self._saved = []

@@ -9,8 +9,8 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plansight.atomic import is_temp_file
 from plansight.gitignore import GitIgnore
-from plansight.workspace import TEMP_SUFFIX
 
 if TYPE_CHECKING:
     from watchfiles import Change, DefaultFilter
@@ -53,7 +53,7 @@ class WorkspaceFilter:
         if not self.default(change, path):
             return False
         candidate = Path(path)
-        if candidate.name.endswith(TEMP_SUFFIX):
+        if is_temp_file(candidate.name):
             return False  # our own atomic writes' temporary files
         if candidate.name == ".gitignore":
             self.gitignore.invalidate()

@@ -12,15 +12,14 @@ import errno
 import hashlib
 import logging
 import os
-import re
 import stat
-import tempfile
 from collections import deque
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from plansight.atomic import write_atomic
 from plansight.hooks import DocumentSource
 
 log = logging.getLogger(__name__)
@@ -31,11 +30,6 @@ _CHUNK = 1 << 20
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _NEW_FILE_MODE = 0o644
 _VERSIONS_KEPT = 16
-# Atomic writes go through a hidden temporary file next to the target, named with this suffix
-# (so that a watcher can ignore it) and the writer's process id (so that the file of a writer
-# killed mid-save can be told from one being written: `remove_stale_temp_files`).
-TEMP_SUFFIX = ".plansight-tmp"
-_TEMP_NAME = re.compile(r"\..+\.(\d+)\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX))
 
 
 class WorkspaceError(Exception):
@@ -319,9 +313,7 @@ class Workspace:
         mode = base.mode if base.mode is not None else _NEW_FILE_MODE & ~_umask()
         path = base.target.path
         task = asyncio.ensure_future(
-            asyncio.to_thread(
-                _atomic_write, self._root, path, text.encode("utf-8"), mode, base.owner
-            )
+            asyncio.to_thread(_write_file, self._root, path, text.encode("utf-8"), mode, base.owner)
         )
 
         def remember(done: asyncio.Future[FileSnapshot]) -> None:
@@ -404,72 +396,18 @@ def _read_error(target: WorkspacePath, err: OSError) -> WorkspaceError:
     return WorkspaceError(f"{target.relative} cannot be read: {err.strerror or err}.")
 
 
-def _atomic_write(
+def _write_file(
     root: Path, path: Path, data: bytes, mode: int, owner: tuple[int, int] | None
 ) -> FileSnapshot:
-    """Write through a temporary file in the same folder and a rename: never half-written."""
+    """Create missing parents inside the root, then replace the file atomically and durably."""
     parent = path.parent
     if not parent.is_dir():
         parent.mkdir(parents=True, exist_ok=True)
         # A symlink created in the meantime must not carry the write outside.
         if not Path(os.path.realpath(parent)).is_relative_to(root):
             raise OutsideWorkspaceError(f"{path} is outside the workspace.")
-    fd, tmp = tempfile.mkstemp(
-        dir=parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX
-    )
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if owner is not None and owner != (os.getuid(), os.getgid()):
-                # Only root may give a file away; others keep what they can.
-                with suppress(PermissionError):
-                    os.fchown(fh.fileno(), *owner)
-            os.fchmod(fh.fileno(), mode)  # after chown, which may clear setuid/setgid bits
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-    st = os.stat(path)
+    st = write_atomic(path, data, mode=mode, owner=owner, durable=True)
     return FileSnapshot(st.st_size, st.st_mtime_ns, hashlib.sha256(data).digest())
-
-
-def remove_stale_temp_files(root: Path, skip_dirs: Iterable[str] = ()) -> list[Path]:
-    """Delete the temporary files of atomic writes whose process is gone (killed mid-save).
-
-    The target file itself is intact (the rename never happened); only the litter goes.
-    """
-    skip = set(skip_dirs)
-    removed: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in skip]
-        for name in filenames:
-            match = _TEMP_NAME.fullmatch(name)
-            if match is None or _process_alive(int(match.group(1))):
-                continue
-            path = Path(dirpath) / name
-            with suppress(OSError):
-                path.unlink()
-                removed.append(path)
-    return removed
-
-
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    except (OverflowError, OSError):
-        return False
-    with suppress(OSError, IndexError):  # a zombie (killed, not yet reaped) is gone too
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    return True
 
 
 def _stale_error(target: WorkspacePath) -> StaleFileError:

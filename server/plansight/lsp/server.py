@@ -264,11 +264,11 @@ class PlansightServer(LanguageServer):
 
 def remove_leftovers(root: Path) -> None:
     """The temporary files of writes a killed server never finished (off the event loop)."""
+    from plansight.atomic import remove_leftovers as remove_temp_files
     from plansight.watcher import IGNORED_DIRS
-    from plansight.workspace import remove_stale_temp_files
 
     try:
-        removed = remove_stale_temp_files(root, IGNORED_DIRS)
+        removed = remove_temp_files(root, IGNORED_DIRS)
     except Exception:
         log.exception("could not look for temporary files left by an interrupted write")
         return
