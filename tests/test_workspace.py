@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import stat
 import tracemalloc
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from plansight.atomic import TEMP_SUFFIX
 from plansight.workspace import (
@@ -23,7 +20,6 @@ from plansight.workspace import (
     StaleFileError,
     UnsavedChangesError,
     Workspace,
-    _scan_file,
 )
 
 
@@ -290,34 +286,6 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(
-    data=st.lists(
-        st.sampled_from([b"a", b"bc", b"\n", b"\r\n", b"\xc3\xa9", b"long" * 5]), max_size=60
-    ),
-    first=st.integers(min_value=0, max_value=25),
-    count=st.integers(min_value=0, max_value=25),
-    chunk_size=st.integers(min_value=1, max_value=16),
-)
-def test_scan_matches_a_plain_split(
-    tmp_path: Path, data: list[bytes], first: int, count: int, chunk_size: int
-) -> None:
-    """Chunk boundaries anywhere: the streamed window equals the lines of a plain split."""
-    content = b"".join(data)
-    target = tmp_path / "scan.txt"
-    target.write_bytes(content)
-    scan = _scan_file(target, first, count, 1 << 20, 12, chunk_size=chunk_size)
-    lines = content.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    assert scan.total_lines == len(lines)
-    expected = [(line[:12], len(line) > 12) for line in lines[first : first + count]]
-    assert scan.lines == expected
-    assert scan.snapshot.digest == hashlib.sha256(content).digest()
 
 
 async def test_a_started_write_completes_when_the_caller_is_cancelled(root: Path) -> None:

@@ -1,5 +1,8 @@
 """Filesystem access confined to one folder: path checks, paged reads, staleness, atomic writes.
 
+How a page of lines is cut from a file is `plansight.textpages`'s; the atomic write itself is
+`plansight.atomic`'s.
+
 Knows nothing of tools or models. Every error is a `WorkspaceError` whose message is written so
 that whoever shows it (the model, a user) knows what to do next.
 """
@@ -7,7 +10,6 @@ that whoever shows it (the model, a user) knows what to do next.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import errno
 import hashlib
 import logging
@@ -21,10 +23,10 @@ from pathlib import Path
 
 from plansight.atomic import write_atomic
 from plansight.hooks import DocumentSource
+from plansight.textpages import Scan, TextPage, page_from_scan, page_from_text, scan_lines
 
 log = logging.getLogger(__name__)
 
-_CHUNK = 1 << 20
 # Open flags for reads: never follow a symlink swapped in after the path was checked, and never
 # block on a FIFO.
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -82,25 +84,6 @@ class FileSnapshot:
 
 
 @dataclass(frozen=True)
-class TextPage:
-    """A window of a file's lines, as returned by `Workspace.read_page`."""
-
-    target: WorkspacePath
-    first_line: int  # 1-based number of lines[0]
-    lines: tuple[str, ...]  # without line endings, long lines cut to max_line_chars
-    total_lines: int
-    truncated_lines: int  # how many of `lines` were cut
-    invalid_utf8: bool  # some shown bytes were not UTF-8 and are shown as U+FFFD
-    unsaved: bool  # the text is the editor's, which differs from the file on disk
-    size_capped: bool  # fewer lines than asked because of max_bytes
-
-    @property
-    def last_line(self) -> int:
-        """1-based number of the last line shown (first_line - 1 when none is)."""
-        return self.first_line + len(self.lines) - 1
-
-
-@dataclass(frozen=True)
 class EditBase:
     """What an edit starts from: the document as it is on disk, checked to be safe to replace."""
 
@@ -111,15 +94,6 @@ class EditBase:
     snapshot: FileSnapshot | None  # the disk state `text` came from (None for a new file)
     mode: int | None  # permission bits to keep (None for a new file)
     owner: tuple[int, int] | None  # uid and gid to keep, where we may (None for a new file)
-
-
-@dataclass
-class _Scan:
-    snapshot: FileSnapshot
-    binary: bool
-    total_lines: int
-    lines: list[tuple[bytes, bool]]  # (kept bytes, was cut)
-    size_capped: bool
 
 
 class Workspace:
@@ -184,20 +158,15 @@ class Workspace:
         target = self.resolve(path)
         self._check_regular_file(target)
         try:
-            scan = await asyncio.to_thread(
-                _scan_file,
-                target.path,
-                first_line - 1,
-                max_lines,
-                max_bytes,
-                max_line_chars * 4 + 4,
+            snapshot, scan = await asyncio.to_thread(
+                _scan_file, target.path, first_line - 1, max_lines, max_bytes, max_line_chars
             )
         except OSError as err:
             raise _read_error(target, err) from err
-        editor_text = self._unsaved_text(target, scan.snapshot.digest)
+        editor_text = self._unsaved_text(target, snapshot.digest)
         if editor_text is not None:
-            page = _page_from_text(
-                target, editor_text, first_line, max_lines, max_bytes, max_line_chars
+            page = page_from_text(
+                target.relative, editor_text, first_line, max_lines, max_bytes, max_line_chars
             )
         elif scan.binary:
             raise BinaryFileError(
@@ -205,8 +174,8 @@ class Workspace:
                 "text files only."
             )
         else:
-            page = _page_from_scan(target, scan, first_line, max_line_chars)
-        self._remember(target.path, scan.snapshot)
+            page = page_from_scan(target.relative, scan, first_line, max_line_chars)
+        self._remember(target.path, snapshot)
         return page
 
     async def read_text(self, path: str) -> str:
@@ -457,140 +426,10 @@ def _read_bytes(path: Path) -> tuple[bytes, os.stat_result]:
 
 
 def _scan_file(
-    path: Path,
-    first: int,
-    count: int,
-    max_bytes: int,
-    keep_bytes: int,
-    chunk_size: int = _CHUNK,
-) -> _Scan:
-    """One pass over the file: hash it, count its lines, keep lines [first, first + count).
-
-    Reads in chunks so that a huge file (or a huge line) never sits in memory whole.
-    """
+    path: Path, first: int, count: int, max_bytes: int, max_line_chars: int
+) -> tuple[FileSnapshot, Scan]:
     fd, st = _open_regular(path)
-    digest = hashlib.sha256()
-    lines: list[tuple[bytes, bool]] = []
-    end = first + count  # exclusive; shrinks when the byte budget runs out
-    budget = max_bytes
-    index = 0  # 0-based number of the line being read
-    current = bytearray()
-    current_len = 0
-    last = b"\n"
-    binary = size_capped = False
-    with os.fdopen(fd, "rb") as fh:
-        while chunk := fh.read(chunk_size):
-            digest.update(chunk)
-            if b"\0" in chunk:
-                binary = True
-                break
-            last = chunk[-1:]
-            pos, size = 0, len(chunk)
-            while pos < size:
-                if index >= end:
-                    index += chunk.count(b"\n", pos)
-                    break
-                if index < first:
-                    newlines = chunk.count(b"\n", pos)
-                    if index + newlines < first:
-                        index += newlines
-                        break
-                    while index < first:
-                        pos = chunk.index(b"\n", pos) + 1
-                        index += 1
-                    continue
-                newline = chunk.find(b"\n", pos)
-                stop = size if newline == -1 else newline
-                room = keep_bytes - len(current)
-                if room > 0:
-                    current += chunk[pos : min(stop, pos + room)]
-                current_len += stop - pos
-                if newline == -1:
-                    break
-                lines.append((bytes(current), current_len > keep_bytes))
-                budget -= len(current) + 1
-                current, current_len = bytearray(), 0
-                index += 1
-                pos = newline + 1
-                if budget <= 0 and index < end:
-                    end, size_capped = index, True
-        if not binary:
-            # A last line without a final newline still counts.
-            if last != b"\n":
-                if first <= index < end:
-                    lines.append((bytes(current), current_len > keep_bytes))
-                index += 1
-    snapshot = FileSnapshot(st.st_size, st.st_mtime_ns, digest.digest())
-    return _Scan(snapshot, binary, index, lines, size_capped)
-
-
-def _decode_line(raw: bytes, cut: bool) -> tuple[str, bool]:
-    """Decode one line; a line cut mid-character keeps its incomplete tail out of the text."""
-    decoder = codecs.getincrementaldecoder("utf-8")("strict")
-    try:
-        return decoder.decode(raw, final=not cut), False
-    except UnicodeDecodeError:
-        return codecs.getincrementaldecoder("utf-8")("replace").decode(raw, final=not cut), True
-
-
-def _page_from_scan(
-    target: WorkspacePath, scan: _Scan, first_line: int, max_line_chars: int
-) -> TextPage:
-    shown: list[str] = []
-    cut_count = 0
-    invalid = False
-    for raw, cut in scan.lines:
-        text, bad = _decode_line(raw, cut)
-        invalid |= bad
-        text = text.removesuffix("\r")
-        if cut or len(text) > max_line_chars:
-            text, cut = text[:max_line_chars], True
-        cut_count += cut
-        shown.append(text)
-    return TextPage(
-        target=target,
-        first_line=first_line,
-        lines=tuple(shown),
-        total_lines=scan.total_lines,
-        truncated_lines=cut_count,
-        invalid_utf8=invalid,
-        unsaved=False,
-        size_capped=scan.size_capped,
-    )
-
-
-def _page_from_text(
-    target: WorkspacePath,
-    text: str,
-    first_line: int,
-    max_lines: int,
-    max_bytes: int,
-    max_line_chars: int,
-) -> TextPage:
-    all_lines = text.split("\n")
-    if all_lines[-1] == "":
-        all_lines.pop()  # the final newline ends the last line; it does not start another
-    shown: list[str] = []
-    cut_count = 0
-    budget = max_bytes
-    size_capped = False
-    for line in all_lines[first_line - 1 : first_line - 1 + max_lines]:
-        if shown and budget <= 0:
-            size_capped = True
-            break
-        line = line.removesuffix("\r")
-        if len(line) > max_line_chars:
-            line = line[:max_line_chars]
-            cut_count += 1
-        budget -= len(line.encode()) + 1
-        shown.append(line)
-    return TextPage(
-        target=target,
-        first_line=first_line,
-        lines=tuple(shown),
-        total_lines=len(all_lines),
-        truncated_lines=cut_count,
-        invalid_utf8=False,
-        unsaved=True,
-        size_capped=size_capped,
-    )
+    with os.fdopen(fd, "rb") as handle:
+        # Keep enough bytes of each line for max_line_chars characters of up to 4 bytes each.
+        scan = scan_lines(handle, first, count, max_bytes, max_line_chars * 4 + 4)
+    return FileSnapshot(st.st_size, st.st_mtime_ns, scan.digest), scan

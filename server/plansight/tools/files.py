@@ -50,7 +50,7 @@ async def read_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
             max_bytes=READ_MAX_BYTES,
             max_line_chars=READ_MAX_LINE_CHARS,
         )
-    rel = page.target.relative
+    rel = page.path
     if page.total_lines == 0:
         ctx.touch(rel, 0, 0)
         return f"[{rel} is empty]"
