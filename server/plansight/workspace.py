@@ -178,19 +178,6 @@ class Workspace:
         self._remember(target.path, snapshot)
         return page
 
-    async def read_text(self, path: str) -> str:
-        """The whole text of a file, the editor's when it has unsaved changes. Not a read."""
-        target = self.resolve(path)
-        self._check_regular_file(target)
-        data, _ = await self._load(target)
-        editor_text = self._unsaved_text(target, hashlib.sha256(data).digest())
-        if editor_text is not None:
-            return editor_text
-        return data.decode("utf-8", errors="replace")
-
-    def has_read(self, path: str) -> bool:
-        return self.resolve(path).path in self._snapshots
-
     # ----- staleness ---------------------------------------------------------------------------
 
     def mark_stale(self, paths: Iterable[str | os.PathLike[str]]) -> list[str]:
