@@ -8,11 +8,15 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from plansight.events import Event, PlanDraft, Reminder, ReminderCleared, RunFinished, TextDelta
 from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, StreamError, reply
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.hooks import EditDecision, EditProposal
+from plansight.plan import PlanError, StalePlanError
+from plansight.session import Session, SessionSettings
 
 from conftest import block_types, make_session, strip_cache_control, user_texts
 
@@ -298,6 +302,28 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return False
+
+
+def test_a_user_plan_edit_is_told_once_and_a_refused_one_never(tmp_path: Path) -> None:
+    session = Session(tmp_path, SessionSettings())
+    notices, ctx = session.notices, session.ctx
+    with pytest.raises(PlanError):
+        session.edit_plan([{"id": "1", "text": "a", "status": "started"}])
+    with pytest.raises(StalePlanError):
+        session.edit_plan([{"id": "1", "text": "a", "status": "pending"}], version=7)
+    assert notices.drain(ctx) == []
+    session.edit_plan([{"id": "1", "text": "mine", "status": "pending"}])
+    [block] = notices.drain(ctx)
+    assert block["text"] == (
+        "<plan-update>The user edited your plan. It is now:\n[ ] #1: mine\n(0/1 completed)\n"
+        "Work from this plan.</plan-update>"
+    )
+    assert notices.drain(ctx) == []
+    # A new session starts with nothing to tell.
+    session.edit_plan([{"id": "1", "text": "again", "status": "pending"}])
+    session.files_changed([str(tmp_path / "f.txt")])
+    session.reset()
+    assert notices.drain(ctx) == []
 
 
 async def test_user_plan_edit_reaches_the_model_after_the_tool_results(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plansight.plan import STATUSES, Plan, PlanError, StalePlanError, complete_items, render
+from plansight.plan import STATUSES, Plan, PlanError, StalePlanError, render
 
 
 def items(*specs: tuple[str, str, str]) -> list[dict[str, Any]]:
@@ -82,16 +82,14 @@ def test_a_user_edit_on_a_stale_version_is_refused() -> None:
     with pytest.raises(StalePlanError, match="version"):
         plan.update_from_user(items(("1", "mine", "pending")), version=old)
     assert plan.state.items[0].text == "a"
-    assert not plan.user_changed_since_model_saw
 
 
-def test_user_edits_follow_the_same_rules_and_are_flagged_for_the_model() -> None:
+def test_user_edits_follow_the_same_rules() -> None:
     plan = Plan()
     with pytest.raises(PlanError, match="Only one item"):
         plan.update_from_user(items(("1", "a", "in_progress"), ("2", "b", "in_progress")))
     state = plan.update_from_user(items(("1", "a", "pending")))
     assert state.source == "user"
-    assert plan.user_changed_since_model_saw
     assert plan.model_updates == 0  # a user edit does not count as the model's update
 
 
@@ -159,14 +157,3 @@ def test_random_payloads_never_break_the_rules(payloads: list[Any]) -> None:
         else:
             assert update.state.version == before.version + 1
         assert_invariants(plan)
-
-
-def test_complete_items_of_a_streaming_plan() -> None:
-    full = (
-        '{"items": [{"id": "1", "text": "Say \\"hi\\" {now}", "status": "pending"}, {"id": "2", "te'
-    )
-    assert complete_items(full) == [{"id": "1", "text": 'Say "hi" {now}', "status": "pending"}]
-    assert complete_items('{"items": [') == []
-    assert complete_items("") == []
-    done = '{"items": [{"id": "1", "text": "a", "status": "pending"}], "x": {"id": 3}}'
-    assert complete_items(done) == [{"id": "1", "text": "a", "status": "pending"}]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from plansight.conversation import Block, Conversation, text_block, tool_result_block
 from plansight.events import (
@@ -27,7 +27,7 @@ from plansight.model import ModelClient, ModelError, ModelTurn
 from plansight.plan import TodoItem
 from plansight.reminders import ReminderCounter
 from plansight.tools.context import ToolContext
-from plansight.tools.registry import ToolOutcome, ToolRegistry
+from plansight.tools.registry import PreviewStream, ToolOutcome, ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +53,17 @@ def summarize(outcome: ToolOutcome) -> str:
 class Notices:
     """Things the model must hear at its next turn, added after the tool results."""
 
-    changed_files: set[str]
+    changed_files: set[str] = field(default_factory=set)  # by someone else than the agent
+    plan_edited: bool = False  # the user changed the plan since the model last saw it
+
+    def clear(self) -> None:
+        self.changed_files.clear()
+        self.plan_edited = False
 
     def drain(self, ctx: ToolContext) -> list[Block]:
         blocks: list[Block] = []
-        if ctx.plan.user_changed_since_model_saw:
-            ctx.plan.user_changed_since_model_saw = False
+        if self.plan_edited:
+            self.plan_edited = False
             blocks.append(
                 text_block(
                     "<plan-update>The user edited your plan. It is now:\n"
@@ -177,14 +182,16 @@ class AgentLoop:
         def on_text(text: str) -> None:
             self.events.emit(TextDelta(text))
 
-        streamed: dict[str, list[str]] = {}
+        previews: dict[str, PreviewStream | None] = {}
 
         def on_tool_input(tool_id: str, name: str, partial: str) -> None:
             self.events.emit(ToolInputDelta(tool_id, name, partial))
-            if self.tools.has_preview(name):  # only those tools pay for gathering the input
-                parts = streamed.setdefault(tool_id, [])
-                parts.append(partial)
-                self.tools.preview(self.ctx, name, "".join(parts))
+            if tool_id not in previews:
+                # Only the calls of tools with a preview pay for gathering their input.
+                previews[tool_id] = self.tools.preview_stream(self.ctx, name)
+            stream = previews[tool_id]
+            if stream is not None:
+                stream.feed(partial)
 
         return await self.model.stream_turn(
             system=self.system_prompt,

@@ -1,8 +1,12 @@
-"""The plan: a validated list of todo items, replaced whole by the model or the user."""
+"""The plan: a validated list of todo items, replaced whole by the model or the user.
+
+Only the plan itself lives here: its rules, its rendering, its versions and retries. Who must
+hear of a change (the model, the editor) and how a streaming call is previewed are not its
+business.
+"""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -136,8 +140,6 @@ class Plan:
     def __init__(self) -> None:
         self._state = TodoState(items=(), version=0, source="model")
         self.model_updates = 0  # accepted todo calls; the reminder counter watches this
-        self.user_changed_since_model_saw = False
-        self.draft_size = 0  # items of the todo call now streaming, already previewed
 
     @property
     def state(self) -> TodoState:
@@ -154,9 +156,7 @@ class Plan:
                 f"The plan changed (now version {self._state.version}, your edit was based on "
                 f"version {version}); reload it and edit again."
             )
-        update = self._replace(parse_items(raw), "user")
-        self.user_changed_since_model_saw = True
-        return update.state
+        return self._replace(parse_items(raw), "user").state
 
     def restore(self, items: list[TodoItem], version: int) -> TodoState:
         self._state = TodoState(items=tuple(items), version=version, source="restore")
@@ -164,7 +164,6 @@ class Plan:
 
     def clear(self) -> TodoState:
         self._state = TodoState(items=(), version=self._state.version + 1, source="user")
-        self.user_changed_since_model_saw = False
         return self._state
 
     def _replace(self, items: list[TodoItem], source: Source) -> PlanUpdate:
@@ -184,41 +183,3 @@ class Plan:
             items=tuple(counted), version=self._state.version + 1, source=source
         )
         return PlanUpdate(self._state, exhausted)
-
-
-def complete_items(partial_json: str) -> list[dict[str, Any]]:
-    """The item objects already complete in a streaming `{"items": [...` JSON text."""
-    start = partial_json.find("[")
-    if start == -1:
-        return []
-    found: list[dict[str, Any]] = []
-    depth = 0
-    in_string = escaped = False
-    item_start = -1
-    for index in range(start + 1, len(partial_json)):
-        char = partial_json[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == "{":
-            if depth == 0:
-                item_start = index
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0 and item_start != -1:
-                try:
-                    value = json.loads(partial_json[item_start : index + 1])
-                except ValueError:
-                    return found
-                if isinstance(value, dict):
-                    found.append(value)
-        elif char == "]" and depth == 0:
-            break
-    return found

@@ -147,13 +147,14 @@ class Session:
     def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
         """The user's change of the plan: same rules as the model's; PlanError on a bad plan."""
         state = self.plan.update_from_user(items, version)
+        self.notices.plan_edited = True  # the model hears of it at its next turn
         self.events.emit(PlanChanged(state))
         return state
 
     def reset(self) -> None:
         """Forget plan, scratchpad and conversation (and their stored copies)."""
         self.conversation.clear()
-        self.notices.changed_files.clear()
+        self.notices.clear()
         if self.store is not None:
             self.store.clear()
         self.events.emit(PlanChanged(self.plan.clear()))

@@ -1,17 +1,17 @@
-"""The `todo` tool: the model replaces its whole plan."""
+"""The `todo` tool: the model replaces its whole plan; its items show while the call streams."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from plansight.events import PlanChanged, PlanDraft
-from plansight.plan import MAX_ITEMS, MAX_RETRIES, STATUSES, PlanError, complete_items
+from plansight.plan import MAX_ITEMS, MAX_RETRIES, STATUSES, PlanError
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import Tool, ToolError
 
 
 async def todo(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
-    ctx.plan.draft_size = 0
     try:
         update = ctx.plan.update_from_model(tool_input.get("items"))
     except PlanError as err:
@@ -26,12 +26,56 @@ async def todo(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     return result
 
 
-def preview_todo(ctx: ToolContext, partial_json: str) -> None:
-    """Show the plan's items as each one finishes streaming, before the call completes."""
-    items = complete_items(partial_json)
-    if items and len(items) != ctx.plan.draft_size:
-        ctx.plan.draft_size = len(items)
-        ctx.events.emit(PlanDraft(tuple(items)))
+class TodoPreview:
+    """One streaming todo call: its items shown as each one finishes, before the call is done."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self._ctx = ctx
+        self._shown = 0  # items of this call already shown
+
+    def update(self, partial_json: str) -> None:
+        items = complete_items(partial_json)
+        if items and len(items) != self._shown:
+            self._shown = len(items)
+            self._ctx.events.emit(PlanDraft(tuple(items)))
+
+
+def complete_items(partial_json: str) -> list[dict[str, Any]]:
+    """The item objects already complete in a streaming `{"items": [...` JSON text."""
+    start = partial_json.find("[")
+    if start == -1:
+        return []
+    found: list[dict[str, Any]] = []
+    depth = 0
+    in_string = escaped = False
+    item_start = -1
+    for index in range(start + 1, len(partial_json)):
+        char = partial_json[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "{":
+            if depth == 0:
+                item_start = index
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0 and item_start != -1:
+                try:
+                    value = json.loads(partial_json[item_start : index + 1])
+                except ValueError:
+                    return found
+                if isinstance(value, dict):
+                    found.append(value)
+        elif char == "]" and depth == 0:
+            break
+    return found
 
 
 TODO_SCHEMA: dict[str, Any] = {
@@ -67,6 +111,6 @@ TOOLS: tuple[Tool, ...] = (
         ),
         input_schema=TODO_SCHEMA,
         handler=todo,
-        preview=preview_todo,
+        preview=TodoPreview,
     ),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from plansight.tools.context import ToolContext
@@ -16,8 +16,17 @@ log = logging.getLogger(__name__)
 OUTPUT_MAX_BYTES = 30_000
 
 Handler = Callable[["ToolContext", dict[str, Any]], Awaitable[str]]
-# Called with the tool's input JSON as streamed so far, before the call is complete.
-Previewer = Callable[["ToolContext", str], None]
+
+
+class ToolPreview(Protocol):
+    """Shows one call of a tool while its input streams, before the call is complete."""
+
+    def update(self, partial_json: str) -> None:
+        """Called with the input JSON as streamed so far, after every chunk."""
+
+
+# Makes the preview of one call; whatever it remembers between chunks lives in it.
+PreviewFactory = Callable[["ToolContext"], ToolPreview]
 
 
 class ToolError(Exception):
@@ -30,7 +39,7 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     handler: Handler
-    preview: Previewer | None = None
+    preview: PreviewFactory | None = None
 
     def definition(self) -> dict[str, Any]:
         return {
@@ -46,6 +55,23 @@ class ToolOutcome:
     is_error: bool
 
 
+class PreviewStream:
+    """The input of one streaming tool call, gathered chunk by chunk and shown to its preview."""
+
+    def __init__(self, name: str, preview: ToolPreview) -> None:
+        self._name = name
+        self._preview = preview
+        self._parts: list[str] = []
+
+    def feed(self, chunk: str) -> None:
+        self._parts.append(chunk)
+        try:
+            self._preview.update("".join(self._parts))
+        except Exception:
+            # A preview is a courtesy: its bug must not cost the run.
+            log.exception("preview of %s failed", self._name)
+
+
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools: dict[str, Tool] = {}
@@ -57,19 +83,12 @@ class ToolRegistry:
     def definitions(self) -> list[dict[str, Any]]:
         return [tool.definition() for tool in self._tools.values()]
 
-    def has_preview(self, name: str) -> bool:
-        tool = self._tools.get(name)
-        return tool is not None and tool.preview is not None
-
-    def preview(self, ctx: ToolContext, name: str, partial_json: str) -> None:
-        """Let a tool show its call while the input still streams (the plan, for one)."""
+    def preview_stream(self, ctx: ToolContext, name: str) -> PreviewStream | None:
+        """Where to feed a call's input as it streams, if its tool shows a preview (todo)."""
         tool = self._tools.get(name)
         if tool is None or tool.preview is None:
-            return
-        try:
-            tool.preview(ctx, partial_json)
-        except Exception:
-            log.exception("preview of %s failed", name)
+            return None
+        return PreviewStream(name, tool.preview(ctx))
 
     async def call(self, ctx: ToolContext, name: str, tool_input: Any) -> ToolOutcome:
         tool = self._tools.get(name)

@@ -1,0 +1,93 @@
+"""The one registry: definitions as the API gets them, dispatch, and what a failure becomes."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plansight.tools import Tool, ToolError, ToolRegistry, default_tools
+from plansight.tools.context import ToolContext
+
+from tool_harness import make_ctx
+
+
+async def _ok(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
+    return f"ok {tool_input}"
+
+
+async def _refuses(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
+    raise ToolError("No, and here is why.")
+
+
+async def _bug(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
+    raise KeyError("a bug")
+
+
+class _BrokenPreview:
+    def __init__(self, ctx: ToolContext) -> None:
+        pass
+
+    def update(self, partial_json: str) -> None:
+        raise ValueError("a bug in the preview")
+
+
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+REGISTRY = ToolRegistry(
+    [
+        Tool("ok", "Works.", SCHEMA, _ok),
+        Tool("refuses", "Refuses.", SCHEMA, _refuses),
+        Tool("bug", "Breaks.", SCHEMA, _bug, preview=_BrokenPreview),
+    ]
+)
+
+
+def test_every_tool_is_defined_once_with_its_schema() -> None:
+    definitions = default_tools().definitions()
+    names = [d["name"] for d in definitions]
+    assert names == [
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_files",
+        "grep",
+        "bash",
+        "todo",
+        "read_scratchpad",
+        "write_scratchpad",
+    ]
+    for definition in definitions:
+        assert set(definition) == {"name", "description", "input_schema"}
+        assert definition["input_schema"]["type"] == "object" and definition["description"]
+    with pytest.raises(ValueError, match="duplicate tool 'ok'"):
+        ToolRegistry([Tool("ok", "", SCHEMA, _ok), Tool("ok", "", SCHEMA, _ok)])
+
+
+async def test_outcomes_of_a_call(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    ctx = make_ctx(tmp_path)
+    ok = await REGISTRY.call(ctx, "ok", {"x": 1})
+    assert (ok.content, ok.is_error) == ("ok {'x': 1}", False)
+    refused = await REGISTRY.call(ctx, "refuses", {})
+    assert (refused.content, refused.is_error) == ("No, and here is why.", True)
+    unknown = await REGISTRY.call(ctx, "nope", {})
+    assert unknown.is_error and unknown.content == (
+        "Unknown tool 'nope'. Available tools: ok, refuses, bug."
+    )
+    not_an_object = await REGISTRY.call(ctx, "ok", ["x"])
+    assert not_an_object.is_error and "must be a JSON object" in not_an_object.content
+    with caplog.at_level(logging.ERROR):
+        bug = await REGISTRY.call(ctx, "bug", {})
+    assert bug.is_error and "internal error" in bug.content and "KeyError" not in bug.content
+    assert "tool bug failed unexpectedly" in caplog.text  # logged for the developers
+
+
+def test_a_broken_preview_is_logged_and_costs_nothing_else(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    stream = REGISTRY.preview_stream(make_ctx(tmp_path), "bug")
+    assert stream is not None
+    with caplog.at_level(logging.ERROR):
+        stream.feed('{"items": [')
+    assert "preview of bug failed" in caplog.text
