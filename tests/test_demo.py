@@ -16,7 +16,8 @@ from plansight.cli.demo import load_json, prepare_workspace, project_files, run_
 from plansight.fakeapi import Script
 
 REPO = Path(__file__).resolve().parent.parent
-REMINDER = "<reminder>Update your todos.</reminder>"
+REMINDER = "<reminder>Update your todos.</reminder>"  # what the model reads
+REMINDER_WORDS = "Update your todos."  # what the user reads
 
 
 def offline_env(tmp_path: Path) -> dict[str, str]:
@@ -65,7 +66,8 @@ def test_demo_command_runs_offline_and_leaves_a_refactored_project(tmp_path: Pat
     assert "(4/4 completed)" in out
     assert "[x] #4: Run the tests" in out
     assert "▶ 2/4 · Move the script code into main() behind a main guard" in out
-    assert f"⚠ reminder after 3 rounds without a plan update: {REMINDER}" in out
+    assert f"⚠ reminder after 3 rounds without a plan update: {REMINDER_WORDS}" in out
+    assert "<reminder>" not in out
     assert "+def greet(name: str) -> str:" in out
     assert "⚙ bash $ python3 -m unittest -v test_hello" in out
     assert "done after 10 rounds" in out and "tokens:" in out

@@ -8,6 +8,7 @@ All text goes through `Text` objects, never console markup: a plan line such as
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -105,7 +106,21 @@ def progress_line(state: Mapping[str, Any] | None) -> str:
     return f"{counts} · {current.get('text', '')}" if current is not None else counts
 
 
+def activity_text(activity: str, elapsed: float) -> Text:
+    """`waiting for the model… 3 s`: the seconds only once there is a second to show."""
+    text = Text(activity + "…", style="blue")
+    if elapsed >= 1:
+        text.append(f" {int(elapsed)} s", style="dim")
+    return text
+
+
 # Tools ------------------------------------------------------------------------------------
+
+
+def running_text(name: str, tool_input: Mapping[str, Any]) -> str:
+    """The activity while a tool runs: `running bash $ make test`."""
+    detail = tool_detail(name, tool_input)
+    return f"running {name}" + (f" {shorten(detail, 60)}" if detail else "")
 
 
 def tool_call_line(name: str, tool_input: Mapping[str, Any]) -> Text:
@@ -214,11 +229,20 @@ def diff_stats(diff: str) -> tuple[int, int]:
 # Events and results -----------------------------------------------------------------------
 
 
+REMINDER_TAGS = re.compile(r"</?reminder>")
+
+
+def reminder_words(text: str) -> str:
+    """The reminder as the user reads it: the model's `<reminder>` tags taken off."""
+    return " ".join(REMINDER_TAGS.sub(" ", text).split())
+
+
 def reminder_line(text: str, level: int, rounds: int | None) -> Text:
     line = Text("⚠ reminder", style="bold yellow")
     if rounds:
         line.append(f" after {rounds} rounds without a plan update", style="yellow")
-    line.append(f": {shorten(text, 160)}", style="yellow" if level <= 1 else "bold red")
+    words = shorten(reminder_words(text), 160)
+    line.append(f": {words}", style="yellow" if level <= 1 else "bold red")
     return line
 
 
@@ -229,15 +253,23 @@ def files_changed_line(paths: Iterable[str]) -> Text:
 
 
 def usage_line(usage: Mapping[str, Any]) -> str:
-    def number(key: str) -> str:
-        value = usage.get(key)
-        return f"{value:,}" if isinstance(value, int) else "0"
+    """`tokens: input 24,704 (21,245 cached, 3,459 newly cached) · output 1,318`.
 
-    return (
-        f"tokens: {number('inputTokens')} input · {number('outputTokens')} output · "
-        f"{number('cacheReadInputTokens')} cache read · "
-        f"{number('cacheCreationInputTokens')} cache write"
-    )
+    The input is what the requests' prompts cost in all: `inputTokens` is only the part
+    neither read from nor written to the cache, so the cached parts are added to it.
+    """
+
+    def number(key: str) -> int:
+        value = usage.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    cached, written = number("cacheReadInputTokens"), number("cacheCreationInputTokens")
+    parts = [f"{cached:,} cached"] if cached else []
+    if written:
+        parts.append(f"{written:,} newly cached")
+    detail = f" ({', '.join(parts)})" if parts else ""
+    total = number("inputTokens") + cached + written
+    return f"tokens: input {total:,}{detail} · output {number('outputTokens'):,}"
 
 
 def result_text(result: Mapping[str, Any], *, include_text: bool) -> Text:
@@ -248,10 +280,14 @@ def result_text(result: Mapping[str, Any], *, include_text: bool) -> Text:
     if isinstance(rounds, int):
         line.append(f" after {rounds} round{'s' if rounds != 1 else ''}")
     error = result.get("error")
-    if isinstance(error, str) and error:
+    error = error.strip() if isinstance(error, str) else ""
+    if error:
         line.append("\nerror: ", style="bold red")
         line.append(error, style="red")
     body = result.get("text")
-    if include_text and isinstance(body, str) and body.strip():
-        line.append("\n" + body.strip())
+    body = body.strip() if isinstance(body, str) else ""
+    # The text of a failed run usually restates its error ("The model API failed: <error>"):
+    # say it once.
+    if include_text and body and not (error and error in body):
+        line.append("\n" + body)
     return line
