@@ -362,3 +362,17 @@ async def test_ui_asks_on_stdin(tmp_path: Path, answer: str) -> None:
     ui = TerminalUI(console, live=False, stdin=io.StringIO(answer + "\n"))
     assert await ui.ask("Apply?") == answer
     assert await ui.ask("Again?") is None
+
+
+def test_the_live_line_shows_what_is_awaited_as_soon_as_it_starts() -> None:
+    import io
+
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=True, color_system=None)
+    ui = TerminalUI(console)
+    ui.set_activity("starting the language server")
+    ui.start()  # drawn at once, not at the first refresh
+    try:
+        assert "starting the language server…" in out.getvalue()
+    finally:
+        ui.stop()

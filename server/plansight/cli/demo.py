@@ -24,15 +24,16 @@ import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
-from plansight.cli.client import ClientOptions
 from plansight.cli.run import make_console, run_session
 from plansight.cli.ui import TerminalUI
-from plansight.fakeapi import FakeMessagesAPI, RecordedRequest, Script
+
+if TYPE_CHECKING:
+    from plansight.fakeapi import RecordedRequest
 
 RECORDING = "hello_refactor.json"
 PROJECT = "hello_project.json"
@@ -102,16 +103,22 @@ async def run_demo(
     recording = load_json(RECORDING)
     prompt = str(recording.get("prompt") or DEFAULT_PROMPT)
     root = prepare_workspace(workspace)
+    ui = TerminalUI(console, stdin=stdin, inline_edits=accept)
+    ui.header(
+        str(root),
+        prompt,
+        mode="demo, recorded model, auto-accept" if accept else "demo, recorded model",
+    )
+    ui.set_activity("starting the language server")
+    ui.start()
+    # Imported once the header and the spinner show: with the LSP client's, tenths of a second.
+    from plansight.cli.client import ClientOptions
+    from plansight.fakeapi import FakeMessagesAPI, Script
+
     api = FakeMessagesAPI(Script.from_dict(recording))
-    api.start()
     try:
+        api.start()
         with tempfile.TemporaryDirectory(prefix="plansight-demo-state-") as state:
-            ui = TerminalUI(console, stdin=stdin, inline_edits=accept)
-            ui.header(
-                str(root),
-                prompt,
-                mode="demo, recorded model, auto-accept" if accept else "demo, recorded model",
-            )
             options = ClientOptions(
                 workspace=root,
                 accept_edits=accept,
@@ -122,6 +129,7 @@ async def run_demo(
             code = await run_session(ui, options, prompt, new_session=True)
         requests = api.message_requests
     finally:
+        ui.stop()
         api.stop()
     console.print()
     console.print(

@@ -10,6 +10,9 @@ once it is exhausted, every further review is rejected with the feedback
 
 Ctrl-C cancels the run (`$/cancelRequest`); the run's result is printed and the exit code is
 130. A second Ctrl-C quits at once. Exit codes: 0 done, 1 error or round limit, 130 cancelled.
+
+The header and the live region come up before the LSP client (pygls, lsprotocol: a few tenths
+of a second) is imported, so the user sees at once what is happening.
 """
 
 from __future__ import annotations
@@ -20,14 +23,16 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pygls.exceptions import JsonRpcException
 from rich.console import Console
 from rich.text import Text
 
 from plansight.cli import render
-from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome, ServerExited
 from plansight.cli.ui import TerminalUI
+
+if TYPE_CHECKING:
+    from plansight.cli.client import ClientOptions
 
 CANCEL_GRACE = 10.0  # seconds the server gets to answer a cancelled run before we quit
 
@@ -40,6 +45,12 @@ async def run_session(
     ui: TerminalUI, options: ClientOptions, prompt: str, *, new_session: bool
 ) -> int:
     """Start the server, run `prompt`, print the result, shut the server down: the exit code."""
+    ui.set_activity("starting the language server")
+    ui.start()
+    from pygls.exceptions import JsonRpcException
+
+    from plansight.cli.client import PlansightClient, RunOutcome, ServerExited
+
     client = PlansightClient(options, ui)
     loop = asyncio.get_running_loop()
     interrupts = 0
@@ -64,10 +75,10 @@ async def run_session(
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
         loop.add_signal_handler(signal.SIGINT, on_interrupt)
         installed = True
-    ui.start()
     try:
         try:
             await client.start()
+            ui.set_activity("waiting for the model")
             outcome = await client.run(prompt, new_session)
         except ServerExited as err:
             outcome = RunOutcome("error", client.last_result or {}, str(err))
@@ -110,6 +121,8 @@ def run_cli(prompt: str, workspace: str, yes: bool, model: str | None, new_sessi
         return 1
     ui = TerminalUI(console, inline_edits=yes)
     ui.header(str(root.resolve()), prompt, mode="auto-accept" if yes else "review each change")
+    from plansight.cli.client import ClientOptions
+
     options = ClientOptions(workspace=root, model=model, accept_edits=yes, approve_commands=yes)
     try:
         return asyncio.run(run_session(ui, options, prompt, new_session=new_session))

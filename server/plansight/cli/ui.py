@@ -1,7 +1,12 @@
 """The terminal: a rich console that streams the run, shows the plan and asks for reviews.
 
-On a terminal the plan and the progress line ("2/5 · Add docstrings") stay at the bottom in
-a `rich.live.Live` panel while the model's text, tool calls and results scroll above it.
+On a terminal the plan, the progress line ("2/5 · Add docstrings") and what is happening
+now (a spinner: starting the language server, waiting for the model, running a tool, with the
+seconds it has taken) stay at the bottom in a `rich.live.Live` region while the model's text,
+tool calls and results scroll above it. Only that region is ever redrawn: every line printed
+above it stays in the scrollback. A question is asked below the last printed line with the
+region taken down, and a new region (a new `Live`: a restarted one would first erase as many
+lines as it last drew, which are now the review and its answer) comes up after the answer.
 When stdout is not a terminal (tests, CI logs) nothing is redrawn: everything is printed
 once, in order, the plan again each time it changes.
 
@@ -14,15 +19,19 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from typing import IO, Any
+import time
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.panel import Panel
+from rich.spinner import Spinner
 from rich.text import Text
 
 from plansight.cli import render
-from plansight.cli.client import Answer
+
+if TYPE_CHECKING:
+    from plansight.cli.client import Answer
 
 SCRATCHPAD_LINES = 12
 EDIT_TOOLS = ("edit_file", "write_file")
@@ -89,9 +98,14 @@ class TerminalUI:
         self.reminders = 0
         self._asking = False  # a question is printed and its answer not yet read
         self._live: Live | None = None
+        # What is happening now, shown with a spinner and its seconds in the live region.
+        self.activity = ""
+        self._activity_since = time.monotonic()
+        self._spinner = Spinner("dots", style="bold blue")
 
     # Live region -------------------------------------------------------------------------
     def start(self) -> None:
+        """Bring up the live region below the last printed line (a new `Live` every time)."""
         if self.live_mode and self._live is None:
             self._live = Live(
                 get_renderable=self._live_renderable,
@@ -101,24 +115,42 @@ class TerminalUI:
                 redirect_stdout=False,
                 redirect_stderr=False,
             )
-            self._live.start()
+            self._live.start(refresh=True)
 
     def stop(self) -> None:
         """End the live region, leaving the final plan printed in the scrollback."""
         self._end_text()
-        if self._live is not None:
-            self._live.stop()
-            self._live = None
+        if self._take_down_live():
             if self.plan is not None and render.plan_items(self.plan):
                 self.console.print(self._plan_panel())
+
+    def _take_down_live(self) -> bool:
+        """Erase the live region (only it) and drop its `Live`; False if there was none."""
+        live, self._live = self._live, None
+        if live is None:
+            return False
+        live.stop()
+        return True
+
+    def set_activity(self, activity: str) -> None:
+        """What the user is waiting for ("waiting for the model"); "" when nothing is."""
+        if activity != self.activity:
+            self.activity = activity
+            self._activity_since = time.monotonic()
+            self._refresh()
 
     def _live_renderable(self) -> RenderableType:
         parts: list[RenderableType] = []
         if self.partial:
             parts.append(Text(self.partial))
-        if self.plan is not None and render.plan_items(self.plan):
+        has_plan = self.plan is not None and render.plan_items(self.plan)
+        if has_plan:
             parts.append(self._plan_panel())
-        else:
+        if self.activity:
+            elapsed = time.monotonic() - self._activity_since
+            self._spinner.update(text=render.activity_text(self.activity, elapsed))
+            parts.append(self._spinner)
+        elif not has_plan:
             parts.append(Text("▶ " + render.progress_line(self.plan), style="bold blue"))
         return Group(*parts)
 
@@ -211,10 +243,12 @@ class TerminalUI:
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "textDelta" and isinstance(event.get("text"), str):
+            self.set_activity("the model is writing")
             self.text(event["text"])
         elif kind == "toolCall":
             self._tool_call(event)
         elif kind == "toolResult":
+            self.set_activity("waiting for the model")
             self.print(
                 render.tool_result_line(
                     str(event.get("name", "")),
@@ -244,6 +278,7 @@ class TerminalUI:
         tool_input = event.get("input")
         tool_input = tool_input if isinstance(tool_input, dict) else {}
         self.streamed_text = False
+        self.set_activity(render.running_text(name, tool_input))
         self.print(render.tool_call_line(name, tool_input))
         if self.inline_edits and name in EDIT_TOOLS:
             old = tool_input.get("old_text") if name == "edit_file" else ""
@@ -284,9 +319,7 @@ class TerminalUI:
 
     async def ask(self, question: str) -> Answer:
         self._end_text()
-        live = self._live
-        if live is not None:
-            live.stop()
+        had_live = self._take_down_live()
         try:
             self.console.print(Text(question + " ", style="bold"), end="")
             self.console.file.flush()
@@ -299,11 +332,12 @@ class TerminalUI:
             return answer
         finally:
             self._asking = False
-            if live is not None:
-                live.start()
+            if had_live:
+                self.start()
 
     # The end ------------------------------------------------------------------------------
     def result(self, result: dict[str, Any], error: str | None = None) -> None:
+        self.set_activity("")
         self.stop()
         status = str(result.get("status", "error"))
         include_text = status != "done" or not self.streamed_text
