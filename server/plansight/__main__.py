@@ -1,28 +1,111 @@
-"""`plansight lsp | run | demo`."""
+"""`plansight lsp | run | demo`: the command line.
+
+`plansight` with no command prints the whole help on stderr and exits 2: it is a command
+line that asks for nothing, a usage error like any other (`plansight bogus`, a missing
+prompt), so a script that calls it that way fails, while the person who typed it reads
+what they can do. `plansight --help` prints the same help on stdout and exits 0.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from plansight import __version__
+
+DESCRIPTION = "Plansight: a coding agent that plans in the open, in your editor or terminal."
+EPILOG = """\
+Start with `plansight demo` (offline, no API key), then
+`plansight run "Add docstrings to utils.py" --workspace path/to/project`.
+`plansight <command> --help` describes each command.
+"""
+RUN_EPILOG = """\
+Environment: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (any server that speaks the
+Messages API), PLANSIGHT_MODEL (the model when --model is not given), PLANSIGHT_API_TIMEOUT
+(seconds before one model request counts as hung), PLANSIGHT_LOG_LEVEL.
+Reviews: answer `a` to accept, `r` to reject, or type a reason to reject with it (the agent
+reads it). Ctrl-C cancels the run; a second Ctrl-C quits at once.
+Exit codes: 0 done, 1 error or round limit, 130 cancelled.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="plansight",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"plansight {__version__}", help="print the version"
+    )
+    commands = parser.add_subparsers(dest="command", title="commands", metavar="<command>")
+
+    lsp = commands.add_parser(
+        "lsp",
+        help="start the language server on stdio (editors start it themselves)",
+        description="Start the Plansight language server on stdin/stdout, for an LSP client.",
+    )
+    # vscode-languageclient passes --stdio; stdio is the only transport.
+    lsp.add_argument(
+        "--stdio", action="store_true", help="accepted for LSP clients; stdio is the only transport"
+    )
+
+    run = commands.add_parser(
+        "run",
+        help="run the agent on a task from the terminal",
+        description="Run the agent on one task in a workspace, reviewing each edit and command.",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("prompt", help="the task, in your words (quote it)")
+    run.add_argument(
+        "--workspace", default=".", metavar="DIR", help="the project to work in (default: .)"
+    )
+    run.add_argument(
+        "--yes", action="store_true", help="accept every edit and command without asking"
+    )
+    run.add_argument(
+        "--model",
+        default=None,
+        metavar="MODEL",
+        help="the model (default: $PLANSIGHT_MODEL, else the newest Sonnet the SDK knows)",
+    )
+    run.add_argument(
+        "--new-session",
+        action="store_true",
+        help="forget this workspace's previous conversation, plan and scratchpad",
+    )
+
+    demo = commands.add_parser(
+        "demo",
+        help="watch a recorded session refactor a small project (offline, no API key)",
+        description=(
+            "Replay a recorded session through the real server, tools and SDK on a fresh copy "
+            "of a small project: no API key, no network."
+        ),
+    )
+    demo.add_argument(
+        "--workspace",
+        default=None,
+        metavar="DIR",
+        help="a new or empty folder for the project (default: a new temporary folder)",
+    )
+    demo.add_argument(
+        "--yes",
+        action="store_true",
+        help="accept every edit and command without asking (the default without a terminal)",
+    )
+    return parser
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="plansight", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    lsp = commands.add_parser("lsp", help="start the language server on stdio")
-    # Clients such as vscode-languageclient pass --stdio; stdio is the only transport.
-    lsp.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
-    run = commands.add_parser("run", help="run the agent from the terminal")
-    run.add_argument("prompt")
-    run.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-    run.add_argument("--yes", action="store_true", help="accept every edit and command")
-    run.add_argument("--model", default=None)
-    run.add_argument("--new-session", action="store_true", help="forget the previous session")
-    demo = commands.add_parser("demo", help="run the recorded offline demo (no API key)")
-    demo.add_argument("--workspace", default=None, help="where to copy the demo project")
-    demo.add_argument("--yes", action="store_true", help="accept every edit and command")
+    parser = build_parser()
     args = parser.parse_args(argv)
 
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
     if args.command == "lsp":
         from plansight.lsp.server import serve
 
