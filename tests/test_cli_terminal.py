@@ -42,6 +42,7 @@ class Terminal:
         self.width, self.height = width, height
         self.conf = directory / "tmux.conf"
         self.conf.write_text(TMUX_CONF)
+        self.status_file = directory / f"{self.socket}.status"
         self.started = False
 
     def tmux(self, *args: str, env: dict[str, str] | None = None) -> str:
@@ -56,6 +57,11 @@ class Terminal:
         return done.stdout
 
     def start(self, command: list[str], env: dict[str, str], cwd: Path) -> None:
+        # A shell around the command writes its exit status to a file: tmux's own
+        # #{pane_dead_status} can stay empty when the terminal closes before tmux reaps the
+        # process. `trap : INT` keeps the shell alive through a Ctrl-C (which reaches the whole
+        # foreground group) while the command gets the default handling.
+        wrapper = 'trap : INT; "$@"; echo $? > "$0.tmp"; mv "$0.tmp" "$0"'
         # The server starts with this call, so the window inherits exactly `env`.
         self.tmux(
             "new-session",
@@ -68,6 +74,10 @@ class Terminal:
             str(self.height),
             "-c",
             str(cwd),
+            "sh",
+            "-c",
+            wrapper,
+            str(self.status_file),
             *command,
             env=env,
         )
@@ -93,20 +103,9 @@ class Terminal:
 
     def exit_status(self) -> int | None:
         """The command's exit status once it has ended, else None."""
-        dead, status, signal = (
-            self.tmux(
-                "display-message",
-                "-p",
-                "-t",
-                "main",
-                "#{pane_dead},#{pane_dead_status},#{pane_dead_signal}",
-            )
-            .strip()
-            .split(",")
-        )
-        if dead != "1":
+        if not self.status_file.exists():
             return None
-        return int(status) if status else 128 + int(signal)
+        return int(self.status_file.read_text())
 
     def wait_for(self, what: str, check: Callable[[list[str]], bool]) -> list[str]:
         deadline = time.monotonic() + DEADLINE
