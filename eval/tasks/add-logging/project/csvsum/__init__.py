@@ -1,0 +1,1 @@
+"""Sum the amounts of CSV files by category."""

@@ -1,0 +1,3 @@
+from csvsum.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Count the lines of text files."""

@@ -1,0 +1,3 @@
+from linecount.cli import main
+
+raise SystemExit(main())

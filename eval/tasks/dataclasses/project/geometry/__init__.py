@@ -1,0 +1,1 @@
+"""Points, segments and polygons in the plane."""

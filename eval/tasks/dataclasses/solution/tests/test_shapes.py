@@ -1,0 +1,42 @@
+import pytest
+
+from geometry.io import polygon_from_dict, polygon_to_dict
+from geometry.measure import bounding_box, perimeter
+from geometry.shapes import Point, Polygon, Segment
+
+SQUARE = {"name": "square", "points": [[0, 0], [2, 0], [2, 2], [0, 2]]}
+
+
+def test_point_repr_and_equality():
+    assert repr(Point(1, 2)) == "Point(x=1, y=2)"
+    assert Point(1, 2) == Point(x=1, y=2)
+
+
+def test_segment_length():
+    assert Segment(Point(0, 0), Point(3, 4)).length() == 5
+
+
+def test_polygon_needs_three_points():
+    with pytest.raises(ValueError):
+        Polygon([Point(0, 0), Point(1, 1)])
+
+
+def test_round_trip_and_measures():
+    square = polygon_from_dict(SQUARE)
+    assert polygon_to_dict(square) == SQUARE
+    assert perimeter(square) == 8
+    assert bounding_box(square) == (Point(0, 0), Point(2, 2))
+    assert repr(square).startswith("Polygon(points=[Point(x=0, y=0), Point(x=2, y=0)")
+
+
+def test_points_are_frozen_and_hashable():
+    point = Point(1, 2)
+    with pytest.raises(AttributeError):
+        point.x = 5
+    assert len({Point(1, 2), Point(1, 2), Point(2, 1)}) == 2
+
+
+def test_polygons_do_not_share_points():
+    first = Polygon()
+    first.add(Point(0, 0))
+    assert Polygon().points == []

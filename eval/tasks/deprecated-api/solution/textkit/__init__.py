@@ -1,0 +1,1 @@
+"""Helpers for a small static blog: slugs, post URLs, file names, tags."""

@@ -1,0 +1,13 @@
+"""Holiday files: one date per line, '#' starts a comment."""
+
+from dates import parse_date
+
+
+def load_holidays(path):
+    days = set()
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                days.add(parse_date(line))
+    return days

@@ -1,0 +1,1 @@
+"""A toy bank: accounts, amounts, interest and statements."""

@@ -1,0 +1,135 @@
+"""Running a task's checks on a folder: the verdict of an attempt.
+
+The checks are copied into a temporary folder of their own (never into the workspace, so the
+agent cannot have seen or changed them) and run by a separate `python -m pytest` with the
+`plansight.eval.checkfixtures` plugin and nothing auto-loaded. The verdict is "passed" only
+when pytest exits 0 having run at least one check; the names of failed checks come from its
+JUnit XML report.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plansight.eval.checkfixtures import WORKSPACE_ENV
+from plansight.eval.tasks import Task, copy_tree
+
+DEFAULT_TIMEOUT = 300.0
+OUTPUT_TAIL = 4000
+PYTEST_INI = "[pytest]\naddopts =\nconsider_namespace_packages = false\n"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    passed: bool
+    total: int
+    failures: tuple[str, ...] = field(default=())  # the checks that failed or errored
+    output: str = ""  # the tail of pytest's output
+    seconds: float = 0.0
+
+    def to_wire(self) -> dict[str, object]:
+        return {
+            "passed": self.passed,
+            "total": self.total,
+            "failures": list(self.failures),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def check_env(workspace: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "PYTEST_", "PLANSIGHT_"))
+    }
+    env.pop("PYTHONPATH", None)
+    env[WORKSPACE_ENV] = str(workspace.resolve())
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _junit_results(report: Path) -> tuple[int, list[str]]:
+    try:
+        root = ET.parse(report).getroot()
+    except (OSError, ET.ParseError):
+        return 0, []
+    total = 0
+    failures: list[str] = []
+    for case in root.iter("testcase"):
+        total += 1
+        if case.find("failure") is not None or case.find("error") is not None:
+            failures.append(case.get("name") or "?")
+    return total, failures
+
+
+def run_checks(task: Task, workspace: Path, *, timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
+    """Run `task`'s checks against `workspace` (read, copied or executed, never changed)."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"plansight-checks-{task.name}-") as scratch:
+        checks = copy_tree(task.checks_dir, Path(scratch) / "checks")
+        (checks / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
+        report = Path(scratch) / "junit.xml"
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "plansight.eval.checkfixtures",
+            "--import-mode=importlib",
+            f"--rootdir={checks}",
+            f"--basetemp={Path(scratch) / 'tmp'}",
+            f"--junitxml={report}",
+            str(checks),
+        ]
+        try:
+            proc = subprocess.run(
+                command,
+                cwd=scratch,
+                env=check_env(workspace),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as err:
+            out = (err.stdout or b"").decode() if isinstance(err.stdout, bytes) else err.stdout
+            return CheckResult(
+                passed=False,
+                total=0,
+                failures=(f"timeout after {timeout:g} s",),
+                output=(out or "")[-OUTPUT_TAIL:],
+                seconds=time.monotonic() - started,
+            )
+        total, failures = _junit_results(report)
+    output = (proc.stdout + proc.stderr)[-OUTPUT_TAIL:]
+    if proc.returncode != 0 and not failures:
+        failures = [f"pytest exited with {proc.returncode}"]
+    return CheckResult(
+        passed=proc.returncode == 0 and total > 0,
+        total=total,
+        failures=tuple(failures),
+        output=output,
+        seconds=time.monotonic() - started,
+    )
+
+
+def check_copy(task: Task, source: Path, *, timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
+    """Run the checks on a fresh copy of `source` (the project or the reference solution)."""
+    with tempfile.TemporaryDirectory(prefix=f"plansight-eval-{task.name}-") as scratch:
+        return run_checks(task, copy_tree(source, Path(scratch) / "workspace"), timeout=timeout)
+
+
+def remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
