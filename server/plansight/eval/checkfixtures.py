@@ -23,7 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -96,17 +96,33 @@ class Project:
 
     # Code ----------------------------------------------------------------------------
     def module(self, name: str) -> ModuleType:
-        """Import `name` from this project, dropping anything imported from it before."""
+        """Import `name` from this project. The `project` fixture forgets the project's
+        modules before and after each test, so every test starts from fresh imports, and
+        the modules a test imports see each other (one `Status` class, not two)."""
+        top = name.partition(".")[0]
+        loaded = sys.modules.get(top)
+        if loaded is not None and not self._holds(loaded):
+            self._forget(lambda key, _module: key == top or key.startswith(top + "."))
         root = str(self.path)
-        for key, loaded in list(sys.modules.items()):
-            origin = getattr(loaded, "__file__", None) or ""
-            if origin.startswith(root + os.sep):
-                del sys.modules[key]
         if root in sys.path:
             sys.path.remove(root)
         sys.path.insert(0, root)
         importlib.invalidate_caches()
         return importlib.import_module(name)
+
+    def forget_modules(self) -> None:
+        """Drop every module imported from this project, so the next import is fresh."""
+        self._forget(lambda _key, module: self._holds(module))
+
+    def _holds(self, module: ModuleType) -> bool:
+        origin = getattr(module, "__file__", None) or ""
+        return origin.startswith(str(self.path) + os.sep)
+
+    @staticmethod
+    def _forget(which: Callable[[str, ModuleType], bool]) -> None:
+        for key, loaded in list(sys.modules.items()):
+            if loaded is not None and which(key, loaded):
+                del sys.modules[key]
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
@@ -222,6 +238,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def project() -> Project:
+def project() -> Iterator[Project]:
     """The folder the agent left (checks must not change it: copy it first)."""
-    return Project(Path(os.environ[WORKSPACE_ENV]))
+    workspace = Project(Path(os.environ[WORKSPACE_ENV]))
+    workspace.forget_modules()
+    yield workspace
+    workspace.forget_modules()

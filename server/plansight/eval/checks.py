@@ -10,7 +10,6 @@ JUnit XML report.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -129,7 +128,3 @@ def check_copy(task: Task, source: Path, *, timeout: float = DEFAULT_TIMEOUT) ->
     """Run the checks on a fresh copy of `source` (the project or the reference solution)."""
     with tempfile.TemporaryDirectory(prefix=f"plansight-eval-{task.name}-") as scratch:
         return run_checks(task, copy_tree(source, Path(scratch) / "workspace"), timeout=timeout)
-
-
-def remove_tree(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)

@@ -8,6 +8,7 @@ lists as `optional`.
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -78,3 +79,36 @@ def check_tasks(
             if on_verdict is not None:
                 on_verdict(verdict)
     return verdicts
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m plansight.eval.selfcheck [TASK ...]`: every variant of the tasks named
+    (default: all); exit status 1 when a verdict is wrong."""
+    import argparse
+
+    from plansight.eval.tasks import TaskError, default_tasks_dir, load_tasks
+
+    parser = argparse.ArgumentParser(
+        prog="python -m plansight.eval.selfcheck", description=main.__doc__
+    )
+    parser.add_argument("tasks", nargs="*", help="task names (default: every task)")
+    parser.add_argument("--tasks-dir", type=Path, default=default_tasks_dir())
+    args = parser.parse_args(argv)
+    try:
+        tasks = load_tasks(args.tasks_dir, args.tasks or None)
+    except TaskError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+    def show(verdict: Verdict) -> None:
+        mark = "ok " if verdict.ok else "BAD"
+        print(f"{mark} {verdict.describe()} ({verdict.result.seconds:.1f} s)", flush=True)
+
+    verdicts = check_tasks(tasks, on_verdict=show)
+    wrong = [v for v in verdicts if not v.ok]
+    print(f"{len(verdicts) - len(wrong)} of {len(verdicts)} verdicts as they must be")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -119,9 +119,7 @@ def load_tasks(tasks_dir: Path, names: list[str] | None = None) -> list[Task]:
         return [load_task(tasks_dir / name) for name in available]
     missing = [name for name in names if name not in available]
     if missing:
-        raise TaskError(
-            f"unknown task(s): {', '.join(missing)}; available: {', '.join(available)}"
-        )
+        raise TaskError(f"unknown task(s): {', '.join(missing)}; available: {', '.join(available)}")
     return [load_task(tasks_dir / name) for name in dict.fromkeys(names)]
 
 

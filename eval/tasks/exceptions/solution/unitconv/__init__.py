@@ -1,0 +1,1 @@
+"""Convert quantities between units of length, mass and time."""

@@ -1,0 +1,1 @@
+"""Send notification mails."""

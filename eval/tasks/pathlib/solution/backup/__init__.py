@@ -1,0 +1,1 @@
+"""Copy the files of a folder tree into a backup folder."""

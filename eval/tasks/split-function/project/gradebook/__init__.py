@@ -1,0 +1,1 @@
+"""Course grades from a CSV of scores."""

@@ -1,0 +1,26 @@
+"""Tickets in a JSON file: a list of {"id", "title", "status"}."""
+
+import json
+
+from tickets.models import Ticket
+from tickets.status import Status
+
+
+def load(path):
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    tickets = []
+    for item in data:
+        try:
+            status = Status(item["status"])
+        except ValueError:
+            raise ValueError(f"ticket {item['id']}: unknown status {item['status']!r}") from None
+        tickets.append(Ticket(item["id"], item["title"], status))
+    return tickets
+
+
+def save(path, tickets):
+    data = [{"id": t.id, "title": t.title, "status": t.status.value} for t in tickets]
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2)
+        handle.write("\n")
