@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { acceptResult, baseName, rejectResult, reviewIdFromQuery, reviewLocation } from '../src/review/reviewModel';
+import {
+  acceptResult,
+  baseName,
+  rejectResult,
+  reviewColumn,
+  reviewIdFromQuery,
+  reviewLocation,
+} from '../src/review/reviewModel';
 
 describe('review results', () => {
   it('accepts as proposed without newText', () => {
@@ -29,5 +36,22 @@ describe('review locations', () => {
   it('takes the base name of a URI', () => {
     expect(baseName('file:///w/src/hello%20world.py')).toBe('hello world.py');
     expect(baseName('file:///w/a.py?x#y')).toBe('a.py');
+  });
+});
+
+describe('reviewColumn', () => {
+  it('never opens a proposal in the active group', () => {
+    expect(reviewColumn([{ viewColumn: 1, isActive: true, hasReview: false }])).toBe('beside');
+    // The user works inside a diff: the next one goes beside it, not over it.
+    expect(reviewColumn([{ viewColumn: 1, isActive: true, hasReview: true }])).toBe('beside');
+  });
+
+  it('reuses a group beside the user that already shows Plansight diffs', () => {
+    expect(
+      reviewColumn([
+        { viewColumn: 1, isActive: true, hasReview: false },
+        { viewColumn: 2, isActive: false, hasReview: true },
+      ]),
+    ).toBe(2);
   });
 });

@@ -9,9 +9,25 @@ import type { ReviewEditParams, ReviewEditResult } from '../protocol';
 import type { SessionStore } from '../session';
 import { oneLine, truncate } from '../text';
 import { OriginalContentProvider, originalScheme, ProposedFileSystem, proposedScheme } from './proposedFs';
-import { acceptResult, baseName, rejectResult, reviewIdFromQuery, reviewLocation } from './reviewModel';
+import {
+  acceptResult,
+  baseName,
+  rejectResult,
+  reviewColumn,
+  reviewIdFromQuery,
+  reviewLocation,
+} from './reviewModel';
 
 export const reviewContextKey = 'plansight.reviewOpen';
+
+/** A tab showing one of Plansight's diffs (a proposal, or a past edit shown again). */
+function isReviewTab(tab: vscode.Tab): boolean {
+  const input = tab.input;
+  return (
+    input instanceof vscode.TabInputTextDiff &&
+    (input.modified.scheme === proposedScheme || input.modified.scheme === originalScheme)
+  );
+}
 
 interface Review {
   params: ReviewEditParams;
@@ -104,14 +120,35 @@ export class ReviewManager implements vscode.Disposable {
     });
   }
 
+  /**
+   * Opens a diff beside the user's editor without focus (or, with `plansight.review.openDiff`
+   * set to `onRequest`, only when asked): the user's editor, cursor and keystrokes stay where
+   * they are.
+   */
   private async showDiff(review: Review): Promise<void> {
+    const openDiff = vscode.workspace.getConfiguration('plansight').get<string>('review.openDiff', 'beside');
+    if (openDiff === 'onRequest') {
+      return;
+    }
+    await this.openDiff(review.left, review.right, review.title, true);
+  }
+
+  private async openDiff(left: vscode.Uri, right: vscode.Uri, title: string, preserveFocus: boolean): Promise<void> {
+    const column = reviewColumn(
+      vscode.window.tabGroups.all.map((group) => ({
+        viewColumn: group.viewColumn,
+        isActive: group.isActive,
+        hasReview: group.tabs.some((tab) => isReviewTab(tab)),
+      })),
+    );
     try {
-      await vscode.commands.executeCommand('vscode.diff', review.left, review.right, review.title, {
-        preview: true,
-        preserveFocus: true,
+      await vscode.commands.executeCommand('vscode.diff', left, right, title, {
+        preview: false,
+        preserveFocus,
+        viewColumn: column === 'beside' ? vscode.ViewColumn.Beside : column,
       } satisfies vscode.TextDocumentShowOptions);
     } catch (error) {
-      this.output.error(`Opening the diff for ${review.path}: ${String(error)}`);
+      this.output.error(`Opening the diff of ${title}: ${String(error)}`);
     }
   }
 
@@ -140,20 +177,11 @@ export class ReviewManager implements vscode.Disposable {
     );
   }
 
-  /** Opens the diff of an edit again (pending: the live review; decided: what was settled). */
+  /** Opens the diff of an edit on request (pending: the live review; decided: what was settled). */
   async show(id: string): Promise<void> {
-    const review = this.pending.get(id);
-    if (review) {
-      await vscode.commands.executeCommand('vscode.diff', review.left, review.right, review.title, {
-        preview: true,
-      } satisfies vscode.TextDocumentShowOptions);
-      return;
-    }
-    const past = this.past.get(id);
-    if (past) {
-      await vscode.commands.executeCommand('vscode.diff', past.left, past.right, past.title, {
-        preview: true,
-      } satisfies vscode.TextDocumentShowOptions);
+    const shown = this.pending.get(id) ?? this.past.get(id);
+    if (shown) {
+      await this.openDiff(shown.left, shown.right, shown.title, false);
     }
   }
 
