@@ -26,9 +26,8 @@ test('Plansight: Run Demo replays the recorded session with no API key', { timeo
     const text = await wb.pane('Activity').innerText();
     if (/\bDone\s*\d+ rounds?/.test(text)) return text;
     if (/\bError\b/.test(text)) throw new Error(`the demo failed: ${text}`);
-    const accept = wb.editorAction('Accept Edit');
-    if ((await wb.diffTab().count()) > 0 && (await accept.isVisible())) {
-      await accept.click();
+    if ((await wb.diffTab().count()) > 0) {
+      await wb.diffTitleAction('Accept Edit', { timeout: 5000 });
       accepted += 1;
       log(`accepted edit ${accepted}`);
     }

@@ -69,7 +69,7 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   assert.equal(helloOnDisk(), original, 'nothing is written before the review is decided');
 
   log('accepting edit 1 from the diff editor title bar');
-  await wb.editorAction('Accept Edit').click();
+  await wb.diffTitleAction('Accept Edit');
   await waitFor('hello.py on disk to have type hints', () => helloOnDisk().includes('def greet(name: str) -> str:'));
 
   // ---------------------------------------------------------------- review 2: reject
@@ -80,7 +80,7 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   await wb.shot('02-sidebar-plan-1of3', wb.sidebar);
   const afterFirst = helloOnDisk();
   log('rejecting edit 2 with a reason');
-  await wb.editorAction('Reject Edit').click();
+  await wb.diffTitleAction('Reject Edit');
   await wb.answerInput('Reject the edit', REJECT_REASON);
 
   // ---------------------------------------------------------------- review 3: change, accept

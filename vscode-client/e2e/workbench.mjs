@@ -126,6 +126,19 @@ export function workbench(page) {
       return pane(view).locator(`.pane-header .action-label[aria-label^="${label}"]`).first();
     },
 
+    /**
+     * Clicks an action in the title bar of the proposal's diff. The diff opens beside, in a
+     * group that is not active, and a group shows its editor's actions once active: so, as a
+     * user would, first click the diff's tab.
+     */
+    async diffTitleAction(label, { timeout = WAIT } = {}) {
+      await wb.diffTab().first().click({ timeout });
+      await page
+        .locator(`.editor-group-container.active .editor-actions .action-label[aria-label^="${label}"]`)
+        .first()
+        .click({ timeout });
+    },
+
     editorAction(label) {
       return page.locator(`.editor-actions .action-label[aria-label^="${label}"]`).first();
     },

@@ -62,6 +62,7 @@ describe('package.json', () => {
       'plansight.maxRounds',
       'plansight.model',
       'plansight.python',
+      'plansight.review.openDiff',
     ]);
   });
 

@@ -3,7 +3,6 @@ import {
   acceptResult,
   baseName,
   rejectResult,
-  reviewColumn,
   reviewIdFromQuery,
   reviewLocation,
 } from '../src/review/reviewModel';
@@ -39,19 +38,3 @@ describe('review locations', () => {
   });
 });
 
-describe('reviewColumn', () => {
-  it('never opens a proposal in the active group', () => {
-    expect(reviewColumn([{ viewColumn: 1, isActive: true, hasReview: false }])).toBe('beside');
-    // The user works inside a diff: the next one goes beside it, not over it.
-    expect(reviewColumn([{ viewColumn: 1, isActive: true, hasReview: true }])).toBe('beside');
-  });
-
-  it('reuses a group beside the user that already shows Plansight diffs', () => {
-    expect(
-      reviewColumn([
-        { viewColumn: 1, isActive: true, hasReview: false },
-        { viewColumn: 2, isActive: false, hasReview: true },
-      ]),
-    ).toBe(2);
-  });
-});

@@ -13,21 +13,11 @@ import {
   acceptResult,
   baseName,
   rejectResult,
-  reviewColumn,
   reviewIdFromQuery,
   reviewLocation,
 } from './reviewModel';
 
 export const reviewContextKey = 'plansight.reviewOpen';
-
-/** A tab showing one of Plansight's diffs (a proposal, or a past edit shown again). */
-function isReviewTab(tab: vscode.Tab): boolean {
-  const input = tab.input;
-  return (
-    input instanceof vscode.TabInputTextDiff &&
-    (input.modified.scheme === proposedScheme || input.modified.scheme === originalScheme)
-  );
-}
 
 interface Review {
   params: ReviewEditParams;
@@ -133,19 +123,18 @@ export class ReviewManager implements vscode.Disposable {
     await this.openDiff(review.left, review.right, review.title, true);
   }
 
+  /**
+   * Always in the side group (`ViewColumn.Beside`: the group beside the active one, created if
+   * needed): never in the group the user works in, where a new tab would take their editor and
+   * their keystrokes. Not by column number either: VS Code activates a group named by number
+   * even with preserveFocus, and only the side group is exempt.
+   */
   private async openDiff(left: vscode.Uri, right: vscode.Uri, title: string, preserveFocus: boolean): Promise<void> {
-    const column = reviewColumn(
-      vscode.window.tabGroups.all.map((group) => ({
-        viewColumn: group.viewColumn,
-        isActive: group.isActive,
-        hasReview: group.tabs.some((tab) => isReviewTab(tab)),
-      })),
-    );
     try {
       await vscode.commands.executeCommand('vscode.diff', left, right, title, {
         preview: false,
         preserveFocus,
-        viewColumn: column === 'beside' ? vscode.ViewColumn.Beside : column,
+        viewColumn: vscode.ViewColumn.Beside,
       } satisfies vscode.TextDocumentShowOptions);
     } catch (error) {
       this.output.error(`Opening the diff of ${title}: ${String(error)}`);

@@ -38,20 +38,3 @@ export function baseName(uriOrPath: string): string {
   return decodeURIComponent(parts[parts.length - 1] ?? '');
 }
 
-/** An editor group as the review placement sees it. */
-export interface GroupSummary {
-  viewColumn: number;
-  isActive: boolean;
-  /** The group shows a Plansight diff (a proposal or a past edit). */
-  hasReview: boolean;
-}
-
-/**
- * Where a proposal's diff opens: never in the group the user works in (a new tab there would
- * take their editor, and their keystrokes with it), so in a group already showing Plansight
- * diffs if there is one beside it, else in a new group beside the active one.
- */
-export function reviewColumn(groups: readonly GroupSummary[]): number | 'beside' {
-  const other = groups.find((g) => g.hasReview && !g.isActive);
-  return other ? other.viewColumn : 'beside';
-}
