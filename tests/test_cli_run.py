@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -138,6 +139,8 @@ def test_run_with_yes_streams_the_plan_tools_and_usage_and_exits_0(
     assert "⚙ read_file hello.py" in out and f"⚙ bash $ {TEST_COMMAND}" in out
     assert "-def greet(name):\n+def greet(name: str) -> str:" in out
     assert "✓ Edited hello.py" in out
+    # The test run's verdict and exit status, not the first line of its output.
+    assert re.search(r"\n  ✓ Ran 2 tests in [\d.]+s · OK · exit code 0\n", out), out
     # The result and the token usage: the input in all, with its cached parts.
     assert "done after 6 rounds" in out
     assert usage_line_of(fake_api) in out.splitlines()
@@ -319,6 +322,20 @@ def test_diffs_and_usage_rendering() -> None:
     usage |= {"inputTokens": 0, "cacheReadInputTokens": 12345, "cacheCreationInputTokens": 0}
     assert render.usage_line(usage) == "tokens: input 12,345 (12,345 cached) · output 30"
     assert render.usage_line({}) == "tokens: input 0 · output 0"
+
+
+def test_tool_result_lines() -> None:
+    assert render.tool_result_line("read_file", False, "1 import sys").plain == "  ✓ 1 import sys"
+    assert render.tool_result_line("todo", False, "[>] #1: x").plain == "  ✓ plan updated"
+    refused = render.tool_result_line("bash", True, "The user did not approve this command")
+    assert refused.plain == "  ✗ The user did not approve this command"
+    # A command that ran and failed: its verdict and exit status, marked as a failure.
+    failed = render.tool_result_line("bash", False, "1 failed, 2 passed in 0.1s · exit code 1")
+    assert failed.plain == "  ! 1 failed, 2 passed in 0.1s · exit code 1"
+    killed = render.tool_result_line("bash", False, "started · killed by SIGKILL")
+    assert killed.plain.startswith("  ! ")
+    passed = render.tool_result_line("bash", False, "Ran 2 tests in 0.0s · OK · exit code 0")
+    assert passed.plain.startswith("  ✓ ")
 
 
 def test_a_failed_run_says_its_error_once() -> None:

@@ -8,6 +8,7 @@ that only a broken client reaches.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -191,6 +192,7 @@ def test_answering_reviews_keeps_every_line_that_was_shown(
     assert '+if __name__ == "__main__":\n+    main()' in shown
     assert "run command $ python3 -m unittest -v test_hello" in shown
     assert "⚙ bash $ python3 -m unittest -v test_hello" in shown
+    assert re.search(r"\n  ✓ Ran 2 tests in [\d.]+s · OK · exit code 0\n", shown)
     assert shown.count(f"Apply this edit? [a]ccept, [r]eject, or {QUESTION_END} a") == 5
     # The reminder in words, the final plan, the result and what the input cost.
     assert "⚠ reminder after 3 rounds without a plan update: Update your todos." in shown

@@ -91,3 +91,31 @@ def test_a_broken_preview_is_logged_and_costs_nothing_else(
     with caplog.at_level(logging.ERROR):
         stream.feed('{"items": [')
     assert "preview of bug failed" in caplog.text
+
+
+def test_the_summary_clients_show_of_a_result(caplog: pytest.LogCaptureFixture) -> None:
+    from plansight.tools import ToolOutcome
+
+    def last_word(content: str) -> str:
+        return content.split()[-1]
+
+    def broken(content: str) -> str:
+        raise ValueError("a bug in the summary")
+
+    registry = ToolRegistry(
+        [
+            Tool("plain", "Plain.", SCHEMA, _ok),
+            Tool("own", "Summarizes itself.", SCHEMA, _ok, summarize=last_word),
+            Tool("broken", "Breaks.", SCHEMA, _ok, summarize=broken),
+        ]
+    )
+    result = ToolOutcome("\n  first line\nsecond\nlast", False)
+    assert registry.summary("plain", result) == "first line"
+    assert registry.summary("own", result) == "last"
+    # An error is said as it is: its first line is the message.
+    assert registry.summary("own", ToolOutcome("Refused: no.\ndetail", True)) == "Refused: no."
+    assert registry.summary("plain", ToolOutcome("x" * 500, False)) == "x" * 200
+    assert registry.summary("plain", ToolOutcome("", False)) == ""
+    with caplog.at_level(logging.ERROR):
+        assert registry.summary("broken", result) == "first line"
+    assert "summary of broken failed" in caplog.text

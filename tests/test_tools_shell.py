@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
+import sys
 import time
 from contextlib import suppress
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 from plansight.hooks import CommandDecision, CommandRequest
 from plansight.tools import shell
 
-from tool_harness import call, make_ctx, tools_workspace
+from tool_harness import REGISTRY, call, make_ctx, tools_workspace
 
 
 @pytest.fixture
@@ -153,3 +155,63 @@ async def test_bash_timeout_input_is_checked(ws: Path) -> None:
     assert bad.is_error and "'timeout' must be a number of seconds" in bad.content
     zero = await call(ctx, "bash", command="true", timeout=0)
     assert zero.is_error and "more than 0" in zero.content
+
+
+@pytest.mark.parametrize(
+    ("content", "summary"),
+    [
+        # unittest: the "Ran" line and the verdict below it
+        (
+            "test_a ... ok\n\n" + "-" * 70 + "\nRan 2 tests in 0.001s\n\nOK\n[exit code 0]",
+            "Ran 2 tests in 0.001s · OK · exit code 0",
+        ),
+        (
+            "FAIL: test_a\n" + "-" * 70 + "\nRan 1 test in 0.001s\n\nFAILED (failures=1)\n"
+            "[exit code 1]",
+            "Ran 1 test in 0.001s · FAILED (failures=1) · exit code 1",
+        ),
+        # pytest, with and without -q; its FAILED lines are not the verdict
+        (
+            "..F\n=== FAILURES ===\nFAILED t.py::test_x - assert 1 == 2\n"
+            "========== 1 failed, 2 passed in 0.12s ==========\n[exit code 1]",
+            "1 failed, 2 passed in 0.12s · exit code 1",
+        ),
+        ("3 passed in 0.03s\n[exit code 0]", "3 passed in 0.03s · exit code 0"),
+        ("no tests ran in 0.01s\n[exit code 5]", "no tests ran in 0.01s · exit code 5"),
+        # jest, mocha
+        (
+            "Tests:       1 failed, 4 passed, 5 total\n[exit code 1]",
+            "Tests: 1 failed, 4 passed, 5 total · exit code 1",
+        ),
+        ("  2 passing (5ms)\n[exit code 0]", "2 passing (5ms) · exit code 0"),
+        # no test run: the last line of the output
+        (
+            "Collecting x\nSuccessfully installed x-1.0\n[exit code 0]",
+            "Successfully installed x-1.0 · exit code 0",
+        ),
+        ("(no output)\n[exit code 0]", "(no output) · exit code 0"),
+        ("started\n[killed by SIGKILL]", "started · killed by SIGKILL"),
+        (
+            "server up\n[background processes still held the output open; later output was "
+            "not captured. Redirect ...]\n[exit code 0]",
+            "server up · exit code 0",
+        ),
+        # a long line is cut so that the exit status stays beside it
+        ("y" * 300 + "\n[exit code 0]", "y" * 79 + "… · exit code 0"),
+    ],
+)
+def test_a_command_is_summarized_by_its_verdict_and_exit_status(content: str, summary: str) -> None:
+    assert shell.command_summary(content) == summary
+
+
+async def test_a_real_test_run_is_summarized_as_it_ended(ws: Path) -> None:
+    (ws / "test_sample.py").write_text(
+        "import unittest\n\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_ok(self):\n        pass\n\n"
+        "    def test_bad(self):\n        self.assertEqual(1, 2)\n"
+    )
+    ctx = make_ctx(ws)
+    outcome = await call(ctx, "bash", command=f"{sys.executable} -m unittest test_sample")
+    summary = REGISTRY.summary("bash", outcome)
+    assert re.fullmatch(r"Ran 2 tests in [\d.]+s · FAILED \(failures=1\) · exit code 1", summary)

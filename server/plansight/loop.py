@@ -27,12 +27,11 @@ from plansight.model import ModelClient, ModelError, ModelTurn
 from plansight.plan import TodoItem
 from plansight.reminders import ReminderCounter
 from plansight.tools.context import ToolContext
-from plansight.tools.registry import PreviewStream, ToolOutcome, ToolRegistry
+from plansight.tools.registry import PreviewStream, ToolRegistry
 
 log = logging.getLogger(__name__)
 
 CANCELLED_TOOL = "Cancelled by the user before this tool call finished."
-SUMMARY_CHARS = 200
 
 
 def done_gate_text(open_items: list[TodoItem]) -> str:
@@ -42,11 +41,6 @@ def done_gate_text(open_items: list[TodoItem]) -> str:
         f"{listed}\n"
         "Finish them, mark them cancelled, or explain to the user why they stay open."
     )
-
-
-def summarize(outcome: ToolOutcome) -> str:
-    first = outcome.content.strip().splitlines()[0] if outcome.content.strip() else ""
-    return first[:SUMMARY_CHARS]
 
 
 @dataclass
@@ -221,7 +215,12 @@ class AgentLoop:
                     self._clear_reminder()  # at once, not after the round's other tools
                 results.append(tool_result_block(use["id"], outcome.content, outcome.is_error))
                 self.events.emit(
-                    ToolResult(use["id"], use["name"], outcome.is_error, summarize(outcome))
+                    ToolResult(
+                        use["id"],
+                        use["name"],
+                        outcome.is_error,
+                        self.tools.summary(use["name"], outcome),
+                    )
                 )
         except asyncio.CancelledError:
             # Keep the results we have; the rest are answered as cancelled.

@@ -157,13 +157,21 @@ def tool_detail(name: str, tool_input: Mapping[str, Any]) -> str:
     return shorten(", ".join(f"{k}={v!r}" for k, v in tool_input.items()))
 
 
+# A command's summary ends with its exit status (`… · exit code 1`, `… · killed by SIGKILL`).
+FAILED_COMMAND = re.compile(r"(^|· )(exit code -?[1-9]\d*|killed by \S+)$")
+
+
 def tool_result_line(name: str, is_error: bool, summary: str) -> Text:
-    """`  ✓ summary` or `  ✗ summary` (errors in red)."""
+    """`  ✓ summary`, `  ✗ summary` (errors in red), `  ! summary` (a command that failed)."""
     if name == "todo" and not is_error:
         summary = "plan updated"
     if is_error:
         text = Text("  ✗ ", style="bold red")
         text.append(shorten(summary) or f"{name} failed", style="red")
+    elif FAILED_COMMAND.search(summary):
+        # It ran, and its result is the model's to read, but the user should see it failed.
+        text = Text("  ! ", style="bold yellow")
+        text.append(shorten(summary), style="yellow")
     else:
         text = Text("  ✓ ", style="green")
         text.append(shorten(summary) or "ok", style="dim")

@@ -14,8 +14,12 @@ log = logging.getLogger(__name__)
 
 # The most any tool result shows of an output (a listing, matches, a command's output, a diff).
 OUTPUT_MAX_BYTES = 30_000
+# The most a result's one-line summary (what clients show of it) holds.
+SUMMARY_CHARS = 200
 
 Handler = Callable[["ToolContext", dict[str, Any]], Awaitable[str]]
+# The line clients show for a successful result, from its content (default: the first line).
+Summarizer = Callable[[str], str]
 
 
 class ToolPreview(Protocol):
@@ -40,6 +44,7 @@ class Tool:
     input_schema: dict[str, Any]
     handler: Handler
     preview: PreviewFactory | None = None
+    summarize: Summarizer | None = None
 
     def definition(self) -> dict[str, Any]:
         return {
@@ -53,6 +58,11 @@ class Tool:
 class ToolOutcome:
     content: str
     is_error: bool
+
+
+def first_line(content: str) -> str:
+    stripped = content.strip()
+    return stripped.splitlines()[0] if stripped else ""
 
 
 class PreviewStream:
@@ -89,6 +99,18 @@ class ToolRegistry:
         if tool is None or tool.preview is None:
             return None
         return PreviewStream(name, tool.preview(ctx))
+
+    def summary(self, name: str, outcome: ToolOutcome) -> str:
+        """One line for clients: the tool's own summary of a success, else the first line."""
+        tool = self._tools.get(name)
+        line = first_line(outcome.content)
+        if tool is not None and tool.summarize is not None and not outcome.is_error:
+            try:
+                line = tool.summarize(outcome.content)
+            except Exception:
+                # A summary is a courtesy: its bug must not cost the run.
+                log.exception("summary of %s failed", name)
+        return line[:SUMMARY_CHARS]
 
     async def call(self, ctx: ToolContext, name: str, tool_input: Any) -> ToolOutcome:
         tool = self._tools.get(name)

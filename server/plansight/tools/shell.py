@@ -12,6 +12,7 @@ import asyncio
 import logging
 import math
 import os
+import re
 import signal
 from contextlib import suppress
 from dataclasses import dataclass
@@ -27,6 +28,16 @@ log = logging.getLogger(__name__)
 BASH_DEFAULT_TIMEOUT = 120.0
 BASH_MAX_TIMEOUT = 600.0
 BASH_DRAIN_GRACE = 1.0  # how long to wait for output after the command exited
+SUMMARY_LINE_CHARS = 80  # of the output's line in a summary, so the exit status fits beside it
+
+# What `bash` appends to the output: the exit status, and a note on lingering background output.
+EXIT_STATUS = re.compile(r"\[(exit code -?\d+|killed by [^\]]+)\]")
+LINGERING_NOTE = "[background processes still held the output open"
+# A test runner's verdict: pytest's `=== 1 failed, 2 passed in 0.1s ===` and `-q` line, jest's
+# `Tests: 1 failed, 2 total`, cargo's `test result: ok. 3 passed`, mocha's `2 passing`.
+TEST_COUNTS = re.compile(r"\b\d+ (passed|failed|passing|failing|errors?|skipped)\b|no tests ran")
+UNITTEST_RAN = re.compile(r"^Ran \d+ tests? in ")
+UNITTEST_VERDICT = re.compile(r"^(OK|FAILED)\b")
 
 
 class _CappedOutput:
@@ -169,6 +180,40 @@ def _exit_status(returncode: int) -> str:
     return f"[exit code {returncode}]"
 
 
+def command_summary(content: str) -> str:
+    """The line of a command's result a person looks for, and its exit status.
+
+    `Ran 2 tests in 0.001s · OK · exit code 0`, `1 failed, 2 passed in 0.12s · exit code 1`: a
+    test runner's verdict where the output has one, else the output's last line (a command's
+    conclusion comes last: the error count, "Successfully installed ...").
+    """
+    lines = [line.strip() for line in content.strip().splitlines()]
+    status = ""
+    if lines and (match := EXIT_STATUS.fullmatch(lines[-1])):
+        status = match.group(1)
+        lines.pop()
+    lines = [line for line in lines if line and not line.startswith(LINGERING_NOTE)]
+    found = test_verdict(lines) or (lines[-1] if lines else "")
+    flat = " ".join(found.split())
+    if len(flat) > SUMMARY_LINE_CHARS:
+        flat = flat[: SUMMARY_LINE_CHARS - 1] + "…"
+    return " · ".join(part for part in (flat, status) if part)
+
+
+def test_verdict(lines: list[str]) -> str | None:
+    """The last test-runner summary among `lines` (non-empty, stripped), or None."""
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if UNITTEST_RAN.match(line):
+            verdict = next((v for v in lines[index + 1 :] if UNITTEST_VERDICT.match(v)), None)
+            return f"{line} · {verdict}" if verdict else line
+        if UNITTEST_VERDICT.match(line) and any(UNITTEST_RAN.match(x) for x in lines[:index]):
+            continue  # unittest's verdict: reported with its "Ran N tests" line above
+        if TEST_COUNTS.search(line):
+            return line.strip("= ")
+    return None
+
+
 async def bash(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     command = require_str(tool_input, "command", allow_empty=False)
     timeout = _parse_timeout(tool_input)
@@ -213,6 +258,7 @@ BASH = Tool(
         "required": ["command"],
     },
     handler=bash,
+    summarize=command_summary,
 )
 
 
