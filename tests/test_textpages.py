@@ -8,7 +8,7 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plansight.textpages import page_from_scan, page_from_text, scan_lines
+from plansight.textpages import ModelView, page_from_scan, page_from_text, scan_lines
 
 
 @settings(max_examples=150, deadline=None)
@@ -57,3 +57,37 @@ def test_an_editor_text_page_is_cut_like_a_file_page() -> None:
     page = page_from_text("f.txt", "one\r\n" + "x" * 50 + "\nthree\n", 1, 2, 1 << 20, 20)
     assert page.lines == ("one", "x" * 20) and page.truncated_lines == 1
     assert (page.total_lines, page.last_line, page.unsaved) == (3, 2, True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(["a", "bc", "\n", "\r\n", "\r", "é"]), max_size=40),
+    data=st.data(),
+)
+def test_a_span_of_the_view_maps_onto_the_same_span_of_the_document(
+    parts: list[str], data: st.DataObject
+) -> None:
+    document = "".join(parts)
+    view = ModelView(document)
+    assert view.text == document.replace("\r\n", "\n")
+    start = data.draw(st.integers(0, len(view.text)))
+    end = data.draw(st.integers(start, len(view.text)))
+    begin, stop = view.document_offset(start), view.document_offset(end)
+    assert document[begin:stop].replace("\r\n", "\n") == view.text[start:end]
+    # Replacing that span leaves the rest of the document byte for byte.
+    edited = document[:begin] + view.to_document("X\nY") + document[stop:]
+    assert edited.startswith(document[:begin]) and edited.endswith(document[stop:])
+
+
+def test_new_text_takes_the_line_endings_most_of_the_document_has() -> None:
+    assert ModelView("a\r\nb\r\nc\n").to_document("x\ny\r\n") == "x\r\ny\r\n"
+    assert ModelView("a\r\nb\nc\n").to_document("x\r\ny\n") == "x\ny\n"
+    assert ModelView("no line break").to_document("x\ny") == "x\ny"
+
+
+def test_the_byte_order_mark_is_not_shown() -> None:
+    scan = scan_lines(io.BytesIO(b"\xef\xbb\xbfone\ntwo\n"), 0, 2, 1 << 20, 100)
+    assert page_from_scan("f", scan, 1, 100).lines == ("one", "two")
+    later = scan_lines(io.BytesIO(b"\xef\xbb\xbfone\n\xef\xbb\xbftwo\n"), 1, 1, 1 << 20, 100)
+    assert page_from_scan("f", later, 2, 100).lines == ("\ufefftwo",)  # only the file's start
+    assert page_from_text("f", "\ufeffone\n", 1, 10, 1 << 20, 100).lines == ("one",)

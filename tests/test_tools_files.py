@@ -3,12 +3,19 @@ and what lands on disk."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import stat
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import plansight
 from plansight.events import FilesChanged
 from plansight.hooks import EditDecision, EditProposal
 from plansight.tools import files
@@ -356,6 +363,112 @@ async def test_edit_keeps_windows_line_endings(ws: Path) -> None:
     outcome = await call(ctx, "edit_file", path="dos.txt", old_text="alpha\nbeta", new_text="A\nB")
     assert not outcome.is_error, outcome.content
     assert (ws / "dos.txt").read_bytes() == b"A\r\nB\r\ngamma\r\n"
+    # One line replaced by several: the new lines end in CRLF too, not in bare LF.
+    more = await call(ctx, "edit_file", path="dos.txt", old_text="B", new_text="B1\nB2\n")
+    assert not more.is_error, more.content
+    assert (ws / "dos.txt").read_bytes() == b"A\r\nB1\r\nB2\r\n\r\ngamma\r\n"
+    again = await call(ctx, "read_file", path="dos.txt")
+    assert again.content == "     1\tA\n     2\tB1\n     3\tB2\n     4\t\n     5\tgamma"
+    # A whole rewrite keeps them as well.
+    whole = await call(ctx, "write_file", path="dos.txt", content="one\ntwo\n")
+    assert not whole.is_error, whole.content
+    assert (ws / "dos.txt").read_bytes() == b"one\r\ntwo\r\n"
+
+
+async def test_an_edit_changes_only_the_line_endings_of_what_it_replaces(ws: Path) -> None:
+    # Mostly CRLF, with one stray LF line that must stay as it is.
+    (ws / "mixed.txt").write_bytes(b"one\r\ntwo\nthree\r\nfour\r\n")
+    (ws / "unix.txt").write_bytes(b"a\nb\n")
+    reviewer = Reviewer()
+    ctx = make_ctx(ws, reviewer)
+    await call(ctx, "read_file", path="mixed.txt")
+    edit = await call(
+        ctx, "edit_file", path="mixed.txt", old_text="two\nthree", new_text="2\n3a\n3b"
+    )
+    assert not edit.is_error, edit.content
+    assert (ws / "mixed.txt").read_bytes() == b"one\r\n2\r\n3a\r\n3b\r\nfour\r\n"
+    assert reviewer.proposals[0].old_text == "one\r\ntwo\nthree\r\nfour\r\n"  # as on disk
+    second = await call(ctx, "edit_file", path="mixed.txt", old_text="one", new_text="1")
+    assert not second.is_error, second.content
+    assert (ws / "mixed.txt").read_bytes() == b"1\r\n2\r\n3a\r\n3b\r\nfour\r\n"
+    # An LF file stays LF, even where the model wrote CRLF.
+    await call(ctx, "read_file", path="unix.txt")
+    unix = await call(ctx, "edit_file", path="unix.txt", old_text="a\r\nb", new_text="x\r\ny")
+    assert not unix.is_error, unix.content
+    assert (ws / "unix.txt").read_bytes() == b"x\ny\n"
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+async def test_a_byte_order_mark_is_hidden_from_the_model_and_kept_on_disk(ws: Path) -> None:
+    (ws / "bom.py").write_bytes(BOM + b"import os\r\nprint(os.sep)\r\n")
+    reviewer = Reviewer()
+    docs = Documents()
+    ctx = make_ctx(ws, reviewer, documents=docs)
+    read = await call(ctx, "read_file", path="bom.py")
+    assert read.content == "     1\timport os\n     2\tprint(os.sep)"
+    found = await call(ctx, "grep", pattern="^import", path="bom.py")
+    assert found.content == "bom.py:1:import os"
+    edit = await call(
+        ctx, "edit_file", path="bom.py", old_text="import os\n", new_text="import sys\n"
+    )
+    assert not edit.is_error, edit.content
+    assert edit.content == "Edited bom.py: replaced 1 line with 1 at line 1."
+    assert (ws / "bom.py").read_bytes() == BOM + b"import sys\r\nprint(os.sep)\r\n"
+    assert "\ufeff" not in reviewer.proposals[0].old_text + reviewer.proposals[0].new_text
+    whole = await call(ctx, "write_file", path="bom.py", content="print(1)\n")
+    assert not whole.is_error, whole.content
+    assert (ws / "bom.py").read_bytes() == BOM + b"print(1)\r\n"
+    # An editor shows the file without its mark: the same text is no unsaved change.
+    docs.texts[(ws / "bom.py").resolve()] = "print(1)\r\n"
+    clean = await call(ctx, "read_file", path="bom.py")
+    assert clean.content == "     1\tprint(1)"
+    edited = await call(ctx, "edit_file", path="bom.py", old_text="1", new_text="2")
+    assert not edited.is_error, edited.content
+    assert (ws / "bom.py").read_bytes() == BOM + b"print(2)\r\n"
+    # And one that holds typed text (the mark aside) is.
+    docs.texts[(ws / "bom.py").resolve()] = "\ufeffprint(2)  # typed\r\n"
+    typed = await call(ctx, "read_file", path="bom.py")
+    assert typed.content.startswith("     1\tprint(2)  # typed\n[note: bom.py has unsaved")
+    refused = await call(ctx, "edit_file", path="bom.py", old_text="2", new_text="3")
+    assert refused.is_error and "unsaved changes" in refused.content
+
+
+async def test_a_file_deleted_since_the_read_is_not_recreated(ws: Path) -> None:
+    target = ws / "src" / "util.py"
+    reviewer = Reviewer()
+    ctx = make_ctx(ws, reviewer)
+    await call(ctx, "read_file", path="src/util.py")
+    target.unlink()  # the user deletes it
+    write = await call(ctx, "write_file", path="src/util.py", content="def add(): ...\n")
+    assert write.is_error and write.content.startswith(
+        "src/util.py was deleted since you read it. Read it again with read_file"
+    )
+    edit = await call(ctx, "edit_file", path="src/util.py", old_text="add", new_text="plus")
+    assert edit.is_error and "was deleted since you read it" in edit.content
+    assert not target.exists() and reviewer.proposals == []
+    # Once the model has seen that it is gone, creating it again is its informed choice.
+    gone = await call(ctx, "read_file", path="src/util.py")
+    assert gone.is_error and "does not exist" in gone.content
+    again = await call(ctx, "write_file", path="src/util.py", content="def add(): ...\n")
+    assert (again.is_error, again.content) == (False, "Created src/util.py (1 line).")
+    assert target.read_text() == "def add(): ...\n"
+
+
+async def test_a_file_deleted_during_the_review_is_not_recreated(ws: Path) -> None:
+    target = ws / "src" / "app.py"
+
+    async def delete_meanwhile(proposal: EditProposal) -> EditDecision:
+        target.unlink()
+        return EditDecision(accepted=True)
+
+    ctx = make_ctx(ws, Reviewer(delete_meanwhile))
+    await call(ctx, "read_file", path="src/app.py")
+    outcome = await call(ctx, "edit_file", path="src/app.py", old_text="Hello", new_text="Hi")
+    assert outcome.is_error and "was deleted since you read it" in outcome.content
+    assert "Nothing was written." in outcome.content
+    assert not target.exists()
 
 
 async def test_edit_refuses_invalid_utf8(ws: Path) -> None:
@@ -415,3 +528,138 @@ async def test_odd_characters_in_paths(ws: Path) -> None:
 
 def _names(folder: Path, prefix: str) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(prefix))
+
+
+# ----- files the user could not write -----------------------------------------------------------
+
+NOBODY = 65534
+
+# Runs the tools through the registry on the workspace in argv[1], as whoever runs it, and prints
+# each call's outcome. The review (the user) accepts everything, and locks one file meanwhile.
+AS_A_USER = """
+import asyncio, json, os, sys
+from pathlib import Path
+from plansight.events import EventBus
+from plansight.hooks import EditDecision, approve_all_commands
+from plansight.plan import Plan
+from plansight.scratchpad import Scratchpad
+from plansight.tools import default_tools
+from plansight.tools.context import ToolContext
+from plansight.workspace import Workspace
+
+async def review(proposal):
+    if proposal.relative_path == "locked_during_review.txt":
+        os.chmod(proposal.path, 0o444)
+    return EditDecision(accepted=True)
+
+async def main(root):
+    tools = default_tools()
+    workspace = Workspace(root)
+    ctx = ToolContext(Plan(), Scratchpad(), workspace, review, approve_all_commands, EventBus())
+    async def call(name, **tool_input):
+        outcome = await tools.call(ctx, name, tool_input)
+        return [outcome.is_error, outcome.content]
+    out = {"uid": os.geteuid()}
+    for name in sorted(p.name for p in root.iterdir()):
+        out[name] = [
+            await call("read_file", path=name),
+            await call("edit_file", path=name, old_text="old", new_text="new"),
+            await call("write_file", path=name, content="replaced\\n"),
+        ]
+    out["created.txt"] = await call("write_file", path="created.txt", content="new\\n")
+    print(json.dumps(out))
+
+asyncio.run(main(Path(sys.argv[1])))
+"""
+
+
+def _run_as_a_user(root: Path, package: Path) -> dict[str, Any]:
+    """Run AS_A_USER as an unprivileged user: nobody when we are root (CI), else ourselves."""
+    command = [sys.executable, "-s", "-c", AS_A_USER, str(root)]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("needs setpriv (util-linux) to run as an unprivileged user")
+        command = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+    # The tools need only the standard library: a world-readable copy of the package will do,
+    # wherever the checkout lives.
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1"}
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    result: dict[str, Any] = json.loads(run.stdout)
+    assert result["uid"] != 0
+    return result
+
+
+def test_files_the_user_could_not_write_are_refused_and_left_as_they_are() -> None:
+    """Read-only and other users' files: a rename would get past both; nothing may be written."""
+    base = Path(tempfile.mkdtemp(prefix="plansight-perm-"))  # not under root's private tmp
+    try:
+        os.chmod(base, 0o755)
+        package = base / "lib"
+        shutil.copytree(
+            Path(plansight.__file__).parent,
+            package / "plansight",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        root = base / "ws"
+        root.mkdir()
+        me = (os.geteuid(), os.getegid())
+        user = (NOBODY, NOBODY) if os.geteuid() == 0 else me
+        files = {
+            "mine.txt": (user, 0o644),  # writable: the control, so the refusals mean something
+            "readonly.txt": (user, 0o444),
+            "locked_during_review.txt": (user, 0o644),
+        }
+        if os.geteuid() == 0:  # only root can make files of another user
+            files["theirs.txt"] = (me, 0o644)
+            files["shared_but_theirs.txt"] = (me, 0o666)  # writable, but the rename takes it
+        for name, (owner, mode) in files.items():
+            (root / name).write_text("old\n")
+            os.chown(root / name, *owner)
+            os.chmod(root / name, mode)
+        os.chown(root, *user)  # the folder is the user's: a rename in it would succeed
+        before = {name: (root / name).stat() for name in files}
+
+        out = _run_as_a_user(root, package)
+
+        def outcome(name: str, call: int) -> tuple[bool, str]:
+            is_error, content = out[name][call]
+            return is_error, content
+
+        assert outcome("mine.txt", 1) == (
+            False,
+            "Edited mine.txt: replaced 1 line with 1 at line 1.",
+        )
+        assert (
+            outcome("mine.txt", 2)[0] is False and (root / "mine.txt").read_text() == "replaced\n"
+        )
+        assert out["created.txt"] == [False, "Created created.txt (1 line)."]
+        assert (root / "created.txt").stat().st_uid == user[0]
+        refused = {
+            "readonly.txt": "is read-only (-r--r--r--) for the user Plansight runs as",
+            "theirs.txt": "is read-only (-rw-r--r--) for the user Plansight runs as",
+            "shared_but_theirs.txt": f"belongs to another user (uid {me[0]})",
+        }
+        for name, reason in refused.items():
+            if name not in files:
+                continue
+            for call in (1, 2):  # edit_file, write_file
+                is_error, content = outcome(name, call)
+                assert is_error and reason in content, (name, content)
+                assert "tell the user if it must change" in content
+            after = (root / name).stat()
+            assert (root / name).read_text() == "old\n"
+            assert (after.st_ino, after.st_uid, after.st_mode) == (
+                before[name].st_ino,
+                before[name].st_uid,
+                before[name].st_mode,
+            )
+        # Locked while the review was open: the check at the moment of the write refuses it.
+        is_error, content = outcome("locked_during_review.txt", 1)
+        assert is_error and "is read-only (-r--r--r--)" in content
+        assert content.endswith("Nothing was written.")
+        assert (root / "locked_during_review.txt").read_text() == "old\n"
+        assert not [p for p in root.iterdir() if p.name.startswith(".")]  # no temporary file
+    finally:
+        shutil.rmtree(base)

@@ -1,8 +1,11 @@
-"""What the model sees of a text file: pages of its lines, without their line endings.
+"""What the model sees of a text file: pages of its lines, and the way back to the document.
 
-`scan_lines` streams a file once, in chunks, to hash it, count its lines and keep one window of
-them, so that a huge file (or a huge line) never sits in memory whole; the page builders turn
-that window, or an editor's text, into a `TextPage`.
+The model sees lines without their line endings (read_file numbers them) and without a UTF-8
+byte order mark; both stay on disk as they are. `scan_lines` streams a file once, in chunks, to
+hash it, count its lines and keep one window of them, so that a huge file (or a huge line) never
+sits in memory whole; the page builders turn that window, or an editor's text, into a
+`TextPage`. `ModelView` is a document with CRLF shown as LF, as the model knows it, and maps an
+edit made on that view back onto the document, in the document's own line endings.
 
 Knows nothing of workspaces or tools.
 """
@@ -11,9 +14,12 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import BinaryIO
 
+BOM = "\ufeff"
+BOM_BYTES = codecs.BOM_UTF8
 CHUNK = 1 << 20
 
 
@@ -124,7 +130,9 @@ def page_from_scan(path: str, scan: Scan, first_line: int, max_line_chars: int) 
     shown: list[str] = []
     cut_count = 0
     invalid = False
-    for raw, cut in scan.lines:
+    for number, (raw, cut) in enumerate(scan.lines, first_line):
+        if number == 1:
+            raw = raw.removeprefix(BOM_BYTES)
         text, bad = _decode_line(raw, cut)
         invalid |= bad
         text = text.removesuffix("\r")
@@ -153,7 +161,7 @@ def page_from_text(
     max_line_chars: int,
 ) -> TextPage:
     """A page of an editor's text (unsaved changes), cut as `page_from_scan` cuts a file."""
-    all_lines = text.split("\n")
+    all_lines = text.removeprefix(BOM).split("\n")
     if all_lines[-1] == "":
         all_lines.pop()  # the final newline ends the last line; it does not start another
     shown: list[str] = []
@@ -180,3 +188,39 @@ def page_from_text(
         unsaved=True,
         size_capped=size_capped,
     )
+
+
+class ModelView:
+    """A document as the model knows it from read_file: its CRLF line endings shown as LF.
+
+    An edit found in the view maps back onto the document (`document_offset`) and the model's
+    text takes the document's own line endings (`to_document`), so that the edit changes only
+    what the model meant to change.
+    """
+
+    def __init__(self, document: str) -> None:
+        self.document = document
+        self.text = document.replace("\r\n", "\n")
+        # Where in the view the line breaks lie that are CRLF in the document.
+        self._crlf: list[int] = []
+        if len(self.text) != len(document):
+            found = document.find("\r\n")
+            while found != -1:
+                self._crlf.append(found - len(self._crlf))
+                found = document.find("\r\n", found + 2)
+        # Most line breaks decide: a file with a few stray LF lines is still a CRLF file.
+        self.newline = "\r\n" if 2 * len(self._crlf) > self.text.count("\n") else "\n"
+
+    def document_offset(self, offset: int) -> int:
+        """The document offset of a view offset (a CRLF's LF in the view maps to its CR)."""
+        return offset + bisect_left(self._crlf, offset)
+
+    def to_document(self, text: str) -> str:
+        """The model's text with the document's line endings."""
+        text = as_model_text(text)
+        return text.replace("\n", "\r\n") if self.newline == "\r\n" else text
+
+
+def as_model_text(text: str) -> str:
+    """Text from the model in the view's terms (it may have written CRLF it was never shown)."""
+    return text.replace("\r\n", "\n")

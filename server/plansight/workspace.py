@@ -23,7 +23,15 @@ from pathlib import Path
 
 from plansight.atomic import write_atomic
 from plansight.hooks import DocumentSource
-from plansight.textpages import Scan, TextPage, page_from_scan, page_from_text, scan_lines
+from plansight.textpages import (
+    BOM,
+    BOM_BYTES,
+    Scan,
+    TextPage,
+    page_from_scan,
+    page_from_text,
+    scan_lines,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +74,10 @@ class UnsavedChangesError(WorkspaceError):
     pass
 
 
+class NotWritableError(WorkspaceError):
+    pass
+
+
 @dataclass(frozen=True)
 class WorkspacePath:
     """A path checked to lie inside the workspace."""
@@ -89,11 +101,12 @@ class EditBase:
 
     target: WorkspacePath
     exists: bool
-    text: str  # "" for a new file
+    text: str  # "" for a new file; without a byte order mark, which `bom` records
     valid_utf8: bool
     snapshot: FileSnapshot | None  # the disk state `text` came from (None for a new file)
     mode: int | None  # permission bits to keep (None for a new file)
     owner: tuple[int, int] | None  # uid and gid to keep, where we may (None for a new file)
+    bom: bool = False  # the file starts with a UTF-8 byte order mark, kept when it is written
 
 
 class Workspace:
@@ -156,13 +169,17 @@ class Workspace:
         Records what is on disk, so that a later edit can tell whether the file changed since.
         """
         target = self.resolve(path)
-        self._check_regular_file(target)
         try:
-            snapshot, scan = await asyncio.to_thread(
-                _scan_file, target.path, first_line - 1, max_lines, max_bytes, max_line_chars
-            )
-        except OSError as err:
-            raise _read_error(target, err) from err
+            self._check_regular_file(target)
+            try:
+                snapshot, scan = await asyncio.to_thread(
+                    _scan_file, target.path, first_line - 1, max_lines, max_bytes, max_line_chars
+                )
+            except OSError as err:
+                raise _read_error(target, err) from err
+        except FileMissingError:
+            self.forget(target.path)  # the reader now knows it is gone: creating it is fine
+            raise
         editor_text = self._unsaved_text(target, snapshot.digest)
         if editor_text is not None:
             page = page_from_text(
@@ -214,13 +231,17 @@ class Workspace:
     async def begin_edit(self, path: str) -> EditBase:
         """The current document of `path` if it may be replaced now, else a WorkspaceError.
 
-        An existing file must have been read and be unchanged since; a file with unsaved editor
-        changes is never replaced. A missing file is a new one (its parents are created later).
+        An existing file must have been read and be unchanged since, and be one the user running
+        the server could write; a file with unsaved editor changes is never replaced. A missing
+        file is a new one (its parents are created later), unless it was there when last read:
+        then someone deleted it, which counts as a change.
         """
         target = self.resolve(path)
         if target.path.is_dir():
             raise NotAFileError(f"{target.relative} is a folder, not a file.")
         if not target.path.exists():
+            if target.path in self._snapshots:
+                raise _deleted_error(target)
             self._check_creatable(target)
             self._check_no_unsaved(target, "")
             return EditBase(target, False, "", True, None, None, None)
@@ -232,14 +253,16 @@ class Workspace:
         current = FileSnapshot(st.st_size, st.st_mtime_ns, _digest_if(data, snapshot, st))
         if target.path in self._stale or current.digest != snapshot.digest:
             raise _stale_error(target)
+        _check_writable(target, st)
+        bom = data.startswith(BOM_BYTES)
+        body = data[len(BOM_BYTES) :] if bom else data
         try:
-            text, valid = data.decode("utf-8"), True
+            text, valid = body.decode("utf-8"), True
         except UnicodeDecodeError:
-            text, valid = data.decode("utf-8", errors="replace"), False
+            text, valid = body.decode("utf-8", errors="replace"), False
         self._check_no_unsaved(target, text)
-        return EditBase(
-            target, True, text, valid, snapshot, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
-        )
+        mode, owner = stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
+        return EditBase(target, True, text, valid, snapshot, mode, owner, bom)
 
     async def verify_unchanged(self, base: EditBase) -> None:
         """Raise unless the file is still as `base` saw it (the user may have typed meanwhile)."""
@@ -255,21 +278,26 @@ class Workspace:
         try:
             data, st = await self._load(target)
         except FileMissingError:
-            raise _stale_error(target) from None
+            raise _deleted_error(target) from None
         digest = _digest_if(data, base.snapshot, st)
         if target.path in self._stale or digest != base.snapshot.digest:
             raise _stale_error(target)
+        _check_writable(target, st)  # its mode may have changed while the review was open
         self._check_no_unsaved(target, base.text)
 
     async def write(self, base: EditBase, text: str) -> FileSnapshot:
         """Replace the file atomically with `text` (UTF-8) and remember it as read.
 
-        Raises OSError when the disk refuses; the file is then left as it was.
+        A byte order mark the file had is written again. Raises OSError when the disk refuses;
+        the file is then left as it was.
         """
         mode = base.mode if base.mode is not None else _NEW_FILE_MODE & ~_umask()
         path = base.target.path
+        data = text.encode("utf-8")
+        if base.bom:
+            data = BOM_BYTES + data.removeprefix(BOM_BYTES)
         task = asyncio.ensure_future(
-            asyncio.to_thread(_write_file, self._root, path, text.encode("utf-8"), mode, base.owner)
+            asyncio.to_thread(_write_file, self._root, path, data, mode, base.owner)
         )
 
         def remember(done: asyncio.Future[FileSnapshot]) -> None:
@@ -327,13 +355,18 @@ class Workspace:
         """The editor's text of the file if it holds changes that were never on disk.
 
         An editor that has not reloaded yet after our write still shows an earlier version of
-        the file: that is no user work, so it counts as saved.
+        the file: that is no user work, so it counts as saved. Editors do not show a byte order
+        mark: the text matches a version with or without one.
         """
         text = self._open_text(target)
         if text is None:
             return None
-        digest = hashlib.sha256(text.encode("utf-8")).digest()
-        if digest == disk_digest or digest in self._versions.get(target.path, ()):
+        seen = (disk_digest, *self._versions.get(target.path, ()))
+        body = text.removeprefix(BOM).encode("utf-8")
+        if (
+            hashlib.sha256(body).digest() in seen
+            or hashlib.sha256(BOM_BYTES + body).digest() in seen
+        ):
             return None
         return text
 
@@ -364,6 +397,33 @@ def _write_file(
             raise OutsideWorkspaceError(f"{path} is outside the workspace.")
     st = write_atomic(path, data, mode=mode, owner=owner, durable=True)
     return FileSnapshot(st.st_size, st.st_mtime_ns, hashlib.sha256(data).digest())
+
+
+def _deleted_error(target: WorkspacePath) -> StaleFileError:
+    return StaleFileError(
+        f"{target.relative} was deleted since you read it. Read it again with read_file before "
+        "writing it: recreating it could undo a deletion the user meant."
+    )
+
+
+def _check_writable(target: WorkspacePath, st: os.stat_result) -> None:
+    """Refuse to replace a file that the user running the server could not write.
+
+    A rename in a writable folder gets past a read-only file, and gives a file of another user
+    to this one: neither may happen behind the user's back. (Root may write anything and keeps
+    the owner, as `atomic.write_atomic` gives the file back.)
+    """
+    effective = os.access in os.supports_effective_ids
+    if not os.access(target.path, os.W_OK, effective_ids=effective):
+        raise NotWritableError(
+            f"{target.relative} is read-only ({stat.filemode(st.st_mode)}) for the user "
+            "Plansight runs as, so it was left as it is; tell the user if it must change."
+        )
+    if st.st_uid != os.geteuid() and os.geteuid() != 0:
+        raise NotWritableError(
+            f"{target.relative} belongs to another user (uid {st.st_uid}): replacing it would make "
+            "it the Plansight user's, so it was left as it is; tell the user if it must change."
+        )
 
 
 def _stale_error(target: WorkspacePath) -> StaleFileError:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from plansight.hooks import EditProposal
+from plansight.textpages import ModelView, as_model_text
 from plansight.tools.context import ToolContext, workspace_errors
 from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_int, require_str
 from plansight.workspace import EditBase, WorkspaceError
@@ -202,7 +203,7 @@ async def _propose(
     ctx.touch(base.target.relative, start, end)
     result = report(written)
     if written != proposed:
-        result += _diff_note(proposed, written, base.target.relative)
+        result += _diff_note(as_model_text(proposed), as_model_text(written), base.target.relative)
     return result
 
 
@@ -212,6 +213,9 @@ async def write_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     with workspace_errors():
         base = await ctx.workspace.begin_edit(path)
     rel = base.target.relative
+    if base.exists:
+        # A file with CRLF line endings keeps them (the model never saw them).
+        content = ModelView(base.text).to_document(content)
     if base.exists and base.text == content:
         raise ToolError(f"{rel} already has exactly this content; nothing to write.")
     n = _lines(_count_lines(content))
@@ -300,6 +304,7 @@ async def edit_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         raise ToolError(
             "'old_text' must not be empty; to create a file or replace all of it, use write_file."
         )
+    old, new = as_model_text(old), as_model_text(new)
     if old == new:
         raise ToolError("old_text and new_text are identical; nothing would change.")
     with workspace_errors():
@@ -312,14 +317,13 @@ async def edit_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
             f"{rel} is not valid UTF-8, so edit_file cannot change it without corrupting its "
             "other bytes; use write_file to replace it whole, or bash."
         )
-    text = base.text
+    # Matched against the text as read_file showed it (no CR of a CRLF line ending, no byte
+    # order mark), then put back into the file in its own line endings.
+    view = ModelView(base.text)
+    text = view.text
     starts = _occurrences(text, old)
-    if not starts and "\r\n" in text and "\r" not in old:
-        # The file has Windows line endings, which read_file does not show.
-        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-        starts = _occurrences(text, old)
     if not starts:
-        raise ToolError(_not_found_message(text, old.replace("\r\n", "\n"), rel))
+        raise ToolError(_not_found_message(text, old, rel))
     if len(starts) > 1:
         at = ", ".join(str(text.count("\n", 0, s) + 1) for s in starts)
         more = "+" if len(starts) >= 50 else ""
@@ -328,7 +332,8 @@ async def edit_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
             "surrounding lines so that it matches exactly once."
         )
     start = starts[0]
-    proposed = text[:start] + new + text[start + len(old) :]
+    begin, end = view.document_offset(start), view.document_offset(start + len(old))
+    proposed = base.text[:begin] + view.to_document(new) + base.text[end:]
     line = text.count("\n", 0, start) + 1
     n_old, n_new = _count_lines(old), _count_lines(new)
     description = f"Edit {rel}: replace {_lines(n_old)} with {n_new} at line {line}"

@@ -300,6 +300,9 @@ async def grep(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         path = _clean_path(path)
         if allowed is not None and path not in allowed:
             return None  # matched only because --glob overrides .gitignore
+        # As read_file shows lines: without the CR of a CRLF line ending. (rg itself leaves a
+        # UTF-8 byte order mark out.)
+        rest = rest.removesuffix("\r")
         return f"{path}:{rest}"
 
     args = [*RG_GREP]
