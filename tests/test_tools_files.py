@@ -223,7 +223,8 @@ async def test_edit_flow_accepted(ws: Path) -> None:
     assert proposal.path == (ws / "src" / "app.py").resolve()
     assert proposal.relative_path == "src/app.py"
     assert proposal.todo_id == "1"
-    assert proposal.description == "Edit src/app.py: replace 1 line with 2 at line 5"
+    # Short and human; the client shows the file's name beside it.
+    assert proposal.description == "Change 1 line and add 1 line in greet()"
     assert len(proposal.id) == 32
     assert ctx.last_location is not None
     assert (ctx.last_location.start_line, ctx.last_location.end_line) == (4, 5)
@@ -487,11 +488,12 @@ async def test_write_file_creates_and_rewrites(ws: Path) -> None:
     assert (created.is_error, created.content) == (False, "Created tests/unit/test_x.py (2 lines).")
     assert (ws / "tests" / "unit" / "test_x.py").read_text() == "a = 1\nb = 2\n"
     assert reviewer.proposals[0].old_text == ""
-    assert reviewer.proposals[0].description == "Create tests/unit/test_x.py (2 lines)"
+    assert reviewer.proposals[0].description == "New file (2 lines)"
     assert reviewer.proposals[0].todo_id is None
     rewritten = await call(ctx, "write_file", path="tests/unit/test_x.py", content="a = 3\n")
     assert rewritten.content == "Wrote tests/unit/test_x.py (1 line)."
     assert reviewer.proposals[1].old_text == "a = 1\nb = 2\n"
+    assert reviewer.proposals[1].description == "Rewrite the whole file (1 line, was 2)"
     same = await call(ctx, "write_file", path="tests/unit/test_x.py", content="a = 3\n")
     assert same.is_error and "already has exactly this content" in same.content
     into_folder = await call(ctx, "write_file", path="src", content="x")

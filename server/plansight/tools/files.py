@@ -8,6 +8,7 @@ accepted, and the model is told how that differs from its proposal.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import uuid
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import Any
 from plansight.hooks import EditProposal
 from plansight.textpages import ModelView, as_model_text
 from plansight.tools.context import ToolContext, workspace_errors
+from plansight.tools.describe import describe_change, describe_new_file
 from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_int, require_str
 from plansight.workspace import EditBase, WorkspaceError
 
@@ -218,14 +220,18 @@ async def write_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         content = ModelView(base.text).to_document(content)
     if base.exists and base.text == content:
         raise ToolError(f"{rel} already has exactly this content; nothing to write.")
-    n = _lines(_count_lines(content))
-    verb = "Rewrite" if base.exists else "Create"
+    if base.exists:
+        description = await asyncio.to_thread(
+            describe_change, as_model_text(base.text), as_model_text(content)
+        )
+    else:
+        description = describe_new_file(content)
     done = "Wrote" if base.exists else "Created"
     return await _propose(
         ctx,
         base,
         content,
-        f"{verb} {rel} ({n})",
+        description,
         lambda written: f"{done} {rel} ({_lines(_count_lines(written))}).",
     )
 
@@ -336,7 +342,10 @@ async def edit_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     proposed = base.text[:begin] + view.to_document(new) + base.text[end:]
     line = text.count("\n", 0, start) + 1
     n_old, n_new = _count_lines(old), _count_lines(new)
-    description = f"Edit {rel}: replace {_lines(n_old)} with {n_new} at line {line}"
+    # A diff of the whole text, cheap as the common start and end are skipped first; in a
+    # thread all the same, as a large change would hold the event loop.
+    changed = text[:start] + new + text[start + len(old) :]
+    description = await asyncio.to_thread(describe_change, text, changed)
     return await _propose(
         ctx,
         base,

@@ -1,0 +1,165 @@
+"""Short, human descriptions of a proposed edit, for the user's review.
+
+"Change 3 lines in greet()", "Add farewell() (6 lines)", "Remove 2 lines at line 14",
+"New file (12 lines)". The clients show the file's name beside the description, so it is left
+out. Where a change lies is said by the function or class around it when the indentation shows
+one (any language whose definitions start with a keyword such as def, class, function, fn), else
+by its line number.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+
+# How far a description looks: beyond this, a change is described by its size alone.
+_MAX_DIFF_LINES = 2000
+_MAX_SCAN_UP = 2000
+
+_DEFINITION = re.compile(
+    r"\s*(?:(?:export|default|public|private|protected|internal|static|async|pub(?:\([^)]*\))?"
+    r"|abstract|final|override|open|unsafe|extern|inline)\s+)*"
+    r"(?P<kind>def|class|function|func|fn|interface|struct|enum|trait|impl|module|object|sub)"
+    r"\s+(?P<name>[A-Za-z_$][\w$]*)"
+)
+_CALLABLE = frozenset({"def", "function", "func", "fn", "sub"})
+
+
+def _lines(n: int) -> str:
+    return f"{n} line" if n == 1 else f"{n} lines"
+
+
+def _count_lines(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def describe_new_file(text: str) -> str:
+    return f"New file ({_lines(_count_lines(text))})"
+
+
+def describe_change(before: str, after: str) -> str:
+    """What changes from `before` to `after` (whole documents, as the model sees them)."""
+    old, new = before.split("\n"), after.split("\n")
+    # The common start and end first: cheap, and they leave little for the diff below.
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    old_mid, new_mid = old[prefix : len(old) - suffix], new[prefix : len(new) - suffix]
+    if not old_mid and not new_mid:
+        return "No change"
+    if len(old_mid) > _MAX_DIFF_LINES or len(new_mid) > _MAX_DIFF_LINES:
+        return f"Change lines {prefix + 1}-{prefix + len(old_mid)} (now {_lines(len(new_mid))})"
+    opcodes = difflib.SequenceMatcher(None, old_mid, new_mid, autojunk=False).get_opcodes()
+    kept = itertools.chain(
+        itertools.islice(old, prefix),
+        itertools.islice(old, len(old) - suffix, None),
+        (line for tag, i1, i2, _j1, _j2 in opcodes if tag == "equal" for line in old_mid[i1:i2]),
+    )
+    if before.strip() and after.strip() and not any(line.strip() for line in kept):
+        return f"Rewrite the whole file ({_lines(_count_lines(after))}, was {_count_lines(before)})"
+    changed = added = removed = 0
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "replace":
+            changed += min(i2 - i1, j2 - j1)
+            added += max(0, (j2 - j1) - (i2 - i1))
+            removed += max(0, (i2 - i1) - (j2 - j1))
+        elif tag == "insert":
+            added += j2 - j1
+        elif tag == "delete":
+            removed += i2 - i1
+    # The first change: where it is said to be, and what its first line defines.
+    _tag, i1, i2, j1, j2 = next(op for op in opcodes if op[0] != "equal")
+    first = prefix + i1  # 0-based, in `old`
+    if not changed and not removed:
+        return _describe_addition(old, new[prefix + j1 : prefix + j2], first, added)
+    if not changed and not added:
+        return _describe_removal(old, first, old[first : prefix + i2], removed)
+    parts = [f"change {_lines(changed)}" if changed else ""]
+    parts += [
+        f"add {_lines(added)}" if added else "",
+        f"remove {_lines(removed)}" if removed else "",
+    ]
+    said = [part for part in parts if part]
+    phrase = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+    where = _where(old, first)
+    return phrase[0].upper() + phrase[1:] + (f" in {where}" if where else f" at line {first + 1}")
+
+
+def _describe_addition(old: list[str], block: list[str], at: int, count: int) -> str:
+    """`count` lines added in all, the first ones (`block`) before old[at]."""
+    start = next((line for line in block if line.strip()), "")
+    container = _container(old, at - 1, _depth(start))
+    defined = _DEFINITION.match(start)
+    if defined is not None:
+        return f"Add {_render(defined, container)} ({_lines(count)})"
+    if container is not None:
+        return f"Add {_lines(count)} to {_name(old, *container)}"
+    return f"Add {_lines(count)} after line {at}" if at > 0 else f"Add {_lines(count)} at the top"
+
+
+def _describe_removal(old: list[str], first: int, block: list[str], count: int) -> str:
+    """`count` lines removed in all, the first ones (`block`) from old[first] on."""
+    start = next((line for line in block if line.strip()), "")
+    defined = _DEFINITION.match(start)
+    if defined is not None:
+        container = _container(old, first - 1, _depth(start))
+        return f"Remove {_render(defined, container)} ({_lines(count)})"
+    where = _where(old, first)
+    if where:
+        return f"Remove {_lines(count)} from {where}"
+    return f"Remove line {first + 1}" if count == 1 else f"Remove lines {first + 1}-{first + count}"
+
+
+def _depth(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _where(lines: list[str], index: int) -> str | None:
+    """The definition that a change of lines[index] lies in, or is."""
+    if index < len(lines):
+        defined = _DEFINITION.match(lines[index])
+        if defined is not None:
+            return _render(defined, _container(lines, index - 1, _depth(lines[index])))
+    # A blank line belongs where the next line with text does.
+    text = next((line for line in lines[index : index + 50] if line.strip()), "")
+    found = _container(lines, index, _depth(text))
+    return _name(lines, *found) if found is not None else None
+
+
+def _container(lines: list[str], index: int, indent: int) -> tuple[int, re.Match[str]] | None:
+    """The definition at or above lines[index] that holds a line indented by `indent`."""
+    for i in range(min(index, len(lines) - 1), max(-1, index - _MAX_SCAN_UP), -1):
+        line = lines[i]
+        if not line.strip():
+            continue
+        depth = _depth(line)
+        if depth >= indent:
+            continue
+        defined = _DEFINITION.match(line)
+        if defined is not None:
+            return i, defined
+        if depth == 0:
+            return None  # a top-level statement: no definition around
+        indent = depth  # out of a block (an if, a loop): keep climbing
+    return None
+
+
+def _name(lines: list[str], index: int, defined: re.Match[str]) -> str:
+    return _render(defined, _container(lines, index - 1, _depth(lines[index])))
+
+
+def _render(defined: re.Match[str], container: tuple[int, re.Match[str]] | None) -> str:
+    """greet(), class Inventory, or Inventory.add() for a method."""
+    kind, name = defined["kind"], defined["name"]
+    if kind not in _CALLABLE:
+        return f"{kind} {name}"
+    if container is not None and container[1]["kind"] not in _CALLABLE:
+        return f"{container[1]['name']}.{name}()"
+    return f"{name}()"
