@@ -21,8 +21,12 @@ lint:
 	$(VENV_BIN)ruff format --check $(LINTED)
 	$(VENV_BIN)mypy
 
+# Parallel workers (pytest-xdist), one per core by default: most of a test's time is a server
+# starting or waiting for its child processes. PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= auto
+
 test-python:
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS)
 
 test-vscode:
 	cd vscode-client && npm run typecheck && npm run test:unit && npm run test:e2e

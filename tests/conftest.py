@@ -1,9 +1,16 @@
-"""Shared fixtures: a copy of a fixture workspace, and the fake Messages API."""
+"""Shared fixtures and helpers: a copy of a fixture workspace, the fake Messages API, waiting.
+
+The suite runs in parallel (pytest-xdist, `make test-python`): every test gets its own folders
+(`tmp_path`), its own fake API on a free port, and its own storage folder, and each worker its
+own XDG_STATE_HOME, so that no two tests share anything but the source tree.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +23,49 @@ from plansight.storage import SessionStore
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+
+# How long a wait may last before it counts as a hang. Waits end as soon as what they wait for
+# happens, so this is no time anything is expected to take: it is long, so that a busy machine
+# (two suites on two cores) never fails a test that would pass on a quiet one.
+PATIENCE = 60.0
+
+
+async def wait_until(
+    predicate: Callable[[], bool], what: str = "condition", timeout: float = PATIENCE
+) -> None:
+    """Poll `predicate` (cheaply, every 10 ms) until it holds; TimeoutError after `timeout`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise TimeoutError(f"{what}: not met within {timeout:g} s")
+        await asyncio.sleep(0.01)
+
+
+def wait_until_sync(
+    predicate: Callable[[], bool], what: str = "condition", timeout: float = PATIENCE
+) -> None:
+    """`wait_until` for code outside an event loop."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not met within {timeout:g} s")
+        time.sleep(0.01)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A server started without `storageDir` stores its session under XDG_STATE_HOME: one of this
+    test session (this worker), never the developer's own nor another worker's."""
+    state = tmp_path_factory.mktemp("xdg-state")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_STATE_HOME", str(state))
+        yield state
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `slow` first, so that parallel workers do not wait for one at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture

@@ -19,6 +19,8 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.protocol import to_plain
 
+from conftest import PATIENCE, wait_until
+
 
 @dataclass
 class Recorder:
@@ -36,12 +38,11 @@ class Recorder:
     def event_types(self) -> list[str]:
         return [e["type"] for e in self.events]
 
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not predicate():
-            if asyncio.get_running_loop().time() > deadline:
-                raise TimeoutError("condition not met in time")
-            await asyncio.sleep(0.01)
+    async def wait_for(
+        self, predicate: Callable[[], bool], timeout: float = PATIENCE, what: str = "condition"
+    ) -> None:
+        """Until `predicate` holds (conftest.PATIENCE: a hang, not a deadline to meet)."""
+        await wait_until(predicate, what, timeout)
 
 
 def plain(value: Any) -> Any:
@@ -80,7 +81,7 @@ class EditorHandle:
 
     async def stop(self) -> None:
         try:
-            await asyncio.wait_for(self.client.shutdown_session(), 10)
+            await asyncio.wait_for(self.client.shutdown_session(), PATIENCE)
         finally:
             await self.client.stop()
 

@@ -20,6 +20,7 @@ import pytest
 
 from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
 
+from conftest import PATIENCE
 from lsp_harness import server_env
 
 HEADER = re.compile(rb"(Content-Length|Content-Type): ([^\r\n]+)\r\n")
@@ -127,7 +128,7 @@ class RawServer:
     async def wait_for(
         self,
         predicate: Callable[[dict[str, Any]], bool],
-        timeout: float = 10.0,
+        timeout: float = PATIENCE,
         *,
         since: int = 0,
     ) -> dict[str, Any]:
@@ -156,7 +157,7 @@ class RawServer:
         return self._next_id
 
     async def request(
-        self, method: str, params: Any = None, *, id_: int | None = None, timeout: float = 10.0
+        self, method: str, params: Any = None, *, id_: int | None = None, timeout: float = PATIENCE
     ) -> dict[str, Any]:
         """Send a well-formed request and return its whole response message."""
         msg_id = self.new_id() if id_ is None else id_
@@ -166,7 +167,7 @@ class RawServer:
         await self.send(frame(message))
         return await self.response(msg_id, timeout)
 
-    async def response(self, msg_id: Any, timeout: float = 10.0) -> dict[str, Any]:
+    async def response(self, msg_id: Any, timeout: float = PATIENCE) -> dict[str, Any]:
         return await self.wait_for(
             lambda m: (
                 "method" not in m and m.get("id") == msg_id and ("result" in m or "error" in m)
@@ -176,7 +177,7 @@ class RawServer:
 
     async def assert_serving(self) -> None:
         """The user's view: the sidebar still gets the state."""
-        answer = await self.request("plansight/state", {}, timeout=5)
+        answer = await self.request("plansight/state", {})
         assert set(answer["result"]) == STATE_KEYS, answer
 
     @property
@@ -188,7 +189,7 @@ class RawServer:
             return
         if not self.exited:
             try:
-                await self.request("shutdown", timeout=5)
+                await self.request("shutdown")
                 await self.send(frame({"jsonrpc": "2.0", "method": "exit"}))
                 await asyncio.wait_for(self.proc.wait(), 5)
             except (TimeoutError, AssertionError, ConnectionError):
@@ -235,7 +236,7 @@ async def test_unparseable_bodies_get_a_parse_error_and_the_server_goes_on(
         mark = len(server.messages)
         await server.send(frame(body))
         # JSON-RPC 2.0: "Parse error", with id null since the id could not be read.
-        error = await server.wait_for(lambda m: is_error(m, -32700), 5, since=mark)
+        error = await server.wait_for(lambda m: is_error(m, -32700), since=mark)
         assert error["id"] is None, name
         await server.assert_serving()
 
@@ -261,7 +262,7 @@ async def test_invalid_requests_get_invalid_request_and_the_server_goes_on(
     for name, message in INVALID.items():
         mark = len(server.messages)
         await server.send(frame(json.dumps(message).encode()))
-        error = await server.wait_for(lambda m: is_error(m, -32600), 5, since=mark)
+        error = await server.wait_for(lambda m: is_error(m, -32600), since=mark)
         assert error["id"] in (None, 7), (name, error)
         await server.assert_serving()
     # None of them was taken for a real request.
@@ -282,11 +283,11 @@ async def test_unknown_methods_are_answered_method_not_found(server: RawServer) 
 
 async def test_requests_without_params_are_answered(server: RawServer) -> None:
     # JSON-RPC 2.0 lets a client omit "params"; such a request still gets its answer.
-    state = await server.request("plansight/state", None, timeout=5)
+    state = await server.request("plansight/state", None)
     assert set(state["result"]) == STATE_KEYS, state
-    run = await server.request("plansight/run", None, timeout=5)
+    run = await server.request("plansight/run", None)
     assert is_error(run, -32602), run
-    edit = await server.request("plansight/editPlan", None, timeout=5)
+    edit = await server.request("plansight/editPlan", None)
     assert is_error(edit, -32602), edit
     await server.assert_serving()
 
@@ -337,7 +338,7 @@ BAD_EDIT_PARAMS: list[Any] = [
 
 async def test_wrong_param_types_for_run_get_invalid_params(server: RawServer) -> None:
     for params in BAD_RUN_PARAMS:
-        answer = await server.request("plansight/run", params, timeout=5)
+        answer = await server.request("plansight/run", params)
         assert is_error(answer, -32602), (params, answer)
         await server.assert_serving()
     # None of them started a run or reached the model.
@@ -354,7 +355,7 @@ async def test_wrong_param_types_for_edit_plan_get_invalid_params_and_change_not
     before = accepted["result"]
     assert before["rendered"] == "[>] #1: Keep me\n(0/1 completed)"
     for params in BAD_EDIT_PARAMS:
-        answer = await server.request("plansight/editPlan", params, timeout=5)
+        answer = await server.request("plansight/editPlan", params)
         assert is_error(answer, -32602), (str(params)[:200], answer)
         state = await server.request("plansight/state", {})
         assert state["result"]["todos"] == before, str(params)[:200]
@@ -375,7 +376,7 @@ async def test_a_run_with_tools_and_noisy_commands_keeps_stdout_clean(
         tool_reply("write_scratchpad", {"content": "Content-Length: 5\r\n\r\n{}"}),
         text_reply("All done."),
     )
-    answer = await server.request("plansight/run", {"prompt": "Be noisy"}, timeout=30)
+    answer = await server.request("plansight/run", {"prompt": "Be noisy"})
     assert answer["result"]["status"] == "done", answer
     assert (hello_workspace / "hello.py").read_text().startswith("import os\n")
     first = fake_api.bodies[1]["messages"][-1]["content"][0]["content"]
@@ -391,7 +392,7 @@ async def test_a_20_mb_prompt_is_answered_and_the_server_goes_on(
 ) -> None:
     fake_api.push(text_reply("That was long."))
     prompt = "Please read this. " + "x" * 20_000_000
-    answer = await server.request("plansight/run", {"prompt": prompt}, timeout=60)
+    answer = await server.request("plansight/run", {"prompt": prompt})
     result = answer.get("result")
     assert result is not None, answer
     assert result["status"] in ("done", "error"), result
@@ -407,7 +408,6 @@ async def test_an_edit_plan_with_huge_text_is_answered_and_the_server_goes_on(
     answer = await server.request(
         "plansight/editPlan",
         {"items": [{"id": "1", "text": huge, "status": "pending"}]},
-        timeout=60,
     )
     assert "result" in answer or is_error(answer, -32602), str(answer)[:300]
     await server.assert_serving()
@@ -435,7 +435,7 @@ async def test_a_too_short_content_length_loses_only_that_message(server: RawSer
     body = json.dumps(STATE).encode()
     # E.g. a client counting characters instead of UTF-8 bytes.
     await server.send(b"Content-Length: %d\r\n\r\n" % (len(body) - 10) + body)
-    await server.wait_for(lambda m: is_error(m, -32700), 5)
+    await server.wait_for(lambda m: is_error(m, -32700))
     await server.assert_serving()
 
 
@@ -470,7 +470,7 @@ async def test_an_impossible_content_length_does_not_kill_the_server(server: Raw
             b"Content-Length: " + value + b"\r\n\r\n"
             b'{"jsonrpc": "2.0", "id": 5, "method": "plansight/state"}\r\n'
         )
-        error = await server.wait_for(lambda m: is_error(m, -32600), 5, since=mark)
+        error = await server.wait_for(lambda m: is_error(m, -32600), since=mark)
         assert error["id"] is None and "Content-Length" in error["error"]["message"]
         await server.assert_serving()
     assert not any(m.get("id") == 5 for m in server.messages)

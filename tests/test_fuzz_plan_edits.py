@@ -390,7 +390,7 @@ async def edit_once(editor: EditorHandle, items: Any, mode: str) -> None:
     )
     assert answer["source"] == "user" and answer["version"] == before["version"] + 1
     assert after == answer
-    await editor.recorder.wait_for(lambda: len(editor.recorder.todos) > notified, 5)
+    await editor.recorder.wait_for(lambda: len(editor.recorder.todos) > notified)
     assert editor.recorder.todos[notified:] == [answer]
 
 

@@ -305,7 +305,7 @@ async def test_second_run_is_refused_while_one_runs_and_cancel_stops_it(
     with pytest.raises(JsonRpcException) as cancelled:
         await run
     assert cancelled.value.code == -32800
-    await editor.recorder.wait_for(lambda: "runFinished" in editor.recorder.event_types(), 5)
+    await editor.recorder.wait_for(lambda: "runFinished" in editor.recorder.event_types())
     assert asyncio.get_running_loop().time() - started < 1.0
     finished = editor.recorder.events[-1]
     assert finished["result"]["status"] == "cancelled"
@@ -361,7 +361,7 @@ async def test_the_progress_cancel_button_cancels_the_run(
     with pytest.raises(JsonRpcException) as cancelled:
         await run
     assert cancelled.value.code == -32800
-    await editor.recorder.wait_for(lambda: "runFinished" in editor.recorder.event_types(), 5)
+    await editor.recorder.wait_for(lambda: "runFinished" in editor.recorder.event_types())
     assert editor.recorder.events[-1]["result"]["status"] == "cancelled"
 
 

@@ -172,11 +172,13 @@ async def test_state_is_restored_after_a_restart(
 
     second = await start_editor(hello_workspace, fake_api, storage=storage)
     try:
-        await second.recorder.wait_for(lambda: bool(second.recorder.todos))
-        restored = second.recorder.todos[0]
+        # The plan and the scratchpad are two notifications: wait for both.
+        rec = second.recorder
+        await rec.wait_for(lambda: bool(rec.todos) and bool(rec.scratchpad))
+        restored = rec.todos[0]
         assert restored["source"] == "restore"
         assert restored["rendered"] == "[x] #1: Hints\n[>] #2: Docs\n(1/2 completed)"
-        assert second.recorder.scratchpad == ["halfway"]
+        assert rec.scratchpad == ["halfway"]
         fake_api.push(text("continuing"))
         await second.request("plansight/run", {"prompt": "go on"})
         messages = fake_api.bodies[-1]["messages"]
