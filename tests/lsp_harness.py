@@ -21,10 +21,12 @@ from plansight.protocol import to_plain
 
 from conftest import PATIENCE, wait_until
 
+Listener = Callable[[str, dict[str, Any]], None]
+
 
 @dataclass
 class Recorder:
-    """Custom notifications the editor received, in order."""
+    """Custom notifications (and server requests) the editor received, in order."""
 
     todos: list[dict[str, Any]] = field(default_factory=list)
     scratchpad: list[str] = field(default_factory=list)
@@ -34,6 +36,13 @@ class Recorder:
     messages: list[dict[str, Any]] = field(default_factory=list)
     # Every publishDiagnostics, as (uri, diagnostics), so a test sees a publish and its clear.
     diagnostics: list[tuple[str, list[types.Diagnostic]]] = field(default_factory=list)
+    # Called with (method, payload) as each custom message is recorded, before anything else
+    # runs: a test can act at that exact moment (kill the server as a plan is saved, say).
+    listeners: list[Listener] = field(default_factory=list)
+
+    def heard(self, method: str, payload: dict[str, Any]) -> None:
+        for listener in list(self.listeners):
+            listener(method, payload)
 
     def event_types(self) -> list[str]:
         return [e["type"] for e in self.events]
@@ -125,14 +134,18 @@ async def start_editor(
     @client.feature("plansight/todos")
     def on_todos(params: Any) -> None:
         recorder.todos.append(plain(params))
+        recorder.heard("plansight/todos", recorder.todos[-1])
 
     @client.feature("plansight/scratchpad")
     def on_scratchpad(params: Any) -> None:
-        recorder.scratchpad.append(plain(params)["content"])
+        payload = plain(params)
+        recorder.scratchpad.append(payload["content"])
+        recorder.heard("plansight/scratchpad", payload)
 
     @client.feature("plansight/event")
     def on_event(params: Any) -> None:
         recorder.events.append(plain(params))
+        recorder.heard("plansight/event", recorder.events[-1])
 
     if advertise:
 
@@ -140,12 +153,14 @@ async def start_editor(
         def on_review(params: Any) -> dict[str, Any]:
             payload = plain(params)
             recorder.reviews.append(payload)
+            recorder.heard("plansight/reviewEdit", payload)
             return review(payload) if review else {"accepted": True}
 
         @client.feature("plansight/approveCommand")
         def on_approve(params: Any) -> dict[str, Any]:
             payload = plain(params)
             recorder.approvals.append(payload)
+            recorder.heard("plansight/approveCommand", payload)
             return approve(payload) if approve else {"approved": True}
 
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)

@@ -45,6 +45,8 @@ from plansight.fakeapi import (  # noqa: E402
     validate_request,
 )
 
+from conftest import PATIENCE, wait_until  # noqa: E402
+
 MODEL = "claude-fake-1"
 TOOLS: list[Any] = [
     {
@@ -102,7 +104,7 @@ def post(
     conn: http.client.HTTPConnection | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     own = conn is None
-    conn = conn or http.client.HTTPConnection("127.0.0.1", api.port, timeout=5)
+    conn = conn or http.client.HTTPConnection("127.0.0.1", api.port, timeout=PATIENCE)
     sent = {"content-type": "application/json", "x-api-key": "test-key"}
     sent.update(headers or {})
     conn.request("POST", path, body=json.dumps(body), headers=sent)
@@ -267,12 +269,15 @@ async def test_drop_mid_stream_raises() -> None:
 
 
 async def test_hang_times_out_and_stop_does_not_wait_for_it() -> None:
-    with FakeMessagesAPI([Hang(30)]) as api:
+    never = 10 * PATIENCE
+    with FakeMessagesAPI([Hang(never)]) as api:
         async with client_for(api, timeout=0.3) as client:
             with pytest.raises(anthropic.APITimeoutError):
                 await client.messages.create(model=MODEL, max_tokens=8, messages=[user("x")])
+        # The client gave up after sending the request; the fake may read it only now.
+        await wait_until(lambda: bool(api.requests), "the fake API received the request")
         started = time.perf_counter()
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < PATIENCE  # not the hang's length
     assert api.requests[0].outcome == "hang"
 
 
@@ -474,11 +479,13 @@ def test_standalone_prints_base_url_and_serves_recorded_requests(tmp_path: Path)
     )
     try:
         assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 10)
-        assert ready, "no baseUrl line within 10 s"
+        ready, _, _ = select.select([proc.stdout], [], [], PATIENCE)
+        assert ready, "no baseUrl line"
         base_url = json.loads(proc.stdout.readline())["baseUrl"]
         assert base_url.startswith("http://127.0.0.1:")
-        client = anthropic.Anthropic(base_url=base_url, api_key="secret", timeout=5, max_retries=0)
+        client = anthropic.Anthropic(
+            base_url=base_url, api_key="secret", timeout=PATIENCE, max_retries=0
+        )
         with client:
             msg = client.messages.create(model=MODEL, max_tokens=8, messages=[user("hi")])
             assert msg.content[0].type == "text"
@@ -486,7 +493,7 @@ def test_standalone_prints_base_url_and_serves_recorded_requests(tmp_path: Path)
             with pytest.raises(anthropic.OverloadedError):
                 client.messages.create(model=MODEL, max_tokens=8, messages=[user("again")])
         host, port = base_url.removeprefix("http://").split(":")
-        conn = http.client.HTTPConnection(host, int(port), timeout=5)
+        conn = http.client.HTTPConnection(host, int(port), timeout=PATIENCE)
         conn.request("GET", "/_fake/requests")
         resp = conn.getresponse()
         recorded = json.loads(resp.read())
@@ -498,7 +505,7 @@ def test_standalone_prints_base_url_and_serves_recorded_requests(tmp_path: Path)
         assert recorded[0]["finishedAt"] >= recorded[0]["receivedAt"]
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=5)
+        _, stderr = proc.communicate(timeout=PATIENCE)
     assert proc.returncode == 0, stderr
 
 
@@ -513,12 +520,12 @@ async def test_timing_records_and_turnaround() -> None:
                     model=MODEL, max_tokens=8, messages=[user("x")]
                 ) as stream:
                     await stream.get_final_message()
-        done = api.wait_for_requests(3, timeout=2)
+        done = api.wait_for_requests(3, timeout=PATIENCE)
     for rec in done:
         assert rec.finished_at is not None and rec.first_byte_at is not None
         assert rec.arrived_at <= rec.received_at <= rec.first_byte_at <= rec.finished_at
     gaps = api.turnaround_times()
-    assert len(gaps) == 2 and all(0 <= g < 1 for g in gaps)
+    assert len(gaps) == 2 and all(0 <= g < PATIENCE for g in gaps)
     assert api.received_at == [r.received_at for r in done]
 
 

@@ -1,11 +1,17 @@
-"""kill -9 of the server at random moments of a scripted session, 20 times in a row.
+"""kill -9 of the server at chosen moments of a scripted session, ten times in a row.
 
 Each session plans, reads, edits hello.py, writes new files and the scratchpad, with the model's
-answers streamed slowly enough that a kill lands mid-stream, mid-tool or mid-save. After each
-kill the server is started again on the same storage, as an editor restarts it, and the user
-must find: the plan and scratchpad as last saved (the plan announced with source "restore"), a
-conversation the API still accepts, and no file in the workspace torn, half-written, or
-littered with the temporary files of atomic writes.
+answers streamed slowly. The kills land where a crash can tear something: while an answer
+streams, as the plan, the scratchpad or a round's results are saved, while an edit awaits the
+user's review, as an accepted edit or a new file is written, and at random moments. Each moment
+is recognised as the editor sees it (the notification that goes with it), and the server is
+killed from inside that notification's handler, so the kill lands within a millisecond of it
+however busy the machine is (twenty random delays hit these moments only by chance).
+
+After each kill the server is started again on the same storage, as an editor restarts it, and
+the user must find: the plan and scratchpad as last saved (the plan announced with source
+"restore"), a conversation the API still accepts, and no file in the workspace torn,
+half-written, or littered with the temporary files of atomic writes.
 """
 
 from __future__ import annotations
@@ -33,9 +39,8 @@ from conftest import strip_cache_control
 from lsp_harness import EditorHandle, start_editor
 
 SEED = 20261129
-KILLS = 20
 CHAINS = 2  # side by side, each its own workspace and storage
-MAX_KILL_DELAY = 0.3  # seconds after the run's first model request
+MAX_KILL_DELAY = 0.3  # seconds after the run's first model request, for a random moment
 CHUNK_DELAY = 0.002  # between streamed deltas: a session streams for about 0.4 s
 MARKER = "# plansight kill test, version {}"
 VERSION = re.compile(rb"# plansight kill test, version (\d+)\n\Z")
@@ -155,10 +160,79 @@ def assert_continues(stored_messages: list[dict[str, Any]], sent: list[dict[str,
     assert now["content"][: len(last["content"])] == last["content"]
 
 
-async def kill(handle: EditorHandle) -> None:
+@dataclass(frozen=True)
+class KillPoint:
+    """A moment of the session at which the server is killed: when the editor receives the
+    `nth` message `method` (an event of `type`, of `tool`), or for `method="random"` a random
+    time after the first model request was answered. With `after_answer`, once the editor has
+    answered that request: the server is then acting on the answer."""
+
+    what: str
+    method: str
+    type: str | None = None
+    tool: str | None = None
+    nth: int = 1
+    after_answer: bool = False
+
+    def matches(self, method: str, payload: dict[str, Any]) -> bool:
+        return (
+            method == self.method
+            and (self.type is None or payload.get("type") == self.type)
+            and (self.tool is None or payload.get("name") == self.tool)
+        )
+
+
+EVENT = "plansight/event"
+TODOS = "plansight/todos"
+SCRATCHPAD = "plansight/scratchpad"
+REVIEW = "plansight/reviewEdit"  # a session's reviews: hello.py, a new file, hello.py, ...
+KILL_POINTS = (
+    KillPoint("the first answer streaming", EVENT, type="textDelta"),
+    KillPoint("the first plan being saved", TODOS),
+    KillPoint("an edit awaiting the user's review", REVIEW),
+    KillPoint("an accepted edit being written", REVIEW, after_answer=True),
+    KillPoint("the scratchpad being saved", SCRATCHPAD),
+    KillPoint("an accepted new file being written", REVIEW, nth=2, after_answer=True),
+    KillPoint("a round's results being saved", EVENT, type="toolResult", tool="write_scratchpad"),
+    KillPoint("a later plan being saved", TODOS, nth=3),
+    KillPoint("a random moment", "random"),
+    KillPoint("another random moment", "random"),
+)
+
+
+def sigkill(handle: EditorHandle) -> None:
     server = handle.client._server
     assert server is not None
-    os.kill(server.pid, signal.SIGKILL)
+    with suppress(ProcessLookupError):
+        os.kill(server.pid, signal.SIGKILL)
+
+
+def arm(handle: EditorHandle, point: KillPoint) -> list[bool]:
+    """Kill the server at `point`; the list returned gets an entry when the kill is sent."""
+    fired: list[bool] = []
+    seen = 0
+
+    def listener(method: str, payload: dict[str, Any]) -> None:
+        nonlocal seen
+        if fired or not point.matches(method, payload):
+            return
+        seen += 1
+        if seen < point.nth:
+            return
+        fired.append(True)
+        if point.after_answer:  # a request handler's answer goes out as it returns
+            asyncio.get_running_loop().call_soon(sigkill, handle)
+        else:
+            sigkill(handle)
+
+    handle.recorder.listeners.append(listener)
+    return fired
+
+
+async def reap(handle: EditorHandle) -> None:
+    """Wait until the killed server is gone, and close the editor's side."""
+    server = handle.client._server
+    assert server is not None
     await server.wait()
     await handle.client.stop()
 
@@ -196,9 +270,11 @@ def first_request_answered(api: FakeMessagesAPI) -> bool:
     return bool(requests) and requests[0].outcome is not None
 
 
-async def kill_chain(source: Path, base_dir: Path, chain: int, kills: int) -> list[float]:
-    """`kills` sessions killed at random moments, each restarted from the last one's storage,
-    then a session run to its end. Returns the kill delays."""
+async def kill_chain(
+    source: Path, base_dir: Path, chain: int, points: tuple[KillPoint, ...]
+) -> list[str]:
+    """A session killed at each point, each restarted from the last one's storage, then a
+    session run to its end. Returns what each kill hit."""
     rng = random.Random(SEED + chain)
     root = base_dir / f"chain{chain}" / "hello"
     shutil.copytree(source, root)
@@ -209,30 +285,37 @@ async def kill_chain(source: Path, base_dir: Path, chain: int, kills: int) -> li
     expected = Expected(originals=workspace_files(root), hello_base=base)
     del expected.originals["hello.py"]
     version = 0
-    delays: list[float] = []
+    hits: list[str] = []
 
-    for k in range(kills + 1):
-        when = f"chain {chain}, iteration {k}"
+    for k, point in enumerate([*points, None]):
+        when = f"chain {chain}, iteration {k}: {point.what if point else 'the run to its end'}"
         api = FakeMessagesAPI()
         api.start()
         try:
             handle = await restart(root, api, storage, when)
             conversation = stored(storage, "conversation")
             api.push(*session(k, version, expected, rng))
+            fired = arm(handle, point) if point and point.method != "random" else []
             run = asyncio.ensure_future(
                 handle.request("plansight/run", {"prompt": f"Run {k}: bump and note."})
             )
-            await handle.recorder.wait_for(lambda api=api: first_request_answered(api))
-            if k == kills:
+            if point is None:
                 # The last session runs to the end: everything still works after the kills.
                 result = await run
                 assert result["status"] == "done", (when, result)
                 await handle.stop()
             else:
-                delay = rng.uniform(0, MAX_KILL_DELAY)
-                delays.append(delay)
-                await asyncio.sleep(delay)
-                await kill(handle)
+                if point.method == "random":
+                    await handle.recorder.wait_for(lambda api=api: first_request_answered(api))
+                    delay = rng.uniform(0, MAX_KILL_DELAY)
+                    await asyncio.sleep(delay)
+                    sigkill(handle)
+                    hits.append(f"{point.what} ({delay * 1000:.0f} ms in)")
+                else:
+                    await handle.recorder.wait_for(lambda f=fired, r=run: bool(f) or r.done())
+                    assert fired, f"{when}: the session ended before the kill point"
+                    hits.append(point.what)
+                await reap(handle)
                 run.cancel()
                 with suppress(BaseException):
                     await run
@@ -247,22 +330,25 @@ async def kill_chain(source: Path, base_dir: Path, chain: int, kills: int) -> li
         version = check_workspace(root, expected, when)
     assert version == expected.max_version, "the last session's edits all landed"
     assert temp_files(root) == []
-    return delays
+    return hits
 
 
 @pytest.mark.slow
-async def test_kill_9_at_random_points_never_tears_files_or_the_session(
+async def test_kill_9_at_chosen_points_never_tears_files_or_the_session(
     hello_workspace: Path, tmp_path: Path
 ) -> None:
     began = time.monotonic()
     # Chains side by side: while one waits for its kill, another's server starts up (the
-    # restarts' start-up, which is CPU, takes most of the time; more chains do not help).
+    # restarts' start-up, which is CPU, takes most of the time).
     chains = await asyncio.gather(
-        *(kill_chain(hello_workspace, tmp_path, chain, KILLS // CHAINS) for chain in range(CHAINS))
+        *(
+            kill_chain(hello_workspace, tmp_path, chain, KILL_POINTS[chain::CHAINS])
+            for chain in range(CHAINS)
+        )
     )
-    delays = [d for chain in chains for d in chain]
-    assert len(delays) == KILLS and max(delays) > 0.2 and min(delays) < 0.1
-    print(f"{KILLS} kills in {time.monotonic() - began:.1f} s")
+    hits = [hit for chain in chains for hit in chain]
+    assert len(hits) == len(KILL_POINTS)
+    print(f"{len(hits)} kills in {time.monotonic() - began:.1f} s: " + "; ".join(hits))
 
 
 # A process that dies by SIGKILL inside an atomic write, between writing its temporary file
