@@ -18,7 +18,7 @@ from plansight.hooks import EditDecision, EditProposal
 from plansight.plan import PlanError, StalePlanError
 from plansight.session import Session, SessionSettings
 
-from conftest import block_types, make_session, strip_cache_control, user_texts
+from conftest import block_types, make_session, strip_cache_control, user_texts, wait_until
 
 REMINDER = "<reminder>Update your todos.</reminder>"
 
@@ -243,9 +243,7 @@ async def test_cancel_mid_stream_leaves_the_conversation_valid(
     session = make_session(hello_workspace, fake_api)
     events = collect(session)
     task = asyncio.create_task(session.run("slow"))
-    await asyncio.to_thread(fake_api.wait_for_requests, 0)
-    while not fake_api.message_requests:
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: bool(fake_api.message_requests))
     task.cancel()
     try:
         await task
@@ -268,21 +266,15 @@ async def test_cancel_mid_tool_kills_the_command_and_answers_its_tool_use(
     fake_api.push(tool("bash", {"command": f"sleep 300 & echo $! > {pid_file.name}; wait"}))
     session = make_session(hello_workspace, fake_api)
     task = asyncio.create_task(session.run("run it"))
-    for _ in range(500):
-        if pid_file.exists() and pid_file.read_text().strip():
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: pid_file.exists() and bool(pid_file.read_text().strip()))
     pid = int(pid_file.read_text())
     task.cancel()
     try:
         await task
     except asyncio.CancelledError:
         pass
-    for _ in range(100):  # killed at once; the kernel may take a moment to tear it down
-        if not _alive(pid):
-            break
-        await asyncio.sleep(0.02)
-    assert not _alive(pid)
+    # Killed at once; the kernel may take a moment to tear it down.
+    await wait_until(lambda: not _alive(pid), "the command's child is gone")
     fake_api.push(text("ok"))
     await session.run("next")
     first_next = fake_api.bodies[-1]["messages"][2]
