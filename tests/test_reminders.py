@@ -1,0 +1,135 @@
+"""The nag (reminders.py): when the model is reminded of its plan, in which words, how firmly.
+
+PROTOCOL.md: a round is one model response and the tools it called; the count starts at 0 with
+each run and only an accepted `todo` call resets it; from 3 consecutive rounds without one the
+round's tool results are followed by `<reminder>Update your todos.</reminder>`, with stronger
+wording from 6 and from 9 rounds, always inside `<reminder>` tags. The user sees the level as
+the diagnostic's severity (Information for 3-5 rounds, Warning from 6).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plansight.events import Event, Reminder
+from plansight.fakeapi import FakeMessagesAPI
+from plansight.fakeapi import text_reply as text
+from plansight.fakeapi import tool_reply as tool
+from plansight.hooks import CommandDecision, CommandRequest
+from plansight.reminders import ReminderCounter, reminder_for
+
+from conftest import make_session, user_texts
+
+REMINDER = "<reminder>Update your todos.</reminder>"
+
+
+def plan(status: str) -> dict[str, Any]:
+    return {"items": [{"id": "1", "text": "Read the code", "status": status}]}
+
+
+@pytest.mark.parametrize("rounds", [0, 1, 2])
+def test_no_reminder_before_three_rounds(rounds: int) -> None:
+    assert reminder_for(rounds) is None
+
+
+@pytest.mark.parametrize("rounds", [3, 4, 5])
+def test_three_to_five_rounds_get_the_protocols_words(rounds: int) -> None:
+    reminder = reminder_for(rounds)
+    assert reminder is not None
+    assert reminder.text == REMINDER
+    assert (reminder.level, reminder.rounds) == (1, rounds)
+
+
+def test_the_wording_grows_firmer_at_six_and_nine_and_says_how_long() -> None:
+    texts = {n: reminder_for(n) for n in range(3, 40)}
+    assert all(r is not None for r in texts.values())
+    levels = {n: r.level for n, r in texts.items() if r is not None}
+    assert {n for n, level in levels.items() if level == 1} == {3, 4, 5}
+    assert {n for n, level in levels.items() if level == 2} == {6, 7, 8}
+    assert {n for n, level in levels.items() if level == 3} == set(range(9, 40))
+    six, nine = texts[6], texts[9]
+    assert six is not None and nine is not None
+    assert six.text != REMINDER and nine.text not in (REMINDER, six.text)
+    # The stronger reminders say how many rounds went by, so each round's is its own.
+    assert "6 rounds" in six.text and "9 rounds" in nine.text
+    for reminder in texts.values():
+        assert reminder is not None
+        assert reminder.text.startswith("<reminder>") and reminder.text.endswith("</reminder>")
+        assert reminder.text.count("<reminder>") == 1 and "todo" in reminder.text
+
+
+def test_the_counter_counts_consecutive_rounds_and_an_update_starts_it_again() -> None:
+    counter = ReminderCounter()
+    seen = [counter.end_round(plan_updated=False) for _ in range(4)]
+    assert [r.rounds if r else None for r in seen] == [None, None, 3, 4]
+    assert counter.end_round(plan_updated=True) is None
+    assert counter.rounds_without_plan == 0
+    again = [counter.end_round(plan_updated=False) for _ in range(3)]
+    assert [r.rounds if r else None for r in again] == [None, None, 3]
+    counter.reset()  # a new run
+    assert counter.end_round(plan_updated=False) is None and counter.rounds_without_plan == 1
+
+
+def reminders_in(events: list[Event]) -> list[int]:
+    return [e.rounds for e in events if isinstance(e, Reminder)]
+
+
+async def test_a_rejected_todo_call_does_not_count_as_a_plan_update(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(
+        tool("read_scratchpad", {}),
+        tool("read_scratchpad", {}),
+        tool("todo", {"items": [{"id": "1", "text": " ", "status": "pending"}]}),  # rejected
+        text("ok"),
+    )
+    session = make_session(hello_workspace, fake_api)
+    events: list[Event] = []
+    session.events.subscribe(events.append)
+    await session.run("Think")
+    rejected = fake_api.bodies[3]["messages"][-1]
+    assert rejected["content"][0]["is_error"] is True
+    assert user_texts(rejected)[-1] == REMINDER  # the third round without an accepted todo
+    assert reminders_in(events) == [3]
+
+
+async def test_the_count_starts_again_with_each_run(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    session = make_session(hello_workspace, fake_api)
+    for prompt in ("first", "second"):
+        fake_api.push(tool("read_scratchpad", {}), tool("read_scratchpad", {}), text("ok"))
+        await session.run(prompt)
+    # Two runs of two rounds each: never three in a row within a run, so never a reminder.
+    assert not any(
+        REMINDER in t for body in fake_api.bodies for t in user_texts(body["messages"][-1])
+    )
+
+
+async def test_the_users_plan_edit_does_not_reset_the_models_count(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Only the model's own todo call resets the count: the user editing the plan from the
+    sidebar mid-run does not excuse the model from keeping it."""
+    fake_api.push(
+        tool("todo", plan("in_progress")),
+        tool("read_scratchpad", {}),
+        tool("bash", {"command": "true"}),
+        tool("read_scratchpad", {}),
+        text("ok"),
+    )
+
+    async def approve_and_edit_the_plan(request: CommandRequest) -> CommandDecision:
+        session.edit_plan(plan("completed")["items"], None)
+        return CommandDecision(approved=True)
+
+    session = make_session(hello_workspace, fake_api, approve=approve_and_edit_the_plan)
+    events: list[Event] = []
+    session.events.subscribe(events.append)
+    await session.run("Work")
+    assert session.plan.state.source == "user"  # the edit happened
+    assert reminders_in(events) == [3]
+    assert user_texts(fake_api.bodies[4]["messages"][-1])[-1] == REMINDER
