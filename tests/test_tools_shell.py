@@ -16,6 +16,7 @@ import pytest
 from plansight.hooks import CommandDecision, CommandRequest
 from plansight.tools import shell
 
+from conftest import PATIENCE, wait_until
 from tool_harness import REGISTRY, call, make_ctx, tools_workspace
 
 
@@ -37,7 +38,7 @@ def _alive(pid: int) -> bool:
     return status.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
-async def _wait_dead(pid: int, within: float = 3.0) -> bool:
+async def _wait_dead(pid: int, within: float = PATIENCE) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if not _alive(pid):
@@ -54,7 +55,7 @@ def _pid_in(path: Path) -> int | None:
     return int(text) if text else None
 
 
-async def _read_pid(path: Path, within: float = 5.0) -> int:
+async def _read_pid(path: Path, within: float = PATIENCE) -> int:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         pid = _pid_in(path)
@@ -98,7 +99,7 @@ async def test_bash_timeout_kills_the_whole_group(ws: Path) -> None:
     command = "echo started; sh -c 'trap \"\" TERM; sleep 300' & echo $! > pid; wait"
     began = time.monotonic()
     outcome = await call(ctx, "bash", command=command, timeout=1)
-    assert time.monotonic() - began < 4
+    assert time.monotonic() - began < PATIENCE  # not the child's 300 s
     assert outcome.is_error
     assert outcome.content.startswith(
         "Command timed out after 1 s; its process group was killed.\nstarted"
@@ -139,9 +140,10 @@ async def test_bash_output_is_capped(ws: Path) -> None:
 async def test_bash_does_not_wait_for_background_output(ws: Path) -> None:
     ctx = make_ctx(ws)
     began = time.monotonic()
-    outcome = await call(ctx, "bash", command="(sleep 3; echo late) & echo $! > pid; echo early")
+    command = f"(sleep {2 * PATIENCE:g}; echo late) & echo $! > pid; echo early"
+    outcome = await call(ctx, "bash", command=command)
     try:
-        assert time.monotonic() - began < 2.5
+        assert time.monotonic() - began < PATIENCE  # not the background sleep's
         assert outcome.content.startswith("early\n[background processes still held the output")
         assert outcome.content.endswith("[exit code 0]")
     finally:
@@ -215,3 +217,40 @@ async def test_a_real_test_run_is_summarized_as_it_ended(ws: Path) -> None:
     outcome = await call(ctx, "bash", command=f"{sys.executable} -m unittest test_sample")
     summary = REGISTRY.summary("bash", outcome)
     assert re.fullmatch(r"Ran 2 tests in [\d.]+s · FAILED \(failures=1\) · exit code 1", summary)
+
+
+def _group(pgid: int) -> set[int]:
+    """The live processes of process group `pgid`."""
+    members = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            members.add(int(entry))
+    return members
+
+
+@pytest.mark.parametrize("turns", range(8))
+async def test_a_command_cancelled_while_it_starts_leaves_nothing_running(
+    ws: Path, turns: int
+) -> None:
+    """The run is cancelled `turns` turns of the event loop after the tool was called: while
+    the command is approved, spawned or its pipes connected. The loop is then held for a
+    moment, as on a busy machine, so that the shell gets to start its child first."""
+    ctx = make_ctx(ws)
+    task = asyncio.create_task(
+        call(ctx, "bash", command="echo $$ > group; sleep 300 & echo started; wait")
+    )
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    task.cancel()
+    time.sleep(0.1)  # the event loop busy elsewhere; the shell runs on
+    with suppress(asyncio.CancelledError):
+        await task
+    group = _pid_in(ws / "group")
+    if group is not None:  # the shell ran: it and all it started must be gone
+        await wait_until(lambda: not _group(group), "the command's process group is gone")

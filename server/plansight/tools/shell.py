@@ -98,8 +98,8 @@ async def run_command(
     # Our own pipe rather than PIPE: asyncio's Process.wait() would otherwise also wait for
     # every background child that holds the output open.
     read_fd, write_fd = os.pipe()
-    try:
-        proc = await asyncio.create_subprocess_exec(
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
             "/bin/bash",
             "-c",
             command,
@@ -110,8 +110,17 @@ async def run_command(
             start_new_session=True,  # its own process group, killed as a whole
             env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
         )
+    )
+    try:
+        # Shielded: cancelled while asyncio connects the pipes, the shell is already running
+        # (and may have started children); asyncio would kill only the shell.
+        proc = await asyncio.shield(spawn)
     except BaseException:
         os.close(read_fd)
+        with suppress(BaseException):
+            started = await spawn
+            _kill_group(started.pid)
+            await started.wait()
         raise
     finally:
         os.close(write_fd)
