@@ -24,10 +24,9 @@ from tool_harness import (
     ESCAPES,
     Documents,
     Reviewer,
+    assert_escape_refused,
     call,
-    escape_path,
     make_ctx,
-    make_links,
     tools_workspace,
 )
 
@@ -54,26 +53,7 @@ def test_tool_names_and_schemas() -> None:
 @pytest.mark.parametrize("path", ESCAPES)
 @pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file"])
 async def test_escapes_are_refused(ws: Path, tool: str, path: str) -> None:
-    outside = make_links(ws)
-    target = escape_path(path, outside)
-    reviewer = Reviewer()
-    ctx = make_ctx(ws, reviewer)
-    inputs: dict[str, dict[str, Any]] = {
-        "read_file": {"path": target},
-        "write_file": {"path": target, "content": "pwned\n"},
-        "edit_file": {"path": target, "old_text": "SECRET", "new_text": "pwned"},
-    }
-    if tool in ("write_file", "edit_file"):
-        # Even after a read attempt, nothing outside may be written.
-        await call(ctx, "read_file", path=target)
-    outcome = await call(ctx, tool, **inputs[tool])
-    assert outcome.is_error, outcome.content
-    assert "outside the workspace" in outcome.content or "symbolic link loop" in outcome.content
-    assert "SECRET" not in outcome.content
-    assert "root:" not in outcome.content
-    assert (outside / "secret.txt").read_text() == "SECRET\n"
-    assert not (outside / "missing.txt").exists()
-    assert reviewer.proposals == []
+    await assert_escape_refused(ws, tool, path)
 
 
 async def test_absolute_path_inside_the_root_is_fine(ws: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -12,9 +11,8 @@ from plansight.tools import search
 
 from tool_harness import (
     ESCAPES,
-    Reviewer,
+    assert_escape_refused,
     call,
-    escape_path,
     make_ctx,
     make_links,
     tools_workspace,
@@ -37,22 +35,7 @@ def test_tool_names_and_schemas() -> None:
 @pytest.mark.parametrize("path", ESCAPES)
 @pytest.mark.parametrize("tool", ["list_files", "grep"])
 async def test_escapes_are_refused(ws: Path, tool: str, path: str) -> None:
-    outside = make_links(ws)
-    target = escape_path(path, outside)
-    reviewer = Reviewer()
-    ctx = make_ctx(ws, reviewer)
-    inputs: dict[str, dict[str, Any]] = {
-        "list_files": {"path": target},
-        "grep": {"pattern": "SECRET|root", "path": target},
-    }
-    outcome = await call(ctx, tool, **inputs[tool])
-    assert outcome.is_error, outcome.content
-    assert "outside the workspace" in outcome.content or "symbolic link loop" in outcome.content
-    assert "SECRET" not in outcome.content
-    assert "root:" not in outcome.content
-    assert (outside / "secret.txt").read_text() == "SECRET\n"
-    assert not (outside / "missing.txt").exists()
-    assert reviewer.proposals == []
+    await assert_escape_refused(ws, tool, path)
 
 
 async def test_recursive_listing_and_search_do_not_follow_links_out(ws: Path) -> None:

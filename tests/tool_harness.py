@@ -81,6 +81,35 @@ def escape_path(path: str, outside: Path) -> str:
     return str(outside / "secret.txt") if path == "OUTSIDE_ABS" else path
 
 
+# Each path tool's input aimed at a path.
+ESCAPE_INPUTS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "read_file": lambda target: {"path": target},
+    "write_file": lambda target: {"path": target, "content": "pwned\n"},
+    "edit_file": lambda target: {"path": target, "old_text": "SECRET", "new_text": "pwned"},
+    "list_files": lambda target: {"path": target},
+    "grep": lambda target: {"pattern": "SECRET|root", "path": target},
+}
+
+
+async def assert_escape_refused(root: Path, tool: str, path: str) -> None:
+    """`tool` aimed at one of ESCAPES is refused, shows nothing outside and changes nothing."""
+    outside = make_links(root)
+    target = escape_path(path, outside)
+    reviewer = Reviewer()
+    ctx = make_ctx(root, reviewer)
+    if tool in ("write_file", "edit_file"):
+        # Even after a read attempt, nothing outside may be written.
+        await call(ctx, "read_file", path=target)
+    outcome = await call(ctx, tool, **ESCAPE_INPUTS[tool](target))
+    assert outcome.is_error, outcome.content
+    assert "outside the workspace" in outcome.content or "symbolic link loop" in outcome.content
+    assert "SECRET" not in outcome.content
+    assert "root:" not in outcome.content
+    assert (outside / "secret.txt").read_text() == "SECRET\n"
+    assert not (outside / "missing.txt").exists()
+    assert reviewer.proposals == []
+
+
 def make_ctx(
     root: Path,
     review: Any = None,
