@@ -557,15 +557,24 @@ asyncio.run(main(Path(sys.argv[1])))
 
 def _run_as_a_user(root: Path, package: Path) -> dict[str, Any]:
     """Run AS_A_USER as an unprivileged user: nobody when we are root (CI), else ourselves."""
-    command = [sys.executable, "-s", "-c", AS_A_USER, str(root)]
+    # The tools need only the standard library: a world-readable copy of the package will do,
+    # wherever the checkout lives.
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1"}
+    as_user: list[str] = []
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
             pytest.skip("needs setpriv (util-linux) to run as an unprivileged user")
-        command = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
-    # The tools need only the standard library: a world-readable copy of the package will do,
-    # wherever the checkout lives.
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1"}
+        as_user = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    # An interpreter that user may run: ours, else the system's.
+    probe = "import sys; assert sys.version_info >= (3, 11); import plansight.tools"
+    for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
+        check = subprocess.run([*as_user, python, "-s", "-c", probe], env=env, capture_output=True)
+        if check.returncode == 0:
+            break
+    else:
+        pytest.skip(f"no Python 3.11+ that an unprivileged user may run ({check.stderr[-200:]!r})")
+    command = [*as_user, python, "-s", "-c", AS_A_USER, str(root)]
     run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     result: dict[str, Any] = json.loads(run.stdout)
@@ -575,7 +584,8 @@ def _run_as_a_user(root: Path, package: Path) -> dict[str, Any]:
 
 def test_files_the_user_could_not_write_are_refused_and_left_as_they_are() -> None:
     """Read-only and other users' files: a rename would get past both; nothing may be written."""
-    base = Path(tempfile.mkdtemp(prefix="plansight-perm-"))  # not under root's private tmp
+    # In /tmp, which every user may enter (TMPDIR, or pytest's tmp_path, may be private).
+    base = Path(tempfile.mkdtemp(prefix="plansight-perm-", dir="/tmp"))
     try:
         os.chmod(base, 0o755)
         package = base / "lib"
