@@ -749,9 +749,20 @@ def test_cache_is_keyed_by_model_and_content_not_cache_control() -> None:
     assert cache.peek(other_model).cache_read_input_tokens == 0
     changed = body_with([user([{**sized_text(1200, "z"), "cache_control": EPHEMERAL}])])
     assert cache.peek(changed).cache_read_input_tokens == 0
+    # tool_choice and thinking are part of the message blocks' prefix (tools/system are not)
+    with_choice = {**moved, "tool_choice": {"type": "none"}}
+    assert cache.peek(with_choice).cache_read_input_tokens == 0
+    assert cache.peek({**moved, "tool_choice": {"type": "auto"}}).cache_read_input_tokens == 1200
+    thinking = {**moved, "thinking": {"type": "enabled", "budget_tokens": 1024}}
+    assert cache.peek(thinking).cache_read_input_tokens == 0
     # the same block as a system block is a different prefix
     as_system = body_with([user("x")], system=[{**block, "cache_control": EPHEMERAL}])
     assert cache.peek(as_system).cache_read_input_tokens == 0
+    tools_only = as_system
+    cache.process(tools_only)
+    assert (
+        cache.peek({**tools_only, "tool_choice": {"type": "none"}}).cache_read_input_tokens == 1200
+    )
 
 
 # ------------------------------------------------------------------ script loading

@@ -10,6 +10,8 @@ Model of the real behaviour (simplified, deterministic):
 * Breakpoints are the blocks carrying ``cache_control`` (a top-level ``cache_control``
   marks the last block). The prefix ending at a block is identified by a hash chain over
   the model name and every block up to there (role included, ``cache_control`` excluded).
+  Message blocks also depend on ``tool_choice`` and ``thinking``: as the real API documents,
+  changing either invalidates the cached message blocks, while tools and system stay cached.
 * Lookup: for each breakpoint, the prefix ending there and then those ending up to 20
   blocks earlier are checked, in that order, against the prefixes written before; the
   longest hit over all breakpoints is read (``cache_read_input_tokens``).
@@ -164,7 +166,11 @@ class PromptCache:
         cumulative: list[int] = []
         digest = hashlib.sha256(f"model:{body.get('model')}".encode()).hexdigest()
         running = 0
+        in_messages = False
         for pb in blocks:
+            if not in_messages and pb.section in ("user", "assistant"):
+                in_messages = True
+                digest = hashlib.sha256((digest + _message_context(body)).encode()).hexdigest()
             item = json.dumps([pb.section, canonical_json(pb.block)], ensure_ascii=False)
             digest = hashlib.sha256((digest + item).encode()).hexdigest()
             hashes.append(digest)
@@ -189,6 +195,13 @@ class PromptCache:
             cache_read_input_tokens=read,
         )
         return PromptAnalysis(usage, writes)
+
+
+def _message_context(body: Mapping[str, Any]) -> str:
+    """What else the cached message blocks depend on (absent means the API's default)."""
+    choice = body.get("tool_choice") or {"type": "auto"}
+    thinking = body.get("thinking") or {"type": "disabled"}
+    return "messages:" + canonical_json({"tool_choice": choice, "thinking": thinking})
 
 
 @dataclass(frozen=True)
