@@ -93,6 +93,21 @@ def test_meter_estimates_everything_until_it_has_the_apis_count() -> None:
     assert meter.estimate(messages, overhead=1000) == full
 
 
+def test_meter_learns_from_a_count_above_its_estimate() -> None:
+    messages = session(3)
+    meter = ContextMeter()
+    estimated = meter.full(messages, overhead=100)
+    meter.learn(2 * estimated, messages, overhead=100)
+    assert meter.scale == pytest.approx(2.0)
+    assert meter.estimate(messages, overhead=100) == 2 * estimated
+    assert meter.full(messages, overhead=100) == 2 * estimated
+    grown = [*messages, {"role": "user", "content": "more " * 100}]
+    added = estimate_tokens(grown[-1])
+    assert meter.estimate(grown, overhead=100) == 2 * estimated + 2 * added
+    meter.learn(estimated // 2, messages, overhead=100)  # a lower count never lowers the scale
+    assert meter.scale == pytest.approx(2.0)
+
+
 def test_estimate_overestimates_the_fakes_count() -> None:
     # The fake counts 4 characters per token: the estimate must not fall below it.
     text = "def f(x):\n    return x  # ünïcode\n" * 50

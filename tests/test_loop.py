@@ -159,13 +159,15 @@ async def test_api_refusal_ends_the_run_with_the_apis_message(
     assert (await session.run("again")).status == "done"
 
 
-async def test_error_event_mid_stream_ends_the_run_cleanly(
+async def test_error_events_mid_stream_are_retried_then_end_the_run_cleanly(
     hello_workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
-    fake_api.push(StreamError(after_blocks=1, message="Overloaded"))
+    # Retried like a 529 (the SDK's two retries), then the run ends with the API's words.
+    fake_api.push(*[StreamError(after_blocks=1, message="Overloaded") for _ in range(3)])
     session = make_session(hello_workspace, fake_api)
     result = await session.run("hi")
     assert result.status == "error" and result.error and "Overloaded" in result.error
+    assert len(fake_api.message_requests) == 3
     fake_api.push(text("recovered"))
     assert (await session.run("again")).text == "recovered"
     assert fake_api.message_requests[-1].status == 200

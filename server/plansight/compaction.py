@@ -61,11 +61,14 @@ class ContextMeter:
     After each response, `record` the response's input + cache read + cache write + output
     tokens and how many messages they covered (the request's and the reply). `estimate` adds
     what was appended since; it estimates everything when it has no count or the conversation
-    was rewritten below it (a compaction, a restore).
+    was rewritten below it (a compaction, a restore). When the API reports a count above the
+    estimate (a "prompt is too long" refusal), `learn` raises ``scale``, by which every later
+    estimate is multiplied, so the meter is never again that far below the truth.
     """
 
     base_tokens: int = 0
     base_messages: int = 0
+    scale: float = 1.0
 
     def record(self, tokens: int, messages: int) -> None:
         self.base_tokens = tokens
@@ -75,11 +78,23 @@ class ContextMeter:
         self.base_tokens = 0
         self.base_messages = 0
 
+    def full(self, messages: Sequence[Message], overhead: int) -> int:
+        """The whole request estimated (``overhead``: the system prompt's and tools' tokens)."""
+        estimate = overhead + sum(estimate_tokens(m) for m in messages)
+        return math.ceil(estimate * self.scale)
+
     def estimate(self, messages: Sequence[Message], overhead: int) -> int:
-        """``overhead``: the system prompt's and tools' tokens (counted in the base already)."""
         if self.base_messages == 0 or self.base_messages > len(messages):
-            return overhead + sum(estimate_tokens(m) for m in messages)
-        return self.base_tokens + sum(estimate_tokens(m) for m in messages[self.base_messages :])
+            return self.full(messages, overhead)
+        added = sum(estimate_tokens(m) for m in messages[self.base_messages :])
+        return self.base_tokens + math.ceil(added * self.scale)
+
+    def learn(self, tokens: int, messages: Sequence[Message], overhead: int) -> None:
+        """The API counted ``tokens`` for exactly these messages."""
+        estimated = overhead + sum(estimate_tokens(m) for m in messages)
+        if estimated > 0:
+            self.scale = max(self.scale, tokens / estimated)
+        self.record(tokens, len(messages))
 
 
 @dataclass(frozen=True)

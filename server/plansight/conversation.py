@@ -33,6 +33,10 @@ class Conversation:
     def clear(self) -> None:
         self.messages.clear()
 
+    def replace(self, messages: list[Message]) -> None:
+        """The whole conversation at once (a compaction); storage rewrites it atomically."""
+        self.messages[:] = messages
+
     def add_user(self, blocks: list[Block]) -> None:
         """Append user content; after a cancelled stream the last message may already be user's,
         and then the blocks join it so roles keep alternating."""
@@ -48,7 +52,15 @@ class Conversation:
             self.messages.append({"role": "user", "content": blocks})
 
     def add_assistant(self, blocks: list[Block]) -> None:
-        if blocks:
+        """Append the model's content; a paused turn's continuation joins that turn."""
+        if not blocks:
+            return
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            last = self.messages[-1]
+            if isinstance(last["content"], str):
+                last["content"] = [text_block(last["content"])]
+            last["content"].extend(blocks)
+        else:
             self.messages.append({"role": "assistant", "content": blocks})
 
     def unanswered_tool_uses(self) -> list[Block]:

@@ -84,6 +84,24 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """Text of the model's extended thinking as it streams (protocol v2)."""
+
+    text: str
+    type: str = "thinkingDelta"
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """The conversation was made smaller to fit the context window (protocol v2)."""
+
+    before_tokens: int
+    after_tokens: int
+    strategy: Literal["clearToolResults", "summary"]
+    type: str = "compacted"
+
+
+@dataclass(frozen=True)
 class ToolInputDelta:
     """Partial JSON of a tool call's input while it streams (not part of protocol v1)."""
 
@@ -168,6 +186,8 @@ class ConversationChanged:
 Event = (
     RunStarted
     | TextDelta
+    | ThinkingDelta
+    | Compacted
     | ToolInputDelta
     | ToolCall
     | ToolResult

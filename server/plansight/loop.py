@@ -7,6 +7,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 
+from plansight.compactor import Compactor
 from plansight.conversation import Block, Conversation, text_block, tool_result_block
 from plansight.events import (
     ConversationChanged,
@@ -18,12 +19,13 @@ from plansight.events import (
     RunStarted,
     RunStatus,
     TextDelta,
+    ThinkingDelta,
     ToolCall,
     ToolInputDelta,
     ToolResult,
     Usage,
 )
-from plansight.model import ModelClient, ModelError, ModelTurn
+from plansight.model import THINKING_TYPES, ModelClient, ModelError, ModelTurn
 from plansight.plan import TodoItem
 from plansight.reminders import ReminderCounter
 from plansight.tools.context import ToolContext
@@ -32,6 +34,22 @@ from plansight.tools.registry import PreviewStream, ToolRegistry
 log = logging.getLogger(__name__)
 
 CANCELLED_TOOL = "Cancelled by the user before this tool call finished."
+MAX_CONTINUATIONS = 3  # a text answer cut by max_tokens is continued at most this often in a row
+CONTINUE_TEXT = (
+    "<output-cut>Your answer was cut off at the output token limit. Continue exactly where it "
+    "stopped, without repeating what you already wrote.</output-cut>"
+)
+REFUSED_TEXT = "The model declined to respond."
+
+
+def cut_tool_text(names: list[str]) -> str:
+    calls = ", ".join(names)
+    return (
+        f"<output-cut>Your response was cut off at the output token limit while you were "
+        f"writing a call to {calls}; that call was not run. Continue in smaller steps: split "
+        "large content over several calls (for example write a file in parts, or make several "
+        "smaller edits).</output-cut>"
+    )
 
 
 def done_gate_text(open_items: list[TodoItem]) -> str:
@@ -88,6 +106,7 @@ class AgentLoop:
         system_prompt: str,
         max_rounds: int,
         events: EventBus,
+        compactor: Compactor,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -97,17 +116,23 @@ class AgentLoop:
         self.system_prompt = system_prompt
         self.max_rounds = max_rounds
         self.events = events
+        self.compactor = compactor
 
     async def run(self, prompt: str) -> RunResult:
         """Run until the model is done, the round limit, an API error; cancel via the task."""
         self.events.emit(RunStarted(prompt))
+        self.prompt = prompt
         usage = Usage()
         rounds = 0
         counter = ReminderCounter()
         gate_used = False
+        cuts = 0  # text answers cut by max_tokens in a row
+        answer: list[str] = []  # the answer's text over the turns it took (paused, cut)
         self._reminding = False
         self.conversation.repair(CANCELLED_TOOL)
+        opened_at = len(self.conversation.messages)
         self.conversation.add_user([text_block(prompt), *self.notices.drain(self.ctx)])
+        opened = len(self.conversation.messages) > opened_at  # not merged into a trailing one
         self._changed()
         try:
             while True:
@@ -118,15 +143,55 @@ class AgentLoop:
                 rounds += 1
                 plan_updates_before = self.ctx.plan.model_updates
                 try:
-                    turn = await self._model_round()
+                    turn = await self._request(usage)
                 except ModelError as err:
                     return self._finish(
                         "error", f"The model API failed: {err}", rounds, usage, error=str(err)
                     )
                 usage.add(turn.usage)
-                self.conversation.add_assistant(turn.content)
+                if turn.stop_reason == "refusal":
+                    # Not stored: continuing a refused turn gets refused again, so the next
+                    # run starts from before it (and without this run's prompt, if no round
+                    # of this run was answered).
+                    if opened and len(self.conversation.messages) == opened_at + 1:
+                        self.conversation.messages.pop()
+                        self._changed()
+                    text = turn.text or _refusal_explanation(turn) or REFUSED_TEXT
+                    return self._finish("refused", text, rounds, usage)
+                content = turn.content
+                if turn.cut_tools and all(b["type"] in THINKING_TYPES for b in content):
+                    content = []  # nothing left of the response but the thinking behind it
+                self.conversation.add_assistant(content)
+                self.compactor.record(turn.usage)
                 self._changed()
+                answer.append(turn.text)
+                if turn.stop_reason == "pause_turn":
+                    continue  # the paused turn goes back as it is, and the model goes on
                 tool_uses = turn.tool_uses
+                if turn.truncated and not tool_uses and not turn.cut_tools:
+                    cuts += 1
+                    if cuts > MAX_CONTINUATIONS:
+                        text = "".join(answer).rstrip()
+                        return self._finish(
+                            "limit",
+                            f"{text}\n\n[The answer was cut off at the output token limit "
+                            f"{cuts} times in a row.]",
+                            rounds,
+                            usage,
+                        )
+                    self.conversation.add_user(
+                        [*self.notices.drain(self.ctx), text_block(CONTINUE_TEXT)]
+                    )
+                    self._changed()
+                    continue
+                cuts = 0
+                if tool_uses or turn.cut_tools:
+                    answer.clear()
+                if not tool_uses and turn.cut_tools:
+                    notice = text_block(cut_tool_text(turn.cut_tools))
+                    self.conversation.add_user([*self.notices.drain(self.ctx), notice])
+                    self._changed()
+                    continue
                 if not tool_uses:
                     open_items = self.ctx.plan.state.open_items
                     if open_items and not gate_used:
@@ -134,12 +199,15 @@ class AgentLoop:
                         gate = [text_block(done_gate_text(open_items))]
                         self.conversation.add_user([*self.notices.drain(self.ctx), *gate])
                         self._changed()
+                        answer.clear()
                         continue
-                    return self._finish("done", turn.text, rounds, usage)
+                    return self._finish("done", "".join(answer), rounds, usage)
                 results = await self._run_tools(tool_uses)
                 plan_updated = self.ctx.plan.model_updates != plan_updates_before
                 reminder = counter.end_round(plan_updated)
                 tail = self.notices.drain(self.ctx)
+                if turn.cut_tools:
+                    tail.append(text_block(cut_tool_text(turn.cut_tools)))
                 if reminder:
                     tail.append(text_block(reminder.text))
                 # tool_result blocks first: the API rejects anything before them.
@@ -172,6 +240,32 @@ class AgentLoop:
             )
             raise
 
+    async def _request(self, usage: Usage) -> ModelTurn:
+        """One model request, compacted first when it would be too big; a "prompt is too
+        long" refusal compacts (using the API's own count) and retries once."""
+        compacted = await self.compactor.before_request(
+            self.model, system=self.system_prompt, current_prompt=self.prompt
+        )
+        if compacted is not None:
+            usage.add(compacted.usage)
+        try:
+            return await self._model_round()
+        except ModelError as err:
+            if err.prompt_tokens is None:
+                raise
+            log.warning("the API refused the prompt as too long: %s", err)
+            self.compactor.learn(err.prompt_tokens, self.system_prompt)
+            compacted = await self.compactor.compact(
+                self.model,
+                system=self.system_prompt,
+                current_prompt=self.prompt,
+                before=err.prompt_tokens,
+            )
+            usage.add(compacted.usage)
+            if compacted.strategy is None:
+                raise
+            return await self._model_round()
+
     async def _model_round(self) -> ModelTurn:
         def on_text(text: str) -> None:
             self.events.emit(TextDelta(text))
@@ -187,12 +281,16 @@ class AgentLoop:
             if stream is not None:
                 stream.feed(partial)
 
+        def on_thinking(text: str) -> None:
+            self.events.emit(ThinkingDelta(text))
+
         return await self.model.stream_turn(
             system=self.system_prompt,
             tools=self.tools.definitions(),
             messages=self.conversation.messages,
             on_text=on_text,
             on_tool_input=on_tool_input,
+            on_thinking=on_thinking,
         )
 
     async def _run_tools(self, tool_uses: list[Block]) -> list[Block]:
@@ -252,3 +350,9 @@ class AgentLoop:
         result = RunResult(status=status, text=text, rounds=rounds, usage=usage, error=error)
         self.events.emit(RunFinished(result))
         return result
+
+
+def _refusal_explanation(turn: ModelTurn) -> str:
+    details = turn.stop_details or {}
+    explanation = details.get("explanation")
+    return explanation if isinstance(explanation, str) else ""

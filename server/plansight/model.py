@@ -6,11 +6,13 @@ callers hand it the conversation as Messages API dicts and get plain data back.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import random
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,13 @@ log = logging.getLogger(__name__)
 
 CACHE = {"type": "ephemeral"}
 DEFAULT_MAX_TOKENS = 8192
+DEFAULT_THINKING_BUDGET = 4096
+MIN_THINKING_BUDGET = 1024  # the API refuses less
+# An `error` event inside a 200 stream is retried like the HTTP status of the same error.
+RETRIED_STREAM_ERRORS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429}
+THINKING_TYPES = ("thinking", "redacted_thinking")
+# Stop reasons that mean the response was cut, not finished.
+TRUNCATED = ("max_tokens", "model_context_window_exceeded")
 
 
 def newest_sonnet() -> str:
@@ -50,8 +59,23 @@ def newest_sonnet() -> str:
     return best[1] if best else "claude-sonnet-4-5"
 
 
+_TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
+
+
 class ModelError(Exception):
-    """The API refused or failed after the SDK's retries; `str()` keeps the API's own message."""
+    """The API refused or failed after the retries; `str()` keeps the API's own message.
+
+    ``prompt_tokens`` is set when the API refused the prompt as longer than the context
+    window (a 400 ``prompt is too long: N tokens > W maximum``): its own count, N.
+    """
+
+    def __init__(self, message: str, *, prompt_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+
+    @property
+    def prompt_too_long(self) -> bool:
+        return self.prompt_tokens is not None
 
 
 @dataclass
@@ -59,6 +83,13 @@ class ModelTurn:
     content: list[dict[str, Any]]
     stop_reason: str | None
     usage: Usage = field(default_factory=Usage)
+    stop_details: dict[str, Any] | None = None
+    cut_tools: list[str] = field(default_factory=list)
+    """Tool calls cut short by max_tokens (their input JSON unfinished): dropped, by name."""
+
+    @property
+    def truncated(self) -> bool:
+        return self.stop_reason in TRUNCATED
 
     @property
     def tool_uses(self) -> list[dict[str, Any]]:
@@ -70,6 +101,13 @@ class ModelTurn:
 
 
 @dataclass(frozen=True)
+class ThinkingOption:
+    """Extended thinking is on; ``budget_tokens`` is used where the model takes a budget."""
+
+    budget_tokens: int = DEFAULT_THINKING_BUDGET
+
+
+@dataclass(frozen=True)
 class ModelSettings:
     model: str | None = None  # None: the newest Sonnet the SDK names
     api_key: str | None = None
@@ -77,10 +115,96 @@ class ModelSettings:
     max_tokens: int = DEFAULT_MAX_TOKENS
     max_retries: int = 2  # the SDK's default: 3 attempts on 408/409/429/5xx
     timeout: float = 600.0
+    thinking: ThinkingOption | None = None
+    retry_delay: float = 0.5  # first backoff of a retried stream error, doubling, at most 8 s
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the Models API (``GET /v1/models/{id}``) says about the model."""
+
+    max_input_tokens: int | None = None
+    max_tokens: int | None = None
+    adaptive_thinking: bool = False
+    enabled_thinking: bool = True
+
+    @classmethod
+    def from_info(cls, info: Any) -> ModelFacts:
+        types = None
+        capabilities = getattr(info, "capabilities", None)
+        if capabilities is not None:
+            types = capabilities.thinking.types
+        return cls(
+            max_input_tokens=getattr(info, "max_input_tokens", None),
+            max_tokens=getattr(info, "max_tokens", None),
+            adaptive_thinking=bool(types and types.adaptive.supported),
+            enabled_thinking=bool(types.enabled.supported) if types else True,
+        )
+
+
+def thinking_request(
+    option: ThinkingOption | None, facts: ModelFacts | None, max_tokens: int
+) -> tuple[dict[str, Any] | None, int]:
+    """The request's ``thinking`` and ``max_tokens``: adaptive where the Models API says the
+    model takes it, else enabled with the budget (at least 1024), ``max_tokens`` raised above
+    the budget where it is not (thinking counts toward it)."""
+    if option is None:
+        return None, max_tokens
+    if facts is not None and facts.adaptive_thinking:
+        return {"type": "adaptive"}, max_tokens
+    budget = max(MIN_THINKING_BUDGET, option.budget_tokens)
+    if max_tokens <= budget:
+        max_tokens = budget + DEFAULT_MAX_TOKENS
+    if facts is not None and facts.max_tokens and max_tokens > facts.max_tokens:
+        max_tokens = facts.max_tokens
+        budget = max(MIN_THINKING_BUDGET, min(budget, max_tokens - 1))
+    return {"type": "enabled", "budget_tokens": budget}, max_tokens
 
 
 TextListener = Callable[[str], None]
 ToolInputListener = Callable[[str, str, str], None]  # id, name, partial JSON
+
+
+def sendable(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation as the API takes it: no empty or whitespace-only text block, no
+    message left empty by that, and the final assistant message without trailing whitespace.
+
+    A stored conversation may hold such blocks (an answer of "\n\n", an older version); they
+    are left out of the request, never written back. The list is returned as is when it is
+    already fine, so this costs one pass over the blocks.
+    """
+    out: list[dict[str, Any]] | None = None
+    for index, message in enumerate(messages):
+        fixed = _sendable_message(message, final=index == len(messages) - 1)
+        if fixed is not message and out is None:
+            out = list(messages[:index])
+        if out is not None and fixed is not None:
+            out.append(fixed)
+    return messages if out is None else out
+
+
+def _blank(block: Mapping[str, Any]) -> bool:
+    return block.get("type") == "text" and not str(block.get("text", "")).strip()
+
+
+def _sendable_message(message: dict[str, Any], *, final: bool) -> dict[str, Any] | None:
+    """The message fixed (a new dict), the same object if fine, None if nothing is left."""
+    content = message["content"]
+    blocks: list[dict[str, Any]] = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else content
+    )
+    kept = [b for b in blocks if not _blank(b)]
+    if final and message["role"] == "assistant" and kept and kept[-1].get("type") == "text":
+        tail = kept[-1]
+        if tail["text"] != tail["text"].rstrip():
+            kept[-1] = {**tail, "text": tail["text"].rstrip()}
+    if not kept:
+        return None
+    if isinstance(content, list) and len(kept) == len(content) and kept[-1] is content[-1]:
+        return message
+    if isinstance(content, str) and kept[0]["text"] == content:
+        return message
+    return {**message, "content": kept}
 
 
 def with_cache_breakpoints(
@@ -111,10 +235,12 @@ def _mark_last_block(message: dict[str, Any]) -> dict[str, Any]:
         blocks: list[dict[str, Any]] = [{"type": "text", "text": content}]
     else:
         blocks = list(content)
-    if not blocks:
-        return message
-    blocks[-1] = {**blocks[-1], "cache_control": CACHE}
-    return {**message, "content": blocks}
+    # Thinking blocks cannot carry a breakpoint: mark the last block that can.
+    for index in range(len(blocks) - 1, -1, -1):
+        if blocks[index].get("type") not in THINKING_TYPES:
+            blocks[index] = {**blocks[index], "cache_control": CACHE}
+            return {**message, "content": blocks}
+    return message
 
 
 def _usage(raw: Any) -> Usage:
@@ -126,13 +252,40 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-def _api_message(err: anthropic.APIStatusError) -> str:
+def _api_error(err: anthropic.APIStatusError) -> tuple[str | None, str | None]:
+    """(error.type, error.message) from an API error's body, where it has them."""
     body = err.body
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return f"{error.get('type', 'error')}: {error['message']} (HTTP {err.status_code})"
+            return str(error.get("type", "error")), error["message"]
+    return None, None
+
+
+def _api_message(err: anthropic.APIStatusError) -> str:
+    kind, message = _api_error(err)
+    if message is not None:
+        return f"{kind}: {message} (HTTP {err.status_code})"
     return f"{err.message} (HTTP {err.status_code})"
+
+
+def _model_error(err: anthropic.APIStatusError) -> ModelError:
+    kind, message = _api_error(err)
+    tokens = None
+    if err.status_code == 400 and kind == "invalid_request_error" and message:
+        match = _TOO_LONG.search(message)
+        if match:
+            tokens = int(match.group(1))
+    if err.status_code == 200 and kind is not None:  # an `error` event in the stream
+        return ModelError(f"{kind}: {message} (in the response stream)")
+    return ModelError(_api_message(err), prompt_tokens=tokens)
+
+
+class _RetryStream(Exception):
+    """An `error` event that the matching HTTP status would have retried."""
+
+    def __init__(self, error: ModelError) -> None:
+        self.error = error
 
 
 class ModelClient:
@@ -146,6 +299,8 @@ class ModelClient:
             max_retries=settings.max_retries,
             timeout=settings.timeout,
         )
+        self._facts: ModelFacts | None = None
+        self._facts_known = False
 
     @property
     def model(self) -> str:
@@ -153,6 +308,24 @@ class ModelClient:
 
     async def close(self) -> None:
         await self._client.close()
+
+    async def facts(self) -> ModelFacts | None:
+        """What the Models API says about the model, asked once; None where the endpoint has
+        no Models API (a compatible server) or it fails: callers then use defaults."""
+        if self._facts_known:
+            return self._facts
+        import anthropic
+        import httpx2
+
+        try:
+            client = self._client.with_options(max_retries=1, timeout=30.0)
+            info = await client.models.retrieve(self.model)
+            self._facts = ModelFacts.from_info(info)
+        except (anthropic.APIError, httpx2.HTTPError, AttributeError) as err:
+            log.info("no model facts from the Models API (%s); using defaults", err)
+            self._facts = None
+        self._facts_known = True
+        return self._facts
 
     async def stream_turn(
         self,
@@ -162,32 +335,71 @@ class ModelClient:
         messages: list[dict[str, Any]],
         on_text: TextListener,
         on_tool_input: ToolInputListener,
+        on_thinking: TextListener | None = None,
+        tool_choice: dict[str, Any] | None = None,
     ) -> ModelTurn:
-        import anthropic
-        import httpx2
-
+        """One response, streamed. An `error` event inside the stream that its HTTP status
+        would have made the SDK retry (overloaded, api_error) is retried here the same number
+        of times with the same kind of backoff; what was streamed before it stays shown."""
         if not (self._client.api_key or self._client.auth_token):
             raise ModelError(
                 "No API key: set ANTHROPIC_API_KEY (or try `plansight demo`, which needs none)."
             )
-        system_blocks, request_messages = with_cache_breakpoints(system, messages)
+        facts = await self.facts() if self.settings.thinking is not None else None
+        thinking, max_tokens = thinking_request(
+            self.settings.thinking, facts, self.settings.max_tokens
+        )
+        system_blocks, request_messages = with_cache_breakpoints(system, sendable(messages))
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "system": system_blocks,
+            "tools": tools,
+            "messages": request_messages,
+            "stream": True,
+        }
+        if thinking is not None:
+            request["thinking"] = thinking
+        if tool_choice is not None:
+            request["tool_choice"] = tool_choice
+        attempt = 0
+        while True:
+            try:
+                return await self._stream_once(request, on_text, on_tool_input, on_thinking)
+            except _RetryStream as retry:
+                if attempt >= self.settings.max_retries:
+                    raise retry.error from None
+                delay = min(self.settings.retry_delay * 2**attempt, 8.0)
+                attempt += 1
+                log.warning("%s; retry %d in %.2f s", retry.error, attempt, delay)
+                await asyncio.sleep(delay * random.uniform(0.75, 1.0))
+
+    async def _stream_once(
+        self,
+        request: dict[str, Any],
+        on_text: TextListener,
+        on_tool_input: ToolInputListener,
+        on_thinking: TextListener | None,
+    ) -> ModelTurn:
+        import anthropic
+        import httpx2
+
         # The raw event stream, assembled here: measurably cheaper per round than the SDK's
         # MessageStream helper, which rebuilds a snapshot of the message on every event.
-        turn = TurnBuilder(on_text, on_tool_input)
+        turn = TurnBuilder(on_text, on_tool_input, on_thinking)
         try:
-            stream: AsyncStream[RawMessageStreamEvent] = await self._client.messages.create(  # type: ignore[assignment]
-                model=self.model,
-                max_tokens=self.settings.max_tokens,
-                system=system_blocks,  # type: ignore[arg-type]
-                tools=tools,  # type: ignore[arg-type]
-                messages=request_messages,  # type: ignore[arg-type]
-                stream=True,
+            stream: AsyncStream[RawMessageStreamEvent] = await self._client.messages.create(
+                **request
             )
             async with stream:
                 async for event in stream:
                     turn.add(event)
         except anthropic.APIStatusError as err:
-            raise ModelError(_api_message(err)) from err
+            error = _model_error(err)
+            kind, _ = _api_error(err)
+            if err.status_code == 200 and kind in RETRIED_STREAM_ERRORS:
+                raise _RetryStream(error) from err
+            raise error from err
         except anthropic.APIConnectionError as err:
             raise ModelError(f"Could not reach the model API: {err}") from err
         except (httpx2.HTTPError, anthropic.APIError) as err:
@@ -199,12 +411,19 @@ class ModelClient:
 class TurnBuilder:
     """Assembles one streamed response from the Messages API's raw events."""
 
-    def __init__(self, on_text: TextListener, on_tool_input: ToolInputListener) -> None:
+    def __init__(
+        self,
+        on_text: TextListener,
+        on_tool_input: ToolInputListener,
+        on_thinking: TextListener | None = None,
+    ) -> None:
         self.on_text = on_text
         self.on_tool_input = on_tool_input
+        self.on_thinking = on_thinking
         self.blocks: dict[int, dict[str, Any]] = {}
         self.tool_json: dict[int, list[str]] = {}
         self.stop_reason: str | None = None
+        self.stop_details: dict[str, Any] | None = None
         self.usage = Usage()
         self.stopped = False
 
@@ -225,19 +444,15 @@ class TurnBuilder:
             elif block.type == "text":
                 self.blocks[event.index] = {"type": "text", "text": block.text or ""}
             else:
+                # thinking and redacted_thinking go back exactly as received
                 self.blocks[event.index] = block.model_dump(exclude_none=True)
-        elif kind == "content_block_stop":
-            parts = self.tool_json.get(event.index)
-            if parts is not None:
-                raw = "".join(parts)
-                try:
-                    self.blocks[event.index]["input"] = json.loads(raw) if raw else {}
-                except ValueError as err:
-                    raise ModelError(f"The model sent tool input that is not JSON: {err}") from err
         elif kind == "message_start":
             self.usage = _usage(event.message.usage)
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason
+            details = getattr(event.delta, "stop_details", None)
+            if details is not None:
+                self.stop_details = details.model_dump()
             usage = event.usage
             self.usage.output_tokens = usage.output_tokens or self.usage.output_tokens
             for name in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
@@ -260,15 +475,35 @@ class TurnBuilder:
                 self.on_tool_input(block["id"], block["name"], delta.partial_json)
         elif kind == "thinking_delta":
             block["thinking"] = block.get("thinking", "") + delta.thinking
+            if delta.thinking and self.on_thinking is not None:
+                self.on_thinking(delta.thinking)
         elif kind == "signature_delta":
             block["signature"] = delta.signature
 
     def finish(self) -> ModelTurn:
         if not self.stopped:
             raise ModelError("The model API stream ended before the message was complete.")
-        content = [
-            self.blocks[i]
-            for i in sorted(self.blocks)
-            if not (self.blocks[i]["type"] == "text" and not self.blocks[i]["text"])
-        ]
-        return ModelTurn(content=content, stop_reason=self.stop_reason, usage=self.usage)
+        content: list[dict[str, Any]] = []
+        cut: list[str] = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if _blank(block):  # the API refuses empty and whitespace-only text blocks
+                continue
+            parts = self.tool_json.get(index)
+            if parts is not None:
+                raw = "".join(parts)
+                try:
+                    block["input"] = json.loads(raw) if raw else {}
+                except ValueError as err:
+                    if self.stop_reason in TRUNCATED:
+                        cut.append(block["name"])  # cut by the token limit: never run it
+                        continue
+                    raise ModelError(f"The model sent tool input that is not JSON: {err}") from err
+            content.append(block)
+        return ModelTurn(
+            content=content,
+            stop_reason=self.stop_reason,
+            usage=self.usage,
+            stop_details=self.stop_details,
+            cut_tools=cut,
+        )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from plansight.compactor import CompactionResult, CompactionSettings, Compactor
 from plansight.conversation import Conversation
 from plansight.events import (
     ConversationChanged,
@@ -32,7 +33,7 @@ from plansight.hooks import (
     refuse_all_commands,
 )
 from plansight.loop import AgentLoop, Notices
-from plansight.model import ModelClient, ModelSettings
+from plansight.model import ModelClient, ModelSettings, ThinkingOption
 from plansight.plan import Plan, TodoItem, TodoState
 from plansight.prompt import system_prompt
 from plansight.scratchpad import Scratchpad
@@ -59,6 +60,9 @@ class SessionSettings:
     max_tokens: int = 8192
     max_retries: int = 2
     timeout: float = 600.0  # seconds for one API request, as the SDK counts it
+    context_window: int | None = None  # None: the Models API's max_input_tokens, else 200000
+    compact_at: float = 0.8
+    thinking: ThinkingOption | None = None  # None: extended thinking off
 
 
 class Session:
@@ -91,6 +95,15 @@ class Session:
             events=self.events,
         )
         self.store = store
+        self.compactor = Compactor(
+            settings=CompactionSettings(settings.context_window, settings.compact_at),
+            conversation=self.conversation,
+            plan=self.plan,
+            scratchpad=self.scratchpad,
+            tools=self.tools,
+            events=self.events,
+        )
+        self._last_prompt = ""
         self._model: ModelClient | None = None
         self._running: asyncio.Task[Any] | None = None
         self.events.subscribe(self._on_event, last=True)
@@ -109,6 +122,7 @@ class Session:
                     max_tokens=self.settings.max_tokens,
                     max_retries=self.settings.max_retries,
                     timeout=self.settings.timeout,
+                    thinking=self.settings.thinking,
                 )
             )
         return self._model
@@ -128,7 +142,9 @@ class Session:
             system_prompt=system_prompt(self.root.name),
             max_rounds=self.settings.max_rounds,
             events=self.events,
+            compactor=self.compactor,
         )
+        self._last_prompt = prompt
         task = asyncio.current_task()
         assert task is not None
         self._running = task
@@ -136,6 +152,29 @@ class Session:
             return await loop.run(prompt)
         finally:
             self._running = None
+
+    async def compact(self) -> CompactionResult:
+        """Compact on request (between runs): old tool results cleared, then a summary.
+
+        SessionBusy while a run is in progress; ModelError when the summary request fails
+        (the conversation is then as it was).
+        """
+        if self.running:
+            raise SessionBusy("A Plansight run is in progress; compact when it has finished.")
+        task = asyncio.current_task()
+        assert task is not None
+        self._running = task  # a run asked for meanwhile is refused as busy
+        try:
+            result = await self.compactor.compact(
+                self.model_client(),
+                system=system_prompt(self.root.name),
+                current_prompt=self._last_prompt or "(none yet)",
+                summarize=True,
+            )
+        finally:
+            self._running = None
+        self.total_usage.add(result.usage)
+        return result
 
     def cancel(self) -> bool:
         """Cancel the run in progress (its task); False when nothing runs."""
@@ -155,6 +194,7 @@ class Session:
         """Forget plan, scratchpad and conversation (and their stored copies)."""
         self.conversation.clear()
         self.notices.clear()
+        self.compactor.meter.reset()
         if self.store is not None:
             self.store.clear()
         self.events.emit(PlanChanged(self.plan.clear()))

@@ -26,6 +26,7 @@ TOOLS: tuple[Tool, ...] = (
         description="Read your scratchpad: the working notes you wrote with write_scratchpad.",
         input_schema={"type": "object", "properties": {}},
         handler=read_scratchpad,
+        keeps_results=True,
     ),
     Tool(
         name="write_scratchpad",
@@ -39,5 +40,6 @@ TOOLS: tuple[Tool, ...] = (
             "required": ["content"],
         },
         handler=write_scratchpad,
+        keeps_results=True,
     ),
 )

@@ -112,5 +112,6 @@ TOOLS: tuple[Tool, ...] = (
         input_schema=TODO_SCHEMA,
         handler=todo,
         preview=TodoPreview,
+        keeps_results=True,
     ),
 )

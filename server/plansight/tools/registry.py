@@ -45,6 +45,8 @@ class Tool:
     handler: Handler
     preview: PreviewFactory | None = None
     summarize: Summarizer | None = None
+    # Results that compaction never clears: they hold the plan and the notes the model keeps.
+    keeps_results: bool = False
 
     def definition(self) -> dict[str, Any]:
         return {
@@ -92,6 +94,11 @@ class ToolRegistry:
 
     def definitions(self) -> list[dict[str, Any]]:
         return [tool.definition() for tool in self._tools.values()]
+
+    def keeps_results(self, name: str) -> bool:
+        """Whether compaction must keep this tool's results (an unknown tool's: no)."""
+        tool = self._tools.get(name)
+        return tool is not None and tool.keeps_results
 
     def preview_stream(self, ctx: ToolContext, name: str) -> PreviewStream | None:
         """Where to feed a call's input as it streams, if its tool shows a preview (todo)."""
