@@ -32,6 +32,9 @@ Strategy = Literal["clearToolResults", "summary"]
 # Claude's tokenizer gives about 3.5-4 characters per token for code and JSON; counting
 # fewer characters per token overestimates, which is the safe side of a threshold.
 CHARS_PER_TOKEN = 3.5
+# The most the meter corrects its estimates by (dense text, base64, CJK: about one token per
+# character), so that a strange count from a proxy cannot make every request compact.
+MAX_SCALE = CHARS_PER_TOKEN
 KEEP_ROUNDS = 3
 NOTE_PREFIX = "[Result cleared to save context:"
 HEADER_OPEN = "<compacted-session>"
@@ -93,7 +96,7 @@ class ContextMeter:
         """The API counted ``tokens`` for exactly these messages."""
         estimated = overhead + sum(estimate_tokens(m) for m in messages)
         if estimated > 0:
-            self.scale = max(self.scale, tokens / estimated)
+            self.scale = min(MAX_SCALE, max(self.scale, tokens / estimated))
         self.record(tokens, len(messages))
 
 

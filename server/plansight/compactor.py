@@ -113,9 +113,12 @@ class Compactor:
         """A response came: the API's count covers the conversation as it now is."""
         self.meter.record(usage_tokens(usage), len(self.conversation.messages))
 
-    def learn(self, reported: int, system: str) -> None:
-        """The API refused the conversation as ``reported`` tokens long."""
+    def learn(self, reported: int, limit: int | None, system: str) -> None:
+        """The API refused the conversation as ``reported`` tokens long, over its ``limit``:
+        both are the truth, whatever the estimates and options said."""
         self.meter.learn(reported, self.conversation.messages, self.overhead(system))
+        if limit is not None and (self._window is None or limit < self._window):
+            self._window = limit
 
     async def before_request(
         self, model: ModelClient, *, system: str, current_prompt: str

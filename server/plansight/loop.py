@@ -254,7 +254,7 @@ class AgentLoop:
             if err.prompt_tokens is None:
                 raise
             log.warning("the API refused the prompt as too long: %s", err)
-            self.compactor.learn(err.prompt_tokens, self.system_prompt)
+            self.compactor.learn(err.prompt_tokens, err.prompt_limit, self.system_prompt)
             compacted = await self.compactor.compact(
                 self.model,
                 system=self.system_prompt,
@@ -264,7 +264,15 @@ class AgentLoop:
             usage.add(compacted.usage)
             if compacted.strategy is None:
                 raise
-            return await self._model_round()
+            try:
+                return await self._model_round()
+            except ModelError as again:
+                if again.prompt_tokens is not None:
+                    # Remembered, so that the next run compacts before it sends anything.
+                    self.compactor.learn(
+                        again.prompt_tokens, again.prompt_limit, self.system_prompt
+                    )
+                raise
 
     async def _model_round(self) -> ModelTurn:
         def on_text(text: str) -> None:

@@ -65,13 +65,16 @@ _TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 class ModelError(Exception):
     """The API refused or failed after the retries; `str()` keeps the API's own message.
 
-    ``prompt_tokens`` is set when the API refused the prompt as longer than the context
-    window (a 400 ``prompt is too long: N tokens > W maximum``): its own count, N.
+    ``prompt_tokens`` and ``prompt_limit`` are set when the API refused the prompt as longer
+    than the context window (a 400 ``prompt is too long: N tokens > W maximum``): N and W.
     """
 
-    def __init__(self, message: str, *, prompt_tokens: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, prompt_tokens: int | None = None, prompt_limit: int | None = None
+    ) -> None:
         super().__init__(message)
         self.prompt_tokens = prompt_tokens
+        self.prompt_limit = prompt_limit
 
     @property
     def prompt_too_long(self) -> bool:
@@ -271,14 +274,14 @@ def _api_message(err: anthropic.APIStatusError) -> str:
 
 def _model_error(err: anthropic.APIStatusError) -> ModelError:
     kind, message = _api_error(err)
-    tokens = None
+    tokens = limit = None
     if err.status_code == 400 and kind == "invalid_request_error" and message:
         match = _TOO_LONG.search(message)
         if match:
-            tokens = int(match.group(1))
+            tokens, limit = int(match.group(1)), int(match.group(2))
     if err.status_code == 200 and kind is not None:  # an `error` event in the stream
         return ModelError(f"{kind}: {message} (in the response stream)")
-    return ModelError(_api_message(err), prompt_tokens=tokens)
+    return ModelError(_api_message(err), prompt_tokens=tokens, prompt_limit=limit)
 
 
 class _RetryStream(Exception):

@@ -1,0 +1,245 @@
+"""Compaction in running sessions, through the real SDK against a fake that enforces its
+context window with the real 400: requests stay inside it, the plan and scratchpad are in the
+conversation verbatim after every compaction, a prompt-too-long refusal compacts and retries,
+and the cache serves the new prefix."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plansight.compaction import HEADER_OPEN, NOTE_PREFIX, SUMMARY_INSTRUCTION
+from plansight.events import Compacted, Event
+from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, Reply, Step
+from plansight.fakeapi import text_reply as text
+from plansight.fakeapi import tool_reply as tool
+from plansight.hooks import accept_all_edits, approve_all_commands
+from plansight.session import Session, SessionBusy, SessionSettings
+
+MODEL = "claude-sonnet-5-5"
+PLAN = {
+    "items": [
+        {"id": "1", "text": "Read every module", "status": "in_progress"},
+        {"id": "2", "text": "Summarize the design", "status": "pending"},
+    ]
+}
+RENDERED = "[>] #1: Read every module\n[ ] #2: Summarize the design\n(0/2 completed)"
+NOTES = "modules m0..m9; the parser is in m3"
+
+
+def finish(answer: str = "Done.") -> list[Step]:
+    """The last answer, then one more after the done gate (the plan stays open)."""
+    return [text(answer), text("The plan stays open on purpose.")]
+
+
+def big_files(root: Path, count: int, lines: int = 100) -> list[str]:
+    names = []
+    for n in range(count):
+        name = f"m{n}.py"
+        body = "".join(f"value_{n}_{i} = {i}  # {'padding ' * 5}\n" for i in range(lines))
+        (root / name).write_text(body)
+        names.append(name)
+    return names
+
+
+def session_for(root: Path, api: FakeMessagesAPI, **settings: Any) -> Session:
+    options = SessionSettings(model=MODEL, api_key="test-key", base_url=api.base_url, **settings)
+    return Session(root, options, review=accept_all_edits, approve=approve_all_commands)
+
+
+def compactions(events: list[Event]) -> list[Compacted]:
+    return [e for e in events if isinstance(e, Compacted)]
+
+
+def reading(names: list[str]) -> list[Step]:
+    return [
+        tool("todo", PLAN),
+        tool("write_scratchpad", {"content": NOTES}),
+        *[tool("read_file", {"path": name}) for name in names],
+    ]
+
+
+def is_summary_request(body: dict[str, Any]) -> bool:
+    last = body["messages"][-1]["content"][-1]
+    return last.get("text") == SUMMARY_INSTRUCTION
+
+
+class Model:
+    """Answers each request with the next scripted step, and any summary request (whenever
+    compaction asks) with ``summary``, after checking it is shaped as one."""
+
+    def __init__(self, steps: list[Step], summary: str = "SUMMARY") -> None:
+        self.steps = list(steps)
+        self.summary = summary
+        self.summary_requests: list[dict[str, Any]] = []
+
+    def __call__(self, body: dict[str, Any]) -> Step:
+        if is_summary_request(body):
+            assert body["tool_choice"] == {"type": "none"}
+            self.summary_requests.append(body)
+            return text(self.summary)
+        assert body.get("tool_choice") is None
+        return self.steps.pop(0)
+
+    def script(self, extra: int = 10) -> list[Any]:
+        return [self] * (len(self.steps) + extra)
+
+
+async def test_clearing_keeps_every_request_inside_the_window(
+    hello_workspace: Path,
+) -> None:
+    names = big_files(hello_workspace, 8)
+    with FakeMessagesAPI([*reading(names), *finish()], context_window=20_000) as api:
+        session = session_for(hello_workspace, api, context_window=20_000)
+        events: list[Event] = []
+        session.events.subscribe(events.append)
+        result = await session.run("Read every module")
+    assert result.status == "done", result
+    assert all(r.status == 200 for r in api.message_requests), "no request over the window"
+    done = compactions(events)
+    assert done and all(c.strategy == "clearToolResults" for c in done)
+    assert all(c.after_tokens < c.before_tokens for c in done)
+    first = next(i for i, b in enumerate(api.bodies) if NOTE_PREFIX in json.dumps(b))
+    for body in api.bodies[first:]:
+        sent = json.dumps(body["messages"])
+        assert json.dumps(RENDERED)[1:-1] in sent, "the plan verbatim after a compaction"
+        assert NOTES in sent
+    # every tool_use still has its result (the fake checked it), the notes name the calls
+    assert 'read_file {\\"path\\":\\"m0.py\\"}' in json.dumps(api.bodies[-1])
+    # the cache serves the new prefix from the request after the compaction on
+    after = api.message_requests[first + 1]
+    assert after.usage is not None and after.prompt_tokens is not None
+    assert after.usage["cache_read_input_tokens"] > after.prompt_tokens // 2
+
+
+async def test_a_summary_when_clearing_is_not_enough(hello_workspace: Path) -> None:
+    names = big_files(hello_workspace, 5)
+    model = Model([*reading(names), *finish()], "SUMMARY: read m0..m3, nothing changed yet.")
+    with FakeMessagesAPI(model.script(), context_window=12_000) as api:
+        session = session_for(hello_workspace, api, context_window=12_000, compact_at=0.5)
+        events: list[Event] = []
+        session.events.subscribe(events.append)
+        result = await session.run("Read every module")
+    assert result.status == "done", result
+    assert all(r.status == 200 for r in api.message_requests)
+    assert {c.strategy for c in compactions(events)} == {"summary"}
+    request = model.summary_requests[0]
+    index = next(i for i, b in enumerate(api.bodies) if b is request or b == request)
+    before = api.bodies[index - 1]
+    assert request["system"] == before["system"] and request["tools"] == before["tools"]
+    after = api.bodies[index + 1]["messages"]
+    header = after[0]["content"][0]["text"]
+    assert after[0]["role"] == "user" and header.startswith(HEADER_OPEN)
+    for kept in ("Read every module", "SUMMARY: read m0..m3", RENDERED, NOTES):
+        assert kept in header
+    # then the last round as it was: the last response and the results it got
+    assert [m["role"] for m in after] == ["user", "assistant", "user"]
+    assert after[1]["content"][-1]["type"] == "tool_use"
+    assert after[2]["content"][0]["type"] == "tool_result"
+    summary_usage = api.message_requests[index].usage
+    assert summary_usage is not None
+    total_output = sum((r.usage or {}).get("output_tokens", 0) for r in api.message_requests)
+    assert result.usage.output_tokens == total_output, "the summary requests count in the usage"
+
+
+async def test_prompt_too_long_compacts_with_the_apis_count_and_retries_once(
+    hello_workspace: Path,
+) -> None:
+    names = big_files(hello_workspace, 6)
+    model = Model([*reading(names), *finish()], "SUMMARY: read the modules.")
+    # The session thinks the window is 200,000; the fake knows it is 9,000.
+    with FakeMessagesAPI(model.script(), context_window=9_000) as api:
+        session = session_for(hello_workspace, api)
+        events: list[Event] = []
+        session.events.subscribe(events.append)
+        result = await session.run("Read every module")
+    assert result.status == "done", result
+    refused = [r for r in api.message_requests if r.status == 400]
+    assert len(refused) == 1 and "prompt is too long" in (refused[0].error or "")
+    first = compactions(events)[0]
+    assert first.before_tokens == refused[0].prompt_tokens
+    retried = api.message_requests[api.message_requests.index(refused[0]) + 1 :]
+    assert retried and all(r.status == 200 for r in retried)
+    assert all((r.prompt_tokens or 0) <= 9_000 for r in retried)
+
+
+async def test_a_second_refusal_ends_the_run_and_the_next_run_compacts_first(
+    hello_workspace: Path,
+) -> None:
+    too_long = "prompt is too long: 250000 tokens > 200000 maximum"
+    model = Model([tool("todo", PLAN), HttpError(400, message=too_long)], "SUMMARY one")
+    steps: list[Any] = [model, model, model, HttpError(400, message=too_long)]
+    with FakeMessagesAPI(steps) as api:
+        session = session_for(hello_workspace, api)
+        events: list[Event] = []
+        session.events.subscribe(events.append)
+        failed = await session.run("Plan it")
+        assert failed.status == "error" and failed.error is not None
+        assert too_long in failed.error
+        assert len(compactions(events)) == 1
+        model.steps = finish("Fine now.")
+        api.push(*model.script())
+        requests_before = len(api.message_requests)
+        again = await session.run("Go on")
+    assert again.status == "done"
+    assert len(compactions(events)) == 2, "the next run compacted before its first request"
+    assert is_summary_request(api.bodies[requests_before]), "its first request is the summary"
+    assert "Go on" in api.bodies[-1]["messages"][0]["content"][0]["text"]
+
+
+async def test_compact_on_request_and_refused_while_running(hello_workspace: Path) -> None:
+    names = big_files(hello_workspace, 4)
+    model = Model([*reading(names), *finish(), Hang(30)], "SUMMARY on request")
+    with FakeMessagesAPI(model.script()) as api:
+        session = session_for(hello_workspace, api)
+        assert (await session.run("Read every module")).status == "done"
+        before = len(session.conversation.messages)
+        result = await session.compact()
+        assert result.strategy == "summary" and result.after_tokens < result.before_tokens
+        messages = session.conversation.messages
+        assert len(messages) < before and RENDERED in messages[0]["content"][0]["text"]
+        assert "SUMMARY on request" in messages[0]["content"][0]["text"]
+        # while a run is in progress, compaction is refused
+        run = asyncio.create_task(session.run("More"))
+        while not session.running:
+            await asyncio.sleep(0.01)
+        with pytest.raises(SessionBusy):
+            await session.compact()
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+
+async def test_thinking_of_summarized_turns_goes_and_the_last_rounds_stays(
+    hello_workspace: Path,
+) -> None:
+    from plansight.model import ThinkingOption
+
+    names = big_files(hello_workspace, 5)
+    thought: list[Step] = [
+        Reply(
+            content=[
+                {"type": "thinking", "thinking": f"Next: {n}"},
+                *tool("read_file", {"path": n}).content,
+            ]
+        )
+        for n in names
+    ]
+    model = Model([tool("todo", PLAN), *thought, *finish()], "SUMMARY thinking")
+    with FakeMessagesAPI(model.script(), context_window=12_000) as api:
+        session = session_for(
+            hello_workspace, api, context_window=12_000, compact_at=0.5, thinking=ThinkingOption()
+        )
+        result = await session.run("Read every module")
+    assert result.status == "done", result
+    assert all(r.status == 200 for r in api.message_requests), "thinking rules held throughout"
+    assert model.summary_requests
+    last = model.summary_requests[-1]
+    after = api.bodies[api.bodies.index(last) + 1]["messages"]
+    assert after[1]["content"][0]["type"] == "thinking"
+    kept = after[1]["content"][0]["thinking"]
+    assert json.dumps(after).count("Next: ") == 1, f"only the last round's thinking: {kept}"
