@@ -146,6 +146,16 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
             {"type": "filesChanged", "paths": ["a.py", "b.py"]},
         ),
         (
+            events.Compacted(180_000, 24_000, "summary"),
+            {
+                "type": "compacted",
+                "beforeTokens": 180_000,
+                "afterTokens": 24_000,
+                "strategy": "summary",
+            },
+        ),
+        (events.ThinkingDelta("Let me see"), {"type": "thinkingDelta", "text": "Let me see"}),
+        (
             events.ToolInputDelta("t1", "todo", '{"it'),
             {"type": "toolInputDelta", "id": "t1", "name": "todo", "partialJson": '{"it'},
         ),

@@ -70,9 +70,7 @@ METHODS: tuple[MethodSpec, ...] = (
     MethodSpec(STATE, "client→server", "request", "{}", "{ todos, scratchpad, running }", 1, True),
     MethodSpec(EDIT_PLAN, "client→server", "request", "{ items, version? }", "TodoState", 1, True),
     MethodSpec(RESET, "client→server", "request", "{}", "null", 1, True),
-    MethodSpec(
-        COMPACT, "client→server", "request", "{}", "{ beforeTokens, afterTokens }", 2, False
-    ),
+    MethodSpec(COMPACT, "client→server", "request", "{}", "{ beforeTokens, afterTokens }", 2, True),
     MethodSpec(CHECKPOINTS, "client→server", "request", "{}", "{ checkpoints }", 2, False),
     MethodSpec(
         RESTORE,
@@ -178,8 +176,8 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("reminder", "text, level, rounds", 1, True),
     EventSpec("filesChanged", "paths", 1, True),
     EventSpec("runFinished", "result: RunResult", 1, True),
-    EventSpec("compacted", "beforeTokens, afterTokens, strategy", 2, False),
-    EventSpec("thinkingDelta", "text", 2, False),
+    EventSpec("compacted", "beforeTokens, afterTokens, strategy", 2, True),
+    EventSpec("thinkingDelta", "text", 2, True),
     EventSpec("checkpoint", "checkpoint: Checkpoint", 2, False),
     EventSpec("toolInputDelta", "id, name, partialJson", 0, True),
     EventSpec("planDraft", "items", 0, True),

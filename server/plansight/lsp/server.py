@@ -39,6 +39,7 @@ from plansight.lsp.logs import LogMessageHandler
 from plansight.lsp.progress import RunProgress
 from plansight.plan import PlanError, StalePlanError
 from plansight.protocol import (
+    COMPACT,
     EDIT_PLAN,
     EVENT,
     INVALID_PARAMS,
@@ -133,6 +134,15 @@ class PlansightServer(LanguageServer):
             settings.model = model
         if self.options.max_rounds is not None:
             settings.max_rounds = self.options.max_rounds
+        if self.options.context_window is not None:
+            settings.context_window = self.options.context_window
+        if self.options.compact_at is not None:
+            settings.compact_at = self.options.compact_at
+        if self.options.thinking is not None:
+            from plansight.model import DEFAULT_THINKING_BUDGET, ThinkingOption
+
+            budget = self.options.thinking.budget_tokens or DEFAULT_THINKING_BUDGET
+            settings.thinking = ThinkingOption(budget)
         storage = (
             Path(self.options.storage_dir)
             if self.options.storage_dir
@@ -248,6 +258,21 @@ class PlansightServer(LanguageServer):
             raise JsonRpcException(message=str(err), code=INVALID_PARAMS) from err
         return state.to_wire()
 
+    async def compact(self) -> dict[str, int]:
+        from plansight.model import ModelError
+        from plansight.session import SessionBusy
+
+        session = self.require_session()
+        try:
+            result = await session.compact()
+        except SessionBusy as err:
+            raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
+        except ModelError as err:
+            raise JsonRpcException(
+                message=f"Compaction failed: {err}", code=REQUEST_FAILED
+            ) from err
+        return {"beforeTokens": result.before_tokens, "afterTokens": result.after_tokens}
+
     def reset(self) -> None:
         session = self.require_session()
         if session.running:
@@ -342,6 +367,10 @@ def create_server() -> PlansightServer:
     @server.feature(RESET)
     def reset(ls: PlansightServer, params: Any) -> None:
         ls.reset()
+
+    @server.feature(COMPACT)
+    async def compact(ls: PlansightServer, params: Any) -> dict[str, int]:
+        return await ls.compact()
 
     return server
 
