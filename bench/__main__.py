@@ -24,6 +24,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "startup": "bench.startup",
         "watch": "bench.watch",
         "context": "bench.context",
+        "long": "bench.long_session",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).

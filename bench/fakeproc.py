@@ -34,6 +34,7 @@ class Record:
     finished_at: float | None
     body_bytes: int
     usage: dict[str, int] | None
+    prompt_tokens: int | None = None  # the fake's count of the request's input
 
 
 def _records(api: FakeMessagesAPI) -> list[Record]:
@@ -47,13 +48,18 @@ def _records(api: FakeMessagesAPI) -> list[Record]:
             finished_at=r.finished_at,
             body_bytes=len(r.raw_body),
             usage=dict(r.usage) if r.usage else None,
+            prompt_tokens=r.prompt_tokens,
         )
         for r in api.message_requests
     ]
 
 
-def _serve(conn: multiprocessing.connection.Connection, steps: list[ScriptStep]) -> None:
-    api = FakeMessagesAPI(steps)
+def _serve(
+    conn: multiprocessing.connection.Connection,
+    steps: list[ScriptStep],
+    options: dict[str, Any],
+) -> None:
+    api = FakeMessagesAPI(steps, **options)
     api.start()
     try:
         conn.send(api.base_url)
@@ -71,6 +77,10 @@ def _serve(conn: multiprocessing.connection.Connection, steps: list[ScriptStep])
                     conn.send(("ok", _records(api)))
                 elif command == "bodies":
                     conn.send(("ok", api.bodies))
+                elif command == "reports":
+                    # What stateful steps (callables with a `report()`) saw in this process.
+                    stateful = {id(s): s for s in steps if hasattr(s, "report")}
+                    conn.send(("ok", [s.report() for s in stateful.values()]))
                 else:
                     conn.send(("error", f"unknown command {command!r}"))
             except Exception as exc:  # answered, so the bench sees the fake's problem
@@ -81,13 +91,15 @@ def _serve(conn: multiprocessing.connection.Connection, steps: list[ScriptStep])
 
 
 class FakeAPIProcess:
-    """``with FakeAPIProcess(steps) as api:`` → ``api.base_url``, ``api.turnaround_times()``."""
+    """``with FakeAPIProcess(steps) as api:`` → ``api.base_url``, ``api.turnaround_times()``.
 
-    def __init__(self, steps: Sequence[ScriptStep] = ()) -> None:
+    ``options`` go to ``FakeMessagesAPI`` (``context_window=...``, say)."""
+
+    def __init__(self, steps: Sequence[ScriptStep] = (), **options: Any) -> None:
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
         self._process = context.Process(
-            target=_serve, args=(child, list(steps)), name="bench-fakeapi", daemon=True
+            target=_serve, args=(child, list(steps), options), name="bench-fakeapi", daemon=True
         )
         self._process.start()
         child.close()
@@ -119,6 +131,11 @@ class FakeAPIProcess:
 
     def bodies(self) -> list[Any]:
         result: list[Any] = self._call("bodies")
+        return result
+
+    def reports(self) -> list[Any]:
+        """``report()`` of each step that has one, as the fake's process holds it."""
+        result: list[Any] = self._call("reports")
         return result
 
     def close(self) -> None:
