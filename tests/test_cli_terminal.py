@@ -203,6 +203,27 @@ def test_answering_reviews_keeps_every_line_that_was_shown(
     assert "Traceback" not in shown
 
 
+def test_the_compaction_demo_shows_the_compaction_and_keeps_it_on_screen(
+    tmp_path: Path, terminal: Callable[[int, int], Terminal]
+) -> None:
+    term = terminal(120, 30)
+    workspace = tmp_path / "demo"
+    command = [sys.executable, "-m", "plansight", "demo", "--compaction", "--yes"]
+    term.start(
+        [*command, "--workspace", str(workspace)],
+        plain_env(tmp_path),
+        tmp_path,
+    )
+    lines = term.wait_for("the end", lambda _: term.exit_status() is not None)
+    assert term.exit_status() == 0, "\n".join(lines)
+    shown = "\n".join(lines)
+    assert "context window 3,600 tokens" in shown
+    compacted = [line for line in lines if line.startswith("⇣ compacted: ~")]
+    assert compacted, shown
+    assert all("plan and scratchpad kept verbatim" in line for line in compacted)
+    assert "done after 13 rounds" in shown and "Traceback" not in shown
+
+
 def test_progress_shows_while_the_model_is_silent_and_ctrl_c_cancels(
     tmp_path: Path,
     terminal: Callable[[int, int], Terminal],

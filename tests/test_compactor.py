@@ -243,3 +243,22 @@ async def test_thinking_of_summarized_turns_goes_and_the_last_rounds_stays(
     assert after[1]["content"][0]["type"] == "thinking"
     kept = after[1]["content"][0]["thinking"]
     assert json.dumps(after).count("Next: ") == 1, f"only the last round's thinking: {kept}"
+
+
+async def test_the_stored_conversation_is_the_compacted_one_even_when_only_its_head_changed(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    from plansight.storage import SessionStore
+
+    names = big_files(hello_workspace, 4)
+    model = Model([*reading(names), *finish()], "SUMMARY again")
+    with FakeMessagesAPI(model.script()) as api:
+        store = SessionStore(tmp_path / "state")
+        options = SessionSettings(model=MODEL, api_key="k", base_url=api.base_url)
+        session = Session(hello_workspace, options, review=accept_all_edits, store=store)
+        assert (await session.run("Read every module")).status == "done"
+        await session.compact()
+        model.summary = "SUMMARY, the second one"
+        await session.compact()  # same length, same last round: only the first message differs
+    assert store.conversation.load() == session.conversation.messages
+    assert "SUMMARY, the second one" in json.dumps(store.conversation.load())

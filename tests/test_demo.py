@@ -100,6 +100,48 @@ async def test_the_server_appends_the_reminder_after_the_tool_results(tmp_path: 
         assert new[: len(old)] == old
 
 
+async def test_the_compaction_demo_compacts_offline_and_keeps_the_plan(tmp_path: Path) -> None:
+    from plansight.cli.demo import COMPACTION_RECORDING
+    from plansight.compaction import HEADER_OPEN
+    from plansight.plan import parse_items, render
+
+    console = Console(file=io.StringIO(), width=120)
+    outcome = await run_demo(
+        console,
+        tmp_path / "demo",
+        accept=True,
+        stdin=io.StringIO(),
+        recording_name=COMPACTION_RECORDING,
+    )
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert outcome.exit_code == 0, out
+    assert "context window 3,600 tokens" in out
+    assert "⇣ compacted: ~" in out and "plan and scratchpad kept verbatim" in out
+    requests = outcome.requests
+    assert all(r.status == 200 for r in requests), [r.error for r in requests]
+    summaries = [i for i, r in enumerate(requests) if r.body.get("tool_choice") == {"type": "none"}]
+    assert summaries, "the summary request was sent"
+    after = requests[summaries[0] + 1].body["messages"]
+    header = after[0]["content"][0]["text"]
+    assert header.startswith(HEADER_OPEN)
+    assert "Review hello.py and its tests" in header
+    # The plan and the scratchpad as they were when it compacted, verbatim.
+    calls = [
+        b
+        for m in requests[summaries[0]].body["messages"]
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b["type"] == "tool_use"
+    ]
+    plan = [c["input"] for c in calls if c["name"] == "todo"][-1]
+    notes = [c["input"]["content"] for c in calls if c["name"] == "write_scratchpad"]
+    assert f"<plan>\n{render(parse_items(plan['items']))}\n</plan>" in header
+    assert f"<scratchpad>\n{notes[-1] if notes else '(empty)'}\n</scratchpad>" in header
+    source = (outcome.workspace / "hello.py").read_text()
+    assert '    """Return the greeting in capitals, repeated `times` times."""' in source
+    assert "The reviewed project is in" in out
+
+
 def plain(value: Any) -> Any:
     """A request's messages without their cache_control marks (they move each round)."""
     if isinstance(value, dict):

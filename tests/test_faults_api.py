@@ -76,27 +76,37 @@ FAULTS: dict[str, Fault] = {
         "error",
         ("authentication_error", "invalid x-api-key (test 401)"),
     ),
+    # An `error` event inside a 200 stream is retried like its HTTP status (529, 500).
+    "error-event-then-ok": Fault(
+        (StreamError(after_blocks=1, message="Overloaded mid-stream", content=PARTIAL_TOOL),),
+        "done",
+        attempts=1,
+    ),
     "error-event-after-text": Fault(
-        (
+        tuple(
             StreamError(
                 after_blocks=1, message="Overloaded mid-stream (test)", content=PARTIAL_TOOL
-            ),
+            )
+            for _ in range(3)
         ),
         "error",
         ("Overloaded mid-stream (test)",),
+        attempts=3,
     ),
     "error-event-inside-tool-use": Fault(
-        (
+        tuple(
             StreamError(
                 after_blocks=1,
                 partial=True,
                 error_type="api_error",
                 message="Stream broke inside a tool call (test)",
                 content=PARTIAL_TOOL,
-            ),
+            )
+            for _ in range(3)
         ),
         "error",
         ("Stream broke inside a tool call (test)",),
+        attempts=3,
     ),
     "drop-inside-tool-use": Fault(
         (Drop(after_blocks=1, partial=True, content=PARTIAL_TOOL),), "error", ("connection",)
@@ -122,6 +132,7 @@ GROUPS = {
         "401-not-retried",
     ],
     "stream": [
+        "error-event-then-ok",
         "error-event-after-text",
         "error-event-inside-tool-use",
         "drop-inside-tool-use",

@@ -112,17 +112,17 @@ async def test_compacted_events_and_compact_on_request(
             await handle.stop()
 
 
-def stored_conversation(storage: Path) -> list[Any]:
+def stored_conversation(storage: Path, when: str) -> list[Any]:
     """The stored conversation, read as a restarted server reads it; it must be whole."""
     path = storage / "conversation.jsonl"
     if not path.exists():
         return []
     raw = path.read_bytes()
-    assert raw == b"" or raw.endswith(b"\n"), "a torn last line"
+    assert raw == b"" or raw.endswith(b"\n"), f"a torn last line {when}"
     return [json.loads(line) for line in raw.decode().splitlines()]
 
 
-def assert_sendable(messages: list[Any], tools: list[Any]) -> None:
+def assert_sendable(messages: list[Any], tools: list[Any], when: str) -> None:
     """What a restarted server sends from it is a request the real API accepts."""
     if not messages:
         return
@@ -138,7 +138,7 @@ def assert_sendable(messages: list[Any], tools: list[Any]) -> None:
         "tools": tools,
         "messages": sendable(conversation.messages),
     }
-    assert validate_request(body) is None, validate_request(body)
+    assert validate_request(body) is None, f"{when}: {validate_request(body)}"
 
 
 async def kill(handle: EditorHandle) -> None:
@@ -168,14 +168,15 @@ async def test_kill_9_during_compactions_leaves_a_whole_conversation(
             _, running = handle.start_request("plansight/run", {"prompt": f"Go on ({kill_number})"})
             # Some requests into the run (compactions happen between them), then a moment more.
             wanted = answered + rng.randint(1, 3)
-            await handle.recorder.wait_for(lambda: len(api.message_requests) >= wanted, 60)
+            await handle.recorder.wait_for(lambda n=wanted: len(api.message_requests) >= n, 60)
             await asyncio.sleep(rng.uniform(0.0, 0.3))
             await kill(handle)
             running.cancel()
-            messages = stored_conversation(storage)
+            when = f"after kill {kill_number} ({len(api.message_requests)} requests)"
+            messages = stored_conversation(storage, when)
             if api.bodies:
                 tools = api.bodies[-1]["tools"]
-            assert_sendable(messages, tools)
+            assert_sendable(messages, tools, when)
             dumped = json.dumps(messages)
             seen_compacted = seen_compacted or HEADER_OPEN in dumped or NOTE_PREFIX in dumped
         # then a server on the same storage runs to the end
@@ -187,4 +188,7 @@ async def test_kill_9_during_compactions_leaves_a_whole_conversation(
             await handle.stop()
     assert result["status"] == "done", result
     assert seen_compacted, "no kill landed after a compaction: the test proved nothing"
-    assert all(r.status in (200, None) for r in api.message_requests)
+    refused = [
+        (r.index, r.status, r.error) for r in api.message_requests if r.status not in (200, None)
+    ]
+    assert not refused

@@ -96,6 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="accept every edit and command without asking (the default without a terminal)",
     )
+    demo.add_argument(
+        "--compaction",
+        action="store_true",
+        help=(
+            "play a longer recorded review with a context window of a few thousand tokens, "
+            "to watch the server compact the conversation and keep the plan verbatim"
+        ),
+    )
     return parser
 
 
@@ -117,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_cli(args.prompt, args.workspace, args.yes, args.model, args.new_session)
     from plansight.cli.demo import demo_cli
 
-    return demo_cli(args.workspace, args.yes)
+    return demo_cli(args.workspace, args.yes, args.compaction)
 
 
 if __name__ == "__main__":

@@ -221,5 +221,5 @@ class Compactor:
         self.meter.reset()  # the next response's usage counts the new conversation
         log.info("compacted (%s): ~%d → ~%d tokens", strategy, before, after)
         self.events.emit(Compacted(before, after, strategy))
-        self.events.emit(ConversationChanged())
+        self.events.emit(ConversationChanged(rewritten=True))
         return CompactionResult(before, after, strategy, usage)

@@ -178,8 +178,10 @@ class ScratchpadChanged:
 
 @dataclass(frozen=True)
 class ConversationChanged:
-    """The conversation gained a message: a good moment to save it."""
+    """The conversation gained a message: a good moment to save it. ``rewritten``: it was
+    replaced as a whole (a compaction), so its stored copy must be rewritten, not extended."""
 
+    rewritten: bool = False
     type: str = "conversationChanged"
 
 

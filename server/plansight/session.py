@@ -269,7 +269,10 @@ class Session:
         elif isinstance(event, ScratchpadChanged):
             self.store.save("scratchpad", {"content": event.content})
         elif isinstance(event, ConversationChanged):
-            self.store.conversation.save(self.conversation.messages)
+            if event.rewritten:  # atomically: a kill leaves the old or the new one
+                self.store.conversation.rewrite(self.conversation.messages)
+            else:
+                self.store.conversation.save(self.conversation.messages)
         elif isinstance(event, RunFinished):
             self.store.save(
                 "usage",

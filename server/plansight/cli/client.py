@@ -146,6 +146,8 @@ class ClientOptions:
     storage_dir: str | None = None
     env: Mapping[str, str] | None = None  # the server's environment (default: ours)
     command: Sequence[str] = field(default_factory=server_command)
+    # More initializationOptions, sent as they are (a recording's contextWindow, say).
+    extra_options: Mapping[str, Any] = field(default_factory=dict)
 
     def initialization_options(self) -> dict[str, Any]:
         options: dict[str, Any] = {
@@ -155,6 +157,7 @@ class ClientOptions:
             options["model"] = self.model
         if self.storage_dir:
             options["storageDir"] = self.storage_dir
+        options.update(self.extra_options)
         return options
 
 

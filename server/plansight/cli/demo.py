@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from plansight.fakeapi import RecordedRequest
 
 RECORDING = "hello_refactor.json"
+# A longer session with a context window of a few thousand tokens: the server compacts it.
+COMPACTION_RECORDING = "hello_compaction.json"
 PROJECT = "hello_project.json"
 DEFAULT_PROMPT = (
     "Refactor hello.py: add type hints, docstrings and a main guard, then run its tests"
@@ -98,17 +100,20 @@ async def run_demo(
     *,
     accept: bool,
     stdin: IO[str] | None = None,
+    recording_name: str = RECORDING,
 ) -> DemoOutcome:
     """Run the recorded session on a fresh copy of the demo project."""
-    recording = load_json(RECORDING)
+    recording = load_json(recording_name)
     prompt = str(recording.get("prompt") or DEFAULT_PROMPT)
+    # A recording may need options (the compaction demo: a small context window).
+    extra = recording.get("initializationOptions")
+    extra_options: dict[str, Any] = dict(extra) if isinstance(extra, dict) else {}
     root = prepare_workspace(workspace)
     ui = TerminalUI(console, stdin=stdin, inline_edits=accept)
-    ui.header(
-        str(root),
-        prompt,
-        mode="demo, recorded model, auto-accept" if accept else "demo, recorded model",
-    )
+    mode = "demo, recorded model, auto-accept" if accept else "demo, recorded model"
+    if isinstance(extra_options.get("contextWindow"), int):
+        mode += f", context window {extra_options['contextWindow']:,} tokens"
+    ui.header(str(root), prompt, mode=mode)
     ui.set_activity("starting the language server")
     ui.start()
     # Imported once the header and the spinner show: with the LSP client's, tenths of a second.
@@ -125,6 +130,7 @@ async def run_demo(
                 approve_commands=accept,
                 storage_dir=state,
                 env=server_env(api.base_url),
+                extra_options=extra_options,
             )
             code = await run_session(ui, options, prompt, new_session=True)
         requests = api.message_requests
@@ -132,8 +138,9 @@ async def run_demo(
         ui.stop()
         api.stop()
     console.print()
+    outro = str(recording.get("outro") or "The refactored project is in ")
     console.print(
-        Text.assemble(("The refactored project is in ", "bold"), (str(root), "bold cyan")),
+        Text.assemble((outro, "bold"), (str(root), "bold cyan")),
         soft_wrap=True,
     )
     console.print(
@@ -143,7 +150,7 @@ async def run_demo(
     return DemoOutcome(code, root, requests)
 
 
-def demo_cli(workspace: str | None, yes: bool) -> int:
+def demo_cli(workspace: str | None, yes: bool, compaction: bool = False) -> int:
     console = make_console()
     target = Path(workspace).expanduser() if workspace else None
     if target is not None and (problem := check_target(target)) is not None:
@@ -151,7 +158,8 @@ def demo_cli(workspace: str | None, yes: bool) -> int:
         return 1
     accept = yes or not sys.stdin.isatty()
     try:
-        outcome = asyncio.run(run_demo(console, target, accept=accept))
+        recording = COMPACTION_RECORDING if compaction else RECORDING
+        outcome = asyncio.run(run_demo(console, target, accept=accept, recording_name=recording))
     except KeyboardInterrupt:
         return 130
     return outcome.exit_code

@@ -39,10 +39,17 @@ RESULT_STYLES: Mapping[str, str] = MappingProxyType(
         "cancelled": "bold yellow",
         "error": "bold red",
         "limit": "bold red",
+        "refused": "bold red",
     }
 )
 EXIT_CODES: Mapping[str, int] = MappingProxyType(
-    {"done": 0, "cancelled": 130, "error": 1, "limit": 1}
+    {"done": 0, "cancelled": 130, "error": 1, "limit": 1, "refused": 1}
+)
+STRATEGY_WORDS: Mapping[str, str] = MappingProxyType(
+    {
+        "clearToolResults": "old tool results cleared",
+        "summary": "earlier turns summarized",
+    }
 )
 MAX_DETAIL = 100
 
@@ -258,6 +265,17 @@ def files_changed_line(paths: Iterable[str]) -> Text:
     listed = sorted(paths)
     shown = ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "")
     return Text(f"↻ files changed: {shown}", style="magenta")
+
+
+def compacted_line(before: Any, after: Any, strategy: Any) -> Text:
+    """`⇣ compacted: ~181,204 → ~23,950 tokens (old tool results cleared); plan and
+    scratchpad kept verbatim`."""
+    line = Text("⇣ compacted", style="bold cyan")
+    if isinstance(before, int) and isinstance(after, int):
+        line.append(f": ~{before:,} → ~{after:,} tokens", style="cyan")
+    words = STRATEGY_WORDS.get(str(strategy), str(strategy))
+    line.append(f" ({words}); plan and scratchpad kept verbatim", style="cyan")
+    return line
 
 
 def usage_line(usage: Mapping[str, Any]) -> str:

@@ -271,6 +271,15 @@ class TerminalUI:
             paths = event.get("paths")
             if isinstance(paths, list) and paths:
                 self.print(render.files_changed_line(str(p) for p in paths))
+        elif kind == "compacted":
+            self.print(
+                render.compacted_line(
+                    event.get("beforeTokens"), event.get("afterTokens"), event.get("strategy")
+                )
+            )
+        elif kind == "thinkingDelta":
+            # Thinking stays collapsed: the live line says it is happening, nothing is printed.
+            self.set_activity("the model is thinking")
         # runStarted, runFinished (the answer is printed at the end) and unknown types: quiet.
 
     def _tool_call(self, event: dict[str, Any]) -> None:

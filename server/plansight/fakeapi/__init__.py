@@ -60,7 +60,9 @@ Recording format (``Script.from_json(path)`` / ``Script.from_dict(data)``)::
        "message": "Overloaded", "content": [...], "partial": false},
       {"fault": "drop", "after_blocks": 1, "content": [...], "partial": true},
       {"fault": "hang", "seconds": 30, "then": {"text": "late answer"}}
-    ]}
+    ],
+     "tool_choice_none": {"text": "A summary."}}  // optional: answers every request with
+                                                  // tool_choice none, consuming no step
 
 ``tool_use`` blocks without an ``id`` get ``toolu_1``, ``toolu_2``, ... (one counter per
 server). ``error_type`` of an http fault defaults from the status (400 invalid_request_error,

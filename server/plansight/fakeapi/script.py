@@ -444,11 +444,16 @@ class Script:
 
     A Script is plain data: the server that serves it keeps its own cursor, so one Script can
     back several servers. Requests the fake rejects itself (no API key, validation errors)
-    do not consume a step.
+    do not consume a step. ``no_tools_reply`` answers every request sent with
+    ``tool_choice: {"type": "none"}`` (a compaction's summary request, whenever it comes)
+    without consuming a step.
     """
 
-    def __init__(self, steps: Iterable[ScriptStep] = ()) -> None:
+    def __init__(
+        self, steps: Iterable[ScriptStep] = (), *, no_tools_reply: Reply | None = None
+    ) -> None:
         self.steps: list[ScriptStep] = list(steps)
+        self.no_tools_reply = no_tools_reply
         for i, step in enumerate(self.steps):
             if not (isinstance(step, Reply | HttpError | StreamError | Drop | Hang)) and not (
                 callable(step)
@@ -474,7 +479,15 @@ class Script:
             if not isinstance(raw, Mapping):
                 raise ScriptError(f"steps[{i}]: must be an object")
             out.append(_step_from_dict(raw, f"steps[{i}]"))
-        return cls(out)
+        no_tools = data.get("tool_choice_none")
+        reply_step = None
+        if no_tools is not None:
+            if not isinstance(no_tools, Mapping) or no_tools.get("fault") is not None:
+                raise ScriptError("'tool_choice_none' must be a reply step")
+            parsed = _step_from_dict(no_tools, "tool_choice_none")
+            assert isinstance(parsed, Reply)
+            reply_step = parsed
+        return cls(out, no_tools_reply=reply_step)
 
     @classmethod
     def from_json(cls, path: str | Path) -> Script:
@@ -493,4 +506,7 @@ class Script:
             if not isinstance(step, Reply | HttpError | StreamError | Drop | Hang):
                 raise ScriptError(f"steps[{i}] is a callable and cannot be serialised")
             out.append(_step_to_dict(step))
-        return {"steps": out}
+        data: dict[str, Any] = {"steps": out}
+        if self.no_tools_reply is not None:
+            data["tool_choice_none"] = _step_to_dict(self.no_tools_reply)
+        return data

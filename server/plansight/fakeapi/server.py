@@ -221,6 +221,7 @@ class FakeMessagesAPI:
         elif not isinstance(script, Script):
             script = Script(script)
         self._steps: list[ScriptStep] = list(script.steps)
+        self._no_tools_reply = script.no_tools_reply
         self.host = host
         self._requested_port = port
         self.latency = latency
@@ -689,6 +690,10 @@ class FakeMessagesAPI:
             return True
         body: dict[str, Any] = rec.body
         rec.streamed = body.get("stream") is True
+        choice = body.get("tool_choice")
+        if self._no_tools_reply is not None and isinstance(choice, dict):
+            if choice.get("type") == "none":
+                return await self._answer(rec, writer, body, self._no_tools_reply)
         picked = self._next_step()
         if picked is None:
             rec.outcome = "exhausted"
