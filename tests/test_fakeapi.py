@@ -791,8 +791,12 @@ def test_script_round_trips_and_rejects_bad_steps(tmp_path: Path) -> None:
     assert isinstance(http_step, HttpError) and http_step.effective_error_type == "rate_limit_error"
     hang = script.steps[5]
     assert isinstance(hang, Hang) and hang.then is not None
+    with_summary = Script.from_dict({**data, "tool_choice_none": {"text": "A summary."}})
+    assert isinstance(with_summary.no_tools_reply, Reply)
+    assert Script.from_dict(with_summary.to_dict()).to_dict() == with_summary.to_dict()
     bad: dict[str, Any]
     for bad in (
+        {"steps": [], "tool_choice_none": {"fault": "http", "status": 500}},
         {"steps": [{"fault": "meteor"}]},
         {"steps": [{"stop_reason": "end_turn"}]},
         {"steps": [{"content": [{"type": "tool_use", "input": {}}]}]},
@@ -1170,3 +1174,20 @@ REAL_API_ACCEPTS = [
 @pytest.mark.parametrize("body", REAL_API_ACCEPTS)
 def test_accepts_what_the_real_api_accepts(body: dict[str, Any]) -> None:
     assert validate_request(body) is None
+
+
+async def test_a_no_tools_reply_answers_tool_choice_none_without_a_step() -> None:
+    script = Script([text_reply("the next step")], no_tools_reply=text_reply("A summary."))
+    with FakeMessagesAPI(script) as api:
+        async with client_for(api) as client:
+            summary = await client.messages.create(
+                model=MODEL,
+                max_tokens=64,
+                messages=[user("q")],
+                tools=TOOLS,
+                tool_choice={"type": "none"},
+            )
+            step = await client.messages.create(model=MODEL, max_tokens=64, messages=[user("q")])
+    assert summary.content[0].text == "A summary."  # type: ignore[union-attr]
+    assert step.content[0].text == "the next step"  # type: ignore[union-attr]
+    assert api.steps_remaining == 0
