@@ -317,6 +317,8 @@ class ModelClient:
         no Models API (a compatible server) or it fails: callers then use defaults."""
         if self._facts_known:
             return self._facts
+        if not (self._client.api_key or self._client.auth_token):
+            return None  # the request that follows says what is missing
         import anthropic
         import httpx2
 
