@@ -1,0 +1,213 @@
+"""What each checkpoint is: its record, and the JSON Lines file that lists them, oldest first.
+
+The git repository holds the files; this file holds what git cannot say cheaply: why a
+checkpoint was taken, the plan item in progress, which paths changed since the checkpoint
+before it and which of those the agent changed. One record per line, appended with a single
+`write()` (which kill -9 cannot cut in half); rewritten atomically only when old checkpoints
+are pruned. A damaged last line (a full disk) is dropped on load.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+log = logging.getLogger(__name__)
+
+# Why a checkpoint was taken. The agent's own changes are those of `edit`, `command` and
+# `restore` checkpoints (in `agent`); every other change a checkpoint records was made by
+# someone else (the user, their tools).
+Kind = Literal["runStart", "itemStart", "edit", "command", "outside", "beforeRestore", "restore"]
+KINDS: tuple[Kind, ...] = (
+    "runStart",
+    "itemStart",
+    "edit",
+    "command",
+    "outside",
+    "beforeRestore",
+    "restore",
+)
+
+# Why a file present in the workspace is not in a checkpoint.
+UNCAPTURED_REASONS: Mapping[str, str] = {
+    "large": "it is larger than the checkpoint size limit",
+    "unreadable": "it could not be read",
+    "repository": "it is a git repository of its own",
+}
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    seq: int  # 1, 2, ...: the id, never reused in this storage folder
+    commit: str  # the git commit holding the workspace's files
+    tree: str  # its tree
+    kind: Kind
+    label: str
+    created_at: str  # ISO 8601, UTC
+    session: int  # which conversation it belongs to (newSession/reset start another)
+    todo_id: str | None = None
+    changed: tuple[str, ...] = ()  # paths changed since the checkpoint before, by anyone
+    agent: tuple[str, ...] = ()  # those the agent changed (edits, commands, restores)
+    uncaptured: Mapping[str, str] = field(default_factory=dict)  # path → UNCAPTURED_REASONS key
+    extra: Mapping[str, Any] = field(default_factory=dict)  # the embedder's (plan, conversation)
+
+    @property
+    def id(self) -> str:
+        return str(self.seq)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The protocol's `Checkpoint` (plus `kind`, an optional field of ours)."""
+        wire: dict[str, Any] = {"id": self.id}
+        if self.todo_id is not None:
+            wire["todoId"] = self.todo_id
+        wire["label"] = self.label
+        wire["createdAt"] = self.created_at
+        # PROTOCOL.md: empty for a run's first checkpoint.
+        wire["paths"] = [] if self.kind == "runStart" else list(self.changed)
+        wire["kind"] = self.kind
+        return wire
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "type": "checkpoint",
+            "seq": self.seq,
+            "commit": self.commit,
+            "tree": self.tree,
+            "kind": self.kind,
+            "label": self.label,
+            "createdAt": self.created_at,
+            "session": self.session,
+        }
+        if self.todo_id is not None:
+            record["todoId"] = self.todo_id
+        if self.changed:
+            record["changed"] = list(self.changed)
+        if self.agent:
+            record["agent"] = list(self.agent)
+        if self.uncaptured:
+            record["uncaptured"] = dict(self.uncaptured)
+        if self.extra:
+            record["extra"] = dict(self.extra)
+        return record
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> Checkpoint:
+        kind = record["kind"]
+        if kind not in KINDS:
+            raise ValueError(f"unknown checkpoint kind {kind!r}")
+        todo = record.get("todoId")
+        return cls(
+            seq=int(record["seq"]),
+            commit=str(record["commit"]),
+            tree=str(record["tree"]),
+            kind=kind,
+            label=str(record["label"]),
+            created_at=str(record["createdAt"]),
+            session=int(record["session"]),
+            todo_id=None if todo is None else str(todo),
+            changed=tuple(str(p) for p in record.get("changed", ())),
+            agent=tuple(str(p) for p in record.get("agent", ())),
+            uncaptured={str(k): str(v) for k, v in record.get("uncaptured", {}).items()},
+            extra=dict(record.get("extra", {})),
+        )
+
+
+class Manifest:
+    """The checkpoints of one storage folder, in memory and in `path`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.checkpoints: list[Checkpoint] = []
+        self.session = 1
+        self._next_seq = 1
+
+    @property
+    def next_seq(self) -> int:
+        return self._next_seq
+
+    def load(self) -> None:
+        self.checkpoints = []
+        self.session = 1
+        self._next_seq = 1
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return
+        lines = text.splitlines()
+        good = 0
+        for number, line in enumerate(lines, 1):
+            try:
+                self._apply(json.loads(line))
+            except (ValueError, KeyError, TypeError) as err:
+                log.error(
+                    "%s: line %d is damaged (%s); keeping the lines before it",
+                    self.path,
+                    number,
+                    err,
+                )
+                break
+            good += 1
+        if good != len(lines) or (text and not text.endswith("\n")):
+            self.rewrite()
+
+    def _apply(self, record: Mapping[str, Any]) -> None:
+        if record["type"] == "session":
+            self.session = int(record["session"])
+        elif record["type"] == "checkpoint":
+            checkpoint = Checkpoint.from_json(record)
+            self.checkpoints.append(checkpoint)
+            self._next_seq = max(self._next_seq, checkpoint.seq + 1)
+        elif record["type"] == "next":
+            self._next_seq = max(self._next_seq, int(record["seq"]))
+        else:
+            raise ValueError(f"unknown record type {record['type']!r}")
+
+    def append(self, checkpoint: Checkpoint) -> None:
+        self._append_records([checkpoint.to_json()])
+        self.checkpoints.append(checkpoint)
+        self._next_seq = checkpoint.seq + 1
+
+    def start_session(self) -> int:
+        session = self.session + 1
+        self._append_records([{"type": "session", "session": session}])
+        self.session = session
+        return session
+
+    def _append_records(self, records: list[dict[str, Any]]) -> None:
+        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            written = os.write(fd, data)  # one syscall: all of it or, on a full disk, an error
+        finally:
+            os.close(fd)
+        if written != len(data):
+            raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+
+    def keep(self, kept: list[Checkpoint]) -> None:
+        """Replace the list (pruning): the file is rewritten atomically."""
+        self.checkpoints = list(kept)
+        self.rewrite()
+
+    def rewrite(self) -> None:
+        records: list[dict[str, Any]] = [{"type": "next", "seq": self._next_seq}]
+        records += [c.to_json() for c in self.checkpoints]
+        records.append({"type": "session", "session": self.session})
+        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(
+            dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
+        )
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

@@ -1,0 +1,246 @@
+"""What a restore puts back, file by file, what it skips and why, and putting it back.
+
+A restore compares the workspace as it is now (the checkpoint taken first, `before`) with
+what is to be put back: one checkpoint's files, or, undoing a plan item, each file the item's
+edits and commands changed as it was just before the item first changed it (its *baseline*,
+the checkpoint before that change). It then skips, with a reason:
+
+- a file with unsaved changes in the editor, always;
+- unless forced, a file someone other than the agent changed after its baseline: some later
+  checkpoint lists it in `changed` but not in `agent` (see store.py), and a file that is there
+  now though no checkpoint holds it (ignored, or over the size limit), as writing over it
+  could not be undone;
+- a file a checkpoint does not hold (over the size limit, a repository of its own).
+
+Putting back: deletions first (deepest first, then the folders they emptied), then writes,
+each atomic (files.py). A journal names the files while it runs, so that the store can clean
+up after a kill.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from plansight.checkpoints import files
+from plansight.checkpoints.files import RestoreRefused
+from plansight.checkpoints.manifest import UNCAPTURED_REASONS, Checkpoint
+from plansight.checkpoints.repository import GITLINK, ShadowRepository
+
+AGENT_KINDS = frozenset({"edit", "command"})  # a plan item's own changes
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    restored: tuple[str, ...]  # written back or deleted, relative with "/"
+    skipped: tuple[Skipped, ...]
+    before: Checkpoint  # taken first: restoring to it undoes this restore
+    after: Checkpoint | None  # the files as restored (None when nothing changed)
+    target: Checkpoint | None  # what the conversation goes back to, if asked
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    current_mode: int  # 0: absent now
+    target_mode: int  # 0: absent in the baseline
+    target_sha: str
+    baseline: Checkpoint  # the checkpoint whose version is put back
+
+
+def step_baselines(
+    checkpoints: Sequence[Checkpoint], session: int, todo_id: str
+) -> dict[str, Checkpoint | None]:
+    """Each file item `todo_id`'s edits and commands changed, with the checkpoint just before
+    the item first changed it (None when that one was pruned)."""
+    baselines: dict[str, Checkpoint | None] = {}
+    previous: Checkpoint | None = None
+    for checkpoint in checkpoints:
+        if (
+            checkpoint.session == session
+            and checkpoint.todo_id == todo_id
+            and checkpoint.kind in AGENT_KINDS
+        ):
+            for path in checkpoint.agent:
+                baselines.setdefault(path, previous)
+        previous = checkpoint
+    return baselines
+
+
+def selector(paths: Sequence[str] | None) -> Callable[[str], bool]:
+    """Whether a path is one of `paths` or inside one of them (None: every path)."""
+    if paths is None:
+        return lambda path: True
+    wanted = [p.strip("/") for p in paths]
+    if any(w in ("", ".") for w in wanted):
+        return lambda path: True
+    return lambda path: any(path == w or path.startswith(w + "/") for w in wanted)
+
+
+class Planner:
+    """Works out a restore over the store's checkpoints and repository."""
+
+    def __init__(
+        self, repository: ShadowRepository, checkpoints: Sequence[Checkpoint], root: Path
+    ) -> None:
+        self.repository = repository
+        self.checkpoints = checkpoints
+        self.root = root
+        self._sets: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+
+    def changes(
+        self,
+        before: Checkpoint,
+        groups: Mapping[int, tuple[Checkpoint, list[str] | None]],
+        selected: Callable[[str], bool],
+    ) -> tuple[list[Change], list[Skipped]]:
+        """What differs between now and each group's baseline (its paths, or every path)."""
+        changes: list[Change] = []
+        skipped: list[Skipped] = []
+        for baseline, group in groups.values():
+            exact = set(group) if group is not None else None
+            diff = [
+                c
+                for c in self.repository.diff(before.tree, baseline.tree, group)
+                if (c.path in exact if exact is not None else selected(c.path))
+            ]
+            for item in diff:
+                if item.path in baseline.uncaptured:  # there then, but not kept: unknown
+                    skipped.append(_not_held(item.path, baseline))
+                elif item.new_mode != GITLINK:
+                    changes.append(
+                        Change(item.path, item.old_mode, item.new_mode, item.new_sha, baseline)
+                    )
+            # Files the checkpoints do not hold never show in a diff: say so where they matter.
+            listed = {c.path for c in diff}
+            if exact is not None:
+                others = exact - listed
+            else:
+                appeared = set(baseline.uncaptured) ^ set(before.uncaptured)
+                others = {p for p in appeared if selected(p)} - listed
+            for path in sorted(others):
+                if path in baseline.uncaptured:
+                    skipped.append(_not_held(path, baseline))
+                elif path in before.uncaptured:
+                    reason = UNCAPTURED_REASONS[before.uncaptured[path]]
+                    skipped.append(Skipped(path, f"checkpoints do not hold it now: {reason}"))
+        return changes, skipped
+
+    def refusal(
+        self, change: Change, before: Checkpoint, force: bool, unsaved: Callable[[str], bool]
+    ) -> str | None:
+        """Why this file must not be put back, or None."""
+        path = change.path
+        if unsaved(path):
+            return "it has unsaved changes in the editor"
+        if force:
+            return None
+        since = change.baseline
+        for checkpoint in self.checkpoints:
+            if since.seq < checkpoint.seq <= before.seq:
+                changed, agent = self._sets_of(checkpoint)
+                if path in changed and path not in agent:
+                    return (
+                        f"it was changed outside Plansight after checkpoint {since.id} "
+                        "(restore with force to overwrite it)"
+                    )
+        if change.current_mode == 0 and _is_file_or_link(self.root / path):
+            return (
+                "a file the checkpoints do not hold (ignored, or over the size limit) is there "
+                "now; restore with force to overwrite it"
+            )
+        return None
+
+    def _sets_of(self, checkpoint: Checkpoint) -> tuple[frozenset[str], frozenset[str]]:
+        found = self._sets.get(checkpoint.seq)
+        if found is None:
+            found = self._sets[checkpoint.seq] = (
+                frozenset(checkpoint.changed),
+                frozenset(checkpoint.agent),
+            )
+        return found
+
+
+def apply(
+    root: Path, repository: ShadowRepository, actions: Sequence[Change], journal: Path
+) -> tuple[list[str], list[Skipped]]:
+    """Put the files back; what was restored and what could not be."""
+    restored: list[str] = []
+    skipped: list[Skipped] = []
+    if not actions:
+        return restored, skipped
+    write_journal(journal, [a.path for a in actions])
+    try:
+        writes = [a for a in actions if a.target_mode != 0]
+        blobs = repository.blobs([a.target_sha for a in writes])
+        deletes = sorted(
+            (a for a in actions if a.target_mode == 0),
+            key=lambda a: a.path.count("/"),
+            reverse=True,
+        )
+        for action in deletes:
+            try:
+                files.delete(root, action.path)
+                restored.append(action.path)
+            except (OSError, RestoreRefused) as err:
+                skipped.append(Skipped(action.path, _reason(err)))
+        files.remove_empty_folders(root, [a.path for a in deletes])
+        for action in writes:
+            try:
+                files.write(root, action.path, blobs[action.target_sha], action.target_mode)
+                restored.append(action.path)
+            except (OSError, RestoreRefused) as err:
+                skipped.append(Skipped(action.path, _reason(err)))
+    finally:
+        journal.unlink(missing_ok=True)
+    return restored, skipped
+
+
+def write_journal(journal: Path, paths: list[str]) -> None:
+    record = json.dumps({"pid": os.getpid(), "paths": paths}, ensure_ascii=False)
+    pending = journal.with_name(journal.name + ".new")
+    pending.write_text(record, encoding="utf-8")
+    os.replace(pending, journal)  # a kill leaves no journal or the whole of it
+
+
+def read_journal(journal: Path) -> list[str] | None:
+    """The paths of a restore that was cut short, or None when none was."""
+    try:
+        text = journal.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        return [str(p) for p in json.loads(text)["paths"]]
+    except (ValueError, KeyError, TypeError):
+        return []
+
+
+def _is_file_or_link(path: Path) -> bool:
+    # A folder in the way is dealt with when writing (removed if the restore emptied it).
+    try:
+        return not stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _not_held(path: str, checkpoint: Checkpoint) -> Skipped:
+    reason = UNCAPTURED_REASONS[checkpoint.uncaptured[path]]
+    return Skipped(path, f"checkpoint {checkpoint.id} does not hold it: {reason}")
+
+
+def _reason(err: BaseException) -> str:
+    if isinstance(err, RestoreRefused):
+        return str(err)
+    if isinstance(err, OSError):
+        return f"it could not be written: {err.strerror or err}"
+    return str(err)

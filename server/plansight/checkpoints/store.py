@@ -1,0 +1,552 @@
+"""Checkpoints of a workspace in a git repository of Plansight's own, and restores from them.
+
+`CheckpointStore(directory, root)` keeps its repository in `directory/git` with the workspace
+as work tree (as Cline's shadow git does); the workspace's own `.git` is never touched: its
+index, refs, stash, hooks and configuration stay exactly as they were. Only plumbing commands
+and `git status` run, none of which runs a hook; the environment and the configuration are
+Plansight's alone (git.py, repository.py).
+
+What a snapshot holds: every file git would see with the workspace's `.gitignore` files
+(nested ones included), minus `BUILTIN_EXCLUDES` and minus files over `max_file_bytes`
+(10 MiB by default), which are listed as *uncaptured* and never restored over or deleted.
+Bytes are kept exactly (no end-of-line or filter conversion, whatever `.gitattributes` say).
+A folder holding a repository of its own (a nested clone) is not captured either.
+
+How it stays fast: the repository's index is a dedicated one that mirrors the last checkpoint,
+so `git status` (stat data plus the untracked cache) finds what changed since and only those
+files are hashed; a large batch (the first snapshot) goes straight into one pack file.
+
+What the agent changed, as opposed to anyone else: each checkpoint records the paths changed
+since the one before (`changed`) and which of those the agent changed (`agent`): the file of
+an `edit` checkpoint, everything a `command` checkpoint found (the embedder takes an `outside`
+checkpoint before a command when someone else may have changed files meanwhile), the files a
+`restore` put back. A file counts as changed by someone else since a checkpoint when a later
+checkpoint lists it in `changed` but not in `agent` (restore.py).
+
+Robustness: one store per folder at a time (an flock, inherited by every git command, so that
+a git process outliving a killed server still holds it); on open, the lock files and temporary
+objects of git commands killed mid-way are removed, refs and HEAD are made to agree with the
+manifest, and the temporary files of a restore killed mid-way are removed (each restored file
+is replaced atomically, so none is half-written). Storage stays bounded: `maintain()` prunes
+all but the newest `max_checkpoints` (500) checkpoints and, while the repository is over
+`max_bytes` (1 GiB), the older half of the rest (the newest 10 always stay), then deletes the
+objects nothing refers to any more.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import logging
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plansight.checkpoints import files
+from plansight.checkpoints.git import Git, GitError, GitUnavailable, find_git
+from plansight.checkpoints.manifest import Checkpoint, Kind, Manifest
+from plansight.checkpoints.repository import ShadowRepository
+from plansight.checkpoints.restore import (
+    Change,
+    Planner,
+    RestoreResult,
+    Skipped,
+    apply,
+    read_journal,
+    selector,
+    step_baselines,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
+DEFAULT_MAX_CHECKPOINTS = 500
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
+MIN_KEPT = 10
+LOCK_WAIT = 5.0  # seconds to wait for the folder lock (a killed server's git may still run)
+# Never worth a checkpoint: repositories, dependency and cache folders, and the temporary
+# files of Plansight's atomic writes.
+BUILTIN_EXCLUDES = (".git", "node_modules/", "__pycache__/", ".venv/", "*" + files.TEMP_SUFFIX)
+_JOURNAL = "restore-journal.json"
+_REF = "refs/checkpoints/"
+
+
+class CheckpointsUnavailable(Exception):
+    """Checkpoints cannot work here; the message says why (shown to the user)."""
+
+
+class CheckpointError(Exception):
+    """An expected failure of a request (unknown checkpoint, bad arguments)."""
+
+
+class CheckpointNotFound(CheckpointError):
+    pass
+
+
+@dataclass
+class _Scan:
+    update: list[bytes]  # paths to (re)hash into the index, or to leave it when missing
+    drop: list[bytes]  # tracked paths no longer captured (too large, unreadable, a folder)
+    changed: set[str]
+    uncaptured: dict[str, str]
+
+
+def _now() -> str:
+    now = datetime.datetime.now(datetime.UTC)
+    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class CheckpointStore:
+    """The checkpoints of one workspace. Thread-safe; every method blocks (run it off-loop)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        root: Path,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_checkpoints: int = DEFAULT_MAX_CHECKPOINTS,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        lock_wait: float = LOCK_WAIT,
+    ) -> None:
+        self.directory = directory
+        self.root = Path(os.path.realpath(root))
+        self.max_file_bytes = max_file_bytes
+        self.max_checkpoints = max(max_checkpoints, MIN_KEPT)
+        self.max_bytes = max_bytes
+        self.lock_wait = lock_wait
+        self.git_dir = directory / "git"
+        self.manifest = Manifest(directory / "checkpoints.jsonl")
+        self.interrupted_restore: list[str] = []  # paths of a restore a kill cut short
+        self._lock = threading.RLock()
+        self._lock_fd: int | None = None
+        self._repository: ShadowRepository | None = None
+
+    # ----- opening ---------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Make the repository usable (creating it the first time); CheckpointsUnavailable."""
+        with self._lock:
+            if self._repository is not None:
+                return
+            try:
+                exe, _ = find_git()
+            except GitUnavailable as err:
+                raise CheckpointsUnavailable(str(err)) from err
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._take_folder_lock()
+            except OSError as err:
+                raise CheckpointsUnavailable(
+                    f"checkpoints are off: cannot use {self.directory} ({err.strerror or err})"
+                ) from err
+            try:
+                home = self.directory / "home"  # an empty HOME: no one's dotfiles
+                home.mkdir(exist_ok=True)
+                git = Git(exe, self.git_dir, self.root, home, self._lock_fd)
+                repository = ShadowRepository(git, self.directory / "no-hooks")
+                self._recover_journal()
+                repository.remove_leftovers()
+                if not repository.exists():
+                    self.manifest.path.unlink(missing_ok=True)  # nothing to restore from
+                    repository.create()
+                repository.configure(self._excludes())
+                self.manifest.load()
+                self._reconcile(repository)
+            except (OSError, GitError) as err:
+                self._release_folder_lock()
+                raise CheckpointsUnavailable(f"checkpoints are off: {err}") from err
+            self._repository = repository
+
+    def close(self) -> None:
+        with self._lock:
+            self._repository = None
+            self._release_folder_lock()
+
+    def _take_folder_lock(self) -> None:
+        fd = os.open(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + self.lock_wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                # Held by another server, or by a git command a killed server left running
+                # (it ends within moments): wait a little for the latter.
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise CheckpointsUnavailable(
+                        "checkpoints are off: another Plansight server is using this "
+                        f"workspace's checkpoints ({self.directory})"
+                    ) from None
+                time.sleep(0.05)
+        self._lock_fd = fd
+
+    def _release_folder_lock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing releases the flock
+            self._lock_fd = None
+
+    def _excludes(self) -> list[str]:
+        excludes = list(BUILTIN_EXCLUDES)
+        storage = Path(os.path.realpath(self.directory))
+        if storage.is_relative_to(self.root):  # storage inside the workspace: never itself
+            excludes.append("/" + storage.relative_to(self.root).as_posix() + "/")
+        return excludes
+
+    def _reconcile(self, repository: ShadowRepository) -> None:
+        """Make the refs and HEAD say what the manifest says (a kill may have come between)."""
+        kept = self.manifest.checkpoints
+        missing = repository.missing(c.commit for c in kept)
+        if missing:
+            log.error("%d checkpoints lost their objects; dropping them", len(missing))
+            self.manifest.keep([c for c in kept if c.commit not in missing])
+            kept = self.manifest.checkpoints
+        refs = repository.refs(_REF)
+        wanted = {f"{_REF}{c.seq}": c.commit for c in kept}
+        updates: dict[str, str | None] = {ref: None for ref in refs if ref not in wanted}
+        updates.update({ref: sha for ref, sha in wanted.items() if refs.get(ref) != sha})
+        if kept and repository.head() != kept[-1].commit:
+            updates["HEAD"] = kept[-1].commit
+        repository.update_refs(updates)
+
+    def _recover_journal(self) -> None:
+        journal = self.directory / _JOURNAL
+        paths = read_journal(journal)
+        if paths is None:
+            return
+        self.interrupted_restore = paths
+        files.remove_temp_files(self.root, paths)
+        log.warning(
+            "a restore of %d files was cut short; each is either as it was or restored",
+            len(paths),
+        )
+        journal.unlink(missing_ok=True)
+
+    def _repo(self) -> ShadowRepository:
+        if self._repository is None:
+            raise CheckpointError("the checkpoint store is not open")
+        return self._repository
+
+    # ----- reading ---------------------------------------------------------------------------
+
+    @property
+    def session(self) -> int:
+        return self.manifest.session
+
+    def checkpoints(self) -> list[Checkpoint]:
+        """All kept checkpoints, oldest first."""
+        with self._lock:
+            return list(self.manifest.checkpoints)
+
+    def get(self, checkpoint_id: str) -> Checkpoint:
+        with self._lock:
+            for checkpoint in self.manifest.checkpoints:
+                if checkpoint.id == checkpoint_id:
+                    return checkpoint
+        raise CheckpointNotFound(
+            f"there is no checkpoint {checkpoint_id!r} (it may have been pruned: the newest "
+            f"{self.max_checkpoints} are kept)"
+        )
+
+    def latest(self) -> Checkpoint | None:
+        with self._lock:
+            return self.manifest.checkpoints[-1] if self.manifest.checkpoints else None
+
+    def item_start(self, todo_id: str) -> Checkpoint | None:
+        """The first checkpoint taken as this item (of the current session) became in progress."""
+        with self._lock:
+            for checkpoint in self.manifest.checkpoints:
+                if (
+                    checkpoint.session == self.session
+                    and checkpoint.kind == "itemStart"
+                    and checkpoint.todo_id == todo_id
+                ):
+                    return checkpoint
+        return None
+
+    def step_changes(self, todo_id: str) -> dict[str, Checkpoint | None]:
+        """The files this item's edits and commands changed, each with the checkpoint holding
+        it as it was before the item changed it (None when that checkpoint was pruned)."""
+        with self._lock:
+            return step_baselines(self.manifest.checkpoints, self.session, todo_id)
+
+    def file_at(self, checkpoint_id: str, path: str) -> bytes | None:
+        """A file's bytes at a checkpoint (a link's target for a link); None if it had none."""
+        with self._lock:
+            checkpoint = self.get(checkpoint_id)
+            repository = self._repo()
+            entry = repository.ls_tree(checkpoint.tree, [path]).get(path)
+            return None if entry is None else repository.blobs([entry[1]])[entry[1]]
+
+    # ----- snapshots -------------------------------------------------------------------------
+
+    def new_session(self) -> int:
+        """A new conversation begins: item ids from now on are those of a new plan."""
+        with self._lock:
+            return self.manifest.start_session()
+
+    def snapshot(
+        self,
+        kind: Kind,
+        label: str,
+        *,
+        todo_id: str | None = None,
+        agent: Iterable[str] = (),
+        agent_all: bool = False,
+        only_if_changed: bool = False,
+        extra: Mapping[str, Any] | None = None,
+    ) -> Checkpoint | None:
+        """Record the workspace as it is now; None when `only_if_changed` and nothing changed.
+
+        `agent`: the paths the agent itself changed since the last checkpoint (`agent_all`:
+        every change found is the agent's, as after its command).
+        """
+        with self._lock:
+            return self._snapshot(
+                kind,
+                label,
+                todo_id=todo_id,
+                agent=set(agent),
+                agent_all=agent_all,
+                only_if_changed=only_if_changed,
+                extra=extra,
+            )
+
+    def _snapshot(
+        self,
+        kind: Kind,
+        label: str,
+        *,
+        todo_id: str | None,
+        agent: set[str],
+        agent_all: bool = False,
+        only_if_changed: bool = False,
+        extra: Mapping[str, Any] | None = None,
+        only: Sequence[str] | None = None,
+    ) -> Checkpoint | None:
+        repository = self._repo()
+        last = self.latest()
+        try:
+            scan = self._scan(repository, only)
+        except GitError as err:
+            if "index" not in str(err):
+                raise
+            # A damaged index (git replaces it atomically, so it should not happen): rebuild.
+            log.error("the checkpoint index is unreadable (%s); rebuilding it", err)
+            repository.remove_index()
+            scan = self._scan(repository, None)
+        repository.stage(scan.update, scan.drop)
+        if scan.update or scan.drop or last is None:
+            tree = repository.write_tree()
+        else:
+            tree = last.tree
+        changed = set(scan.changed)
+        uncaptured = scan.uncaptured
+        if last is not None:
+            if only is not None:  # the other uncaptured files are as the last scan saw them
+                uncaptured = {
+                    **{p: r for p, r in last.uncaptured.items() if p not in only},
+                    **uncaptured,
+                }
+            changed |= set(uncaptured).symmetric_difference(last.uncaptured)
+        if only_if_changed and last is not None and not changed and tree == last.tree:
+            return None
+        seq = self.manifest.next_seq
+        commit = repository.commit(tree, f"{seq} {kind}: {label}")
+        checkpoint = Checkpoint(
+            seq=seq,
+            commit=commit,
+            tree=tree,
+            kind=kind,
+            label=label,
+            created_at=_now(),
+            session=self.session,
+            todo_id=todo_id,
+            # The very first snapshot "adds" every file: that is no change anyone made.
+            changed=tuple(sorted(changed)) if last is not None else (),
+            agent=tuple(sorted(changed if agent_all else agent & changed)),
+            uncaptured=dict(sorted(uncaptured.items())),
+            extra=dict(extra or {}),
+        )
+        self.manifest.append(checkpoint)  # from here on the checkpoint exists (see _reconcile)
+        repository.point(commit, f"{_REF}{seq}")
+        return checkpoint
+
+    def _scan(self, repository: ShadowRepository, only: Sequence[str] | None) -> _Scan:
+        """What changed since the index (the last checkpoint), and what cannot be captured.
+
+        `only`: look at these paths alone, without `git status` (the caller knows that
+        nothing else changed, as after a restore).
+        """
+        if only is None:
+            entries = [(s.path, s.untracked, s.nested_repository) for s in repository.status()]
+        else:
+            entries = [(os.fsencode(p), False, False) for p in only]
+        scan = _Scan(update=[], drop=[], changed=set(), uncaptured={})
+        for raw, untracked, nested in entries:
+            path = os.fsdecode(raw)
+            if nested:
+                scan.uncaptured[path] = "repository"
+                continue
+            try:
+                st: os.stat_result | None = os.lstat(self.root / path)
+            except FileNotFoundError:
+                st = None
+            except OSError:
+                continue
+            reason = self._uncapturable(path, st)
+            if reason is not None:
+                scan.uncaptured[path] = reason
+                if not untracked:
+                    scan.drop.append(raw)
+                    scan.changed.add(path)
+                continue
+            if st is None and untracked:
+                continue  # gone again since git listed it
+            if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                if not untracked:  # a file became a folder (its files are listed too)
+                    scan.drop.append(raw)
+                    scan.changed.add(path)
+                continue
+            scan.update.append(raw)
+            scan.changed.add(path)
+        return scan
+
+    def _uncapturable(self, path: str, st: os.stat_result | None) -> str | None:
+        if st is None or not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size > self.max_file_bytes:
+            return "large"
+        if not os.access(self.root / path, os.R_OK):
+            return "unreadable"
+        return None
+
+    # ----- restoring -------------------------------------------------------------------------
+
+    def restore(
+        self,
+        *,
+        checkpoint: str | None = None,
+        todo_id: str | None = None,
+        paths: Sequence[str] | None = None,
+        force: bool = False,
+        unsaved: Callable[[str], bool] = lambda path: False,
+        current_todo: str | None = None,
+    ) -> RestoreResult:
+        """Put files back as they were at `checkpoint`, or as they were before item `todo_id`
+        (of the current session) changed them; `paths` limits it to those files (or folders).
+
+        Skipped, with the reason: files `unsaved` says the editor holds unsaved changes of
+        (always), files changed since by anyone but the agent (unless `force`), and files the
+        checkpoints do not hold (restore.py). A checkpoint is taken first (`before`) and, when
+        anything was restored, after (`after`, its changes the agent's). `current_todo`: the
+        plan item in progress, for those two checkpoints.
+        """
+        if (checkpoint is None) == (todo_id is None):
+            raise CheckpointError("give either a checkpoint or a todoId to restore")
+        selected = selector(paths)
+        with self._lock:
+            repository = self._repo()
+            skipped: list[Skipped] = []
+            groups: dict[int, tuple[Checkpoint, list[str] | None]] = {}
+            if checkpoint is not None:
+                target: Checkpoint | None = self.get(checkpoint)
+                assert target is not None
+                groups[target.seq] = (target, None)
+                doing, done = (
+                    f"restoring checkpoint {checkpoint}",
+                    f"Restored checkpoint {checkpoint}",
+                )
+            else:
+                assert todo_id is not None
+                baselines = step_baselines(self.manifest.checkpoints, self.session, todo_id)
+                for path, baseline in sorted(baselines.items()):
+                    if not selected(path):
+                        continue
+                    if baseline is None:
+                        skipped.append(Skipped(path, "the checkpoint from before it was pruned"))
+                    else:
+                        group = groups.setdefault(baseline.seq, (baseline, []))[1]
+                        assert group is not None
+                        group.append(path)
+                known = [b for b in baselines.values() if b is not None]
+                target = self.item_start(todo_id) or min(known, key=lambda c: c.seq, default=None)
+                doing, done = f"undoing step #{todo_id}", f"Undid step #{todo_id}"
+            before = self._snapshot(
+                "beforeRestore", f"Before {doing}", todo_id=current_todo, agent=set()
+            )
+            assert before is not None
+            planner = Planner(repository, self.manifest.checkpoints, self.root)
+            changes, not_held = planner.changes(before, groups, selected)
+            skipped += not_held
+            actions: list[Change] = []
+            for change in changes:
+                reason = planner.refusal(change, before, force, unsaved)
+                if reason is None:
+                    actions.append(change)
+                else:
+                    skipped.append(Skipped(change.path, reason))
+            restored, failed = apply(self.root, repository, actions, self.directory / _JOURNAL)
+            skipped += failed
+            after = None
+            if restored:
+                count = f"{len(restored)} file{'s' if len(restored) != 1 else ''}"
+                after = self._snapshot(
+                    "restore",
+                    f"{done} ({count})",
+                    todo_id=current_todo,
+                    agent=set(restored),
+                    only_if_changed=True,
+                    only=restored,
+                )
+            return RestoreResult(
+                restored=tuple(sorted(restored)),
+                skipped=tuple(sorted(skipped, key=lambda s: s.path)),
+                before=before,
+                after=after,
+                target=target,
+            )
+
+    # ----- keeping storage bounded ----------------------------------------------------------
+
+    def storage_bytes(self) -> int:
+        """What the repository's objects take on disk."""
+        with self._lock:
+            return self._repo().storage_bytes()
+
+    def maintain(self) -> int:
+        """Prune old checkpoints and pack the repository; returns how many were pruned.
+
+        Takes a second or more on a large workspace (a repack): call it when nothing waits.
+        """
+        with self._lock:
+            repository = self._repo()
+            pruned = self._prune_to(repository, self.max_checkpoints)
+            counts = repository.count_objects()
+            if pruned or counts.get("count", 0) > 1000 or counts.get("packs", 0) > 20:
+                repository.gc()
+            while (
+                len(self.manifest.checkpoints) > MIN_KEPT
+                and repository.storage_bytes() > self.max_bytes
+            ):
+                pruned += self._prune_to(
+                    repository, max(MIN_KEPT, len(self.manifest.checkpoints) // 2)
+                )
+                repository.gc()
+            return pruned
+
+    def _prune_to(self, repository: ShadowRepository, keep: int) -> int:
+        kept = self.manifest.checkpoints
+        if len(kept) <= keep:
+            return 0
+        dropped, kept = kept[:-keep], kept[-keep:]
+        self.manifest.keep(kept)
+        repository.update_refs({f"{_REF}{c.seq}": None for c in dropped})
+        log.info("pruned %d checkpoints (keeping %d)", len(dropped), len(kept))
+        return len(dropped)
