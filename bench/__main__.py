@@ -25,6 +25,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "watch": "bench.watch",
         "context": "bench.context",
         "long": "bench.long_session",
+        "checkpoints": "bench.checkpoints",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).

@@ -68,6 +68,28 @@ def write_atomic(
     return written
 
 
+def append_whole(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+    """Append `data` with a single write(), which kill -9 cannot cut in half (a full disk
+    makes it fail instead, and then nothing of it counts). Creates the file if needed."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
+    try:
+        written = os.write(fd, data)
+    finally:
+        os.close(fd)
+    if written != len(data):
+        raise OSError(f"short write to {path} ({written} of {len(data)} bytes)")
+
+
+def umask() -> int:
+    """The process's umask. os.umask() can only be read by setting it, which races with other
+    threads: ask /proc."""
+    with suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    return 0o022
+
+
 def remove_leftovers(root: Path, skip_dirs: Iterable[str] = ()) -> list[Path]:
     """Delete the temporary files under `root` whose writer process is gone (killed mid-write).
 

@@ -2,23 +2,20 @@
 
 A file is written to a temporary file in its own folder and renamed over the old one, so a
 kill -9 leaves either the old file or the new one, never a mix; a symbolic link is made the
-same way. The temporary names are those of every atomic write in Plansight
-(`.<name>.<pid>.<random>.plansight-tmp`): the watcher ignores them and the clean-up after a
-killed process recognises them.
+same way. Regular files go through `plansight.atomic` (durable: these are the user's files),
+links through the same temporary names (`.<name>.<pid>.<random>.plansight-tmp`), which the
+watcher ignores and the clean-up after a killed process recognises.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import stat
-import tempfile
 from contextlib import suppress
 from pathlib import Path
 
-TEMP_SUFFIX = ".plansight-tmp"
-_TEMP_NAME = re.compile(r"\..+\.(\d+)\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX))
+from plansight import atomic
 
 MODE_FILE = 0o100644
 MODE_EXECUTABLE = 0o100755
@@ -27,15 +24,6 @@ MODE_SYMLINK = 0o120000
 
 class RestoreRefused(Exception):
     """This file cannot be put back; the message is the reason shown to the user."""
-
-
-def _umask() -> int:
-    # os.umask() can only be read by setting it, which races with other threads: ask /proc.
-    with suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    return 0o022
 
 
 def target_path(root: Path, relative: str) -> Path:
@@ -93,7 +81,7 @@ def write(root: Path, relative: str, data: bytes, git_mode: int, *, durable: boo
     _make_parents(root, path)
     current = _clear_way(path)
     if git_mode == MODE_SYMLINK:
-        tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{atomic.TEMP_SUFFIX}"
         os.symlink(os.fsdecode(data), tmp)
         try:
             os.replace(tmp, path)
@@ -103,31 +91,14 @@ def write(root: Path, relative: str, data: bytes, git_mode: int, *, durable: boo
             raise
         return
     executable = git_mode == MODE_EXECUTABLE
+    owner: tuple[int, int] | None = None
     if current is not None and stat.S_ISREG(current.st_mode):
         perm = stat.S_IMODE(current.st_mode)
         perm = perm | ((perm & 0o444) >> 2) if executable else perm & ~0o111
-        owner: tuple[int, int] | None = (current.st_uid, current.st_gid)
+        owner = (current.st_uid, current.st_gid)
     else:
-        perm = (0o777 if executable else 0o666) & ~_umask()
-        owner = None
-    fd, tmp_name = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX
-    )
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if owner is not None and owner != (os.getuid(), os.getgid()):
-                with suppress(PermissionError):  # only root may give a file away
-                    os.fchown(handle.fileno(), *owner)
-            os.fchmod(handle.fileno(), perm)
-            if durable:
-                os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+        perm = (0o777 if executable else 0o666) & ~atomic.umask()
+    atomic.write_atomic(path, data, mode=perm, owner=owner, durable=durable)
 
 
 def delete(root: Path, relative: str) -> bool:
@@ -157,31 +128,11 @@ def remove_empty_folders(root: Path, relatives: list[str]) -> None:
 
 
 def remove_temp_files(root: Path, relatives: list[str]) -> None:
-    """Delete temporary files that a killed restore left next to these paths."""
-    folders = {(root / r).parent for r in relatives}
+    """Delete the temporary files a killed restore left next to these paths (and below)."""
+    folders = sorted({(root / r).parent for r in relatives}, key=lambda f: len(f.parts))
+    outermost: list[Path] = []
     for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            match = _TEMP_NAME.fullmatch(name)
-            if match is not None and not _alive(int(match.group(1))):
-                with suppress(OSError):
-                    (folder / name).unlink()
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    except (OverflowError, OSError):
-        return False
-    with suppress(OSError, IndexError):  # a zombie (killed, not yet reaped) is gone too
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    return True
+        if not any(folder.is_relative_to(o) for o in outermost):
+            outermost.append(folder)
+    for folder in outermost:
+        atomic.remove_leftovers(folder)

