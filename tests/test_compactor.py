@@ -262,3 +262,25 @@ async def test_the_stored_conversation_is_the_compacted_one_even_when_only_its_h
         await session.compact()  # same length, same last round: only the first message differs
     assert store.conversation.load() == session.conversation.messages
     assert "SUMMARY, the second one" in json.dumps(store.conversation.load())
+
+
+async def test_the_window_comes_from_the_models_api_where_the_endpoint_has_it(
+    hello_workspace: Path,
+) -> None:
+    from plansight.fakeapi import model_info
+
+    names = big_files(hello_workspace, 8)
+    model = Model([*reading(names), *finish()])
+    models = [model_info(MODEL, max_input_tokens=20_000)]
+    # The fake enforces the model's max_input_tokens; the session is given no contextWindow.
+    with FakeMessagesAPI(model.script(), models=models) as api:
+        session = session_for(hello_workspace, api)
+        events: list[Event] = []
+        session.events.subscribe(events.append)
+        result = await session.run("Read every module")
+    assert result.status == "done", result
+    assert compactions(events), "compacted below the model's 20,000 tokens"
+    assert all(r.status == 200 for r in api.message_requests)
+    assert max(r.prompt_tokens or 0 for r in api.message_requests) <= 20_000
+    asked = [r for r in api.requests if r.path_only == f"/v1/models/{MODEL}"]
+    assert len(asked) == 1

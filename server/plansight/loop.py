@@ -132,7 +132,11 @@ class AgentLoop:
         self.conversation.repair(CANCELLED_TOOL)
         opened_at = len(self.conversation.messages)
         self.conversation.add_user([text_block(prompt), *self.notices.drain(self.ctx)])
-        opened = len(self.conversation.messages) > opened_at  # not merged into a trailing one
+        # The run's own opening message (None when it joined a trailing user message); a
+        # compaction keeps the last round's messages as the same objects.
+        opening = (
+            self.conversation.messages[-1] if len(self.conversation.messages) > opened_at else None
+        )
         self._changed()
         try:
             while True:
@@ -153,8 +157,9 @@ class AgentLoop:
                     # Not stored: continuing a refused turn gets refused again, so the next
                     # run starts from before it (and without this run's prompt, if no round
                     # of this run was answered).
-                    if opened and len(self.conversation.messages) == opened_at + 1:
-                        self.conversation.messages.pop()
+                    messages = self.conversation.messages
+                    if opening is not None and messages and messages[-1] is opening:
+                        messages.pop()
                         self._changed()
                     text = turn.text or _refusal_explanation(turn) or REFUSED_TEXT
                     return self._finish("refused", text, rounds, usage)
