@@ -327,3 +327,21 @@ def test_thinking_request_rules() -> None:
     assert max_tokens == 16_000 and thinking == {"type": "enabled", "budget_tokens": 15_999}
     adaptive = ModelFacts(adaptive_thinking=True)
     assert thinking_request(ThinkingOption(), adaptive, 8192) == ({"type": "adaptive"}, 8192)
+
+
+async def test_a_response_cut_while_still_thinking_is_continued_without_it(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(
+        Reply(
+            content=[{"type": "thinking", "thinking": "Long thoughts"}], stop_reason="max_tokens"
+        ),
+        text("The answer."),
+    )
+    session = session_for(hello_workspace, fake_api, thinking=ThinkingOption())
+    result = await session.run("Think hard")
+    assert result.status == "done" and result.text == "The answer."
+    second = fake_api.bodies[1]["messages"]
+    assert [m["role"] for m in second] == ["user"]
+    assert user_texts(second[0])[-1] == CONTINUE_TEXT
+    answered(fake_api)

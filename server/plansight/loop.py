@@ -164,8 +164,9 @@ class AgentLoop:
                     text = turn.text or _refusal_explanation(turn) or REFUSED_TEXT
                     return self._finish("refused", text, rounds, usage)
                 content = turn.content
-                if turn.cut_tools and all(b["type"] in THINKING_TYPES for b in content):
-                    content = []  # nothing left of the response but the thinking behind it
+                if turn.truncated and all(b["type"] in THINKING_TYPES for b in content):
+                    # Cut before it said or called anything: nothing to keep but the thinking.
+                    content = []
                 self.conversation.add_assistant(content)
                 self.compactor.record(turn.usage)
                 self._changed()
