@@ -1,6 +1,7 @@
 /**
- * The Plansight wire contract (PROTOCOL.md, version 1), as TypeScript types.
- * No `vscode` import: shared by the extension and the unit tests.
+ * The Plansight wire contract (version 2, docs/protocol.md), as TypeScript types. The server's
+ * `server/plansight/protocol.py` holds the same names; tests/test_protocol.py checks that the
+ * two agree. No `vscode` import: shared by the extension and the unit tests.
  */
 
 export const Methods = {
@@ -8,11 +9,17 @@ export const Methods = {
   state: 'plansight/state',
   editPlan: 'plansight/editPlan',
   reset: 'plansight/reset',
+  compact: 'plansight/compact',
+  checkpoints: 'plansight/checkpoints',
+  restore: 'plansight/restore',
+  history: 'plansight/history',
   todos: 'plansight/todos',
   scratchpad: 'plansight/scratchpad',
   event: 'plansight/event',
   reviewEdit: 'plansight/reviewEdit',
   approveCommand: 'plansight/approveCommand',
+  reviewPlan: 'plansight/reviewPlan',
+  askUser: 'plansight/askUser',
 } as const;
 
 /** JSON-RPC error codes the client reacts to. */
@@ -20,6 +27,7 @@ export const ErrorCodes = {
   requestCancelled: -32800,
   requestFailed: -32803,
   invalidParams: -32602,
+  methodNotFound: -32601,
 } as const;
 
 /** What the client announces in `initialize` (capabilities.experimental.plansight). */
@@ -57,7 +65,7 @@ export interface Usage {
   cacheCreationInputTokens: number;
 }
 
-export type RunStatus = 'done' | 'cancelled' | 'error' | 'limit';
+export type RunStatus = 'done' | 'cancelled' | 'error' | 'limit' | 'refused';
 
 export interface RunResult {
   status: RunStatus;
@@ -70,6 +78,8 @@ export interface RunResult {
 export interface RunParams {
   prompt: string;
   newSession?: boolean;
+  mode?: 'act' | 'plan';
+  todoId?: string;
 }
 
 export interface StateResult {
@@ -112,6 +122,7 @@ export interface ReminderEvent {
   type: 'reminder';
   text: string;
   level: number;
+  rounds?: number;
 }
 export interface FilesChangedEvent {
   type: 'filesChanged';
@@ -121,6 +132,27 @@ export interface RunFinishedEvent {
   type: 'runFinished';
   result: RunResult;
 }
+export interface ThinkingDeltaEvent {
+  type: 'thinkingDelta';
+  text: string;
+}
+export interface CompactedEvent {
+  type: 'compacted';
+  beforeTokens: number;
+  afterTokens: number;
+  strategy: 'clearToolResults' | 'summary';
+}
+export interface Checkpoint {
+  id: string;
+  todoId?: string;
+  label: string;
+  createdAt: string;
+  paths: string[];
+}
+export interface CheckpointEvent {
+  type: 'checkpoint';
+  checkpoint: Checkpoint;
+}
 
 export type KnownEvent =
   | RunStartedEvent
@@ -129,7 +161,10 @@ export type KnownEvent =
   | ToolResultEvent
   | ReminderEvent
   | FilesChangedEvent
-  | RunFinishedEvent;
+  | RunFinishedEvent
+  | ThinkingDeltaEvent
+  | CompactedEvent
+  | CheckpointEvent;
 
 /** What arrives in `plansight/event`: a known event, or one of a type this client ignores. */
 export type PlansightEvent = KnownEvent | { type: string; [key: string]: unknown };
@@ -159,11 +194,55 @@ export interface ApproveCommandResult {
   feedback?: string;
 }
 
+export interface ReviewPlanParams {
+  todos: TodoState;
+  summary: string;
+  scratchpad: string;
+}
+
+export interface ReviewPlanResult {
+  decision: 'approve' | 'revise' | 'cancel';
+  feedback?: string;
+  items?: Pick<TodoItem, 'id' | 'text' | 'status'>[];
+}
+
+export interface AskUserParams {
+  question: string;
+  options?: string[];
+  multiSelect?: boolean;
+}
+
+export interface AskUserResult {
+  answer?: string;
+  answers?: string[];
+  dismissed?: boolean;
+}
+
+export interface HistoryParams {
+  limit?: number;
+}
+
+/** One stored run: its events as they were sent (text deltas merged), newest run last. */
+export interface HistoryRun {
+  prompt: string;
+  startedAt: string;
+  result?: RunResult;
+  events: PlansightEvent[];
+}
+
+export interface HistoryResult {
+  runs: HistoryRun[];
+}
+
 export interface InitializationOptions {
   model?: string;
   maxRounds?: number;
   storageDir?: string;
   autoApprove: { edits: boolean; commands: boolean };
+  contextWindow?: number;
+  compactAt?: number;
+  thinking?: { budgetTokens?: number } | null;
+  checkpoints?: boolean;
 }
 
 export const emptyTodoState: TodoState = {
