@@ -5,7 +5,7 @@
 import type { EditOutcome, EditRecord } from './plan/planModel';
 import { emptyTodoState, type TodoState } from './protocol';
 
-export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server';
+export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server' | 'waiting';
 
 export type ServerStatus = 'stopped' | 'starting' | 'running' | 'failed';
 
@@ -18,6 +18,8 @@ export class SessionStore {
   requestRunning = false;
   serverStatus: ServerStatus = 'stopped';
   readonly edits: EditRecord[] = [];
+  /** Requests of the server that wait for the user: edits to review, commands to approve. */
+  readonly waiting = { reviews: 0, approvals: 0 };
   private readonly listeners = new Set<(change: SessionChange) => void>();
 
   get running(): boolean {
@@ -64,6 +66,24 @@ export class SessionStore {
       this.serverStatus = status;
       this.emit('server');
     }
+  }
+
+  setWaiting(kind: 'reviews' | 'approvals', count: number): void {
+    if (this.waiting[kind] !== count) {
+      this.waiting[kind] = count;
+      this.emit('waiting');
+    }
+  }
+
+  /** "waiting for your review" while the server waits for the user, else undefined. */
+  get waitingFor(): string | undefined {
+    if (this.waiting.reviews > 0) {
+      return this.waiting.reviews === 1 ? 'waiting for your review' : `waiting for your review (${this.waiting.reviews} edits)`;
+    }
+    if (this.waiting.approvals > 0) {
+      return 'waiting for your approval';
+    }
+    return undefined;
   }
 
   addEdit(edit: EditRecord): void {

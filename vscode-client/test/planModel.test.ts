@@ -51,8 +51,9 @@ describe('todoRow', () => {
 
 describe('progress', () => {
   it('counts completed over total', () => {
-    expect(progressText(plan)).toBe('1/5');
-    expect(planViewDescription(plan)).toBe('1/5');
+    // #1 completed and #4 cancelled are closed: a cancelled item is not left to do.
+    expect(progressText(plan)).toBe('2/5');
+    expect(planViewDescription(plan)).toBe('2/5 · 1 cancelled');
   });
   it('is empty without a plan', () => {
     expect(progressText(emptyTodoState)).toBe('');

@@ -5,10 +5,10 @@ import { plan, state } from './fixtures';
 
 describe('statusText', () => {
   it('spins while running and shows progress and the current item', () => {
-    expect(statusText(plan, true).text).toBe('$(sync~spin) 1/5 · Add docstrings');
+    expect(statusText(plan, true).text).toBe('$(sync~spin) 2/5 · Add docstrings');
   });
   it('shows a checklist when idle', () => {
-    expect(statusText(plan, false).text).toBe('$(checklist) 1/5 · Add docstrings');
+    expect(statusText(plan, false).text).toBe('$(checklist) 2/5 · Add docstrings');
     const done = state([{ id: '1', text: 'x', status: 'completed' }]);
     expect(statusText(done, false).text).toBe('$(checklist) 1/1');
   });
@@ -23,7 +23,12 @@ describe('statusText', () => {
   });
   it('explains itself in the tooltip', () => {
     expect(statusText(plan, true).tooltip).toBe(
-      'Plansight is running\n1/5 completed\nNow: #2 Add docstrings\nClick to show the plan',
+      'Plansight is running\n2 of 5 done (1 cancelled)\nNow: #2 Add docstrings\nClick to show the plan',
     );
+  });
+  it('says when the run waits for the user', () => {
+    const shown = statusText(plan, true, 40, 'waiting for your review');
+    expect(shown.text).toBe('$(bell-dot) 2/5 · Plansight: waiting for your review');
+    expect(shown.tooltip).toContain('Plansight is waiting for your review');
   });
 });

@@ -42,9 +42,21 @@ export const statusLabels: Readonly<Record<TodoStatus, string>> = {
   failed: 'Failed',
 };
 
-/** "2/5", or "" when there is no plan. */
-export function progressText(state: Pick<TodoState, 'completed' | 'total'>): string {
-  return state.total > 0 ? `${state.completed}/${state.total}` : '';
+/** Items no longer open: completed, and cancelled (a step dropped is not a step left to do). */
+export function closedCount(state: Pick<TodoState, 'items'>): number {
+  return state.items.filter((i) => i.status === 'completed' || i.status === 'cancelled').length;
+}
+
+/** "2/5" (closed of all), or "" when there is no plan. */
+export function progressText(state: Pick<TodoState, 'items'>): string {
+  return state.items.length > 0 ? `${closedCount(state)}/${state.items.length}` : '';
+}
+
+/** "2/5 · 1 cancelled": the count, and the cancelled items it includes. */
+export function progressDetail(state: Pick<TodoState, 'items'>): string {
+  const cancelled = state.items.filter((i) => i.status === 'cancelled').length;
+  const progress = progressText(state);
+  return cancelled && progress ? `${progress} · ${cancelled} cancelled` : progress;
 }
 
 /** The item the agent works on: the one in progress, else the first still open. */
@@ -152,7 +164,7 @@ export function groupEdits(
   return { byTodo, other };
 }
 
-/** The plan view's description, e.g. "2/5" (empty without a plan). */
+/** The plan view's description, e.g. "3/5 · 1 cancelled" (empty without a plan). */
 export function planViewDescription(state: TodoState): string {
-  return progressText(state);
+  return progressDetail(state);
 }

@@ -1,4 +1,9 @@
-/** The status bar item: spinner while running, "2/5 · current item"; click shows the plan. */
+/**
+ * The one Plansight status bar item (the server's own work-done progress is turned off, see
+ * server/client.ts): a spinner while running, "2/5 · current item", and "waiting for your
+ * review" when the run waits for the user. A click shows the conversation while it waits, else
+ * the plan.
+ */
 import * as vscode from 'vscode';
 import type { SessionStore } from '../session';
 import { statusText } from './statusText';
@@ -6,20 +11,25 @@ import { statusText } from './statusText';
 export function registerStatusBar(context: vscode.ExtensionContext, store: SessionStore): void {
   const item = vscode.window.createStatusBarItem('plansight.status', vscode.StatusBarAlignment.Left, 10);
   item.name = 'Plansight';
-  item.command = 'plansight.showPlan';
   const update = (): void => {
-    const { text, tooltip } = statusText(store.todos, store.running);
+    const waiting = store.waitingFor;
+    const { text, tooltip } = statusText(store.todos, store.running, 40, waiting);
     item.text = text;
     item.tooltip = tooltip;
+    item.command = waiting ? 'plansight.showConversation' : 'plansight.showPlan';
     item.backgroundColor =
-      store.serverStatus === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+      store.serverStatus === 'failed'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : waiting
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
   };
   update();
   item.show();
   context.subscriptions.push(
     item,
     store.onDidChange((change) => {
-      if (change === 'todos' || change === 'running' || change === 'server') {
+      if (change === 'todos' || change === 'running' || change === 'server' || change === 'waiting') {
         update();
       }
     }),

@@ -1,5 +1,5 @@
 /** The status bar item's text: "$(sync~spin) 2/5 · current item". Pure: no `vscode` import. */
-import { currentItem, progressText } from '../plan/planModel';
+import { closedCount, currentItem, progressText } from '../plan/planModel';
 import type { TodoState } from '../protocol';
 import { escapeIcons, oneLine, truncate } from '../text';
 
@@ -8,22 +8,27 @@ export interface StatusText {
   tooltip: string;
 }
 
-export function statusText(state: TodoState, running: boolean, maxItemChars = 40): StatusText {
-  const icon = running ? '$(sync~spin)' : '$(checklist)';
+/**
+ * `waitingFor` ("waiting for your review") wins over the current item: the run does not go on
+ * until the user acts.
+ */
+export function statusText(state: TodoState, running: boolean, maxItemChars = 40, waitingFor?: string): StatusText {
+  const icon = waitingFor ? '$(bell-dot)' : running ? '$(sync~spin)' : '$(checklist)';
   const progress = progressText(state);
   const item = currentItem(state);
   const itemText = item ? oneLine(item.text) : '';
-  const parts = [progress, item ? escapeIcons(truncate(itemText, maxItemChars)) : '']
+  const parts = [progress, waitingFor ? `Plansight: ${waitingFor}` : item ? escapeIcons(truncate(itemText, maxItemChars)) : '']
     .filter(Boolean)
     .join(' · ');
   const text = `${icon} ${parts || 'Plansight'}`;
-  const tooltipLines = [running ? 'Plansight is running' : 'Plansight'];
+  const tooltipLines = [waitingFor ? `Plansight is ${waitingFor}` : running ? 'Plansight is running' : 'Plansight'];
   if (progress) {
-    tooltipLines.push(`${progress} completed`);
+    const cancelled = state.items.filter((i) => i.status === 'cancelled').length;
+    tooltipLines.push(`${closedCount(state)} of ${state.items.length} done${cancelled ? ` (${cancelled} cancelled)` : ''}`);
   }
   if (item) {
     tooltipLines.push(`${item.status === 'in_progress' ? 'Now' : 'Next'}: #${item.id} ${itemText}`);
   }
-  tooltipLines.push('Click to show the plan');
+  tooltipLines.push(waitingFor ? 'Click to show the conversation' : 'Click to show the plan');
   return { text, tooltip: tooltipLines.join('\n') };
 }
