@@ -22,18 +22,20 @@ test('Plansight: Run Demo replays the recorded session with no API key', { timeo
 
   let accepted = 0;
   let approved = 0;
-  await waitFor('the demo run to finish (accepting every edit and command)', async () => {
-    const text = await wb.pane('Activity').innerText();
+  const conversation = await wb.conversation();
+  await waitFor('the demo run to finish (accepting every edit and command from their cards)', async () => {
+    const text = await conversation.locator('#log').innerText();
     if (/\bDone\s*\d+ rounds?/.test(text)) return text;
     if (/\bError\b/.test(text)) throw new Error(`the demo failed: ${text}`);
-    if ((await wb.diffTab().count()) > 0) {
-      await wb.diffTitleAction('Accept Edit', { timeout: 5000 });
+    const review = conversation.locator('.card-review.open button[data-action="accept"]');
+    if ((await review.count()) > 0) {
+      await review.first().click({ timeout: 5000 });
       accepted += 1;
       log(`accepted edit ${accepted}`);
     }
-    const approve = wb.toast('wants to run').locator('a', { hasText: /^Approve$/ });
+    const approve = conversation.locator('.card-approval.open button[data-action="approve"]');
     if ((await approve.count()) > 0) {
-      await approve.first().click();
+      await approve.first().click({ timeout: 5000 });
       approved += 1;
       log(`approved command ${approved}`);
     }

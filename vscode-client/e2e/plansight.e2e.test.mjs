@@ -42,18 +42,14 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
 
   log('workbench ready; opening the Plansight view container');
   await wb.openPlansight();
+  await wb.expandPane('Scratchpad');
   await waitFor('the Plansight status bar item', () => page.locator('.statusbar-item', { hasText: 'Plansight' }).count());
   log('opening hello.py (its path goes with the prompt)');
   await wb.quickOpen('hello.py');
 
-  log('Plansight: Ask');
-  await wb.runCommand('Plansight: Ask');
-  // The input box names what goes with the prompt, once the extension sees hello.py as active.
-  await wb.answerInput(
-    'Ask Plansight',
-    'Refactor hello.py: add type hints, docstrings and a main guard.',
-    'The active file (hello.py)',
-  );
+  log('asking from the conversation view');
+  // The composer names what goes with the prompt, once the extension sees hello.py as active.
+  await wb.ask('Refactor hello.py: add type hints, docstrings and a main guard.', { showing: 'hello.py' });
 
   // ---------------------------------------------------------------- review 1: accept
   log('waiting for the plan (0/3, #1 in progress) and the first proposed edit');
@@ -85,49 +81,44 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
 
   // ---------------------------------------------------------------- review 3: change, accept
   log('waiting for #2 cancelled, #3 in progress, and the third proposed edit');
-  await wb.planAt('1/3', [DONE, CANCELLED, SPIN], ITEMS);
+  await wb.planAt('2/3', [DONE, CANCELLED, SPIN], ITEMS);
   assert.equal(helloOnDisk(), afterFirst, 'a rejected edit leaves the file unchanged');
   await waitFor('the third diff (main guard)', () => wb.proposedSide().then((s) => s.includes('__main__')));
   await wb.shot('03-window-review-3');
-  log('changing the proposed side by hand, then accepting from the notification');
+  log('changing the proposed side by hand, then accepting from its card in the conversation');
   await page.locator('.monaco-diff-editor').filter({ visible: true }).locator('.editor.modified .view-lines').first().click();
   await page.keyboard.press('Control+End');
   await page.keyboard.type(`${USER_LINE}\n`);
   await waitFor('the typed line in the proposed side', () => wb.proposedSide().then((s) => s.includes(USER_LINE)));
-  await wb.toast('line 12').locator('a', { hasText: /^Accept$/ }).click();
+  await (await wb.openCard('review', 'line 12')).locator('button[data-action="accept"]').click();
   await waitFor('hello.py on disk to have the main guard and the user line', () => {
     const text = helloOnDisk();
     return text.includes('if __name__ == "__main__":') && text.includes(USER_LINE);
   });
 
   // ---------------------------------------------------------------- a command to approve
-  log('approving the test command from its notification');
-  const approval = wb.toast('wants to run');
-  await approval.waitFor({ timeout: WAIT });
+  log('approving the test command from its card');
+  const approval = await wb.openCard('approval');
   assert.match(await approval.innerText(), /python3 -m unittest -q test_hello/);
-  await approval.locator('a', { hasText: /^Approve$/ }).click();
-  await waitFor('the approval notification to go away', async () => (await wb.toast('wants to run').count()) === 0);
+  await approval.locator('button[data-action="approve"]').click();
+  assert.equal(await wb.toast('wants to run').count(), 0, 'no notification while the conversation is in sight');
 
   // ---------------------------------------------------------------- the end of the run
-  log('waiting for the run to finish (2/3)');
-  await wb.planAt('2/3', [DONE, CANCELLED, DONE], ITEMS);
-  // The view follows the run, so its last row (the result and token usage) is in sight.
-  await waitFor('the activity view to show the finished run with its usage', async () => {
-    const text = await wb.pane('Activity').innerText();
-    if (!/Done\s*12 rounds · [\d,]+ in · [\d,]+ out/.test(text)) throw new Error(`saw ${text}`);
-    return text;
-  });
+  log('waiting for the run to finish (3/3: the cancelled item counts as closed)');
+  await wb.planAt('3/3', [DONE, CANCELLED, DONE], ITEMS);
+  await wb.conversationShows('the finished run with its usage', /Done\s*12 rounds · [\d,]+ in · [\d,]+ out/);
   await waitFor('the status bar to stop spinning', async () => {
-    const item = page.locator('.statusbar-item', { hasText: '2/3' }).first();
+    const item = page.locator('.statusbar-item', { hasText: '3/3' }).first();
     return (await item.count()) > 0 && (await item.locator('.codicon-sync').count()) === 0;
   });
   const scratchpad = await waitFor('the scratchpad to show the final notes', () => wb.scratchpadText('main guard: done'));
   log(`scratchpad: ${JSON.stringify(scratchpad.slice(0, 60))}…`);
   assert.equal(await wb.diffTab().count(), 0, 'every review diff is closed after its decision');
-  await waitFor('the review notifications to go away', async () => (await wb.toast('proposes an edit').count()) === 0);
+  assert.equal(await (await wb.conversation()).locator('.card.open').count(), 0, 'every card is settled');
   await wb.shot('04-sidebar-done-2of3', wb.sidebar);
   await wb.shot('04-window-done');
 
+  await wb.pane('Scratchpad').locator('.pane-header').click(); // room for the plan's rows
   log('opening a decided edit from the plan tree');
   await wb.pane('Plan').locator('.monaco-list-row[aria-level="2"]', { hasText: 'line 12' }).click();
   await page.locator('.tabs-container .tab', { hasText: 'Plansight edit, changed' }).waitFor();
@@ -152,33 +143,33 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   await wb.viewAction('Plan', 'Add Item').click();
   await wb.answerInput('Add a plan item', 'Run the tests');
   const withNew = [...ITEMS, 'Run the tests'];
-  await wb.planAt('2/4', [DONE, CANCELLED, DONE, PENDING], withNew);
+  await wb.planAt('3/4', [DONE, CANCELLED, DONE, PENDING], withNew);
   log("marking it done with the row's inline button");
   const newRow = wb.pane('Plan').locator('.monaco-list-row[aria-level="1"]', { hasText: 'Run the tests' });
   await newRow.hover();
   await newRow.locator('.actions .action-label[aria-label^="Mark Done"]').click();
-  await wb.planAt('3/4', [DONE, CANCELLED, DONE, DONE], withNew);
+  await wb.planAt('4/4', [DONE, CANCELLED, DONE, DONE], withNew);
 
   // ---------------------------------------------------------------- cancel a run mid-review
-  log('asking again, then cancelling the run while its edit waits for review');
+  log('asking again; collapsing the conversation while the edit waits; cancelling the run');
   const before = (await fake.requests()).length;
   const beforeCancel = helloOnDisk();
-  await wb.runCommand('Plansight: Ask');
-  await wb.answerInput('Ask Plansight', 'Say in a comment what sys is for.');
+  await wb.ask('Say in a comment what sys is for.');
+  await wb.openCard('review', 'hello.py');
   await wb.diffTab().waitFor({ timeout: WAIT });
+  await wb.pane('Conversation').locator('.pane-header').click(); // out of sight: a notification tells
   const reviewToast = wb.toast('proposes an edit');
   await reviewToast.waitFor({ timeout: WAIT });
   const cancelAt = Date.now();
   await wb.viewAction('Plan', 'Cancel Run').click();
-  await waitFor('the activity view to show the cancelled run', () =>
-    wb.pane('Activity').innerText().then((s) => /Cancelled/.test(s)),
-  );
   await waitFor('the status bar to stop spinning', async () =>
-    (await page.locator('.statusbar-item', { hasText: '3/4' }).locator('.codicon-sync').count()) === 0,
+    (await page.locator('.statusbar-item', { hasText: '4/4' }).locator('.codicon-sync').count()) === 0,
   );
   log(`cancelled in ${Date.now() - cancelAt} ms`);
   await waitFor('the review diff to close', async () => (await wb.diffTab().count()) === 0);
   await waitFor('the review notification to go away', async () => (await reviewToast.count()) === 0);
+  await wb.expandPane('Conversation');
+  await wb.conversationShows('the cancelled run and its settled card', /Cancelled: the run ended before a decision, nothing was written[\s\S]*Cancelled/);
   log('the cancelled edit shows as cancelled in the plan tree');
   const other = wb.pane('Plan').locator('.monaco-list-row[aria-level="1"]', { hasText: 'Other edits' });
   await other.click();
@@ -201,6 +192,7 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   await waitFor('the plan to empty and show its welcome', async () =>
     (await wb.pane('Plan').innerText()).includes('No plan yet') && (await wb.planItems()).length === 0,
   );
+  await wb.expandPane('Scratchpad');
   await waitFor('the scratchpad to empty', () => wb.scratchpadText('The scratchpad is empty'));
   await wb.shot('05-sidebar-new-session', wb.sidebar);
   passed();

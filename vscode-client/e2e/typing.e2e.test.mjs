@@ -1,8 +1,8 @@
 // Never lose the user's typing (issue 12), in a real VS Code: the user types a long text into
 // notes.txt while the agent proposes three new files one after the other. Every proposal opens
-// beside the user's editor without focus; the test accepts each one the moment it appears with
-// a click that moves no focus (a programmatic click on its Accept link), so keystrokes go on
-// while diffs open and close. It types in small chunks until all three edits were accepted and
+// beside the user's editor without focus; the test accepts each one once its diff is on screen
+// with a click that moves no focus (the Accept button of its card in the conversation, clicked
+// by the page's script), so keystrokes go on while diffs open and close. It types in small chunks until all three edits were accepted and
 // the run ended, so the overlap does not depend on the machine's speed.
 //
 // Then: every character typed is in notes.txt, in order; each new file holds exactly what was
@@ -44,8 +44,8 @@ test('typing goes on while three edits arrive: every character stays in the user
   await wb.quickOpen('notes.txt');
 
   log('asking for three new files, then typing into notes.txt while they arrive');
-  await wb.runCommand('Plansight: Ask');
-  await wb.answerInput('Ask Plansight', script.prompt, 'The active file (notes.txt)');
+  await wb.ask(script.prompt, { showing: 'notes.txt' });
+  const conversation = await wb.conversation();
   const notesEditor = page.locator('.editor-group-container', { has: page.locator('.tab.active', { hasText: 'notes.txt' }) });
   await notesEditor.locator('.view-lines').click();
   await page.keyboard.press('Control+End');
@@ -86,14 +86,15 @@ test('typing goes on while three edits arrive: every character stays in the user
       .map((label) => label.match(/^(\S+) \(Plansight proposal\)/)?.[1])
       .filter(Boolean);
     const path = proposals.map((p) => p.path).find((p) => shown.includes(p) && !acceptedPaths.has(p));
-    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: `edit to ${path}` });
-    if (path && (await toast.count()) > 0) {
+    const card = conversation.locator('.card-review.open', { hasText: path ?? '\u0000' });
+    if (path && (await card.count()) > 0) {
       acceptedPaths.add(path);
-      await toast.locator('a', { hasText: /^Accept$/ }).evaluate((a) => a.click());
+      // A click in the page's script, not the mouse: the webview does not take focus.
+      await card.locator('button[data-action="accept"]').evaluate((button) => button.click());
       accepted += 1;
       log(`accepted the proposal for ${path} after ${typed.length} typed characters`);
-      await waitFor(`the notification for ${path} to close`, async () =>
-        (await page.locator('.notifications-toasts .notification-toast', { hasText: `edit to ${path}` }).count()) === 0,
+      await waitFor(`the card for ${path} to settle`, async () =>
+        (await conversation.locator('.card-review.open', { hasText: path }).count()) === 0,
       );
     }
   }

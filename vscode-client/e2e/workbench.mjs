@@ -57,6 +57,15 @@ export function workbench(page) {
       await page.mouse.up();
     },
 
+    /** Expands a collapsed view of the Plansight container (e.g. the Scratchpad). */
+    async expandPane(title) {
+      const header = pane(title).locator('.pane-header');
+      await header.waitFor({ timeout: WAIT });
+      if ((await header.getAttribute('aria-expanded')) === 'false') {
+        await header.click();
+      }
+    },
+
     async runCommand(title) {
       await page.keyboard.press('F1');
       await quickInput.waitFor({ state: 'visible' });
@@ -174,6 +183,55 @@ export function workbench(page) {
         if (text?.includes(needle)) return text;
       }
       return false;
+    },
+
+    /** The conversation webview's frame (webviews live in nested iframes outside the sidebar). */
+    async conversation() {
+      return waitFor('the conversation view', async () => {
+        for (const frame of page.frames()) {
+          const found = await frame.evaluate(() => Boolean(document.getElementById('composer'))).catch(() => false);
+          if (found) return frame;
+        }
+        return false;
+      });
+    },
+
+    /** Types a prompt into the conversation's box and presses Enter (Shift+Enter for new lines). */
+    async ask(text, { showing } = {}) {
+      const frame = await wb.conversation();
+      if (showing) {
+        await waitFor(`the composer to show ${JSON.stringify(showing)}`, async () => {
+          const chips = await frame.locator('#context').innerText();
+          if (!chips.includes(showing)) throw new Error(`the context chip says ${JSON.stringify(chips)}`);
+          return true;
+        });
+      }
+      const box = frame.locator('#prompt');
+      await box.click();
+      const lines = text.split('\n');
+      for (const [i, line] of lines.entries()) {
+        await box.pressSequentially(line);
+        if (i < lines.length - 1) await box.press('Shift+Enter');
+      }
+      await box.press('Enter');
+    },
+
+    /** The conversation's log as text, when it matches `pattern`. */
+    async conversationShows(what, pattern, timeout = WAIT) {
+      const frame = await wb.conversation();
+      return waitFor(what, async () => {
+        const text = await frame.locator('#log').innerText();
+        if (!pattern.test(text)) throw new Error(`the conversation says …${JSON.stringify(text.slice(-400))}`);
+        return text;
+      }, timeout);
+    },
+
+    /** An open card of `kind` (review, approval, apiKey) in the conversation, once there. */
+    async openCard(kind, hasText) {
+      const frame = await wb.conversation();
+      const card = frame.locator(`.card-${kind}.open`, hasText ? { hasText } : {}).last();
+      await card.waitFor({ timeout: WAIT });
+      return card;
     },
 
     toast(text) {

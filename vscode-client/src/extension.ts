@@ -1,12 +1,16 @@
 /**
- * Plansight for VS Code: renders what the Plansight language server sends (plan, scratchpad,
- * activity, edit reviews, command approvals) and forwards what the user decides.
+ * Plansight for VS Code: renders what the Plansight language server sends (the conversation,
+ * plan, scratchpad, edit reviews, command approvals) and forwards what the user decides.
  */
 import * as vscode from 'vscode';
-import { ActivityLog } from './activity/activityModel';
-import { registerActivityView } from './activity/activityView';
 import { DemoRunner } from './commands/demo';
-import { registerRunCommands, RunController, runningContextKey } from './commands/run';
+import { editorContext, registerRunCommands, RunController, runningContextKey } from './commands/run';
+import { apiKeyCard, approvalCard, autoAcceptCard, registerCoreCards, reviewCard } from './conversation/cards';
+import type { ComposerContext } from './conversation/composer';
+import { ConversationView, registerConversationView } from './conversation/conversationView';
+import { ConversationModel } from './conversation/model';
+import { ConversationRenderer } from './conversation/render';
+import { progressText } from './plan/planModel';
 import { registerPlanView } from './plan/planView';
 import { CommandApprovals } from './review/approveCommand';
 import { ReviewManager } from './review/reviewManager';
@@ -21,37 +25,87 @@ let server: PlansightServer | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Plansight', { log: true });
   const store = new SessionStore();
+  const model = new ConversationModel();
+  const renderer = new ConversationRenderer();
+  registerCoreCards(renderer);
+  const conversation = new ConversationView(context.extensionUri, model, renderer, output);
+  registerConversationView(context, conversation);
+  const surface = { model, visible: () => conversation.visible, onDidChangeVisibility: conversation.onDidChangeVisibility };
+
   server = new PlansightServer(context, output, store);
-  const reviews = new ReviewManager(store, output);
-  const approvals = new CommandApprovals(output);
+  const reviews = new ReviewManager(store, output, surface);
+  const approvals = new CommandApprovals(output, store, surface);
   context.subscriptions.push(output, server, reviews, approvals);
   reviews.registerCommands(context);
   approvals.registerCommands(context);
 
-  const activity = registerActivityView(context, new ActivityLog());
   registerPlanView(context, store, server, reviews);
   registerScratchpadView(context, store);
   registerStatusBar(context, store);
 
-  const runs = new RunController(server, store, activity, output);
-  const demo = new DemoRunner(context, server, runs, output);
-  context.subscriptions.push(demo);
-  registerRunCommands(context, { server, store, runs, beforeAsk: () => demo.leave() });
-
   const running = server;
+  let demo: DemoRunner | undefined;
+  const runs = new RunController({
+    server,
+    store,
+    model,
+    output,
+    visible: () => conversation.visible,
+    beforeAsk: () => demo?.leave() ?? Promise.resolve(),
+  });
+  demo = new DemoRunner(context, server, runs, output);
+  context.subscriptions.push(demo);
+  registerRunCommands(context, { server, store, runs, model, focusConversation: () => conversation.reveal(true) });
+
+  conversation.setHandlers({
+    send: (text, includeContext) => runs.ask(text, includeContext ? editorContext() : {}),
+    cancel: () => runs.cancel(),
+    newSession: () => vscode.commands.executeCommand('plansight.newSession'),
+  });
+  context.subscriptions.push(
+    conversation.registerCardActions(reviewCard, (card, action, fields) => reviews.cardAction(card, action, fields)),
+    conversation.registerCardActions(autoAcceptCard, (card, action) => reviews.autoAcceptCardAction(card, action)),
+    conversation.registerCardActions(approvalCard, (card, action, fields) => approvals.cardAction(card, action, fields)),
+    conversation.registerCardActions(apiKeyCard, (card, action) => runs.apiKeyCardAction(card, action)),
+  );
+
   server.setHandlers({
     reviewEdit: (params, token) => reviews.review(params, token),
     approveCommand: (params, token) => approvals.request(params, token),
     event: (event) => {
+      model.apply(event);
       if (event.type === 'runFinished') {
         // The server asks only during a run: whatever is still open has nobody waiting for it
         // (a server that cancels its requests has closed them already).
-        reviews.cancelAll('The run ended before the review was decided.');
+        reviews.runFinished();
         approvals.cancelAll('The run ended before the command was approved.');
       }
-      activity.event(event);
     },
   });
+
+  // The composer's status line and context chip follow the session and the editor.
+  const composerContext = (): ComposerContext | null => {
+    const editor = editorContext();
+    if (!editor.path) {
+      return null;
+    }
+    return {
+      path: editor.path,
+      ...(editor.selection ? { selection: { startLine: editor.selection.startLine, endLine: editor.selection.endLine } } : {}),
+    };
+  };
+  const updateComposer = (): void => {
+    const progress = progressText(store.todos);
+    const status = store.waitingFor
+      ? `Plansight is ${store.waitingFor}.`
+      : store.running
+        ? `Working…${progress ? ` ${progress}` : ''}`
+        : store.serverStatus === 'failed'
+          ? 'The Plansight server is not running (see the Plansight output).'
+          : '';
+    conversation.setState(store.running, status, composerContext());
+  };
+  updateComposer();
 
   context.subscriptions.push(
     store.onDidChange((change) => {
@@ -61,14 +115,18 @@ export function activate(context: vscode.ExtensionContext): void {
       if (change === 'server' && store.serverStatus !== 'running' && store.serverStatus !== 'starting') {
         reviews.cancelAll('The Plansight server stopped.');
         approvals.cancelAll('The Plansight server stopped.');
-        activity.serverStopped();
+        model.serverStopped();
       }
+      updateComposer();
     }),
-    vscode.commands.registerCommand('plansight.runDemo', () => demo.run()),
+    vscode.window.onDidChangeActiveTextEditor(updateComposer),
+    vscode.window.onDidChangeTextEditorSelection(updateComposer),
+    vscode.commands.registerCommand('plansight.runDemo', () => demo?.run()),
     vscode.commands.registerCommand('plansight.restartServer', () => running.restart()),
     vscode.commands.registerCommand('plansight.showOutput', () => output.show()),
+    vscode.commands.registerCommand('plansight.showConversation', () => conversation.reveal(false)),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('plansight') && store.serverStatus !== 'stopped') {
+      if (e.affectsConfiguration('plansight') && !e.affectsConfiguration('plansight.review') && store.serverStatus !== 'stopped') {
         output.info('Settings changed: restarting the server.');
         void running.restart();
       }
@@ -82,7 +140,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   }).then((disposable) => disposable && context.subscriptions.push(disposable));
   void vscode.commands.executeCommand('setContext', runningContextKey, false);
-  void server.start().then(() => demo.resumePending());
+  void server.start().then(() => demo?.resumePending());
 }
 
 export async function deactivate(): Promise<void> {

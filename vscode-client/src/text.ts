@@ -21,3 +21,13 @@ export function escapeIcons(text: string): string {
 export function formatCount(n: number): string {
   return n.toLocaleString('en-US');
 }
+
+/** Text made safe inside HTML (element content and quoted attribute values). */
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}

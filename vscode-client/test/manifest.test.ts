@@ -8,13 +8,20 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const contributes = pkg.contributes;
 
 describe('package.json', () => {
-  it('contributes the Plansight container and its three views', () => {
+  it('contributes the Plansight container: the conversation first, then the plan and scratchpad', () => {
     expect(contributes.viewsContainers.activitybar[0].id).toBe('plansight');
-    expect(contributes.views.plansight.map((v: { id: string }) => v.id)).toEqual([
-      'plansight.plan',
-      'plansight.scratchpad',
-      'plansight.activity',
+    expect(contributes.views.plansight.map((v: { id: string; type?: string }) => [v.id, v.type ?? 'tree'])).toEqual([
+      ['plansight.conversation', 'webview'],
+      ['plansight.plan', 'tree'],
+      ['plansight.scratchpad', 'webview'],
     ]);
+  });
+
+  it('packages the webview script, its icons and its style', () => {
+    const ignore = readFileSync(join(root, '.vscodeignore'), 'utf8');
+    for (const kept of ['!dist/extension.js', '!dist/conversation.js', '!dist/codicons/**', '!media/**']) {
+      expect(ignore).toContain(kept);
+    }
   });
 
   it('contributes the commands, with icons', () => {
@@ -86,7 +93,13 @@ describe('pure modules', () => {
       'session.ts',
       'plan/planModel.ts',
       'plan/planEdits.ts',
-      'activity/activityModel.ts',
+      'conversation/model.ts',
+      'conversation/render.ts',
+      'conversation/cards.ts',
+      'conversation/markdown.ts',
+      'conversation/diff.ts',
+      'conversation/page.ts',
+      'conversation/composer.ts',
       'status/statusText.ts',
       'commands/prompt.ts',
       'server/options.ts',

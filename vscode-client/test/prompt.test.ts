@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildPrompt } from '../src/commands/prompt';
+import { buildPrompt, parsePrompt } from '../src/commands/prompt';
 
 describe('buildPrompt', () => {
   it('sends a bare prompt without context', () => {
@@ -22,5 +22,24 @@ describe('buildPrompt', () => {
   });
   it('names a single line', () => {
     expect(buildPrompt('x', { selection: { text: 'a', startLine: 2, endLine: 2 } })).toContain('(line 2)');
+  });
+});
+
+describe('parsePrompt', () => {
+  it('gives back the words and the context that buildPrompt added', () => {
+    const context = { path: 'hello.py', languageId: 'python', selection: { text: 'x\ny', startLine: 4, endLine: 5 } };
+    expect(parsePrompt(buildPrompt('Explain this\nplease', context))).toEqual({
+      text: 'Explain this\nplease',
+      path: 'hello.py',
+      selection: { startLine: 4, endLine: 5 },
+    });
+    expect(parsePrompt(buildPrompt('Fix it', { path: 'a.py', selection: { text: 'a', startLine: 2, endLine: 2 } }))).toEqual({
+      text: 'Fix it',
+      path: 'a.py',
+      selection: { startLine: 2, endLine: 2 },
+    });
+  });
+  it('leaves a prompt without context as it is', () => {
+    expect(parsePrompt('Add type hints')).toEqual({ text: 'Add type hints' });
   });
 });

@@ -38,3 +38,33 @@ export function buildPrompt(prompt: string, context: EditorContext = {}): string
   lines.push('</editor-context>');
   return lines.join('\n');
 }
+
+/** What a prompt said, as the conversation shows it: the user's words and the context chips. */
+export interface ShownPrompt {
+  text: string;
+  path?: string;
+  selection?: { startLine: number; endLine: number };
+}
+
+/**
+ * The inverse of `buildPrompt`, for prompts that come back from the server (`runStarted`,
+ * history): the user's words without the `<editor-context>` block, and what that block named.
+ */
+export function parsePrompt(prompt: string): ShownPrompt {
+  const match = /\n*<editor-context>\n([\s\S]*?)(?:<\/editor-context>\s*$|$)/.exec(prompt);
+  if (!match) {
+    return { text: prompt.trim() };
+  }
+  const shown: ShownPrompt = { text: prompt.slice(0, match.index).trim() };
+  const block = match[1] ?? '';
+  const path = /^Active file: (.+)$/m.exec(block);
+  if (path) {
+    shown.path = path[1]!.trim();
+  }
+  const lines = /^Selected text \((?:line (\d+)|lines (\d+)-(\d+))\):$/m.exec(block);
+  if (lines) {
+    const start = Number(lines[1] ?? lines[2]);
+    shown.selection = { startLine: start, endLine: Number(lines[1] ?? lines[3]) };
+  }
+  return shown;
+}

@@ -1,9 +1,12 @@
 /**
- * The run commands: ask (`plansight/run` with the editor's context), cancel (the request's
- * CancellationToken → `$/cancelRequest`), new session (`plansight/reset`), and the API key.
+ * Runs, as the conversation starts them: ask (`plansight/run` with the editor's context, shown
+ * in the conversation at once), cancel (the request's CancellationToken → `$/cancelRequest`),
+ * new session (`plansight/reset`), and the API key: a prompt sent without one waits, with a
+ * card to set it, and goes out once it is set.
  */
 import * as vscode from 'vscode';
-import type { ActivityView } from '../activity/activityView';
+import { type ApiKeyCardData, apiKeyCard } from '../conversation/cards';
+import type { CardEntry, ConversationModel, Run } from '../conversation/model';
 import { ErrorCodes, Methods, type RunParams, type RunResult } from '../protocol';
 import { apiKeySecret, type PlansightServer, ServerNotRunningError } from '../server/client';
 import type { SessionStore } from '../session';
@@ -45,58 +48,125 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+export interface RunControllerDeps {
+  server: PlansightServer;
+  store: SessionStore;
+  model: ConversationModel;
+  output: vscode.LogOutputChannel;
+  /** Whether the conversation is on screen (else errors also show as notifications). */
+  visible(): boolean;
+  /** Called before a prompt of the user's goes out, e.g. to leave the demo's fake API. */
+  beforeAsk?(): Promise<void>;
+}
+
 export class RunController {
   /** The runs this client waits for (one, unless the server refuses a second as busy). */
   private readonly inFlight = new Set<vscode.CancellationTokenSource>();
+  /** A prompt sent without an API key: it goes out once the key is set. */
+  private waitingForKey: { prompt: string; run: Run; card: CardEntry<ApiKeyCardData> } | undefined;
 
-  constructor(
-    private readonly server: PlansightServer,
-    private readonly store: SessionStore,
-    private readonly activity: ActivityView,
-    private readonly output: vscode.LogOutputChannel,
-  ) {}
+  constructor(private readonly deps: RunControllerDeps) {}
+
+  /** The user's prompt, with the editor's context unless they dropped it. */
+  async ask(text: string, context: EditorContext = {}): Promise<RunResult | undefined> {
+    if (!text.trim()) {
+      return undefined;
+    }
+    await this.deps.beforeAsk?.();
+    const prompt = buildPrompt(text, context);
+    const run = this.deps.model.addPending(prompt);
+    if (!(await this.deps.server.hasApiKey())) {
+      this.waitForKey(prompt, run);
+      return undefined;
+    }
+    return this.run(prompt, { pending: run });
+  }
+
+  private waitForKey(prompt: string, run: Run): void {
+    const { model } = this.deps;
+    if (this.waitingForKey) {
+      // Only the newest prompt waits; the older one says it was not sent.
+      model.updateCard<ApiKeyCardData>(this.waitingForKey.card.id, { outcome: 'dismissed' }, false);
+      model.stopPending(this.waitingForKey.run);
+    }
+    model.stopPending(run);
+    const card = model.addCard<ApiKeyCardData>(apiKeyCard, { outcome: 'pending' }, run);
+    this.waitingForKey = { prompt, run, card };
+    this.deps.output.info('No API key: the prompt waits until one is set.');
+  }
+
+  /** The API key was set: the prompt that waited for it goes out now. */
+  async keySaved(): Promise<void> {
+    const waiting = this.waitingForKey;
+    this.waitingForKey = undefined;
+    if (!waiting) {
+      return;
+    }
+    this.deps.model.updateCard<ApiKeyCardData>(waiting.card.id, { outcome: 'saved' }, false);
+    waiting.run.running = true;
+    await this.run(waiting.prompt, { pending: waiting.run });
+  }
+
+  /** The API key card's buttons. */
+  async apiKeyCardAction(_card: CardEntry, action: string): Promise<void> {
+    if (action === 'setKey') {
+      await vscode.commands.executeCommand('plansight.setApiKey');
+    } else if (action === 'demo') {
+      const waiting = this.waitingForKey;
+      this.waitingForKey = undefined;
+      if (waiting) {
+        this.deps.model.updateCard<ApiKeyCardData>(waiting.card.id, { outcome: 'dismissed' }, false);
+      }
+      await vscode.commands.executeCommand('plansight.runDemo');
+    }
+  }
 
   /**
    * Sends `plansight/run` and waits for its end; undefined when it did not run. Whether a run
    * may start is the server's rule (its session refuses a second run with -32803): the client
    * does not second-guess it, it shows the refusal.
    */
-  async run(prompt: string, options: { newSession?: boolean } = {}): Promise<RunResult | undefined> {
+  async run(prompt: string, options: { newSession?: boolean; pending?: Run } = {}): Promise<RunResult | undefined> {
+    const { server, store, model, output } = this.deps;
+    const pending = options.pending ?? model.addPending(prompt);
     const source = new vscode.CancellationTokenSource();
     this.inFlight.add(source);
-    this.store.setRequestRunning(true);
+    store.setRequestRunning(true);
     const params: RunParams = { prompt, ...(options.newSession ? { newSession: true } : {}) };
     try {
-      const result = await this.server.sendRequest<RunResult>(Methods.run, params, source.token);
-      this.output.info(`Run finished: ${result.status} after ${result.rounds} rounds.`);
-      if (result.status === 'error') {
-        void vscode.window.showErrorMessage(`Plansight: the run failed: ${result.error ?? result.text}`);
-      } else if (result.status === 'limit') {
-        void vscode.window.showWarningMessage(
-          `Plansight stopped after ${result.rounds} rounds (the round limit). Ask again to continue.`,
-        );
+      const result = await server.sendRequest<RunResult>(Methods.run, params, source.token);
+      output.info(`Run finished: ${result.status} after ${result.rounds} rounds.`);
+      if (!pending.started) {
+        // The server answered without a runStarted this client saw (e.g. an older server).
+        model.stopPending(pending);
+      }
+      if (!this.deps.visible()) {
+        if (result.status === 'error') {
+          void vscode.window.showErrorMessage(`Plansight: the run failed: ${result.error ?? result.text}`);
+        } else if (result.status === 'limit') {
+          void vscode.window.showWarningMessage(`Plansight stopped after ${result.rounds} rounds (the round limit). Ask again to continue.`);
+        }
       }
       return result;
     } catch (error) {
       const code = errorCode(error);
       if (code === ErrorCodes.requestCancelled) {
-        this.output.info('Run cancelled.');
+        output.info('Run cancelled.');
+        if (!pending.started) {
+          model.stopPending(pending, { icon: 'circle-slash', text: 'Cancelled before it started.' });
+        }
         return undefined;
       }
       const message = errorMessage(error);
       if (code === ErrorCodes.requestFailed) {
         // The server's own words, e.g. that a run is already in progress.
-        this.output.info(`plansight/run refused: ${message}`);
-        void vscode.window.showWarningMessage(`Plansight: ${message}`, 'Cancel Run').then((choice) => {
-          if (choice === 'Cancel Run') {
-            this.cancel();
-          }
-        });
+        output.info(`plansight/run refused: ${message}`);
+        model.stopPending(pending, { icon: 'warning', text: `Not sent: ${message}`, tone: 'warning' });
         return undefined;
       }
-      this.output.error(`plansight/run failed: ${message}`);
-      this.activity.error(message);
-      if (!(error instanceof ServerNotRunningError)) {
+      output.error(`plansight/run failed: ${message}`);
+      model.stopPending(pending, { icon: 'error', text: message, tone: 'error' });
+      if (!(error instanceof ServerNotRunningError) && !this.deps.visible()) {
         // (When the server did not start, the user has just been told why.)
         void vscode.window.showErrorMessage(`Plansight: ${message}`);
       }
@@ -104,14 +174,14 @@ export class RunController {
     } finally {
       source.dispose();
       this.inFlight.delete(source);
-      this.store.setRequestRunning(this.inFlight.size > 0);
+      store.setRequestRunning(this.inFlight.size > 0);
     }
   }
 
   /** Cancels the run in progress: `$/cancelRequest` on its `plansight/run`. */
   cancel(): void {
     if (this.inFlight.size > 0) {
-      this.output.info('Cancelling the run.');
+      this.deps.output.info('Cancelling the run.');
       for (const source of this.inFlight) {
         source.cancel();
       }
@@ -121,73 +191,31 @@ export class RunController {
   }
 }
 
-/** What goes with the prompt, in the words the input box shows. */
-function contextHint(editor: EditorContext): string {
-  return editor.path
-    ? `The active file (${editor.path})${editor.selection ? ' and the selection' : ''} go with your request.`
-    : 'What should Plansight do?';
-}
-
-/**
- * The Ask input box. It names the context that goes with the prompt and follows the editor
- * while it is open, so what it shows is what is sent (read when the user presses Enter).
- */
-function askPrompt(): Promise<{ prompt: string; editor: EditorContext } | undefined> {
-  return new Promise((resolve) => {
-    const input = vscode.window.createInputBox();
-    input.title = 'Ask Plansight';
-    input.placeholder = 'e.g. Add type hints to hello.py';
-    input.ignoreFocusOut = true;
-    let editor = editorContext();
-    input.prompt = contextHint(editor);
-    const follow = (): void => {
-      editor = editorContext();
-      input.prompt = contextHint(editor);
-    };
-    let answer: { prompt: string; editor: EditorContext } | undefined;
-    const subscriptions = [
-      vscode.window.onDidChangeActiveTextEditor(follow),
-      vscode.window.onDidChangeTextEditorSelection(follow),
-      input.onDidAccept(() => {
-        answer = { prompt: input.value, editor: editorContext() };
-        input.hide();
-      }),
-      input.onDidHide(() => {
-        for (const subscription of subscriptions) {
-          subscription.dispose();
-        }
-        input.dispose();
-        resolve(answer);
-      }),
-    ];
-    input.show();
-  });
-}
-
 export interface RunCommandDeps {
   server: PlansightServer;
   store: SessionStore;
   runs: RunController;
-  /** Called before a normal ask, e.g. to leave the demo's fake API. */
-  beforeAsk?: () => Promise<void>;
+  model: ConversationModel;
+  /** Shows the conversation and puts the cursor in its prompt. */
+  focusConversation(): Promise<void>;
 }
 
 export function registerRunCommands(context: vscode.ExtensionContext, deps: RunCommandDeps): void {
-  const { server, store, runs } = deps;
+  const { server, store, runs, model } = deps;
   context.subscriptions.push(
     vscode.commands.registerCommand('plansight.ask', async (promptArg?: unknown) => {
-      const asked = typeof promptArg === 'string' ? { prompt: promptArg, editor: editorContext() } : await askPrompt();
-      if (!asked?.prompt.trim()) {
-        return;
+      if (typeof promptArg === 'string') {
+        await runs.ask(promptArg, editorContext());
+      } else {
+        await deps.focusConversation();
       }
-      await deps.beforeAsk?.();
-      await runs.run(buildPrompt(asked.prompt, asked.editor));
     }),
     vscode.commands.registerCommand('plansight.cancel', () => runs.cancel()),
     vscode.commands.registerCommand('plansight.newSession', async () => {
       try {
         await server.sendRequest(Methods.reset, {});
         store.clearEdits();
+        model.addSessionBreak();
       } catch (error) {
         void vscode.window.showErrorMessage(`Plansight: could not start a new session: ${errorMessage(error)}`);
       }
@@ -208,9 +236,13 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: RunC
         await context.secrets.delete(apiKeySecret);
       }
       await server.restart();
-      void vscode.window.showInformationMessage(
+      void vscode.window.setStatusBarMessage(
         key.trim() ? 'Plansight: API key saved; the server restarted.' : 'Plansight: API key removed.',
+        5000,
       );
+      if (key.trim()) {
+        await runs.keySaved();
+      }
     }),
   );
 }

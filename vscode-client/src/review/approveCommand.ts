@@ -1,23 +1,49 @@
 /**
- * `plansight/approveCommand`: a notification with Approve / Reject (and a reason) that goes away
- * once the request is settled, however that happens: the user's answer, the server cancelling
- * its request (`$/cancelRequest` when the run is cancelled), or the run ending.
+ * `plansight/approveCommand`: a card in the conversation with Approve / Reject (and a reason),
+ * and a notification when the conversation is out of sight. Both close once the request is
+ * settled, however that happens: the user's answer, the server cancelling its request
+ * (`$/cancelRequest` when the run is cancelled), or the run ending.
  */
 import * as vscode from 'vscode';
+import { type ApprovalCardData, approvalCard } from '../conversation/cards';
+import type { CardEntry } from '../conversation/model';
 import type { ApproveCommandParams, ApproveCommandResult } from '../protocol';
+import type { ReviewSurface } from './reviewManager';
+import type { SessionStore } from '../session';
 import { oneLine, truncate } from '../text';
 
 interface PendingApproval {
   id: string;
   params: ApproveCommandParams;
-  settle(result: ApproveCommandResult): void;
+  cardId: string;
+  done: Promise<void>;
+  notified?: boolean;
+  settle(result: ApproveCommandResult, cancelled?: boolean): void;
+}
+
+function outcomeOf(result: ApproveCommandResult, cancelled: boolean): ApprovalCardData['outcome'] {
+  return result.approved ? 'approved' : cancelled ? 'cancelled' : 'rejected';
 }
 
 export class CommandApprovals implements vscode.Disposable {
   private readonly pending = new Map<string, PendingApproval>();
   private counter = 0;
+  private readonly visibility: vscode.Disposable;
 
-  constructor(private readonly output: vscode.LogOutputChannel) {}
+  constructor(
+    private readonly output: vscode.LogOutputChannel,
+    private readonly store: SessionStore,
+    private readonly surface: ReviewSurface,
+  ) {
+    // The conversation went out of sight with approvals open: a notification tells.
+    this.visibility = surface.onDidChangeVisibility((visible) => {
+      if (!visible) {
+        for (const approval of this.pending.values()) {
+          this.notify(approval);
+        }
+      }
+    });
+  }
 
   registerCommands(context: vscode.ExtensionContext): void {
     context.subscriptions.push(
@@ -30,31 +56,66 @@ export class CommandApprovals implements vscode.Disposable {
   request(params: ApproveCommandParams, token: vscode.CancellationToken): Promise<ApproveCommandResult> {
     this.counter += 1;
     const id = `command-${this.counter}`;
+    const card = this.surface.model.addCard<ApprovalCardData>(approvalCard, {
+      approvalId: id,
+      command: params.command,
+      cwd: params.cwd,
+      outcome: 'pending',
+    });
     return new Promise<ApproveCommandResult>((resolve) => {
       let settled!: () => void;
       const done = new Promise<void>((r) => (settled = r));
       const approval: PendingApproval = {
         id,
         params,
-        settle: (result) => {
+        cardId: card.id,
+        done,
+        settle: (result, cancelled = false) => {
           if (this.pending.delete(id)) {
             resolve(result);
             settled();
+            this.store.setWaiting('approvals', this.pending.size);
+            this.surface.model.updateCard<ApprovalCardData>(
+              card.id,
+              { outcome: outcomeOf(result, cancelled), ...(result.feedback !== undefined ? { feedback: result.feedback } : {}) },
+              false,
+            );
           }
         },
       };
       this.pending.set(id, approval);
+      this.store.setWaiting('approvals', this.pending.size);
       token.onCancellationRequested(() => {
         if (this.pending.has(id)) {
           this.output.info(`Command approval cancelled by the server: ${params.command}`);
-          approval.settle({ approved: false, feedback: 'Cancelled.' });
+          approval.settle({ approved: false, feedback: 'Cancelled.' }, true);
         }
       });
-      this.notify(approval, done);
+      if (!this.surface.visible()) {
+        this.notify(approval);
+      }
     });
   }
 
-  private notify(approval: PendingApproval, done: Promise<void>): void {
+  /** A command card's buttons; the reason comes from the card's field. */
+  cardAction(card: CardEntry, action: string, fields: Record<string, string>): void {
+    const approval = this.pending.get((card.data as ApprovalCardData).approvalId);
+    if (!approval) {
+      return;
+    }
+    if (action === 'approve') {
+      approval.settle({ approved: true });
+    } else if (action === 'reject') {
+      const feedback = fields['reason']?.trim();
+      approval.settle(feedback ? { approved: false, feedback } : { approved: false });
+    }
+  }
+
+  private notify(approval: PendingApproval): void {
+    if (approval.notified) {
+      return;
+    }
+    approval.notified = true;
     const command = truncate(oneLine(approval.params.command.replace(/\s*\n\s*/g, ' ⏎ ')), 300);
     const args = encodeURIComponent(JSON.stringify([approval.id]));
     void vscode.window.withProgress(
@@ -70,7 +131,7 @@ export class CommandApprovals implements vscode.Disposable {
             `[Approve](command:plansight.approveCommand?${args}) · ` +
             `[Reject](command:plansight.rejectCommand?${args})`,
         });
-        await done;
+        await approval.done;
       },
     );
   }
@@ -107,11 +168,12 @@ export class CommandApprovals implements vscode.Disposable {
   /** Settles every pending approval (the run ended, or the server went away). */
   cancelAll(feedback: string): void {
     for (const approval of [...this.pending.values()]) {
-      approval.settle({ approved: false, feedback });
+      approval.settle({ approved: false, feedback }, true);
     }
   }
 
   dispose(): void {
     this.cancelAll('The editor closed.');
+    this.visibility.dispose();
   }
 }

@@ -1,9 +1,19 @@
 /**
- * `plansight/reviewEdit`: shows the proposal in a diff editor (left: the file as it is, right: an
+ * `plansight/reviewEdit`: shows the proposal as a card in the conversation (a compact diff and
+ * its buttons) and in a diff editor beside the user's (left: the file as it is, right: an
  * editable copy of the proposal), and answers with the user's decision. Several reviews can be
- * pending at once, keyed by id.
+ * pending at once, keyed by id. "Accept all in this run" answers the run's remaining reviews
+ * itself until the user turns it off or the run ends.
  */
 import * as vscode from 'vscode';
+import {
+  type AutoAcceptCardData,
+  autoAcceptCard,
+  type ReviewCardData,
+  reviewCard,
+} from '../conversation/cards';
+import { compactDiff, diffStat } from '../conversation/diff';
+import type { CardEntry, ConversationModel } from '../conversation/model';
 import type { EditOutcome } from '../plan/planModel';
 import type { ReviewEditParams, ReviewEditResult } from '../protocol';
 import type { SessionStore } from '../session';
@@ -25,9 +35,13 @@ interface Review {
   left: vscode.Uri;
   right: vscode.Uri;
   title: string;
+  /** Its card in the conversation. */
+  cardId: string;
   resolve(result: ReviewEditResult): void;
   /** Settles when the review is decided (closes its notification). */
   decided: Promise<void>;
+  /** A notification shows it (the conversation was out of sight). */
+  notified?: boolean;
   markDecided(): void;
 }
 
@@ -38,7 +52,17 @@ interface PastReview {
   title: string;
 }
 
+/** Where reviews show besides the diff: the conversation, and whether the user can see it. */
+export interface ReviewSurface {
+  model: ConversationModel;
+  visible(): boolean;
+  /** Fires when the conversation comes into sight or goes out of it. */
+  onDidChangeVisibility: vscode.Event<boolean>;
+}
+
 export class ReviewManager implements vscode.Disposable {
+  /** "Accept all in this run": its card while on, else undefined. */
+  private autoAccept: CardEntry<AutoAcceptCardData> | undefined;
   private readonly pending = new Map<string, Review>();
   private readonly past = new Map<string, PastReview>();
   private readonly proposed = new ProposedFileSystem();
@@ -48,14 +72,23 @@ export class ReviewManager implements vscode.Disposable {
   constructor(
     private readonly store: SessionStore,
     private readonly output: vscode.LogOutputChannel,
+    private readonly surface: ReviewSurface,
   ) {
     this.disposables.push(
       vscode.workspace.registerFileSystemProvider(proposedScheme, this.proposed, { isCaseSensitive: true }),
       vscode.workspace.registerTextDocumentContentProvider(originalScheme, this.original),
       this.proposed,
       this.original,
+      // The conversation went out of sight with reviews open: a notification tells.
+      surface.onDidChangeVisibility((visible) => {
+        if (!visible) {
+          for (const review of this.pending.values()) {
+            this.notify(review);
+          }
+        }
+      }),
     );
-    void this.updateContext();
+    this.changedPending();
   }
 
   /** Registers the accept / reject commands. */
@@ -93,12 +126,30 @@ export class ReviewManager implements vscode.Disposable {
       outcome: 'pending',
     });
 
+    const { added, removed } = diffStat(params.oldText, params.newText);
+    const card = this.surface.model.addCard<ReviewCardData>(reviewCard, {
+      reviewId: params.id,
+      path,
+      description: params.description,
+      diff: compactDiff(params.oldText, params.newText),
+      added,
+      removed,
+      outcome: 'pending',
+    });
+
     return new Promise<ReviewEditResult>((resolve) => {
       let markDecided = (): void => undefined;
       const decided = new Promise<void>((r) => (markDecided = r));
-      const review: Review = { params, path, left, right, title, resolve, decided, markDecided };
+      const review: Review = { params, path, left, right, title, cardId: card.id, resolve, decided, markDecided };
       this.pending.set(params.id, review);
-      void this.updateContext();
+      this.changedPending();
+      if (this.autoAccept?.data.on) {
+        this.autoAccept = this.surface.model.updateCard<AutoAcceptCardData>(this.autoAccept.id, {
+          accepted: this.autoAccept.data.accepted + 1,
+        });
+        void this.finish(review, { accepted: true }, 'accepted', undefined, true);
+        return;
+      }
       token.onCancellationRequested(() => {
         if (this.pending.has(params.id)) {
           this.output.info(`Review ${params.id} cancelled by the server.`);
@@ -106,7 +157,10 @@ export class ReviewManager implements vscode.Disposable {
         }
       });
       void this.showDiff(review);
-      void this.notify(review);
+      if (!this.surface.visible()) {
+        // The card is where the review lives; a notification tells a user who cannot see it.
+        this.notify(review);
+      }
     });
   }
 
@@ -147,6 +201,10 @@ export class ReviewManager implements vscode.Disposable {
    * notification, so its actions are command links.
    */
   private notify(review: Review): void {
+    if (review.notified) {
+      return;
+    }
+    review.notified = true;
     const args = encodeURIComponent(JSON.stringify([review.params.id]));
     const description = truncate(oneLine(review.params.description), 120);
     const links =
@@ -263,14 +321,20 @@ export class ReviewManager implements vscode.Disposable {
     result: ReviewEditResult,
     outcome: Exclude<EditOutcome, 'pending'>,
     settled?: string,
+    auto = false,
   ): Promise<void> {
     if (!this.pending.delete(review.params.id)) {
       return;
     }
     review.resolve(result);
     review.markDecided();
-    void this.updateContext();
+    this.changedPending();
     this.store.settleEdit(review.params.id, outcome, result.feedback);
+    this.surface.model.updateCard<ReviewCardData>(
+      review.cardId,
+      { outcome, ...(result.feedback !== undefined ? { feedback: result.feedback } : {}), ...(auto ? { auto } : {}) },
+      false,
+    );
     // Keep what was decided, to show it again from the plan tree.
     const shown = outcome === 'rejected' || outcome === 'cancelled' ? review.params.newText : (settled ?? review.params.newText);
     const pastRight = review.left.with(reviewLocation(review.params.id, review.path, 'proposed'));
@@ -320,8 +384,63 @@ export class ReviewManager implements vscode.Disposable {
     }
   }
 
-  private async updateContext(): Promise<void> {
-    await vscode.commands.executeCommand('setContext', reviewContextKey, this.pending.size > 0);
+  /** The run ended: nothing waits any more, and "accept all" ends with it. */
+  runFinished(): void {
+    this.cancelAll('The run ended before the review was decided.');
+    this.stopAutoAccept('runEnded');
+  }
+
+  /** Accepts this review and every further one of the run, until turned off. */
+  async acceptAllInRun(target?: unknown): Promise<void> {
+    if (!this.autoAccept?.data.on) {
+      this.autoAccept = this.surface.model.addCard<AutoAcceptCardData>(autoAcceptCard, { on: true, accepted: 0 });
+    }
+    const pending = typeof target === 'string' ? [this.pending.get(target)].filter((r) => r !== undefined) : [...this.pending.values()];
+    for (const review of pending) {
+      await this.accept(review.params.id);
+    }
+  }
+
+  stopAutoAccept(why: 'user' | 'runEnded' = 'user'): void {
+    if (this.autoAccept?.data.on) {
+      this.surface.model.updateCard<AutoAcceptCardData>(this.autoAccept.id, { on: false, stopped: why }, false);
+    }
+    this.autoAccept = undefined;
+  }
+
+  /** A review card's buttons (`data-action`); the reason comes from the card's field. */
+  async cardAction(card: CardEntry, action: string, fields: Record<string, string>): Promise<void> {
+    const id = (card.data as ReviewCardData).reviewId;
+    switch (action) {
+      case 'accept':
+        await this.accept(id);
+        return;
+      case 'reject': {
+        const review = this.pending.get(id);
+        if (review) {
+          await this.finish(review, rejectResult(fields['reason']), 'rejected');
+        }
+        return;
+      }
+      case 'showDiff':
+        await this.show(id);
+        return;
+      case 'acceptAll':
+        await this.acceptAllInRun(id);
+        return;
+    }
+  }
+
+  /** "Accepting every edit in this run" card's button. */
+  autoAcceptCardAction(_card: CardEntry, action: string): void {
+    if (action === 'stop') {
+      this.stopAutoAccept();
+    }
+  }
+
+  private changedPending(): void {
+    this.store.setWaiting('reviews', this.pending.size);
+    void vscode.commands.executeCommand('setContext', reviewContextKey, this.pending.size > 0);
   }
 
   dispose(): void {

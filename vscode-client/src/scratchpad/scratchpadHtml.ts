@@ -1,13 +1,7 @@
 /** The scratchpad webview's HTML. Pure: no `vscode` import. */
 
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+export { escapeHtml } from '../text';
+import { escapeHtml } from '../text';
 
 export const emptyScratchpadText = 'The scratchpad is empty. The agent writes its notes here.';
 

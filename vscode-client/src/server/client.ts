@@ -39,12 +39,17 @@ export class ServerNotRunningError extends Error {
   }
 }
 
-/** Announces `capabilities.experimental.plansight` in `initialize`. */
+/** Announces `capabilities.experimental.plansight` in `initialize`; no work-done progress. */
 class PlansightCapabilityFeature implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
     const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
     experimental['plansight'] = { ...clientCapability };
     capabilities.experimental = experimental;
+    // The extension's own status bar item shows the run (and when it waits for the user);
+    // the server's work-done progress would be a second item saying the same.
+    if (capabilities.window) {
+      capabilities.window.workDoneProgress = false;
+    }
   }
   initialize(): void {}
   getState(): FeatureState {
@@ -143,6 +148,13 @@ export class PlansightServer implements vscode.Disposable {
     }
     this.store.setServerStatus('stopped');
     this.store.setServerRunning(false);
+  }
+
+  /** Whether the server gets an API key (as it checks: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN). */
+  async hasApiKey(): Promise<boolean> {
+    const apiKey = await this.context.secrets.get(apiKeySecret);
+    const env = serverEnv(process.env, readSettings(), { ...(apiKey ? { apiKey } : {}), ...this.overrides });
+    return Boolean(env['ANTHROPIC_API_KEY']?.trim() || env['ANTHROPIC_AUTH_TOKEN']?.trim());
   }
 
   async sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {

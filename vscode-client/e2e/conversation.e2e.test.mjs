@@ -1,0 +1,91 @@
+// The conversation view in a real VS Code (issue 12): a run asked from the view's box with the
+// active file as context, a review accepted from its card, a command approved from its card, the
+// model's Markdown answer rendered (a heading, a list, a code block), the token usage, a
+// follow-up in the same session (its edit accepted with "Accept All in This Run"), and a new
+// session. The fake API replays fixtures/vscode-e2e/conversation.json.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
+import { waitFor, workbench } from './workbench.mjs';
+
+const recording = join(repoDir, 'fixtures/vscode-e2e/conversation.json');
+const script = JSON.parse(readFileSync(recording, 'utf8'));
+const FOLLOW_UP = 'Now add a docstring to greet.';
+
+test('the conversation view: ask, review and approve from cards, Markdown, a follow-up', { timeout: 8 * 60_000 }, async (t) => {
+  let fake;
+  const { dirs, page, passed } = await openWorkbench(t, {
+    name: 'conversation',
+    env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
+    async beforeStart(sandbox, cleanups) {
+      fake = await startFakeApi(recording, join(sandbox.root, 'fakeapi.log'));
+      cleanups.push(fake.stop);
+      return { settings: { 'plansight.baseUrl': fake.baseUrl } };
+    },
+  });
+  const wb = workbench(page);
+  const hello = () => readFileSync(join(dirs.workspace, 'hello.py'), 'utf8');
+  await wb.openPlansight();
+  await wb.quickOpen('hello.py');
+
+  log('asking from the conversation view (a two-line prompt: Shift+Enter is a new line)');
+  await wb.ask(`${script.prompt}\nKeep the names as they are.`, { showing: 'hello.py' });
+  const frame = await wb.conversation();
+  const prompt = frame.locator('.entry.user .bubble').first();
+  await prompt.waitFor();
+  assert.equal(await prompt.innerText(), `${script.prompt}\nKeep the names as they are.`, 'the prompt is shown as typed, without the editor-context markup');
+  assert.match(await frame.locator('.entry.user .chips').first().innerText(), /hello\.py/, 'the context goes along as a chip');
+
+  log('the edit arrives as a card (and a diff beside); accepting it from the card');
+  const review = await wb.openCard('review', 'hello.py');
+  assert.match(await review.innerText(), /def greet\(name: str\) -> str:/, 'the card shows the change');
+  await wb.diffTab().waitFor();
+  await review.locator('button[data-action="accept"]').click();
+  await waitFor('hello.py on disk to have the type hints', () => hello().includes('def greet(name: str) -> str:'));
+  await waitFor('the review card to say accepted', async () => /Accepted/.test(await frame.locator('.card-review').first().innerText()));
+
+  log('the test command arrives as a card; approving it');
+  const approval = await wb.openCard('approval', 'unittest');
+  await approval.locator('button[data-action="approve"]').click();
+  await wb.conversationShows('the bash row with its result', /bash\s+python3 -m unittest -q test_hello/);
+
+  log('waiting for the Markdown answer and the token usage');
+  await wb.conversationShows('the run to finish with its usage', /Done\s*\d+ rounds · [\d,]+ in · [\d,]+ out/);
+  const answer = frame.locator('.entry.text.md').last();
+  assert.equal(await answer.locator('h2').innerText(), 'What changed', 'a heading');
+  assert.equal(await answer.locator('ul > li').count(), 2, 'a list');
+  assert.match(await answer.locator('pre > code').innerText(), /def greet\(name: str\) -> str:/, 'a code block');
+  assert.ok(!(await answer.innerText()).includes('##'), 'no raw Markdown');
+  const tool = frame.locator('details.tool', { hasText: 'read_file' }).first();
+  await tool.locator('summary').click();
+  await waitFor('the tool row to expand to its input and result', async () => /Result/.test(await tool.innerText()));
+  await tool.locator('summary').click();
+  await answer.scrollIntoViewIfNeeded();
+  await wb.shot('08-window-conversation');
+
+  log('a follow-up in the same session; its edit is accepted with Accept All in This Run');
+  const before = (await fake.requests()).length;
+  await wb.ask(FOLLOW_UP);
+  const second = await wb.openCard('review', 'hello.py');
+  await second.locator('button[data-action="acceptAll"]').click();
+  await waitFor('hello.py on disk to have the docstring', () => hello().includes('"""Return a friendly greeting for name."""'));
+  await wb.conversationShows('the follow-up to finish', /Added a docstring[\s\S]*Done\s*\d+ rounds/);
+  await wb.conversationShows('the auto-accept card, off with the run', /Accepted every edit of this run/);
+  const followUp = (await fake.requests()).slice(before).map((r) => JSON.stringify(r.body ?? ''));
+  assert.ok(followUp[0].includes(FOLLOW_UP) && followUp[0].includes('Keep the names as they are.'), 'the follow-up continues the conversation');
+  log(`the follow-up took ${followUp.length} requests`);
+
+  log('the plan shows 2/2 with the edits under their items (the follow-up ran with no item open)');
+  await wb.planAt('2/2', [['codicon-pass'], ['codicon-pass'], ['codicon-files']]);
+  const editRows = await wb.pane('Plan').locator('.monaco-list-row[aria-level="2"]').count();
+  assert.ok(editRows >= 1, 'the first edit is under its item');
+  await wb.shot('09-sidebar-conversation', wb.sidebar);
+
+  log('New Session from the conversation');
+  await frame.locator('#newSession').click();
+  await waitFor('the plan to empty', async () => (await wb.planItems()).length === 0);
+  await wb.conversationShows('the session break', /New session: the conversation, plan and scratchpad start over/);
+  passed();
+});

@@ -1,0 +1,46 @@
+// No API key (issue 12): the user asks from the conversation; nothing is sent to the model, the
+// prompt stays on screen with a card offering "Set API Key"; once the key is set the same prompt
+// goes out by itself and the run succeeds, without retyping it.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
+import { waitFor, workbench } from './workbench.mjs';
+
+const recording = join(repoDir, 'fixtures/vscode-e2e/nokey.json');
+const { prompt } = JSON.parse(readFileSync(recording, 'utf8'));
+
+test('no API key: Set API Key on the card, and the kept prompt runs', { timeout: 5 * 60_000 }, async (t) => {
+  let fake;
+  const { page, passed } = await openWorkbench(t, {
+    name: 'nokey',
+    env: { ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' },
+    async beforeStart(sandbox, cleanups) {
+      fake = await startFakeApi(recording, join(sandbox.root, 'fakeapi.log'));
+      cleanups.push(fake.stop);
+      return { settings: { 'plansight.baseUrl': fake.baseUrl } };
+    },
+  });
+  const wb = workbench(page);
+  await wb.openPlansight();
+  log('asking without a key');
+  await wb.ask(prompt);
+  const card = await wb.openCard('apiKey');
+  const frame = await wb.conversation();
+  const log1 = await frame.locator('#log').innerText();
+  assert.ok(!/\bround\b|Error/.test(log1), `no run was reported: ${log1}`);
+  assert.equal((await fake.requests()).length, 0, 'nothing went to the model');
+  await wb.shot('10-window-no-key');
+
+  log('Set API Key from the card');
+  await card.locator('button[data-action="setKey"]').click();
+  await wb.answerInput('Anthropic API key', 'sk-ant-e2e-typed-key');
+  await wb.conversationShows('the kept prompt to run and finish', /Hello, world![\s\S]*Done\s*1 round · [\d,]+ in/);
+  await wb.conversationShows('the card to say the key was saved', /API key saved: your request was sent/);
+  const requests = await fake.requests();
+  assert.equal(requests.length, 1, 'one request, after the key was set');
+  assert.ok(JSON.stringify(requests[0].body).includes(prompt), 'the prompt the user typed before the key, not retyped');
+  assert.equal(await frame.locator('.entry.user').count(), 1, 'the prompt shows once');
+  passed();
+});

@@ -1,0 +1,245 @@
+/**
+ * The conversation view (`plansight.conversation`): a webview in the Plansight container that
+ * shows the ConversationModel and forwards what the user does (send, stop, new session, a
+ * card's buttons, a link). Rendering happens here in the extension (render.ts); the page's
+ * script only places the fragments.
+ */
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import type { FromWebview, ToWebview, ComposerContext } from './composer';
+import type { CardEntry, Change, ConversationModel } from './model';
+import { conversationPage } from './page';
+import type { ConversationRenderer } from './render';
+
+export type CardAction = (card: CardEntry, action: string, fields: Record<string, string>) => unknown;
+
+export interface ConversationHandlers {
+  send(text: string, includeContext: boolean): unknown;
+  cancel(): unknown;
+  newSession(): unknown;
+}
+
+export const conversationViewId = 'plansight.conversation';
+
+export class ConversationView implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private ready = false;
+  private readonly actions = new Map<string, CardAction>();
+  private readonly disposables: vscode.Disposable[] = [];
+  /** Changes waiting to be posted: drawn together (text streams in many small deltas). */
+  private queued = new Map<string, ToWebview>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private state: Extract<ToWebview, { type: 'state' }> = { type: 'state', running: false, status: '', context: null };
+  private handlers: ConversationHandlers | undefined;
+  private readonly visibility = new vscode.EventEmitter<boolean>();
+  /** Fires when the view comes into sight or goes out of it (collapsed, hidden, closed). */
+  readonly onDidChangeVisibility = this.visibility.event;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly model: ConversationModel,
+    private readonly renderer: ConversationRenderer,
+    private readonly output: vscode.LogOutputChannel,
+  ) {
+    const subscription = model.onDidChange((change) => this.queue(change));
+    this.disposables.push({ dispose: () => subscription.dispose() });
+  }
+
+  setHandlers(handlers: ConversationHandlers): void {
+    this.handlers = handlers;
+  }
+
+  /** What a card type's buttons do: `action` is the button's `data-action`. */
+  registerCardActions(card: string, action: CardAction): vscode.Disposable {
+    this.actions.set(card, action);
+    return new vscode.Disposable(() => this.actions.delete(card));
+  }
+
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.ready = false;
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [dist, media] };
+    view.webview.html = conversationPage({
+      nonce: randomBytes(16).toString('base64'),
+      cspSource: view.webview.cspSource,
+      scriptUri: view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'conversation.js')).toString(),
+      styleUri: view.webview.asWebviewUri(vscode.Uri.joinPath(media, 'conversation.css')).toString(),
+      codiconsUri: view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'codicons', 'codicon.css')).toString(),
+    });
+    this.disposables.push(
+      view.webview.onDidReceiveMessage((message: FromWebview) => this.receive(message)),
+      view.onDidChangeVisibility(() => this.visibility.fire(view.visible)),
+      view.onDidDispose(() => {
+        if (this.view === view) {
+          this.view = undefined;
+          this.ready = false;
+          this.visibility.fire(false);
+        }
+      }),
+    );
+  }
+
+  /** Shows the view; with `focusInput`, puts the cursor in the prompt. */
+  async reveal(focusInput: boolean): Promise<void> {
+    if (this.view) {
+      this.view.show(!focusInput);
+    } else {
+      await vscode.commands.executeCommand(`${conversationViewId}.focus`);
+    }
+    if (focusInput) {
+      this.post({ type: 'focus' });
+    }
+  }
+
+  /** The composer's state: running or not, the status line, and the context chip. */
+  setState(running: boolean, status: string, context: ComposerContext | null): void {
+    this.state = { type: 'state', running, status, context };
+    this.post(this.state);
+  }
+
+  setPrompt(text: string): void {
+    this.post({ type: 'setPrompt', text });
+  }
+
+  private post(message: ToWebview): void {
+    if (this.view && this.ready) {
+      void this.view.webview.postMessage(message);
+    }
+  }
+
+  private queue(change: Change): void {
+    switch (change.kind) {
+      case 'reset':
+        this.queued.clear();
+        this.queued.set('reset', { type: 'reset', html: '' });
+        break;
+      case 'run':
+        // The whole run is drawn again: its pending entry updates are in it.
+        for (const key of [...this.queued.keys()]) {
+          if (key.startsWith(`entry:${change.run.id}:`)) {
+            this.queued.delete(key);
+          }
+        }
+        this.queued.set(`run:${change.run.id}`, { type: 'run', id: change.run.id, html: '' });
+        break;
+      case 'entry':
+        if (!this.queued.has(`run:${change.run.id}`) && !this.queued.has('reset')) {
+          this.queued.set(`entry:${change.run.id}:${change.entry.id}`, { type: 'entry', runId: change.run.id, id: change.entry.id, html: '' });
+        }
+        break;
+      case 'removeRun':
+        this.queued.delete(`run:${change.runId}`);
+        this.queued.set(`remove:${change.runId}`, { type: 'removeRun', id: change.runId });
+        break;
+    }
+    this.timer ??= setTimeout(() => this.flush(), 30);
+  }
+
+  /** Renders what was queued from the model as it is now, in the order it changed. */
+  private flush(): void {
+    this.timer = undefined;
+    const queued = [...this.queued.values()];
+    this.queued.clear();
+    if (!this.ready) {
+      return; // drawn in full once the page is ready
+    }
+    for (const message of queued) {
+      if (message.type === 'reset') {
+        this.post({ type: 'reset', html: this.renderAll() });
+      } else if (message.type === 'run') {
+        const run = this.model.runs.find((r) => r.id === message.id);
+        if (run) {
+          this.post({ type: 'run', id: run.id, html: this.renderer.run(run) });
+        }
+      } else if (message.type === 'entry') {
+        const found = this.model.findEntry(message.id);
+        if (found) {
+          this.post({ type: 'entry', runId: found.run.id, id: message.id, html: this.renderer.entry(found.entry) });
+        }
+      } else {
+        this.post(message);
+      }
+    }
+  }
+
+  private renderAll(): string {
+    return this.model.runs.map((run) => this.renderer.run(run)).join('');
+  }
+
+  private async receive(message: FromWebview): Promise<void> {
+    try {
+      switch (message.type) {
+        case 'ready':
+          this.ready = true;
+          this.post({ type: 'reset', html: this.renderAll() });
+          this.post(this.state);
+          return;
+        case 'send':
+          await this.handlers?.send(message.text, message.includeContext);
+          return;
+        case 'cancel':
+          await this.handlers?.cancel();
+          return;
+        case 'newSession':
+          await this.handlers?.newSession();
+          return;
+        case 'action': {
+          const found = this.model.findEntry(message.entry);
+          if (found?.entry.kind === 'card') {
+            await this.actions.get(found.entry.card)?.(found.entry, message.action, message.fields ?? {});
+          }
+          return;
+        }
+        case 'openLink':
+          await this.openLink(message.href);
+          return;
+      }
+    } catch (error) {
+      this.output.error(`Conversation view: ${String(error)}`);
+    }
+  }
+
+  /** Web links open in the browser, workspace paths in the editor; nothing else. */
+  private async openLink(href: string): Promise<void> {
+    if (/^(https?|mailto):/i.test(href)) {
+      await vscode.env.openExternal(vscode.Uri.parse(href));
+      return;
+    }
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const path = href.replace(/#.*$/, '');
+    if (!folder || !path || /^[a-z][a-z0-9+.-]*:/i.test(path) || path.split('/').includes('..')) {
+      return;
+    }
+    const line = /#L(\d+)/.exec(href)?.[1];
+    const uri = vscode.Uri.joinPath(folder.uri, path);
+    const options: vscode.TextDocumentShowOptions = { preview: true, viewColumn: vscode.ViewColumn.Active };
+    if (line) {
+      const at = new vscode.Position(Number(line) - 1, 0);
+      options.selection = new vscode.Range(at, at);
+    }
+    await vscode.window.showTextDocument(uri, options).then(undefined, () => undefined);
+  }
+
+  dispose(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+    this.visibility.dispose();
+  }
+}
+
+export function registerConversationView(context: vscode.ExtensionContext, view: ConversationView): void {
+  context.subscriptions.push(
+    view,
+    vscode.window.registerWebviewViewProvider(conversationViewId, view, { webviewOptions: { retainContextWhenHidden: true } }),
+  );
+}

@@ -1,0 +1,465 @@
+/**
+ * The conversation as the view shows it: runs (a prompt and what followed), each a list of
+ * entries. Built from `plansight/event` payloads, live or from `plansight/history`, and from
+ * the client's own cards (reviews, approvals, the API key). Pure: no `vscode` import.
+ *
+ * Extending it: a feature adds a card type without touching this module: it calls
+ * `addCard(type, data)` (and `updateCard`) from its request handler, registers how the card
+ * renders (`render.ts`, `registerCardRenderer`) and what its buttons do (the view's
+ * `registerCardActions`). An event type the core does not know can be turned into entries
+ * with `onEvent(type, handler)`.
+ */
+import type { PlansightEvent, RunResult, Usage } from '../protocol';
+import { parsePrompt, type ShownPrompt } from '../commands/prompt';
+import { formatCount, oneLine, truncate } from '../text';
+
+export interface UserEntry {
+  kind: 'user';
+  id: string;
+  prompt: ShownPrompt;
+}
+export interface TextEntry {
+  kind: 'text';
+  id: string;
+  text: string;
+}
+export interface ThinkingEntry {
+  kind: 'thinking';
+  id: string;
+  text: string;
+}
+export interface ToolEntry {
+  kind: 'tool';
+  id: string;
+  callId: string;
+  name: string;
+  input: Record<string, unknown>;
+  result?: { isError: boolean; summary: string };
+}
+export interface ReminderEntry {
+  kind: 'reminder';
+  id: string;
+  text: string;
+  level: number;
+  rounds?: number;
+}
+/** A line of information: a compaction, files changed outside, an error, a new session. */
+export interface NoticeEntry {
+  kind: 'notice';
+  id: string;
+  /** A codicon id. */
+  icon: string;
+  text: string;
+  tone?: 'info' | 'warning' | 'error';
+}
+export interface ResultEntry {
+  kind: 'result';
+  id: string;
+  result: RunResult;
+  /** Whether `result.text` says something the streamed text did not (an error, a limit). */
+  showText: boolean;
+}
+/** A card: something the user can act on. `card` names its type (see render.ts). */
+export interface CardEntry<D = unknown> {
+  kind: 'card';
+  id: string;
+  card: string;
+  data: D;
+  /** Open cards wait for the user; settled ones show what was decided. */
+  open: boolean;
+}
+
+export type Entry =
+  | UserEntry
+  | TextEntry
+  | ThinkingEntry
+  | ToolEntry
+  | ReminderEntry
+  | NoticeEntry
+  | ResultEntry
+  | CardEntry;
+
+export interface Run {
+  id: string;
+  entries: Entry[];
+  /** The server said runStarted (false: sent by this client, not started yet, or refused). */
+  started: boolean;
+  running: boolean;
+  /** The prompt as sent, to match the server's runStarted to this client's pending run. */
+  prompt?: string;
+  startedAt?: string;
+  result?: RunResult;
+  /** From history: a run of an earlier window. */
+  past?: boolean;
+}
+
+/** What changed, so a view can redraw only that. */
+export type Change =
+  | { kind: 'reset' }
+  | { kind: 'run'; run: Run }
+  | { kind: 'entry'; run: Run; entry: Entry }
+  | { kind: 'removeRun'; runId: string };
+
+export type EventHandler = (model: ConversationModel, event: PlansightEvent) => void;
+
+export interface ModelOptions {
+  maxRuns?: number;
+  maxEntriesPerRun?: number;
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+export class ConversationModel {
+  readonly runs: Run[] = [];
+  private counter = 0;
+  private readonly listeners = new Set<(change: Change) => void>();
+  private readonly handlers = new Map<string, EventHandler>();
+  private readonly maxRuns: number;
+  private readonly maxEntries: number;
+
+  constructor(options: ModelOptions = {}) {
+    this.maxRuns = options.maxRuns ?? 50;
+    this.maxEntries = options.maxEntriesPerRun ?? 2000;
+  }
+
+  onDidChange(listener: (change: Change) => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** Turns events of `type` (one the core does not handle) into entries. */
+  onEvent(type: string, handler: EventHandler): { dispose(): void } {
+    this.handlers.set(type, handler);
+    return { dispose: () => this.handlers.delete(type) };
+  }
+
+  private emit(change: Change): void {
+    for (const listener of [...this.listeners]) {
+      listener(change);
+    }
+  }
+
+  private nextId(prefix: string): string {
+    this.counter += 1;
+    return `${prefix}${this.counter}`;
+  }
+
+  get current(): Run | undefined {
+    return this.runs[this.runs.length - 1];
+  }
+
+  findEntry(id: string): { run: Run; entry: Entry } | undefined {
+    for (let r = this.runs.length - 1; r >= 0; r -= 1) {
+      const run = this.runs[r]!;
+      const entry = run.entries.find((e) => e.id === id);
+      if (entry) {
+        return { run, entry };
+      }
+    }
+    return undefined;
+  }
+
+  private newRun(fields: Partial<Run> = {}): Run {
+    const run: Run = { id: this.nextId('run'), entries: [], started: false, running: false, ...fields };
+    this.runs.push(run);
+    if (this.runs.length > this.maxRuns) {
+      for (const gone of this.runs.splice(0, this.runs.length - this.maxRuns)) {
+        this.emit({ kind: 'removeRun', runId: gone.id });
+      }
+    }
+    this.emit({ kind: 'run', run });
+    return run;
+  }
+
+  /** The run entries go to: the newest, or a new one (events of a run this view missed). */
+  private target(): Run {
+    return this.current ?? this.newRun({ started: true, running: true });
+  }
+
+  private push<E extends Entry>(run: Run, entry: E): E {
+    run.entries.push(entry);
+    if (run.entries.length > this.maxEntries) {
+      run.entries.splice(1, run.entries.length - this.maxEntries); // keep the prompt
+      this.emit({ kind: 'run', run });
+    } else {
+      this.emit({ kind: 'entry', run, entry });
+    }
+    return entry;
+  }
+
+  private changed(run: Run, entry: Entry): void {
+    this.emit({ kind: 'entry', run, entry });
+  }
+
+  /** The user sent `prompt` (as it goes on the wire): shown at once, matched to runStarted. */
+  addPending(prompt: string): Run {
+    const run = this.newRun({ prompt, running: true });
+    this.push(run, { kind: 'user', id: this.nextId('user'), prompt: parsePrompt(prompt) });
+    return run;
+  }
+
+  /** A pending run that will not start (refused, no key yet): it stays, with why. */
+  stopPending(run: Run, notice?: Omit<NoticeEntry, 'kind' | 'id'>): void {
+    run.running = false;
+    this.emit({ kind: 'run', run });
+    if (notice) {
+      this.addNotice(notice, run);
+    }
+  }
+
+  addNotice(notice: Omit<NoticeEntry, 'kind' | 'id'>, run: Run = this.target()): NoticeEntry {
+    return this.push(run, { kind: 'notice', id: this.nextId('notice'), ...notice });
+  }
+
+  /** Adds a card of type `card` to the current run; returns its entry id. */
+  addCard<D>(card: string, data: D, run: Run = this.target()): CardEntry<D> {
+    return this.push(run, { kind: 'card', id: this.nextId('card'), card, data, open: true });
+  }
+
+  /** Changes a card's data (merged) and whether it is still open. */
+  updateCard<D>(id: string, data: Partial<D>, open?: boolean): CardEntry<D> | undefined {
+    const found = this.findEntry(id);
+    if (!found || found.entry.kind !== 'card') {
+      return undefined;
+    }
+    const card = found.entry as CardEntry<D>;
+    card.data = { ...card.data, ...data };
+    if (open !== undefined) {
+      card.open = open;
+    }
+    this.changed(found.run, card);
+    return card;
+  }
+
+  /** Open cards of one type, newest last. */
+  openCards<D>(card: string): CardEntry<D>[] {
+    return this.runs.flatMap((run) =>
+      run.entries.filter((e): e is CardEntry<D> => e.kind === 'card' && e.card === card && e.open),
+    );
+  }
+
+  clear(): void {
+    this.runs.length = 0;
+    this.emit({ kind: 'reset' });
+  }
+
+  /** Applies one `plansight/event`; unknown types go to a registered handler or are ignored. */
+  apply(event: PlansightEvent): void {
+    switch (event.type) {
+      case 'runStarted':
+        this.startRun(str(event['prompt']) ?? '');
+        return;
+      case 'textDelta':
+        this.appendText('text', str(event['text']) ?? '');
+        return;
+      case 'thinkingDelta':
+        this.appendText('thinking', str(event['text']) ?? '');
+        return;
+      case 'toolCall': {
+        const input = event['input'];
+        this.push(this.target(), {
+          kind: 'tool',
+          id: this.nextId('tool'),
+          callId: str(event['id']) ?? '',
+          name: str(event['name']) ?? 'tool',
+          input: input && typeof input === 'object' ? (input as Record<string, unknown>) : {},
+        });
+        return;
+      }
+      case 'toolResult': {
+        const run = this.target();
+        const callId = str(event['id']);
+        const call = run.entries.find((e): e is ToolEntry => e.kind === 'tool' && e.callId === callId && !e.result);
+        const result = { isError: event['isError'] === true, summary: str(event['summary']) ?? '' };
+        if (call) {
+          call.result = result;
+          this.changed(run, call);
+        } else {
+          this.push(run, { kind: 'tool', id: this.nextId('tool'), callId: callId ?? '', name: str(event['name']) ?? 'tool', input: {}, result });
+        }
+        return;
+      }
+      case 'reminder':
+        this.push(this.target(), {
+          kind: 'reminder',
+          id: this.nextId('reminder'),
+          text: (str(event['text']) ?? 'Update your todos.').replace(/<\/?reminder>/g, '').trim(),
+          level: typeof event['level'] === 'number' ? event['level'] : 1,
+          ...(typeof event['rounds'] === 'number' ? { rounds: event['rounds'] } : {}),
+        });
+        return;
+      case 'compacted': {
+        const before = typeof event['beforeTokens'] === 'number' ? event['beforeTokens'] : 0;
+        const after = typeof event['afterTokens'] === 'number' ? event['afterTokens'] : 0;
+        const how = event['strategy'] === 'summary' ? 'summarized' : 'old tool results cleared';
+        this.addNotice({
+          icon: 'fold',
+          text: `Conversation compacted (${how}): ${formatCount(before)} → ${formatCount(after)} tokens. The plan and scratchpad are kept verbatim.`,
+        });
+        return;
+      }
+      case 'filesChanged': {
+        const paths = Array.isArray(event['paths']) ? (event['paths'] as unknown[]).filter((p): p is string => typeof p === 'string') : [];
+        if (paths.length) {
+          this.addNotice({ icon: 'files', text: `Changed outside Plansight: ${truncate(paths.join(', '), 300)}` });
+        }
+        return;
+      }
+      case 'runFinished': {
+        const result = event['result'];
+        if (result && typeof result === 'object') {
+          this.finishRun(result as RunResult);
+        }
+        return;
+      }
+      default:
+        this.handlers.get(event.type)?.(this, event);
+    }
+  }
+
+  private startRun(prompt: string): void {
+    // The run this client sent and shows already, if it is the one starting.
+    const pending = [...this.runs].reverse().find((r) => !r.started && r.running && r.prompt === prompt);
+    if (pending) {
+      pending.started = true;
+      this.emit({ kind: 'run', run: pending });
+      return;
+    }
+    const run = this.newRun({ prompt, started: true, running: true });
+    this.push(run, { kind: 'user', id: this.nextId('user'), prompt: parsePrompt(prompt) });
+  }
+
+  private appendText(kind: 'text' | 'thinking', text: string): void {
+    if (!text) {
+      return;
+    }
+    const run = this.target();
+    const last = run.entries[run.entries.length - 1];
+    if (last && last.kind === kind) {
+      last.text += text;
+      this.changed(run, last);
+    } else {
+      this.push(run, { kind, id: this.nextId(kind), text });
+    }
+  }
+
+  private finishRun(result: RunResult): void {
+    const run = this.target();
+    run.running = false;
+    run.result = result;
+    const lastText = [...run.entries].reverse().find((e): e is TextEntry => e.kind === 'text');
+    const said = lastText ? oneLine(lastText.text) : '';
+    const showText = Boolean(result.text.trim()) && (result.status !== 'done' || oneLine(result.text) !== said);
+    this.push(run, { kind: 'result', id: this.nextId('result'), result, showText });
+    this.emit({ kind: 'run', run });
+  }
+
+  /** A run of an earlier window, from `plansight/history` (its events replayed). */
+  addPastRun(prompt: string, events: readonly PlansightEvent[], startedAt?: string, result?: RunResult): Run {
+    const run = this.newRun({ prompt, started: true, running: false, past: true, ...(startedAt ? { startedAt } : {}) });
+    this.push(run, { kind: 'user', id: this.nextId('user'), prompt: parsePrompt(prompt) });
+    for (const event of events) {
+      if (event.type !== 'runStarted' && event.type !== 'runFinished') {
+        this.apply(event);
+      }
+    }
+    if (result) {
+      this.finishRun(result);
+    } else {
+      run.running = false;
+      this.addNotice({ icon: 'debug-disconnect', text: 'This run did not finish (the server stopped).', tone: 'warning' }, run);
+    }
+    return run;
+  }
+
+  /** "New session": a line across the conversation; what follows starts over. */
+  addSessionBreak(): void {
+    const run = this.newRun();
+    this.push(run, {
+      kind: 'notice',
+      id: this.nextId('notice'),
+      icon: 'clear-all',
+      text: 'New session: the conversation, plan and scratchpad start over.',
+    });
+  }
+
+  /** The server went away mid-run. */
+  serverStopped(): void {
+    const run = this.current;
+    if (run?.running) {
+      run.running = false;
+      this.addNotice({ icon: 'debug-disconnect', text: 'The Plansight server stopped.', tone: 'warning' }, run);
+      this.emit({ kind: 'run', run });
+    }
+  }
+}
+
+// ----- words shared by the renderers ------------------------------------------------------
+
+/** A short human summary of a tool call's input. */
+export function toolInputSummary(name: string, input: Record<string, unknown>): string {
+  const path = str(input['path']);
+  switch (name) {
+    case 'read_file': {
+      const offset = input['offset'];
+      const limit = input['limit'];
+      const range =
+        typeof offset === 'number' ? (typeof limit === 'number' ? `:${offset}-${offset + limit - 1}` : `:${offset}-`) : '';
+      return `${path ?? ''}${range}`;
+    }
+    case 'write_file': {
+      const content = str(input['content']) ?? '';
+      const lines = content === '' ? 0 : content.split('\n').length;
+      return `${path ?? ''} (${lines} line${lines === 1 ? '' : 's'})`;
+    }
+    case 'edit_file':
+      return path ?? '';
+    case 'list_files':
+      return [str(input['pattern']), path].filter(Boolean).join(' in ') || '.';
+    case 'grep': {
+      const where = [path, str(input['glob'])].filter(Boolean).join(' ');
+      return `/${str(input['pattern']) ?? ''}/${where ? ` in ${where}` : ''}`;
+    }
+    case 'bash':
+      return truncate(oneLine(str(input['command']) ?? ''), 100);
+    case 'todo': {
+      const items = Array.isArray(input['items']) ? input['items'].length : 0;
+      return `${items} item${items === 1 ? '' : 's'}`;
+    }
+    case 'read_scratchpad':
+      return '';
+    case 'write_scratchpad':
+      return truncate(oneLine(str(input['content']) ?? ''), 80);
+    case 'ask_user':
+      return truncate(oneLine(str(input['question']) ?? ''), 100);
+    case 'submit_plan':
+      return truncate(oneLine(str(input['summary']) ?? ''), 100);
+    default:
+      return truncate(oneLine(JSON.stringify(input) ?? ''), 100);
+  }
+}
+
+/** "3 rounds · 1,234 in · 567 out · 100 cache read · 50 cache write" */
+export function usageText(rounds: number, usage: Usage | undefined): string {
+  const parts = [`${rounds} round${rounds === 1 ? '' : 's'}`];
+  if (usage) {
+    parts.push(`${formatCount(usage.inputTokens)} in`, `${formatCount(usage.outputTokens)} out`);
+    if (usage.cacheReadInputTokens) {
+      parts.push(`${formatCount(usage.cacheReadInputTokens)} cache read`);
+    }
+    if (usage.cacheCreationInputTokens) {
+      parts.push(`${formatCount(usage.cacheCreationInputTokens)} cache write`);
+    }
+  }
+  return parts.join(' · ');
+}
+
+export const resultLabels: Readonly<Record<string, string>> = {
+  done: 'Done',
+  cancelled: 'Cancelled',
+  error: 'Error',
+  limit: 'Stopped at the round limit',
+  refused: 'The model declined',
+};

@@ -1,0 +1,58 @@
+/**
+ * The conversation webview's page: a strict Content-Security-Policy (nothing remote; styles and
+ * fonts from the extension's own files; the one script, by nonce), the log, and the composer.
+ * Pure: no `vscode` import.
+ */
+import { escapeHtml } from '../text';
+
+export interface PageResources {
+  nonce: string;
+  cspSource: string;
+  scriptUri: string;
+  styleUri: string;
+  codiconsUri: string;
+}
+
+export function contentSecurityPolicy(nonce: string, cspSource: string): string {
+  return [
+    "default-src 'none'",
+    `style-src ${cspSource}`,
+    `font-src ${cspSource}`,
+    `img-src ${cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+}
+
+export function conversationPage(r: PageResources): string {
+  const attr = escapeHtml;
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${attr(contentSecurityPolicy(r.nonce, r.cspSource))}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${attr(r.codiconsUri)}">
+<link rel="stylesheet" href="${attr(r.styleUri)}">
+<title>Plansight</title>
+</head>
+<body>
+<main id="log" aria-live="polite"></main>
+<div id="welcome">
+  <p><strong>Ask Plansight for a change.</strong> It plans in the open: the plan shows below, each
+  edit waits for your review, and you can follow up here.</p>
+  <p>The active file and selection go with your request (shown above the box; drop them with ×).</p>
+</div>
+<form id="composer" autocomplete="off">
+  <div id="context" class="chips"></div>
+  <textarea id="prompt" rows="3" aria-label="Ask Plansight" placeholder="Ask Plansight to change something… (Enter sends, Shift+Enter for a new line)"></textarea>
+  <div class="bar">
+    <span id="status" aria-live="polite"></span>
+    <button type="button" id="newSession" class="secondary" title="Start over: a new conversation, plan and scratchpad"><i class="codicon codicon-clear-all" aria-hidden="true"></i>New Session</button>
+    <button type="button" id="stop" class="secondary" hidden><i class="codicon codicon-debug-stop" aria-hidden="true"></i>Stop</button>
+    <button type="submit" id="send" class="primary"><i class="codicon codicon-send" aria-hidden="true"></i>Send</button>
+  </div>
+</form>
+<script nonce="${attr(r.nonce)}" src="${attr(r.scriptUri)}"></script>
+</body>
+</html>`;
+}

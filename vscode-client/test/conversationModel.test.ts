@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { buildPrompt } from '../src/commands/prompt';
+import { type Change, ConversationModel, type Entry } from '../src/conversation/model';
+import type { CheckpointEvent, PlansightEvent, RunResult } from '../src/protocol';
+
+const usage = { inputTokens: 10, outputTokens: 20, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+const done = (text: string, rounds = 2): RunResult => ({ status: 'done', text, rounds, usage });
+
+function kinds(entries: Entry[]): string[] {
+  return entries.map((e) => (e.kind === 'card' ? `card:${e.card}` : e.kind));
+}
+
+describe('ConversationModel', () => {
+  it('builds a run from its events: text merged, tool calls with their results', () => {
+    const model = new ConversationModel();
+    const events: PlansightEvent[] = [
+      { type: 'runStarted', prompt: buildPrompt('Fix it', { path: 'a.py' }) },
+      { type: 'textDelta', text: 'I will ' },
+      { type: 'textDelta', text: 'read it.' },
+      { type: 'toolCall', id: 't1', name: 'read_file', input: { path: 'a.py' } },
+      { type: 'thinkingDelta', text: 'Hmm, ' },
+      { type: 'thinkingDelta', text: 'the loop.' },
+      { type: 'toolResult', id: 't1', name: 'read_file', isError: false, summary: '3 lines' },
+      { type: 'reminder', text: '<reminder>Update your todos.</reminder>', level: 1, rounds: 3 },
+      { type: 'compacted', beforeTokens: 150000, afterTokens: 20000, strategy: 'summary' },
+      { type: 'somethingNew', detail: 1 },
+      { type: 'textDelta', text: 'Done.' },
+      { type: 'runFinished', result: done('Done.') },
+    ];
+    events.forEach((e) => model.apply(e));
+    expect(model.runs).toHaveLength(1);
+    const run = model.runs[0]!;
+    expect(run.running).toBe(false);
+    expect(kinds(run.entries)).toEqual(['user', 'text', 'tool', 'thinking', 'reminder', 'notice', 'text', 'result']);
+    const [user, text, tool, thinking, reminder, notice, , result] = run.entries;
+    expect(user).toMatchObject({ prompt: { text: 'Fix it', path: 'a.py' } });
+    expect(text).toMatchObject({ text: 'I will read it.' });
+    expect(tool).toMatchObject({ name: 'read_file', input: { path: 'a.py' }, result: { isError: false, summary: '3 lines' } });
+    expect(thinking).toMatchObject({ text: 'Hmm, the loop.' });
+    expect(reminder).toMatchObject({ text: 'Update your todos.', level: 1, rounds: 3 });
+    expect(notice).toMatchObject({ icon: 'fold' });
+    expect((notice as { text: string }).text).toContain('150,000 → 20,000 tokens');
+    // The final answer was streamed: the result does not repeat it.
+    expect(result).toMatchObject({ kind: 'result', showText: false });
+  });
+
+  it('shows why a run stopped when the streamed text does not say it', () => {
+    const model = new ConversationModel();
+    model.apply({ type: 'runStarted', prompt: 'x' });
+    model.apply({ type: 'runFinished', result: { status: 'error', text: 'The model API failed: 529', rounds: 1, usage, error: '529' } });
+    expect(model.runs[0]!.entries.at(-1)).toMatchObject({ kind: 'result', showText: true });
+  });
+
+  it('shows the prompt the user sent at once and adopts it when the server starts it', () => {
+    const model = new ConversationModel();
+    const changes: Change['kind'][] = [];
+    model.onDidChange((c) => changes.push(c.kind));
+    const prompt = buildPrompt('Add hints', { path: 'hello.py' });
+    const pending = model.addPending(prompt);
+    expect(pending).toMatchObject({ started: false, running: true });
+    model.apply({ type: 'runStarted', prompt });
+    expect(model.runs).toHaveLength(1);
+    expect(pending.started).toBe(true);
+    expect(kinds(pending.entries)).toEqual(['user']);
+    // Another prompt (the demo's, say) is a run of its own.
+    model.apply({ type: 'runStarted', prompt: 'Something else' });
+    expect(model.runs).toHaveLength(2);
+    expect(changes).toContain('run');
+  });
+
+  it('keeps a refused prompt with the reason', () => {
+    const model = new ConversationModel();
+    const run = model.addPending('Again');
+    model.stopPending(run, { icon: 'warning', text: 'Not sent: a run is in progress', tone: 'warning' });
+    expect(run.running).toBe(false);
+    expect(kinds(run.entries)).toEqual(['user', 'notice']);
+  });
+
+  it('lets features add and settle cards of their own type', () => {
+    const model = new ConversationModel();
+    model.apply({ type: 'runStarted', prompt: 'x' });
+    const card = model.addCard('planReview', { summary: 'Three steps' });
+    expect(model.openCards('planReview')).toHaveLength(1);
+    model.updateCard<{ summary: string; decision?: string }>(card.id, { decision: 'approve' }, false);
+    expect(model.findEntry(card.id)?.entry).toMatchObject({ open: false, data: { summary: 'Three steps', decision: 'approve' } });
+    expect(model.openCards('planReview')).toHaveLength(0);
+  });
+
+  it('turns unknown events into entries through a registered handler', () => {
+    const model = new ConversationModel();
+    model.onEvent('checkpoint', (m, event) => {
+      m.addNotice({ icon: 'history', text: `Checkpoint ${(event as CheckpointEvent).checkpoint.label}` });
+    });
+    model.apply({ type: 'checkpoint', checkpoint: { id: 'c1', label: 'before #2', createdAt: '', paths: [] } });
+    expect(model.current?.entries.at(-1)).toMatchObject({ kind: 'notice', text: 'Checkpoint before #2' });
+  });
+
+  it('replays past runs from history, the unfinished one marked', () => {
+    const model = new ConversationModel();
+    model.addPastRun('First', [{ type: 'textDelta', text: 'Answer.' }], '2026-12-01T09:00:00Z', done('Answer.'));
+    model.addPastRun('Second', [{ type: 'toolCall', id: 't', name: 'bash', input: { command: 'ls' } }]);
+    expect(model.runs.map((r) => [r.past, r.running, kinds(r.entries)])).toEqual([
+      [true, false, ['user', 'text', 'result']],
+      [true, false, ['user', 'tool', 'notice']],
+    ]);
+  });
+
+  it('keeps a bounded number of runs', () => {
+    const model = new ConversationModel({ maxRuns: 2 });
+    const removed: string[] = [];
+    model.onDidChange((c) => c.kind === 'removeRun' && removed.push(c.runId));
+    for (const prompt of ['a', 'b', 'c']) {
+      model.apply({ type: 'runStarted', prompt });
+    }
+    expect(model.runs.map((r) => (r.entries[0] as { prompt: { text: string } }).prompt.text)).toEqual(['b', 'c']);
+    expect(removed).toHaveLength(1);
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { contentSecurityPolicy, conversationPage } from '../src/conversation/page';
+
+const resources = {
+  nonce: 'abc123',
+  cspSource: 'https://file+.vscode-resource.vscode-cdn.net',
+  scriptUri: 'https://file+.vscode-resource.vscode-cdn.net/ext/dist/conversation.js',
+  styleUri: 'https://file+.vscode-resource.vscode-cdn.net/ext/media/conversation.css',
+  codiconsUri: 'https://file+.vscode-resource.vscode-cdn.net/ext/dist/codicons/codicon.css',
+};
+
+describe('the conversation page', () => {
+  it('has a strict Content-Security-Policy: nothing remote, only the nonced script', () => {
+    const csp = contentSecurityPolicy('abc123', resources.cspSource);
+    expect(csp).toBe(
+      "default-src 'none'; style-src https://file+.vscode-resource.vscode-cdn.net; font-src https://file+.vscode-resource.vscode-cdn.net; " +
+        "img-src https://file+.vscode-resource.vscode-cdn.net; script-src 'nonce-abc123'",
+    );
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|\*|https?:\/\/(?!file\+)/);
+  });
+
+  it('loads one script, by nonce, and no inline script or handler', () => {
+    const html = conversationPage(resources);
+    const scripts = html.match(/<script[^>]*>/g) ?? [];
+    expect(scripts).toEqual([`<script nonce="abc123" src="${resources.scriptUri}">`]);
+    expect(html).not.toMatch(/<script[^>]*>[^<]+<\/script>/);
+    expect(html).not.toMatch(/\son[a-z]+=/i);
+    expect(html).toContain('http-equiv="Content-Security-Policy"');
+  });
+
+  it('has a multi-line prompt box and New Session at hand', () => {
+    const html = conversationPage(resources);
+    expect(html).toMatch(/<textarea id="prompt" rows="3"/);
+    expect(html).toContain('id="newSession"');
+  });
+});

@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { buildPrompt } from '../src/commands/prompt';
+import { type ApprovalCardData, registerCoreCards, type ReviewCardData } from '../src/conversation/cards';
+import { compactDiff } from '../src/conversation/diff';
+import { ConversationModel } from '../src/conversation/model';
+import { ConversationRenderer } from '../src/conversation/render';
+
+function setup(): { model: ConversationModel; renderer: ConversationRenderer } {
+  const renderer = new ConversationRenderer();
+  registerCoreCards(renderer);
+  return { model: new ConversationModel(), renderer };
+}
+
+describe('ConversationRenderer', () => {
+  it('shows the prompt as typed, with its context as chips, escaped', () => {
+    const { model, renderer } = setup();
+    model.apply({
+      type: 'runStarted',
+      prompt: buildPrompt('Make <b>it</b> fast', { path: 'src/a.py', selection: { text: 'x', startLine: 3, endLine: 5 } }),
+    });
+    const html = renderer.run(model.runs[0]!);
+    expect(html).toContain('<div class="bubble">Make &lt;b&gt;it&lt;/b&gt; fast</div>');
+    expect(html).toContain('src/a.py');
+    expect(html).toContain('lines 3–5');
+    expect(html).not.toContain('editor-context');
+  });
+
+  it('renders the model text as Markdown, with HTML escaped', () => {
+    const { model, renderer } = setup();
+    model.apply({ type: 'textDelta', text: '# Title\n\n<script>alert(1)</script>' });
+    const html = renderer.entry(model.current!.entries[0]!);
+    expect(html).toContain('<h1>Title</h1>');
+    expect(html).not.toContain('<script>');
+  });
+
+  it('renders tool calls as rows that expand to their input and result', () => {
+    const { model, renderer } = setup();
+    model.apply({ type: 'toolCall', id: 't1', name: 'bash', input: { command: 'python3 -m unittest' } });
+    const running = renderer.entry(model.current!.entries[0]!);
+    expect(running).toMatch(/^<details class="entry tool running"/);
+    expect(running).toContain('codicon-loading');
+    model.apply({ type: 'toolResult', id: 't1', name: 'bash', isError: false, summary: 'Ran 2 tests: OK (exit status 0)' });
+    const html = renderer.entry(model.current!.entries[0]!);
+    expect(html).toMatch(/<summary>.*bash.*python3 -m unittest.*→ Ran 2 tests: OK \(exit status 0\)<\/span><\/summary>/);
+    expect(html).toContain('<div class="label">Command</div><pre>python3 -m unittest</pre>');
+    expect(html).toContain('<div class="label">Result</div><pre>Ran 2 tests: OK (exit status 0)</pre>');
+  });
+
+  it('keeps thinking collapsed and says what a compaction did', () => {
+    const { model, renderer } = setup();
+    model.apply({ type: 'thinkingDelta', text: 'Let me think.' });
+    model.apply({ type: 'compacted', beforeTokens: 1000, afterTokens: 100, strategy: 'clearToolResults' });
+    const [thinking, notice] = model.current!.entries;
+    expect(renderer.entry(thinking!)).toMatch(/^<details class="entry thinking"[^>]*><summary>/);
+    expect(renderer.entry(thinking!)).not.toContain(' open');
+    expect(renderer.entry(notice!)).toContain('old tool results cleared');
+  });
+
+  it('shows the result with its token usage', () => {
+    const { model, renderer } = setup();
+    model.apply({
+      type: 'runFinished',
+      result: { status: 'done', text: 'ok', rounds: 3, usage: { inputTokens: 1234, outputTokens: 56, cacheReadInputTokens: 7890, cacheCreationInputTokens: 0 } },
+    });
+    const html = renderer.entry(model.current!.entries.at(-1)!);
+    expect(html).toContain('Done');
+    expect(html).toContain('3 rounds · 1,234 in · 56 out · 7,890 cache read');
+  });
+
+  it('renders a review card with its diff and buttons, then its outcome', () => {
+    const { model, renderer } = setup();
+    const data: ReviewCardData = {
+      reviewId: 'e1',
+      path: 'hello.py',
+      description: 'Add <hints>',
+      diff: compactDiff('def f(x):\n', 'def f(x: int):\n'),
+      added: 1,
+      removed: 1,
+      outcome: 'pending',
+    };
+    const card = model.addCard('review', data);
+    const open = renderer.entry(card);
+    expect(open).toContain('class="entry card card-review open"');
+    expect(open).toContain('Add &lt;hints&gt;');
+    expect(open).toContain('<span class="added">+ def f(x: int):</span>');
+    for (const action of ['accept', 'reject', 'showDiff', 'acceptAll']) {
+      expect(open).toContain(`data-action="${action}"`);
+    }
+    expect(open).toContain('data-field="reason"');
+    model.updateCard<ReviewCardData>(card.id, { outcome: 'rejected', feedback: 'Too long' }, false);
+    const settled = renderer.entry(card);
+    expect(settled).toContain('Rejected: Too long');
+    expect(settled).not.toContain('data-action="accept"');
+  });
+
+  it('renders a command card', () => {
+    const { model, renderer } = setup();
+    const card = model.addCard<ApprovalCardData>('approval', { approvalId: 'c1', command: 'rm -rf build && make', cwd: '/w', outcome: 'pending' });
+    expect(renderer.entry(card)).toContain('<pre class="command">rm -rf build &amp;&amp; make</pre>');
+  });
+
+  it('renders a card type registered by another feature', () => {
+    const { model, renderer } = setup();
+    renderer.registerCard('planReview', (card, h) => `<p>${h.escape((card.data as { summary: string }).summary)}</p>${h.button('approve', 'Approve')}`);
+    const card = model.addCard('planReview', { summary: 'Plan <3 steps>' });
+    expect(renderer.entry(card)).toBe(
+      `<div class="entry card card-planReview open" data-entry="${card.id}"><p>Plan &lt;3 steps&gt;</p>` +
+        '<button type="button" class="secondary" data-action="approve">Approve</button></div>',
+    );
+  });
+});
