@@ -66,14 +66,14 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
   await wb.shot('08-window-conversation');
 
   log('a follow-up in the same session; its edit is accepted with Accept All in This Run');
-  const before = (await fake.requests()).length;
+  const before = (await fake.messages()).length;
   await wb.ask(FOLLOW_UP);
   const second = await wb.openCard('review', 'hello.py');
   await second.locator('button[data-action="acceptAll"]').click();
   await waitFor('hello.py on disk to have the docstring', () => hello().includes('"""Return a friendly greeting for name."""'));
   await wb.conversationShows('the follow-up to finish', /Added a docstring[\s\S]*Done\s*\d+ rounds/);
   await wb.conversationShows('the auto-accept card, off with the run', /Accepted every edit of this run/);
-  const followUp = (await fake.requests()).slice(before).map((r) => JSON.stringify(r.body ?? ''));
+  const followUp = (await fake.messages()).slice(before).map((r) => JSON.stringify(r.body ?? ''));
   assert.ok(followUp[0].includes(FOLLOW_UP) && followUp[0].includes('Keep the names as they are.'), 'the follow-up continues the conversation');
   log(`the follow-up took ${followUp.length} requests`);
 

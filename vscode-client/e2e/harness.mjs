@@ -158,9 +158,15 @@ export async function startFakeApi(recording, logFile) {
   const { baseUrl } = JSON.parse(line);
   return {
     baseUrl,
+    /** Every request the fake received (the Models API's GETs too). */
     async requests() {
       const response = await fetch(`${baseUrl}/_fake/requests`);
       return response.json();
+    },
+    /** The Messages API requests only: what the model was asked, in order. */
+    async messages() {
+      const all = await this.requests();
+      return all.filter((r) => r.method === 'POST' && r.path.startsWith('/v1/messages'));
     },
     stop: () => killGroup(child),
   };

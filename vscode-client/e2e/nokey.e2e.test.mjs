@@ -30,7 +30,7 @@ test('no API key: Set API Key on the card, and the kept prompt runs', { timeout:
   const frame = await wb.conversation();
   const log1 = await frame.locator('#log').innerText();
   assert.ok(!/\bround\b|Error/.test(log1), `no run was reported: ${log1}`);
-  assert.equal((await fake.requests()).length, 0, 'nothing went to the model');
+  assert.equal((await fake.requests()).length, 0, 'nothing went to the API at all');
   await wb.shot('10-window-no-key');
 
   log('Set API Key from the card');
@@ -38,7 +38,7 @@ test('no API key: Set API Key on the card, and the kept prompt runs', { timeout:
   await wb.answerInput('Anthropic API key', 'sk-ant-e2e-typed-key');
   await wb.conversationShows('the kept prompt to run and finish', /Hello, world![\s\S]*Done\s*1 round · [\d,]+ in/);
   await wb.conversationShows('the card to say the key was saved', /API key saved: your request was sent/);
-  const requests = await fake.requests();
+  const requests = await fake.messages();
   assert.equal(requests.length, 1, 'one request, after the key was set');
   assert.ok(JSON.stringify(requests[0].body).includes(prompt), 'the prompt the user typed before the key, not retyped');
   assert.equal(await frame.locator('.entry.user').count(), 1, 'the prompt shows once');

@@ -125,7 +125,7 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   await waitFor('the reopened diff to show what was written', () => wb.proposedSide().then((s) => s.includes(USER_LINE)));
 
   // ---------------------------------------------------------------- what the model was told
-  const requests = await fake.requests();
+  const requests = await fake.messages();
   const bodies = requests.map((r) => JSON.stringify(r.body ?? ''));
   assert.ok(bodies[0].includes('Active file: hello.py'), 'the active file goes with the prompt');
   const rejection = bodies.findIndex((b) => b.includes(REJECT_REASON) && b.includes('tool_result'));
@@ -152,7 +152,7 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
 
   // ---------------------------------------------------------------- cancel a run mid-review
   log('asking again; collapsing the conversation while the edit waits; cancelling the run');
-  const before = (await fake.requests()).length;
+  const before = (await fake.messages()).length;
   const beforeCancel = helloOnDisk();
   await wb.ask('Say in a comment what sys is for.');
   await wb.openCard('review', 'hello.py');
@@ -183,7 +183,7 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   assert.equal(await cancelledRow.locator('.actions .action-label[aria-label^="Accept Edit"]').count(), 0);
   assert.ok(!(await wb.viewAction('Plan', 'Cancel Run').isVisible()), 'Cancel Run hides once the run ends');
   assert.equal(helloOnDisk(), beforeCancel, 'the edit of a cancelled run is not written');
-  const after = (await fake.requests()).slice(before);
+  const after = (await fake.messages()).slice(before);
   assert.equal(after.length, 2, 'the cancelled run asked the model twice (a read, then the edit) and no more');
 
   // ---------------------------------------------------------------- new session

@@ -57,7 +57,7 @@ test('typing goes on while three edits arrive: every character stays in the user
   const finished = async () =>
     accepted === proposals.length &&
     (await page.locator('.statusbar-item .codicon-sync').count()) === 0 &&
-    (await fake.requests()).length >= proposals.length + 1;
+    (await fake.messages()).length >= proposals.length + 1;
   for (let chunk = 0; chunk < 200 && !(await finished()); chunk += 1) {
     let words = SENTENCE.slice((chunk * 10) % SENTENCE.length).slice(0, 10);
     // No line starts with a space: the editor would copy that indentation to the next line.
