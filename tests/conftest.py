@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,6 +52,26 @@ def wait_until_sync(
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what}: not met within {timeout:g} s")
         time.sleep(0.01)
+
+
+class Held:
+    """A fake API step answered only once the test calls `release()`: a model that takes as long
+    as the test needs (to see a watcher's report, say), instead of a fixed hang that a busy
+    machine can outlast. The fake API waits in its own thread, holding that request."""
+
+    def __init__(self, step: Any) -> None:
+        self.step = step
+        self._released = threading.Event()
+        self.asked = threading.Event()  # the request arrived
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        self.asked.set()
+        if not self._released.wait(PATIENCE):
+            raise TimeoutError("a held fake API step was never released")
+        return self.step
+
+    def release(self) -> None:
+        self._released.set()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -18,6 +18,7 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.protocol import to_plain
+from plansight.watcher import WATCHING
 
 from conftest import PATIENCE, wait_until
 
@@ -84,6 +85,15 @@ class EditorHandle:
 
     def cancel(self, msg_id: str) -> None:
         self.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+    async def wait_watching(self, times: int = 1) -> None:
+        """Until the server's workspace watcher has (re)started `times` times: from then on
+        every outside change is reported (the server logs it to the editor)."""
+
+        def starts() -> int:
+            return sum(WATCHING in m.message for m in self.client.log_messages)
+
+        await wait_until(lambda: starts() >= times, "the workspace watcher is watching")
 
     def uri(self, relative: str) -> str:
         return (self.root / relative).as_uri()

@@ -16,6 +16,7 @@ from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 
+from conftest import Held
 from lsp_harness import EditorHandle, start_editor
 
 
@@ -89,15 +90,20 @@ async def test_outside_changes_are_reported_and_make_edits_stale(
             "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
         )
 
-    fake_api.push(tool("read_file", {"path": "hello.py"}))
-    fake_api.push(Hang(0.8, then=tool("read_scratchpad", {})))
+    # The model "thinks" until the editor has heard of the outside change.
+    thinking = Held(tool("read_scratchpad", {}))
+    fake_api.push(tool("read_file", {"path": "hello.py"}), thinking)
     fake_api.push(change_then_edit, text("ok"))
+    await editor.wait_watching()
     run = asyncio.ensure_future(editor.request("plansight/run", {"prompt": "edit"}))
-    await editor.recorder.wait_for(lambda: len(fake_api.message_requests) >= 2)
-    target.write_text(target.read_text() + "# changed by another program\n")
-    await editor.recorder.wait_for(
-        lambda: any(e["type"] == "filesChanged" for e in editor.recorder.events), 5
-    )
+    try:
+        await editor.recorder.wait_for(thinking.asked.is_set)
+        target.write_text(target.read_text() + "# changed by another program\n")
+        await editor.recorder.wait_for(
+            lambda: any(e["type"] == "filesChanged" for e in editor.recorder.events)
+        )
+    finally:
+        thinking.release()
     await run
     changed = next(e for e in editor.recorder.events if e["type"] == "filesChanged")
     assert changed["paths"] == ["hello.py"]
@@ -115,13 +121,20 @@ async def test_outside_changes_are_reported_and_make_edits_stale(
 async def test_the_agents_own_writes_are_not_reported_as_outside_changes(
     editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
 ) -> None:
-    fake_api.push(
-        tool("write_file", {"path": "NEW.md", "content": "new\n"}),
-        Hang(0.6, then=text("ok")),
-    )
+    fake_api.push(tool("write_file", {"path": "NEW.md", "content": "new\n"}), text("ok"))
+    await editor.wait_watching()
     await editor.request("plansight/run", {"prompt": "write"})
     assert (hello_workspace / "NEW.md").read_text() == "new\n"
-    assert not any(e["type"] == "filesChanged" for e in editor.recorder.events)
+
+    def reported() -> list[str]:
+        events = editor.recorder.events
+        return [p for e in events if e["type"] == "filesChanged" for p in e["paths"]]
+
+    # Another program writes after the agent: once that is reported, the agent's write would
+    # have been too.
+    (hello_workspace / "marker.txt").write_text("outside\n")
+    await editor.recorder.wait_for(lambda: "marker.txt" in reported())
+    assert reported() == ["marker.txt"]
 
 
 @pytest.mark.parametrize(

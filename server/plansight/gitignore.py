@@ -85,11 +85,12 @@ class GitIgnore:
         self.root = root
         self._rules = lru_cache(maxsize=1024)(self._load)
 
-    def _load(self, folder: Path) -> tuple[Rule, ...]:
+    def _load(self, folder: tuple[str, ...]) -> tuple[Rule, ...]:
         try:
-            return tuple(parse_rules((folder / ".gitignore").read_text(errors="replace")))
+            text = self.root.joinpath(*folder, ".gitignore").read_text(errors="replace")
         except OSError:
             return ()
+        return tuple(parse_rules(text))
 
     def invalidate(self) -> None:
         self._rules.cache_clear()
@@ -108,12 +109,15 @@ class GitIgnore:
                 return True
         return False
 
+    def ignored_entry(self, parts: tuple[str, ...], is_dir: bool) -> bool:
+        """`ignored` for a walk, which asks only about entries of folders it kept."""
+        return self._matches(parts, is_dir)
+
     def _matches(self, parts: tuple[str, ...], is_dir: bool) -> bool:
         ignored = False
         for level in range(len(parts)):
-            folder = self.root.joinpath(*parts[:level])
             below = "/".join(parts[level:])
-            for rule in self._rules(folder):
+            for rule in self._rules(parts[:level]):
                 if rule.dir_only and not is_dir:
                     continue
                 if rule.regex.match(below):

@@ -1,11 +1,24 @@
-"""Watches the workspace for changes made outside the agent (watchfiles), reported in batches."""
+"""Watches the workspace for changes made outside the agent (watchfiles), reported in batches.
+
+Nothing may be lost: watchfiles gives up for good on some events, e.g. one for a file whose name
+is not UTF-8, and drops the whole batch it was collecting (a real edit of another file at the
+same moment included). So the watcher keeps a snapshot of what it last reported (each file's
+inode, size, mtime and ctime), and when watchfiles fails it starts a new one and compares the
+workspace with the snapshot: what changed meanwhile is reported as one batch, as a recrawl
+after an overflow does in watchman. Names that are not UTF-8 cannot be reported (the protocol
+speaks UTF-8) and are left out.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import os
+import stat
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,8 +49,14 @@ IGNORED_DIRS = (
 )
 
 
+WATCHING = "for changes made outside the agent"  # logged (to the editor too) once watching
 RESTART_PAUSE = 0.2
 MAX_RESTART_PAUSE = 30.0
+# How much earlier than a change its file's ctime may say (the kernel's coarse clock, a tick of
+# 4 ms here) plus watchfiles' own handling of a batch before handing it over.
+CLOCK_SLACK_NS = 50_000_000
+
+Stamp = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
 
 
 class WorkspaceFilter:
@@ -66,6 +85,109 @@ class WorkspaceFilter:
             return False
         return not self.gitignore.ignored(candidate, candidate.is_dir())
 
+    def keeps_entry(self, path: Path, parts: tuple[str, ...], is_dir: bool) -> bool:
+        """The same rules for a walk, whose folders above `path` (`parts`, relative to the
+        root) were kept already."""
+        from watchfiles import Change
+
+        if not self.default(Change.added, str(path)) or is_temp_file(path.name):
+            return False
+        if is_dir and (path / "pyvenv.cfg").exists():
+            return False
+        return not self.gitignore.ignored_entry(parts, is_dir)
+
+
+def _reportable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # os.fsdecode's surrogates: the name is not UTF-8
+        return False
+    return True
+
+
+def _stamp(st: os.stat_result) -> Stamp:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def scan(root: Path, keep: WorkspaceFilter, below: str = "") -> dict[str, Stamp]:
+    """The stamp of every file the watcher reports on, under `below` (relative, "" for all)."""
+    found: dict[str, Stamp] = {}
+    pending = [tuple(below.split("/")) if below else ()]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(root.joinpath(*folder)))
+        except OSError:
+            continue  # gone, or not a folder (any more)
+        for entry in entries:
+            if not _reportable(entry.name):
+                continue
+            parts = (*folder, entry.name)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if not keep.keeps_entry(Path(entry.path), parts, is_dir):
+                    continue
+                if is_dir:
+                    pending.append(parts)
+                else:
+                    found["/".join(parts)] = _stamp(entry.stat(follow_symlinks=False))
+            except OSError:
+                continue  # removed while we looked
+    return found
+
+
+@dataclass
+class Snapshot:
+    """What the watcher has reported: each file's stamp as last seen.
+
+    A stamp taken just after a change may show a later change too, one that is still in the
+    watcher's next batch: those files are `unsure` (reported again should that batch be lost)
+    until the next batch shows whether they changed again.
+    """
+
+    files: dict[str, Stamp] = field(default_factory=dict)
+    unsure: set[str] = field(default_factory=set)
+
+    @classmethod
+    def take(cls, root: Path, keep: WorkspaceFilter, since_ns: int) -> Snapshot:
+        """The workspace as it is, watchfiles having watched it since `since_ns`."""
+        files = scan(root, keep)
+        return cls(files, _changed_after(files, since_ns))
+
+    def update(
+        self, root: Path, keep: WorkspaceFilter, paths: Iterable[str], since_ns: int
+    ) -> None:
+        """Bring the reported `paths` (files or folders, relative) up to date; `since_ns`: when
+        watchfiles handed over the batch (and began collecting the next one)."""
+        seen: dict[str, Stamp] = {}
+        for rel in paths:
+            try:
+                st = os.lstat(root / rel)
+            except OSError:
+                st = None
+            if st is not None and not stat.S_ISDIR(st.st_mode):
+                seen[rel] = _stamp(st)
+                continue
+            if self.files.pop(rel, None) is None:  # a folder, or a file we never saw
+                prefix = rel + "/"
+                for known in [k for k in self.files if k.startswith(prefix)]:
+                    del self.files[known]
+            if st is not None:  # a new or renamed folder: what it holds now
+                seen.update(scan(root, keep, rel))
+        self.files.update(seen)
+        # Files of the batch before this one that did not change again are sure now.
+        self.unsure = _changed_after(seen, since_ns)
+
+    def changes_since(self, now: dict[str, Stamp]) -> list[str]:
+        """What differs between the snapshot and the workspace `now`."""
+        changed = (self.files.keys() - now.keys()) | (self.unsure & now.keys())
+        changed.update(rel for rel, st in now.items() if self.files.get(rel) != st)
+        return sorted(changed)
+
+
+def _changed_after(files: dict[str, Stamp], since_ns: int) -> set[str]:
+    return {rel for rel, st in files.items() if st[3] >= since_ns - CLOCK_SLACK_NS}
+
 
 class WorkspaceWatcher:
     def __init__(self, root: Path, on_change: Callable[[list[str]], None]) -> None:
@@ -73,6 +195,10 @@ class WorkspaceWatcher:
         self.on_change = on_change
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.snapshot: Snapshot | None = None
+        # Set while every change is sure to be reported (watchfiles watching, the snapshot
+        # taken); cleared while it is restarted.
+        self.watching = asyncio.Event()
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._watch())
@@ -86,30 +212,86 @@ class WorkspaceWatcher:
                 self._task.cancel()
 
     async def _watch(self) -> None:
-        from watchfiles import awatch
-
-        # watchfiles gives up for good on some events (e.g. a file name that is not UTF-8):
-        # start it again, with a growing pause should it keep failing.
+        # watchfiles gives up for good on some events: start it again (with a growing pause
+        # should it keep failing) and report what changed while it was not watching.
         pause = RESTART_PAUSE
         while not self._stop.is_set():
             try:
-                async for changes in awatch(
-                    self.root,
-                    watch_filter=WorkspaceFilter(self.root),
-                    stop_event=self._stop,
-                    debounce=50,
-                    step=20,
-                    recursive=True,
-                ):
-                    pause = RESTART_PAUSE
-                    paths = sorted({Path(p).relative_to(self.root).as_posix() for _, p in changes})
-                    try:
-                        self.on_change(paths)
-                    except Exception:
-                        log.exception("handling file changes failed")
-                return
+                await self._watch_once()
+                return  # stopped
             except Exception as err:
+                self.watching.clear()
                 log.warning("the workspace watcher failed (%s); restarting it in %g s", err, pause)
             with suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), pause)
             pause = min(pause * 2, MAX_RESTART_PAUSE)
+
+    async def _watch_once(self) -> None:
+        from watchfiles import awatch
+
+        keep = WorkspaceFilter(self.root)
+        attempt = _AttemptStop(self._stop)
+        batches = awatch(
+            self.root,
+            watch_filter=keep,
+            stop_event=attempt,  # is_set() and set() are all it uses
+            debounce=50,
+            step=20,
+            recursive=True,
+        )
+        first = asyncio.ensure_future(_next(batches))
+        try:
+            # awatch watches from its first step (before it first waits for events): what
+            # changes from now on reaches it, and what changed before is in the scan below.
+            await asyncio.sleep(0)
+            taken = await asyncio.to_thread(Snapshot.take, self.root, keep, time.time_ns())
+            if self.snapshot is not None:
+                missed = self.snapshot.changes_since(taken.files)
+                if missed:
+                    log.info("reporting %d changes made while the watcher was down", len(missed))
+                    self._report(missed)
+            self.snapshot = taken
+            if not self.watching.is_set():
+                self.watching.set()
+                log.info("watching %s %s", self.root, WATCHING)
+            batch = await first
+            while batch is not None:
+                handed_over = time.time_ns()
+                paths = sorted({Path(p).relative_to(self.root).as_posix() for _, p in batch})
+                self._report(paths)
+                await asyncio.to_thread(self.snapshot.update, self.root, keep, paths, handed_over)
+                batch = await _next(batches)
+        finally:
+            # Stop this awatch (cancelling it would set the watcher's own stop event).
+            attempt.set()
+            with suppress(BaseException):
+                await first
+            with suppress(BaseException):
+                await batches.aclose()
+
+    def _report(self, paths: list[str]) -> None:
+        try:
+            self.on_change(paths)
+        except Exception:
+            log.exception("handling file changes failed")
+
+
+class _AttemptStop:
+    """Stops one awatch: when the watcher stops, or when this attempt is given up."""
+
+    def __init__(self, watcher_stop: asyncio.Event) -> None:
+        self._watcher_stop = watcher_stop
+        self._given_up = False
+
+    def is_set(self) -> bool:  # polled by watchfiles' thread every step
+        return self._given_up or self._watcher_stop.is_set()
+
+    def set(self) -> None:
+        self._given_up = True
+
+
+async def _next(batches: AsyncIterator[set[tuple[Change, str]]]) -> set[tuple[Change, str]] | None:
+    try:
+        return await anext(batches)
+    except StopAsyncIteration:
+        return None
