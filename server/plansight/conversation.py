@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 Message = dict[str, Any]
@@ -21,14 +20,8 @@ def tool_result_block(tool_use_id: str, content: str, is_error: bool) -> Block:
 
 
 class Conversation:
-    def __init__(self, messages: list[Message] | None = None) -> None:
-        self.messages: list[Message] = messages if messages is not None else []
-
-    def __len__(self) -> int:
-        return len(self.messages)
-
-    def snapshot(self) -> list[Message]:
-        return copy.deepcopy(self.messages)
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
 
     def clear(self) -> None:
         self.messages.clear()
