@@ -29,6 +29,7 @@ from bench.editor import Editor
 from bench.fakeproc import FakeAPIProcess, Record
 from bench.table import Row, ms
 from plansight.compaction import HEADER_OPEN, NOTE_PREFIX, SUMMARY_INSTRUCTION
+from plansight.compactor import CompactionSettings
 from plansight.fakeapi import FakeMessagesAPI, ScriptStep, reply, text_reply
 from plansight.model import ModelClient, ModelSettings, ModelTurn, newest_sonnet
 
@@ -340,7 +341,8 @@ async def cost_rows() -> list[Row]:
         store = SessionStore(Path(tmp) / "st")
         with FakeMessagesAPI([text_reply("A summary of the work.")] * 20) as fake:
             settings = SessionSettings(
-                model="claude-bench", api_key="bench", base_url=fake.base_url, context_window=WINDOW
+                ModelSettings(model="claude-bench", api_key="bench", base_url=fake.base_url),
+                CompactionSettings(context_window=WINDOW),
             )
             session = Session(root, settings, review=accept_all_edits, store=store)
             model = TimedModel(

@@ -19,6 +19,7 @@ import pytest
 
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.hooks import ApproveHook, ReviewHook, accept_all_edits, approve_all_commands
+from plansight.model import ModelSettings
 from plansight.session import Session, SessionSettings
 from plansight.storage import SessionStore
 
@@ -115,9 +116,7 @@ def make_session(
     approve: ApproveHook | None = None,
 ) -> Session:
     settings = SessionSettings(
-        model="claude-sonnet-5-5",
-        api_key="test-key",
-        base_url=api.base_url,
+        ModelSettings(model="claude-sonnet-5-5", api_key="test-key", base_url=api.base_url),
         max_rounds=max_rounds,
     )
     return Session(

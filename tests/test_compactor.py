@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 
 from plansight.compaction import HEADER_OPEN, NOTE_PREFIX, SUMMARY_INSTRUCTION
+from plansight.compactor import DEFAULT_COMPACT_AT, CompactionSettings
 from plansight.events import Compacted, Event
 from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, Reply, Step
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.hooks import accept_all_edits, approve_all_commands
+from plansight.model import ModelSettings, ThinkingOption
 from plansight.session import Session, SessionBusy, SessionSettings
 
 MODEL = "claude-sonnet-5-5"
@@ -46,8 +48,18 @@ def big_files(root: Path, count: int, lines: int = 100) -> list[str]:
     return names
 
 
-def session_for(root: Path, api: FakeMessagesAPI, **settings: Any) -> Session:
-    options = SessionSettings(model=MODEL, api_key="test-key", base_url=api.base_url, **settings)
+def session_for(
+    root: Path,
+    api: FakeMessagesAPI,
+    *,
+    context_window: int | None = None,
+    compact_at: float = DEFAULT_COMPACT_AT,
+    thinking: ThinkingOption | None = None,
+) -> Session:
+    options = SessionSettings(
+        ModelSettings(model=MODEL, api_key="test-key", base_url=api.base_url, thinking=thinking),
+        CompactionSettings(context_window, compact_at),
+    )
     return Session(root, options, review=accept_all_edits, approve=approve_all_commands)
 
 
@@ -217,8 +229,6 @@ async def test_compact_on_request_and_refused_while_running(hello_workspace: Pat
 async def test_thinking_of_summarized_turns_goes_and_the_last_rounds_stays(
     hello_workspace: Path,
 ) -> None:
-    from plansight.model import ThinkingOption
-
     names = big_files(hello_workspace, 5)
     thought: list[Step] = [
         Reply(
@@ -254,7 +264,7 @@ async def test_the_stored_conversation_is_the_compacted_one_even_when_only_its_h
     model = Model([*reading(names), *finish()], "SUMMARY again")
     with FakeMessagesAPI(model.script()) as api:
         store = SessionStore(tmp_path / "state")
-        options = SessionSettings(model=MODEL, api_key="k", base_url=api.base_url)
+        options = SessionSettings(ModelSettings(model=MODEL, api_key="k", base_url=api.base_url))
         session = Session(hello_workspace, options, review=accept_all_edits, store=store)
         assert (await session.run("Read every module")).status == "done"
         await session.compact()

@@ -17,7 +17,7 @@ from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.hooks import accept_all_edits, approve_all_commands
 from plansight.loop import CONTINUE_TEXT, MAX_CONTINUATIONS
-from plansight.model import ThinkingOption
+from plansight.model import ModelSettings, ThinkingOption
 from plansight.session import Session, SessionSettings
 from plansight.storage import SessionStore
 
@@ -40,7 +40,7 @@ def session_for(
     store: SessionStore | None = None,
 ) -> Session:
     settings = SessionSettings(
-        model=MODEL, api_key="test-key", base_url=api.base_url, thinking=thinking
+        ModelSettings(model=MODEL, api_key="test-key", base_url=api.base_url, thinking=thinking)
     )
     return Session(
         root, settings, review=accept_all_edits, approve=approve_all_commands, store=store

@@ -7,10 +7,12 @@ callers hand it the conversation as Messages API dicts and get plain data back.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
 import random
 import re
+import threading
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,8 +25,8 @@ if TYPE_CHECKING:
     from anthropic import AsyncStream
     from anthropic.types import RawMessageStreamEvent
 
-# The SDK takes about a second to import on these machines: it is imported on first use, so
-# the language server answers `initialize` at once and idles small.
+# The SDK takes about a second to import on these machines: an `SdkLoader` imports it in a
+# background thread, so the event loop never waits for it (a cancel, another request).
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,45 @@ def newest_sonnet() -> str:
             if best is None or version > best[0]:
                 best = (version, name)
     return best[1] if best else "claude-sonnet-4-5"
+
+
+def import_sdk() -> None:
+    """Import what the first request needs (the SDK, its HTTP client, the stream's models)."""
+    import anthropic  # noqa: F401
+    import httpx2  # noqa: F401
+    from anthropic.types import RawMessageStreamEvent  # noqa: F401
+
+
+class SdkLoader:
+    """Imports the SDK once, in a background thread started by `start()` (or the first wait)."""
+
+    def __init__(self) -> None:
+        self._done: concurrent.futures.Future[None] | None = None
+
+    def start(self) -> None:
+        if self._done is not None:
+            return
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        done.set_running_or_notify_cancel()  # a waiter's cancel must not cancel the import
+        self._done = done
+        threading.Thread(target=self._load, args=(done,), name="plansight-sdk", daemon=True).start()
+
+    @staticmethod
+    def _load(done: concurrent.futures.Future[None]) -> None:
+        try:
+            import_sdk()
+        except BaseException as err:
+            done.set_exception(err)
+        else:
+            done.set_result(None)
+
+    async def ready(self) -> None:
+        """Wait, without blocking the event loop, until the SDK is imported."""
+        self.start()
+        assert self._done is not None
+        if not self._done.done():
+            await asyncio.wrap_future(self._done)
+        self._done.result()
 
 
 _TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
@@ -292,16 +333,12 @@ class _RetryStream(Exception):
 
 
 class ModelClient:
-    def __init__(self, settings: ModelSettings) -> None:
-        import anthropic
+    """The SDK's client, created at the first request once the SDK is imported."""
 
+    def __init__(self, settings: ModelSettings, sdk: SdkLoader | None = None) -> None:
         self.settings = settings
-        self._client = anthropic.AsyncAnthropic(
-            api_key=settings.api_key,
-            base_url=settings.base_url,
-            max_retries=settings.max_retries,
-            timeout=settings.timeout,
-        )
+        self.sdk = sdk or SdkLoader()
+        self._client: anthropic.AsyncAnthropic | None = None
         self._facts: ModelFacts | None = None
         self._facts_known = False
 
@@ -309,21 +346,38 @@ class ModelClient:
     def model(self) -> str:
         return self.settings.model or newest_sonnet()
 
+    async def sdk_client(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            await self.sdk.ready()
+            import anthropic
+
+            self._client = anthropic.AsyncAnthropic(
+                api_key=self.settings.api_key,
+                base_url=self.settings.base_url,
+                max_retries=self.settings.max_retries,
+                timeout=self.settings.timeout,
+            )
+        return self._client
+
     async def close(self) -> None:
-        await self._client.close()
+        """Close the SDK's connections (at shutdown)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
 
     async def facts(self) -> ModelFacts | None:
         """What the Models API says about the model, asked once; None where the endpoint has
         no Models API (a compatible server) or it fails: callers then use defaults."""
         if self._facts_known:
             return self._facts
-        if not (self._client.api_key or self._client.auth_token):
+        sdk_client = await self.sdk_client()
+        if not (sdk_client.api_key or sdk_client.auth_token):
             return None  # the request that follows says what is missing
         import anthropic
         import httpx2
 
         try:
-            client = self._client.with_options(max_retries=1, timeout=30.0)
+            client = sdk_client.with_options(max_retries=1, timeout=30.0)
             info = await client.models.retrieve(self.model)
             self._facts = ModelFacts.from_info(info)
         except (anthropic.APIError, httpx2.HTTPError, AttributeError) as err:
@@ -346,7 +400,8 @@ class ModelClient:
         """One response, streamed. An `error` event inside the stream that its HTTP status
         would have made the SDK retry (overloaded, api_error) is retried here the same number
         of times with the same kind of backoff; what was streamed before it stays shown."""
-        if not (self._client.api_key or self._client.auth_token):
+        client = await self.sdk_client()
+        if not (client.api_key or client.auth_token):
             raise ModelError(
                 "No API key: set ANTHROPIC_API_KEY (or try `plansight demo`, which needs none)."
             )
@@ -370,7 +425,7 @@ class ModelClient:
         attempt = 0
         while True:
             try:
-                return await self._stream_once(request, on_text, on_tool_input, on_thinking)
+                return await self._stream_once(client, request, on_text, on_tool_input, on_thinking)
             except _RetryStream as retry:
                 if attempt >= self.settings.max_retries:
                     raise retry.error from None
@@ -381,6 +436,7 @@ class ModelClient:
 
     async def _stream_once(
         self,
+        client: anthropic.AsyncAnthropic,
         request: dict[str, Any],
         on_text: TextListener,
         on_tool_input: ToolInputListener,
@@ -393,9 +449,7 @@ class ModelClient:
         # MessageStream helper, which rebuilds a snapshot of the message on every event.
         turn = TurnBuilder(on_text, on_tool_input, on_thinking)
         try:
-            stream: AsyncStream[RawMessageStreamEvent] = await self._client.messages.create(
-                **request
-            )
+            stream: AsyncStream[RawMessageStreamEvent] = await client.messages.create(**request)
             async with stream:
                 async for event in stream:
                     turn.add(event)

@@ -1,18 +1,31 @@
 """One agent session over a workspace: the state the server owns, and the runs over it.
 
-Embedders (the language server, tests) create a Session with their hooks, subscribe to
-`session.events`, and call `run`, `edit_plan`, `reset`, `files_changed`.
+Embedders (the language server, tests) create a Session with their settings and hooks,
+subscribe to `session.events`, and call `run`, `edit_plan`, `reset`, `files_changed`, and
+`close` at the end. The session's rules hold whoever embeds it: one run at a time (a second
+`run`, and a `reset`, during a run raise `SessionBusy`), settings from the environment and the
+initialization options (options win), and the leftovers of a killed server cleaned up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from dataclasses import dataclass
+import math
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plansight.compactor import CompactionResult, CompactionSettings, Compactor
+from plansight import atomic
+from plansight.compactor import (
+    DEFAULT_COMPACT_AT,
+    CompactionResult,
+    CompactionSettings,
+    Compactor,
+)
 from plansight.conversation import Conversation
 from plansight.events import (
     ConversationChanged,
@@ -33,13 +46,21 @@ from plansight.hooks import (
     refuse_all_commands,
 )
 from plansight.loop import AgentLoop, Notices
-from plansight.model import ModelClient, ModelSettings, ThinkingOption
+from plansight.model import (
+    DEFAULT_THINKING_BUDGET,
+    ModelClient,
+    ModelSettings,
+    SdkLoader,
+    ThinkingOption,
+)
 from plansight.plan import Plan, TodoItem, TodoState
 from plansight.prompt import system_prompt
+from plansight.protocol import InitOptions
 from plansight.scratchpad import Scratchpad
-from plansight.storage import SessionStore
+from plansight.storage import SessionStore, default_storage_dir
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
+from plansight.watcher import IGNORED_DIRS
 from plansight.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -51,18 +72,57 @@ class SessionBusy(Exception):
     """A run is already in progress."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class SessionSettings:
-    model: str | None = None  # None: the newest Sonnet the installed SDK names
-    api_key: str | None = None
-    base_url: str | None = None
+    model: ModelSettings = field(default_factory=ModelSettings)
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
     max_rounds: int = DEFAULT_MAX_ROUNDS
-    max_tokens: int = 8192
-    max_retries: int = 2
-    timeout: float = 600.0  # seconds for one API request, as the SDK counts it
-    context_window: int | None = None  # None: the Models API's max_input_tokens, else 200000
-    compact_at: float = 0.8
-    thinking: ThinkingOption | None = None  # None: extended thinking off
+    storage_dir: Path | None = None  # None: the workspace's folder in the user's state dir
+    checkpoints: bool = True  # carried for the checkpoints feature
+
+    @classmethod
+    def from_options(cls, options: InitOptions, env: Mapping[str, str]) -> SessionSettings:
+        """Settings from the environment and the initialization options; options win."""
+        thinking = options.thinking
+        model = ModelSettings(
+            model=options.model or env.get("PLANSIGHT_MODEL") or None,
+            api_key=env.get("ANTHROPIC_API_KEY") or None,
+            base_url=env.get("ANTHROPIC_BASE_URL") or None,
+            thinking=(
+                ThinkingOption(thinking.budget_tokens or DEFAULT_THINKING_BUDGET)
+                if thinking is not None
+                else None
+            ),
+        )
+        if (timeout := _seconds(env, "PLANSIGHT_API_TIMEOUT")) is not None:
+            model = dataclasses.replace(model, timeout=timeout)
+        return cls(
+            model=model,
+            compaction=CompactionSettings(
+                options.context_window,
+                options.compact_at if options.compact_at is not None else DEFAULT_COMPACT_AT,
+            ),
+            max_rounds=options.max_rounds or DEFAULT_MAX_ROUNDS,
+            storage_dir=Path(options.storage_dir) if options.storage_dir else None,
+            checkpoints=options.checkpoints,
+        )
+
+    def store_for(self, root: Path) -> SessionStore:
+        return SessionStore(self.storage_dir or default_storage_dir(root))
+
+
+def _seconds(env: Mapping[str, str], name: str) -> float | None:
+    raw = env.get(name)
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if math.isfinite(value) and value > 0:
+        return value
+    log.warning("ignoring %s=%r: not a positive number of seconds", name, raw)
+    return None
 
 
 class Session:
@@ -96,7 +156,7 @@ class Session:
         )
         self.store = store
         self.compactor = Compactor(
-            settings=CompactionSettings(settings.context_window, settings.compact_at),
+            settings=settings.compaction,
             conversation=self.conversation,
             plan=self.plan,
             scratchpad=self.scratchpad,
@@ -104,7 +164,7 @@ class Session:
             events=self.events,
         )
         self._last_prompt = ""
-        self._model: ModelClient | None = None
+        self.model = ModelClient(settings.model, SdkLoader())
         self._running: asyncio.Task[Any] | None = None
         self.events.subscribe(self._on_event, last=True)
 
@@ -112,29 +172,34 @@ class Session:
     def running(self) -> bool:
         return self._running is not None and not self._running.done()
 
-    def model_client(self) -> ModelClient:
-        if self._model is None:
-            self._model = ModelClient(
-                ModelSettings(
-                    model=self.settings.model,
-                    api_key=self.settings.api_key,
-                    base_url=self.settings.base_url,
-                    max_tokens=self.settings.max_tokens,
-                    max_retries=self.settings.max_retries,
-                    timeout=self.settings.timeout,
-                    thinking=self.settings.thinking,
-                )
-            )
-        return self._model
+    def start(self) -> None:
+        """What a server does once it is up, off its event loop: import the SDK, and remove
+        the temporary files of writes a killed server never finished."""
+        self.model.sdk.start()
+        threading.Thread(
+            target=self.remove_leftovers, name="plansight-cleanup", daemon=True
+        ).start()
+
+    def remove_leftovers(self) -> None:
+        try:
+            removed = atomic.remove_leftovers(self.root, IGNORED_DIRS)
+        except Exception:
+            log.exception("could not look for temporary files left by an interrupted write")
+            return
+        if removed:
+            log.info("removed %d temporary files left by an interrupted write", len(removed))
+
+    def _refuse_if_running(self, doing: str) -> None:
+        if self.running:
+            raise SessionBusy(f"A Plansight run is already in progress; cancel it before {doing}.")
 
     async def run(self, prompt: str, new_session: bool = False) -> RunResult:
         """One run; cancel the calling task to stop it (the conversation stays consistent)."""
-        if self.running:
-            raise SessionBusy("A Plansight run is already in progress; cancel it or wait.")
+        self._refuse_if_running("starting another")
         if new_session:
-            self.reset()
+            self._clear()
         loop = AgentLoop(
-            model=self.model_client(),
+            model=self.model,
             tools=self.tools,
             ctx=self.ctx,
             conversation=self.conversation,
@@ -159,14 +224,13 @@ class Session:
         SessionBusy while a run is in progress; ModelError when the summary request fails
         (the conversation is then as it was).
         """
-        if self.running:
-            raise SessionBusy("A Plansight run is in progress; compact when it has finished.")
+        self._refuse_if_running("compacting")
         task = asyncio.current_task()
         assert task is not None
         self._running = task  # a run asked for meanwhile is refused as busy
         try:
             result = await self.compactor.compact(
-                self.model_client(),
+                self.model,
                 system=system_prompt(self.root.name),
                 current_prompt=self._last_prompt or "(none yet)",
                 summarize=True,
@@ -183,6 +247,14 @@ class Session:
         self._running.cancel()
         return True
 
+    async def close(self) -> None:
+        """Stop the run in progress (it ends cancelled) and close the model's connections."""
+        task = self._running
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+        await self.model.close()
+
     def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
         """The user's change of the plan: same rules as the model's; PlanError on a bad plan."""
         state = self.plan.update_from_user(items, version)
@@ -191,7 +263,11 @@ class Session:
         return state
 
     def reset(self) -> None:
-        """Forget plan, scratchpad and conversation (and their stored copies)."""
+        """Forget plan, scratchpad and conversation (and their stored copies); not mid-run."""
+        self._refuse_if_running("resetting")
+        self._clear()
+
+    def _clear(self) -> None:
         self.conversation.clear()
         self.notices.clear()
         self.compactor.meter.reset()

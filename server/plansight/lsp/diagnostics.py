@@ -1,4 +1,7 @@
-"""The nag made visible: at most one plan-reminder diagnostic, on what the agent last touched."""
+"""The nag made visible: at most one plan-reminder diagnostic, on what the agent last touched.
+
+A listener of the session's events: a `Reminder` shows it, a `ReminderCleared` clears it.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from plansight.events import Location, Reminder
+from plansight.events import Event, Location, Reminder, ReminderCleared
 
 SOURCE = "plansight"
 CODE = "plan-reminder"
@@ -35,15 +38,28 @@ def reminder_diagnostic(reminder: Reminder, location: Location | None) -> types.
 
 
 class ReminderDiagnostics:
-    def __init__(self, root: Path, publish: Publish, uri_of: Callable[[Path], str]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        publish: Publish,
+        uri_of: Callable[[Path], str],
+        fallback_uri: Callable[[], str | None],
+    ) -> None:
         self.root = root
         self.publish = publish
         self.uri_of = uri_of
+        self.fallback_uri = fallback_uri  # where it goes when the agent touched no file yet
         self.current_uri: str | None = None
 
-    def show(self, reminder: Reminder, fallback_uri: str | None) -> None:
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Reminder):
+            self.show(event)
+        elif isinstance(event, ReminderCleared):
+            self.clear()
+
+    def show(self, reminder: Reminder) -> None:
         location = reminder.location
-        uri = self.uri_of(self.root / location.path) if location else fallback_uri
+        uri = self.uri_of(self.root / location.path) if location else self.fallback_uri()
         if uri is None:
             return
         if self.current_uri is not None and self.current_uri != uri:

@@ -1,9 +1,15 @@
-"""The engine's hooks, answered by the editor: edit review, command approval, open documents."""
+"""The engine's hooks, answered by the editor: edit review, command approval, open documents.
+
+A review or approval is a request to the client that the run awaits. When the run is cancelled
+the request is withdrawn: the client gets `$/cancelRequest` with its id (so it can close the
+review), and an answer that still arrives is ignored, so nothing counts as accepted.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +17,14 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from plansight.hooks import CommandDecision, CommandRequest, EditDecision, EditProposal
-from plansight.protocol import APPROVE_COMMAND, REVIEW_EDIT, InitOptions, client_offers, field_of
+from plansight.protocol import (
+    APPROVE_COMMAND,
+    CANCEL_REQUEST,
+    REVIEW_EDIT,
+    InitOptions,
+    client_offers,
+    field_of,
+)
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -35,6 +48,21 @@ class EditorBridge:
     def client_offers(self, name: str) -> bool:
         caps = self.server.client_capabilities
         return caps is not None and client_offers(caps.experimental, name)
+
+    # Requests to the client ------------------------------------------------------------
+    async def request(self, method: str, params: Any) -> Any:
+        """A request to the client, withdrawn (`$/cancelRequest`) if the caller is cancelled."""
+        msg_id = f"plansight-{uuid.uuid4().hex}"
+        protocol = self.server.protocol
+        answer = asyncio.wrap_future(protocol.send_request(method, params, msg_id=msg_id))
+        try:
+            # Shielded: cancelling pygls's own future would make the late answer an error. (The
+            # shield also marks a late error answer as retrieved, so it is never reported.)
+            return await asyncio.shield(answer)
+        except asyncio.CancelledError:
+            if not answer.done():
+                protocol.notify(CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise
 
     # DocumentSource ----------------------------------------------------------------------
     def open_text(self, path: Path) -> str | None:
@@ -65,8 +93,7 @@ class EditorBridge:
         }
         if proposal.todo_id is not None:
             params["todoId"] = proposal.todo_id
-        # Shielded: a cancelled run must not cancel pygls's own future for the request.
-        result = await asyncio.shield(self.server.protocol.send_request_async(REVIEW_EDIT, params))
+        result = await self.request(REVIEW_EDIT, params)
         accepted = field_of(result, "accepted") is True
         feedback = field_of(result, "feedback")
         new_text = field_of(result, "newText")
@@ -77,15 +104,14 @@ class EditorBridge:
         )
 
     async def _review_fallback(self, proposal: EditProposal) -> EditDecision:
-        answer = await asyncio.shield(
-            self.server.window_show_message_request_async(
-                types.ShowMessageRequestParams(
-                    type=types.MessageType.Info,
-                    message=f"Plansight wants to change {proposal.relative_path}: "
-                    f"{proposal.description}",
-                    actions=[types.MessageActionItem(ACCEPT), types.MessageActionItem(REJECT)],
-                )
-            )
+        answer = await self.request(
+            types.WINDOW_SHOW_MESSAGE_REQUEST,
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Info,
+                message=f"Plansight wants to change {proposal.relative_path}: "
+                f"{proposal.description}",
+                actions=[types.MessageActionItem(ACCEPT), types.MessageActionItem(REJECT)],
+            ),
         )
         title = field_of(answer, "title")
         if title == ACCEPT:
@@ -105,10 +131,8 @@ class EditorBridge:
                 feedback="This editor cannot ask the user to approve commands and "
                 "autoApprove.commands is off, so commands are refused.",
             )
-        result = await asyncio.shield(
-            self.server.protocol.send_request_async(
-                APPROVE_COMMAND, {"command": request.command, "cwd": request.cwd}
-            )
+        result = await self.request(
+            APPROVE_COMMAND, {"command": request.command, "cwd": request.cwd}
         )
         feedback = field_of(result, "feedback")
         return CommandDecision(

@@ -1,4 +1,10 @@
-"""Thin LSP handlers; the work happens in Session (engine) and the editor bridge."""
+"""Thin LSP handlers; the work happens in Session (engine) and the features beside this module.
+
+Features that own their state listen to the session's events: `forwarding` (notifications),
+`progress` (the run's work-done progress), `diagnostics` (the reminder). `editor` answers the
+engine's hooks with requests to the client; `stdio` is how the server meets its client and
+leaves it.
+"""
 
 from __future__ import annotations
 
@@ -6,57 +12,40 @@ import asyncio
 import logging
 import os
 import sys
-import threading
-from collections.abc import Generator
-from contextlib import suppress
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from plansight import __version__
-from plansight.events import (
-    Event,
-    PlanChanged,
-    Reminder,
-    ReminderCleared,
-    RunFinished,
-    RunResult,
-    ScratchpadChanged,
-    TextDelta,
-    ToolInputDelta,
-)
-from plansight.lsp.diagnostics import ReminderDiagnostics
-from plansight.lsp.editor import EditorBridge, path_uri
-from plansight.lsp.framing import read_messages
 from plansight.lsp.logs import LogMessageHandler
-from plansight.lsp.progress import RunProgress
-from plansight.plan import PlanError, StalePlanError
+from plansight.lsp.stdio import serve_stdio
 from plansight.protocol import (
     COMPACT,
     EDIT_PLAN,
-    EVENT,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     REQUEST_FAILED,
     RESET,
     RUN,
-    SCRATCHPAD,
+    SERVER_NOT_INITIALIZED,
     STATE,
-    TODOS,
     InitOptions,
-    event_payload,
     field_of,
     server_capability,
     to_plain,
 )
 
 if TYPE_CHECKING:
+    from plansight.lsp.forwarding import EventForwarder
+    from plansight.lsp.progress import RunProgress
     from plansight.session import Session
     from plansight.watcher import WorkspaceWatcher
 
@@ -64,6 +53,8 @@ log = logging.getLogger(__name__)
 
 
 class PlansightProtocol(LanguageServerProtocol):
+    _server: PlansightServer
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(
         self, params: types.InitializeParams
@@ -76,6 +67,14 @@ class PlansightProtocol(LanguageServerProtocol):
         result.capabilities.experimental = merged
         return result
 
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        # Instead of pygls's sys.exit from inside a handler: the server winds down in order.
+        if (user_handler := self.fm.features.get(types.EXIT)) is not None:
+            yield user_handler, args, None
+        asked = self._shutdown or self._server.shut_down  # shutdown may still be winding down
+        self._server.exit_requested(0 if asked else 1, client_gone=True)
+
 
 class PlansightServer(LanguageServer):
     def __init__(self) -> None:
@@ -86,230 +85,137 @@ class PlansightServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.session: Session | None = None
-        self.bridge: EditorBridge | None = None
-        self.diagnostics: ReminderDiagnostics | None = None
+        self.forwarder: EventForwarder | None = None
         self.run_progress: RunProgress | None = None
         self.watcher: WorkspaceWatcher | None = None
-        self.options = InitOptions()
         self.init_params: types.InitializeParams | None = None
-        self.wants_tool_input = False
-        self._pending_text: list[str] = []
+        self.shut_down = False
+        self.exit_requested = _not_serving
 
-    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """pygls's stdio server, reading with a loop that survives malformed input."""
-        self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        try:
-            asyncio.run(
-                read_messages(
-                    stdin or sys.stdin.buffer, self.protocol, self._stop_event, self.thread_pool
-                )
-            )
-        except BrokenPipeError:
-            log.error("the connection to the client is lost; shutting down")
-        except (KeyboardInterrupt, SystemExit):
-            pass
-        finally:
-            self.shutdown()  # type: ignore[no-untyped-call]
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> int:
+        """Serve the client on stdio until `exit`, the end of input or a signal: the exit code."""
+        return serve_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
 
     # Set-up ----------------------------------------------------------------------------
     def setup(self, params: types.InitializeParams) -> None:
         # The engine is imported here, after `initialize` was answered: the editor sees the
         # server ready sooner, and nothing it sends before `initialized` needs the engine.
+        from plansight.lsp.diagnostics import ReminderDiagnostics
+        from plansight.lsp.editor import EditorBridge, path_uri
+        from plansight.lsp.forwarding import EventForwarder
+        from plansight.lsp.progress import RunProgress
         from plansight.session import Session, SessionSettings
-        from plansight.storage import SessionStore, default_storage_dir
 
-        self.options = InitOptions.parse(params.initialization_options)
-        for problem in self.options.problems:
+        options = InitOptions.parse(params.initialization_options)
+        for problem in options.problems:
             log.warning("%s", problem)
         root = workspace_root(params)
-        self.bridge = EditorBridge(self, self.options)
-        settings = SessionSettings(
-            api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
-            base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
-        )
-        if timeout := api_timeout_from_env():
-            settings.timeout = timeout
-        if (model := self.options.model or os.environ.get("PLANSIGHT_MODEL")) is not None:
-            settings.model = model
-        if self.options.max_rounds is not None:
-            settings.max_rounds = self.options.max_rounds
-        if self.options.context_window is not None:
-            settings.context_window = self.options.context_window
-        if self.options.compact_at is not None:
-            settings.compact_at = self.options.compact_at
-        if self.options.thinking is not None:
-            from plansight.model import DEFAULT_THINKING_BUDGET, ThinkingOption
-
-            budget = self.options.thinking.budget_tokens or DEFAULT_THINKING_BUDGET
-            settings.thinking = ThinkingOption(budget)
-        storage = (
-            Path(self.options.storage_dir)
-            if self.options.storage_dir
-            else default_storage_dir(root)
-        )
-        self.session = Session(
+        settings = SessionSettings.from_options(options, os.environ)
+        bridge = EditorBridge(self, options)
+        session = Session(
             root,
             settings,
-            review=self.bridge.review,
-            approve=self.bridge.approve,
-            documents=self.bridge,
-            store=SessionStore(storage),
+            review=bridge.review,
+            approve=bridge.approve,
+            documents=bridge,
+            store=settings.store_for(root),
         )
-        self.wants_tool_input = self.bridge.client_offers("toolInputDelta")
-        self.diagnostics = ReminderDiagnostics(
-            self.session.root, self.text_document_publish_diagnostics, path_uri
+        self.session = session
+        forwarder = EventForwarder(
+            self.protocol.notify, tool_input=bridge.client_offers("toolInputDelta")
         )
-        self.run_progress = RunProgress(self)
-        self.session.events.subscribe(self.forward)
-        log.info("workspace %s, storage %s, model %s", root, storage, settings.model or "default")
+        self.forwarder = forwarder
+        self.run_progress = RunProgress(self, lambda: session.plan.state, session.cancel)
+        diagnostics = ReminderDiagnostics(
+            session.root, self.text_document_publish_diagnostics, path_uri, self.open_uri
+        )
+        for listener in (forwarder, self.run_progress, diagnostics):
+            session.events.subscribe(listener)
+        log.info(
+            "workspace %s, storage %s, model %s",
+            root,
+            session.store.directory if session.store else None,
+            settings.model.model or "default",
+        )
 
     def start_background(self) -> None:
         from plansight.watcher import WorkspaceWatcher
 
         session = self.require_session()
-        if session.restore():
-            self.protocol.notify(TODOS, session.plan.state.to_wire())
-            self.protocol.notify(SCRATCHPAD, {"content": session.scratchpad.content})
+        if session.restore() and self.forwarder is not None:
+            self.forwarder.send_state(session.plan.state, session.scratchpad.content)
         self.watcher = WorkspaceWatcher(session.root, session.files_changed)
         self.watcher.start()
-        threading.Thread(
-            target=remove_leftovers, args=(session.root,), name="plansight-cleanup", daemon=True
-        ).start()
+        # The SDK's import (and the leftovers' removal) in threads, once the watcher's first
+        # step has imported watchfiles: imports that run side by side slow each other down,
+        # and this one is on the event loop.
+        asyncio.get_running_loop().call_soon(session.start)
 
     def require_session(self) -> Session:
+        if self.shut_down:
+            raise JsonRpcException(message="The server is shutting down.", code=INVALID_REQUEST)
         if self.session is None:
-            raise JsonRpcException(message="The server is not initialized.", code=-32002)
+            raise JsonRpcException(
+                message="The server is not initialized.", code=SERVER_NOT_INITIALIZED
+            )
         return self.session
 
-    # Engine events → editor ------------------------------------------------------------
-    def forward(self, event: Event) -> None:
-        if isinstance(event, TextDelta):
-            # Chunks that arrive together go out as one notification (sent on the next turn of
-            # the event loop, or before any other event, so the order is kept).
-            if not self._pending_text:
-                asyncio.get_running_loop().call_soon(self._flush_text)
-            self._pending_text.append(event.text)
-            return
-        self._flush_text()
-        if isinstance(event, PlanChanged):
-            self.protocol.notify(TODOS, event.state.to_wire())
-            if self.run_progress is not None:
-                self.run_progress.report(event.state)
-        elif isinstance(event, ScratchpadChanged):
-            self.protocol.notify(SCRATCHPAD, {"content": event.content})
-        elif isinstance(event, Reminder) and self.diagnostics is not None:
-            self.diagnostics.show(event, self.fallback_uri())
-        elif isinstance(event, ReminderCleared) and self.diagnostics is not None:
-            self.diagnostics.clear()
-        if isinstance(event, ToolInputDelta) and not self.wants_tool_input:
-            return  # a notification per streamed chunk: only for clients that render it
-        payload = event_payload(event)
-        if payload is not None:
-            self.protocol.notify(EVENT, payload)
-
-    def _flush_text(self) -> None:
-        if self._pending_text:
-            text = "".join(self._pending_text)
-            self._pending_text.clear()
-            self.protocol.notify(EVENT, {"type": "textDelta", "text": text})
-
-    def fallback_uri(self) -> str | None:
+    def open_uri(self) -> str | None:
         """Where a reminder goes when the agent has touched no file yet: an open document."""
         return next(iter(self.workspace.text_documents), None)
 
     # Requests --------------------------------------------------------------------------
     async def run(self, prompt: str, new_session: bool) -> dict[str, Any]:
-        from plansight.session import SessionBusy
-
         session = self.require_session()
-        if session.running:
-            raise JsonRpcException(
-                message="A Plansight run is already in progress.", code=REQUEST_FAILED
-            )
-        assert self.run_progress is not None
-        unsubscribe = session.events.subscribe(self._progress_end)
-        try:
-            await self.run_progress.begin(session.plan.state)
-            result: RunResult = await session.run(prompt, new_session=new_session)
-            return result.to_wire()
-        except SessionBusy as err:
-            raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
-        finally:
-            unsubscribe()
-            self.run_progress.end("")
+        with engine_errors():
+            result = await session.run(prompt, new_session=new_session)
+        return result.to_wire()
 
-    def _progress_end(self, event: Event) -> None:
-        if isinstance(event, RunFinished) and self.run_progress is not None:
-            self.run_progress.end(event.result.status)
-
-    def edit_plan(self, items: Any, version: Any) -> dict[str, Any]:
+    def edit_plan(self, items: Any, version: int | None) -> dict[str, Any]:
         session = self.require_session()
-        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-            raise JsonRpcException(
-                message="'version' must be a whole number (the plan's version).",
-                code=INVALID_PARAMS,
-            )
-        try:
-            state = session.edit_plan(to_plain(items), version)
-        except StalePlanError as err:
-            raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
-        except PlanError as err:
-            raise JsonRpcException(message=str(err), code=INVALID_PARAMS) from err
-        return state.to_wire()
-
-    async def compact(self) -> dict[str, int]:
-        from plansight.model import ModelError
-        from plansight.session import SessionBusy
-
-        session = self.require_session()
-        try:
-            result = await session.compact()
-        except SessionBusy as err:
-            raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
-        except ModelError as err:
-            raise JsonRpcException(
-                message=f"Compaction failed: {err}", code=REQUEST_FAILED
-            ) from err
-        return {"beforeTokens": result.before_tokens, "afterTokens": result.after_tokens}
+        with engine_errors():
+            return session.edit_plan(to_plain(items), version).to_wire()
 
     def reset(self) -> None:
         session = self.require_session()
-        if session.running:
-            raise JsonRpcException(
-                message="A Plansight run is in progress; cancel it before resetting.",
-                code=REQUEST_FAILED,
-            )
-        session.reset()
+        with engine_errors():
+            session.reset()
 
-    async def shutdown_background(self) -> None:
+    async def compact(self) -> dict[str, int]:
+        session = self.require_session()
+        with engine_errors("Compaction failed: "):
+            result = await session.compact()
+        return {"beforeTokens": result.before_tokens, "afterTokens": result.after_tokens}
+
+    async def stop(self) -> None:
+        """End the run in progress, close the model's connections and stop watching."""
+        if self.session is not None:
+            await self.session.close()
         if self.watcher is not None:
             await self.watcher.stop()
+            self.watcher = None
 
 
-def remove_leftovers(root: Path) -> None:
-    """The temporary files of writes a killed server never finished (off the event loop)."""
-    from plansight.atomic import remove_leftovers as remove_temp_files
-    from plansight.watcher import IGNORED_DIRS
+@contextmanager
+def engine_errors(model_failed: str = "") -> Iterator[None]:
+    """The engine's refusals as the JSON-RPC errors the protocol gives them (a failed model
+    request, outside a run, with its message after `model_failed`)."""
+    from plansight.model import ModelError
+    from plansight.plan import PlanError, StalePlanError
+    from plansight.session import SessionBusy
 
     try:
-        removed = remove_temp_files(root, IGNORED_DIRS)
-    except Exception:
-        log.exception("could not look for temporary files left by an interrupted write")
-        return
-    if removed:
-        log.info("removed %d temporary files left by an interrupted write", len(removed))
+        yield
+    except (SessionBusy, StalePlanError) as err:
+        raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
+    except PlanError as err:
+        raise JsonRpcException(message=str(err), code=INVALID_PARAMS) from err
+    except ModelError as err:
+        raise JsonRpcException(message=f"{model_failed}{err}", code=REQUEST_FAILED) from err
 
 
-def api_timeout_from_env() -> float | None:
-    """PLANSIGHT_API_TIMEOUT: seconds before one model request counts as hung."""
-    raw = os.environ.get("PLANSIGHT_API_TIMEOUT")
-    try:
-        value = float(raw) if raw else None
-    except ValueError:
-        log.warning("ignoring PLANSIGHT_API_TIMEOUT=%r: not a number", raw)
-        return None
-    return value if value and value > 0 else None
+def _not_serving(code: int, *, client_gone: bool = False) -> None:
+    log.warning("exit requested (%d) but the server is not serving", code)
 
 
 def workspace_root(params: types.InitializeParams) -> Path:
@@ -322,6 +228,10 @@ def workspace_root(params: types.InitializeParams) -> Path:
     if params.root_path:
         return Path(params.root_path)
     return Path.cwd()
+
+
+def invalid_params(message: str) -> JsonRpcException:
+    return JsonRpcException(message=message, code=INVALID_PARAMS)
 
 
 def create_server() -> PlansightServer:
@@ -339,21 +249,19 @@ def create_server() -> PlansightServer:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: PlansightServer, params: Any) -> None:
-        await ls.shutdown_background()
+        ls.shut_down = True
+        await ls.stop()
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def cancel_progress(ls: PlansightServer, params: types.WorkDoneProgressCancelParams) -> None:
-        # The progress's cancel button means the same as $/cancelRequest on the run.
-        if ls.run_progress is not None and params.token == ls.run_progress.token:
-            ls.require_session().cancel()
+        if ls.run_progress is not None:
+            ls.run_progress.cancel(params.token)
 
     @server.feature(RUN)
     async def run(ls: PlansightServer, params: Any) -> dict[str, Any]:
         prompt = field_of(params, "prompt")
         if not isinstance(prompt, str) or not prompt.strip():
-            raise JsonRpcException(
-                message="'prompt' must be a non-empty string.", code=INVALID_PARAMS
-            )
+            raise invalid_params("'prompt' must be a non-empty string.")
         return await ls.run(prompt, field_of(params, "newSession") is True)
 
     @server.feature(STATE)
@@ -362,7 +270,10 @@ def create_server() -> PlansightServer:
 
     @server.feature(EDIT_PLAN)
     def edit_plan(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        return ls.edit_plan(field_of(params, "items"), field_of(params, "version"))
+        version = field_of(params, "version")
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise invalid_params("'version' must be a whole number (the plan's version).")
+        return ls.edit_plan(field_of(params, "items"), version)
 
     @server.feature(RESET)
     def reset(ls: PlansightServer, params: Any) -> None:
@@ -382,12 +293,10 @@ def serve() -> None:
     )
     for noisy in ("pygls", "httpx2", "httpcore2", "anthropic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    asyncio.set_event_loop(asyncio.new_event_loop())
     server = create_server()
     logging.getLogger().addHandler(LogMessageHandler(server, logging.INFO))
-    server.start_io()
-    # Everything is saved as it happens; skip the slow teardown of the SDK's objects at exit.
+    code = server.start_io()
+    # Everything is saved as it happens; skip the slow teardown of the SDK's objects at exit,
+    # and the join of the thread still blocked reading stdin.
     logging.shutdown()
-    with suppress(ValueError, OSError):  # `exit` closes stdout
-        sys.stdout.flush()
-    os._exit(0)
+    os._exit(code)
