@@ -26,6 +26,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "context": "bench.context",
         "long": "bench.long_session",
         "checkpoints": "bench.checkpoints",
+        "lifecycle": "bench.lifecycle",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).
