@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,17 +22,11 @@ from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 
+from conftest import PATIENCE, wait_until
 from lsp_harness import plain, server_env
 
-PATIENCE = 60.0  # seconds before a wait counts as a hang; never a speed requirement
 NOISE = ("Traceback", "ERROR", "WARNING", "InvalidStateError", "never retrieved", "unknown")
 CANCELLED_TOOL = "Cancelled by the user before this tool call finished."
-
-
-async def until(predicate: Callable[[], bool]) -> None:
-    async with asyncio.timeout(PATIENCE):
-        while not predicate():
-            await asyncio.sleep(0.01)
 
 
 @dataclass
@@ -171,7 +164,7 @@ async def test_a_cancelled_run_withdraws_its_pending_request(
         run = asyncio.wrap_future(
             client.protocol.send_request("plansight/run", {"prompt": "Go"}, msg_id=run_id)
         )
-        await until(lambda: len(asked.ids) == 1)
+        await wait_until(lambda: len(asked.ids) == 1, "the request reaches the editor")
         client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=run_id))
         try:
             result = plain(await run)
@@ -180,10 +173,12 @@ async def test_a_cancelled_run_withdraws_its_pending_request(
             assert getattr(err, "code", None) == -32800, err
 
         # The editor is told, with the id of the request it was asked.
-        await until(lambda: editor.cancels == asked.ids)
+        await wait_until(lambda: editor.cancels == asked.ids, "$/cancelRequest for it")
         if not honour_cancel:
             asked.release.set()  # the user clicks Accept on a review that is already gone
-        await until(lambda: asked.ids[0] not in client.protocol._request_futures)
+        await wait_until(
+            lambda: asked.ids[0] not in client.protocol._request_futures, "the editor's answer sent"
+        )
 
         # Whatever came back, nothing was written or run, and the session is idle.
         state = plain(await client.protocol.send_request_async("plansight/state", {}))

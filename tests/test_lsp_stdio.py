@@ -24,9 +24,9 @@ from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 
+from conftest import PATIENCE, wait_until
 from lsp_harness import server_env
 
-PATIENCE = 60.0  # seconds before a wait counts as a hang; never a speed requirement
 QUIET_BREAKERS = ("Traceback", "ERROR", "Error sending data", "closed file", "Fatal Python error")
 
 
@@ -178,12 +178,6 @@ def process_gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] == "Z"  # a zombie has ended too
 
 
-async def until(predicate: Callable[[], bool]) -> None:
-    async with asyncio.timeout(PATIENCE):
-        while not predicate():
-            await asyncio.sleep(0.02)
-
-
 SLEEPER = "echo $$ > sleeper.pid; sleep 600"
 
 
@@ -192,7 +186,9 @@ async def start_run_in_a_command(server: StdioServer, root: Path, api: FakeMessa
     api.push(tool("bash", {"command": SLEEPER}), text("unreachable"))
     await server.start_request("plansight/run", {"prompt": "Sleep"})
     pid_file = root / "sleeper.pid"
-    await until(lambda: pid_file.exists() and pid_file.read_text().strip().isdigit())
+    await wait_until(
+        lambda: pid_file.exists() and pid_file.read_text().strip().isdigit(), "the command runs"
+    )
     return int(pid_file.read_text())
 
 
@@ -210,7 +206,7 @@ async def test_shutdown_then_exit_during_a_run_ends_it_and_exits_quietly(
     await server.start(hello_workspace, tmp_path / "state", fake_api)
     fake_api.push(tool("read_file", {"path": "hello.py"}), Hang(120))
     run_id = await server.start_request("plansight/run", {"prompt": "Read it"})
-    await until(lambda: len(fake_api.message_requests) == 2)  # the model stream hangs now
+    await wait_until(lambda: len(fake_api.message_requests) == 2, "the model stream hangs")
 
     shutdown_id = await server.start_request("shutdown")
     if wait_for_shutdown:
@@ -236,7 +232,7 @@ async def test_exit_during_a_command_kills_it_and_exits_quietly(
     sleeper = await start_run_in_a_command(server, hello_workspace, fake_api)
     await server.notify("exit")  # no shutdown first: exit code 1, as LSP says
     assert await server.exited() == 1
-    await until(lambda: process_gone(sleeper))
+    await wait_until(lambda: process_gone(sleeper), "the command killed")
     server.assert_quiet()
 
 
@@ -248,7 +244,7 @@ async def test_the_end_of_input_during_a_run_ends_it_and_the_server(
     assert server.proc is not None and server.proc.stdin is not None
     server.proc.stdin.close()  # the editor died
     assert await server.exited() == 0
-    await until(lambda: process_gone(sleeper))
+    await wait_until(lambda: process_gone(sleeper), "the command killed")
     server.assert_quiet()
 
 
@@ -263,7 +259,7 @@ async def test_ctrl_c_during_a_run_cancels_it_and_exits_cleanly(
     finished = await server.wait_for(is_event("runFinished"))
     assert finished["params"]["result"]["status"] == "cancelled"
     assert await server.exited() == 130
-    await until(lambda: process_gone(sleeper))
+    await wait_until(lambda: process_gone(sleeper), "the command killed")
     server.assert_quiet()
     # The conversation was saved consistent: the command's call has its (cancelled) result.
     lines = (tmp_path / "state" / "conversation.jsonl").read_text().splitlines()

@@ -6,7 +6,6 @@ import asyncio
 import logging
 import os
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +21,7 @@ from plansight.protocol import InitOptions, Thinking
 from plansight.session import DEFAULT_MAX_ROUNDS, Session, SessionBusy, SessionSettings
 from plansight.storage import default_storage_dir
 
-from conftest import make_session
-
-PATIENCE = 60.0  # seconds before a wait counts as a hang; never a speed requirement
-
-
-async def until(predicate: Callable[[], bool], what: str) -> None:
-    async with asyncio.timeout(PATIENCE):
-        while not predicate():
-            await asyncio.sleep(0.01)
+from conftest import make_session, wait_until
 
 
 def collect(session: Session) -> list[Event]:
@@ -47,7 +38,7 @@ async def start_hanging_run(session: Session, api: FakeMessagesAPI) -> asyncio.T
     """A run whose plan is set and whose second model request hangs."""
     api.push(tool("todo", plan(("1", "Add hints", "in_progress"))), Hang(60))
     run = asyncio.create_task(session.run("Add type hints"))
-    await until(lambda: len(api.message_requests) == 2, "the second model request")
+    await wait_until(lambda: len(api.message_requests) == 2, "the second model request")
     return run
 
 
@@ -228,7 +219,7 @@ async def test_start_removes_the_temporary_files_of_a_killed_writer(tmp_path: Pa
 
     session = Session(root, SessionSettings())
     session.start()  # off the caller's thread
-    await until(lambda: not killed.exists(), "the killed writer's temporary file removed")
+    await wait_until(lambda: not killed.exists(), "the killed writer's temporary file removed")
     assert ours.exists() and ignored.exists()
     assert (root / "pkg" / "mod.py").read_text() == "print('intact')\n"
     await session.close()
