@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from plansight.compactor import CompactionSettings
 from plansight.events import Event, PlanChanged, RunFinished, RunStarted
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.compactor import CompactionSettings
 from plansight.model import ModelSettings, ThinkingOption
 from plansight.protocol import InitOptions, Thinking
 from plansight.session import DEFAULT_MAX_ROUNDS, Session, SessionBusy, SessionSettings
