@@ -20,8 +20,8 @@ def tool_result_block(tool_use_id: str, content: str, is_error: bool) -> Block:
 
 
 class Conversation:
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
+    def __init__(self, messages: list[Message] | None = None) -> None:
+        self.messages: list[Message] = messages if messages is not None else []
 
     def clear(self) -> None:
         self.messages.clear()
