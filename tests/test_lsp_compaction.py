@@ -168,7 +168,10 @@ async def test_kill_9_during_compactions_leaves_a_whole_conversation(
             _, running = handle.start_request("plansight/run", {"prompt": f"Go on ({kill_number})"})
             # Some requests into the run (compactions happen between them), then a moment more.
             wanted = answered + rng.randint(1, 3)
-            await handle.recorder.wait_for(lambda n=wanted: len(api.message_requests) >= n, 60)
+            # (or the run ends first: the script may be nearly used up by earlier runs)
+            await handle.recorder.wait_for(
+                lambda n=wanted, r=running: len(api.message_requests) >= n or r.done(), 60
+            )
             await asyncio.sleep(rng.uniform(0.0, 0.3))
             await kill(handle)
             running.cancel()
