@@ -18,7 +18,16 @@ from typing import Any
 import pytest
 
 from plansight.fakeapi import FakeMessagesAPI
-from plansight.hooks import ApproveHook, ReviewHook, accept_all_edits, approve_all_commands
+from plansight.hooks import (
+    ApproveHook,
+    AskHook,
+    PlanReviewHook,
+    ReviewHook,
+    accept_all_edits,
+    approve_all_commands,
+    approve_all_plans,
+    dismiss_all_questions,
+)
 from plansight.model import ModelSettings
 from plansight.session import Session, SessionSettings
 from plansight.storage import SessionStore
@@ -114,6 +123,8 @@ def make_session(
     store: SessionStore | None = None,
     review: ReviewHook | None = None,
     approve: ApproveHook | None = None,
+    review_plan: PlanReviewHook | None = None,
+    ask: AskHook | None = None,
 ) -> Session:
     settings = SessionSettings(
         ModelSettings(model="claude-sonnet-5-5", api_key="test-key", base_url=api.base_url),
@@ -124,6 +135,8 @@ def make_session(
         settings,
         review=review or accept_all_edits,
         approve=approve or approve_all_commands,
+        review_plan=review_plan or approve_all_plans,
+        ask=ask or dismiss_all_questions,
         store=store,
     )
 

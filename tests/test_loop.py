@@ -57,6 +57,8 @@ async def test_a_simple_run_streams_text_and_ends_done(
         "todo",
         "read_scratchpad",
         "write_scratchpad",
+        "submit_plan",
+        "ask_user",
     }
     assert "todo" in body["system"][0]["text"]
     assert result.usage.output_tokens > 0

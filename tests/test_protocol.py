@@ -109,7 +109,14 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
     result = events.RunResult("error", "It failed.", 3, events.Usage(5, 6, 7, 8), error="boom")
     location = events.Location("hello.py", 2, 4)
     cases: list[tuple[Any, dict[str, Any]]] = [
-        (events.RunStarted("Refactor"), {"type": "runStarted", "prompt": "Refactor"}),
+        (
+            events.RunStarted("Refactor"),
+            {"type": "runStarted", "prompt": "Refactor", "mode": "act"},
+        ),
+        (
+            events.RunStarted("Step 3", "plan", "3"),
+            {"type": "runStarted", "prompt": "Step 3", "mode": "plan", "todoId": "3"},
+        ),
         (events.TextDelta("Hi"), {"type": "textDelta", "text": "Hi"}),
         (
             events.ToolCall("t1", "read_file", {"path": "a.py", "old_text": "x"}),

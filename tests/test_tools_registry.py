@@ -57,6 +57,8 @@ def test_every_tool_is_defined_once_with_its_schema() -> None:
         "todo",
         "read_scratchpad",
         "write_scratchpad",
+        "submit_plan",
+        "ask_user",
     ]
     for definition in definitions:
         assert set(definition) == {"name", "description", "input_schema"}

@@ -74,6 +74,8 @@ class Location:
 @dataclass(frozen=True)
 class RunStarted:
     prompt: str
+    mode: str = "act"  # "plan": the run plans first (version 2)
+    todo_id: str | None = None  # the plan item a focused run works on (version 2)
     type: str = "runStarted"
 
 

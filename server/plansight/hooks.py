@@ -1,4 +1,5 @@
-"""What the engine asks of whoever embeds it: edit review, command approval, open documents.
+"""What the engine asks of whoever embeds it: edit review, command approval, plan review,
+questions to the user, open documents.
 
 The language server implements these with editor requests; tests and the terminal
 client implement them directly. The engine never knows which.
@@ -9,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Literal, Protocol
+
+from plansight.plan import TodoState
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,54 @@ class CommandDecision:
     feedback: str | None = None
 
 
+@dataclass(frozen=True)
+class PlanProposal:
+    """The plan the model submitted (`submit_plan`), for the user to approve."""
+
+    todos: TodoState
+    summary: str
+    scratchpad: str
+    # Why the user's last answer was refused (their edited plan broke a rule), when it was.
+    problem: str | None = None
+
+
+PlanVerdict = Literal["approve", "revise", "cancel"]
+
+
+@dataclass(frozen=True)
+class PlanDecision:
+    decision: PlanVerdict
+    feedback: str | None = None
+    # The plan as the user edited it (raw items, validated by the todo rules), or None.
+    items: Any = None
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question only the user can answer (`ask_user`)."""
+
+    question: str
+    options: tuple[str, ...] = ()
+    multi_select: bool = False
+
+
+@dataclass(frozen=True)
+class UserAnswer:
+    answer: str | None = None  # a single choice or free text
+    answers: tuple[str, ...] = ()  # the choices of a multi-select question
+    dismissed: bool = False
+
+    @property
+    def given(self) -> bool:
+        return not self.dismissed and (
+            bool(self.answers) or bool(self.answer and self.answer.strip())
+        )
+
+
 ReviewHook = Callable[[EditProposal], Awaitable[EditDecision]]
 ApproveHook = Callable[[CommandRequest], Awaitable[CommandDecision]]
+PlanReviewHook = Callable[[PlanProposal], Awaitable[PlanDecision]]
+AskHook = Callable[[Question], Awaitable[UserAnswer]]
 
 
 class DocumentSource(Protocol):
@@ -69,3 +118,11 @@ async def refuse_all_commands(request: CommandRequest) -> CommandDecision:
     return CommandDecision(
         approved=False, feedback="Commands are not allowed without approval in this client."
     )
+
+
+async def approve_all_plans(proposal: PlanProposal) -> PlanDecision:
+    return PlanDecision("approve")
+
+
+async def dismiss_all_questions(question: Question) -> UserAnswer:
+    return UserAnswer(dismissed=True)

@@ -1,4 +1,10 @@
-"""The agent loop: model round, tools, reminders, done gate; reported as events, no LSP here."""
+"""The agent loop: model round, tools, reminders, done gate; reported as events, no LSP here.
+
+The run's mode and focus (`ctx.run`, a `plansight.planmode.RunState`) decide what follows the
+prompt in its first message, what the model hears when it ends its turn (the done gate, or in
+plan mode the request to submit), and whether the run ends after a round's tools (a tool that
+ends it: the user cancelled the plan).
+"""
 
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ from plansight.events import (
     Usage,
 )
 from plansight.model import THINKING_TYPES, ModelClient, ModelError, ModelTurn
-from plansight.plan import TodoItem
+from plansight.planmode import ENDED_TEXT
 from plansight.reminders import ReminderCounter
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import PreviewStream, ToolRegistry
@@ -49,15 +55,6 @@ def cut_tool_text(names: list[str]) -> str:
         f"writing a call to {calls}; that call was not run. Continue in smaller steps: split "
         "large content over several calls (for example write a file in parts, or make several "
         "smaller edits).</output-cut>"
-    )
-
-
-def done_gate_text(open_items: list[TodoItem]) -> str:
-    listed = "\n".join(f"#{item.id}: {item.text} ({item.status})" for item in open_items)
-    return (
-        "Your plan still has open items:\n"
-        f"{listed}\n"
-        "Finish them, mark them cancelled, or explain to the user why they stay open."
     )
 
 
@@ -120,18 +117,22 @@ class AgentLoop:
 
     async def run(self, prompt: str) -> RunResult:
         """Run until the model is done, the round limit, an API error; cancel via the task."""
-        self.events.emit(RunStarted(prompt))
+        run = self.ctx.run
+        self.events.emit(RunStarted(prompt, run.mode, run.focus.id if run.focus else None))
         self.prompt = prompt
         usage = Usage()
         rounds = 0
         counter = ReminderCounter()
-        gate_used = False
         cuts = 0  # text answers cut by max_tokens in a row
         answer: list[str] = []  # the answer's text over the turns it took (paused, cut)
         self._reminding = False
         self.conversation.repair(CANCELLED_TOOL)
         opened_at = len(self.conversation.messages)
-        self.conversation.add_user([text_block(prompt), *self.notices.drain(self.ctx)])
+        # After the prompt: what the run's mode and focus say (plan mode, the focused item).
+        run_texts = [text_block(text) for text in run.opening(self.ctx.plan.state)]
+        self.conversation.add_user(
+            [text_block(prompt), *run_texts, *self.notices.drain(self.ctx)]
+        )
         # The run's own opening message (None when it joined a trailing user message); a
         # compaction keeps the last round's messages as the same objects.
         opening = (
@@ -199,16 +200,23 @@ class AgentLoop:
                     self._changed()
                     continue
                 if not tool_uses:
-                    open_items = self.ctx.plan.state.open_items
-                    if open_items and not gate_used:
-                        gate_used = True
-                        gate = [text_block(done_gate_text(open_items))]
-                        self.conversation.add_user([*self.notices.drain(self.ctx), *gate])
+                    # The done gate, or in plan mode the request to submit: once per run.
+                    nudge = self.ctx.run.end_of_turn(self.ctx.plan.state)
+                    if nudge is not None:
+                        self.conversation.add_user(
+                            [*self.notices.drain(self.ctx), text_block(nudge)]
+                        )
                         self._changed()
                         answer.clear()
                         continue
                     return self._finish("done", "".join(answer), rounds, usage)
                 results = await self._run_tools(tool_uses)
+                if self.ctx.run.ended is not None:
+                    # A tool ended the run (the user cancelled the plan): its results are kept,
+                    # and the model reads them with the next run's prompt.
+                    self.conversation.add_user(results)
+                    self._changed()
+                    return self._finish("done", self.ctx.run.ended, rounds, usage)
                 plan_updated = self.ctx.plan.model_updates != plan_updates_before
                 reminder = counter.end_round(plan_updated)
                 tail = self.notices.drain(self.ctx)
@@ -311,6 +319,9 @@ class AgentLoop:
         results: list[Block] = []
         try:
             for use in tool_uses:
+                if self.ctx.run.ended is not None:
+                    results.append(tool_result_block(use["id"], ENDED_TEXT, True))
+                    continue
                 tool_input = use.get("input")
                 self.events.emit(
                     ToolCall(

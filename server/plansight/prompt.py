@@ -1,4 +1,9 @@
-"""The system prompt, in our own words."""
+"""The system prompt, in our own words.
+
+It is the same for every run (plan or act mode, focused or not): the cached prompt prefix
+depends on it. What differs between runs goes in their messages (`plansight.planmode`). Its
+wording is kept under test (fixtures/prompt/system_prompt.txt): a change shows in a review.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +26,23 @@ on a rejected edit seriously.
 whole files. Paths are relative to the workspace root.
 - Before you finish, verify your work: run the tests where there are tests, and fix what fails.
 - Finish with a short summary for the user of what changed and anything left open.
+
+Plan mode and focused runs:
+- A run may start in plan mode (its first message says so). Then research and plan, and \
+change nothing: read and search the workspace, write the plan with todo and your approach \
+with write_scratchpad. write_file, edit_file and bash are refused until the user approves. \
+When the plan is ready, call submit_plan with a short summary. The user approves it (then \
+carry it out as they left it: they may have edited, added, removed or reordered items), asks \
+for changes (revise the plan and submit it again) or cancels (stop there).
+- Outside plan mode there is nothing to submit: write your plan and work on it.
+- A run may be focused on one plan item (its first message names it). Work on that item only \
+and leave the others as they are.
+
+When to ask: call ask_user only for what you cannot find out yourself and what changes what \
+you do: a choice between approaches, a missing requirement, the user's preference. Give \
+options when there are a few clear answers. Never ask for permission to edit or run a command \
+(the user reviews each one anyway), nor for facts the workspace can tell you. If the user \
+dismisses a question, decide yourself and say what you decided.
 """
 
 

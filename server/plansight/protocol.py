@@ -169,7 +169,7 @@ class EventSpec:
 
 
 EVENTS: tuple[EventSpec, ...] = (
-    EventSpec("runStarted", "prompt", 1, True),
+    EventSpec("runStarted", "prompt, mode?, todoId?", 1, True),
     EventSpec("textDelta", "text", 1, True),
     EventSpec("toolCall", "id, name, input", 1, True),
     EventSpec("toolResult", "id, name, isError, summary", 1, True),

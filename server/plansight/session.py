@@ -40,9 +40,13 @@ from plansight.events import (
 )
 from plansight.hooks import (
     ApproveHook,
+    AskHook,
     DocumentSource,
+    PlanReviewHook,
     ReviewHook,
     accept_all_edits,
+    approve_all_plans,
+    dismiss_all_questions,
     refuse_all_commands,
 )
 from plansight.loop import AgentLoop, Notices
@@ -54,6 +58,7 @@ from plansight.model import (
     ThinkingOption,
 )
 from plansight.plan import Plan, TodoItem, TodoState
+from plansight.planmode import RunMode, RunState
 from plansight.prompt import system_prompt
 from plansight.protocol import InitOptions
 from plansight.scratchpad import Scratchpad
@@ -133,6 +138,8 @@ class Session:
         *,
         review: ReviewHook = accept_all_edits,
         approve: ApproveHook = refuse_all_commands,
+        review_plan: PlanReviewHook = approve_all_plans,
+        ask: AskHook = dismiss_all_questions,
         documents: DocumentSource | None = None,
         store: SessionStore | None = None,
     ) -> None:
@@ -153,6 +160,8 @@ class Session:
             review=review,
             approve=approve,
             events=self.events,
+            review_plan=review_plan,
+            ask=ask,
         )
         self.store = store
         self.compactor = Compactor(
@@ -193,11 +202,28 @@ class Session:
         if self.running:
             raise SessionBusy(f"A Plansight run is already in progress; cancel it before {doing}.")
 
-    async def run(self, prompt: str, new_session: bool = False) -> RunResult:
-        """One run; cancel the calling task to stop it (the conversation stays consistent)."""
+    async def run(
+        self,
+        prompt: str,
+        new_session: bool = False,
+        *,
+        mode: RunMode = "act",
+        todo_id: str | None = None,
+    ) -> RunResult:
+        """One run; cancel the calling task to stop it (the conversation stays consistent).
+
+        `mode="plan"`: plan first, act once the user approves (`plansight.planmode`).
+        `todo_id`: work on that plan item only; UnknownTodo (nothing changed) when the plan,
+        as the run would see it, has no such item.
+        """
         self._refuse_if_running("starting another")
+        # Checked before a new session clears the plan: a refused run changes nothing.
+        run_state = RunState.start(
+            mode, todo_id, TodoState((), 0, "user") if new_session else self.plan.state
+        )
         if new_session:
             self._clear()
+        self.ctx.run = run_state
         loop = AgentLoop(
             model=self.model,
             tools=self.tools,

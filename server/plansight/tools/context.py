@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from plansight.events import EventBus, Location
-from plansight.hooks import ApproveHook, ReviewHook
+from plansight.hooks import (
+    ApproveHook,
+    AskHook,
+    PlanReviewHook,
+    ReviewHook,
+    approve_all_plans,
+    dismiss_all_questions,
+)
 from plansight.plan import Plan
+from plansight.planmode import RunState
 from plansight.scratchpad import Scratchpad
 from plansight.tools.registry import ToolError
 from plansight.workspace import Workspace, WorkspaceError
@@ -22,6 +30,10 @@ class ToolContext:
     review: ReviewHook
     approve: ApproveHook
     events: EventBus
+    review_plan: PlanReviewHook = approve_all_plans
+    ask: AskHook = dismiss_all_questions
+    # The run in progress (the last one between runs): its mode and focus.
+    run: RunState = field(default_factory=RunState)
     # The document and lines the agent last read or edited: where a reminder is shown.
     last_location: Location | None = None
 

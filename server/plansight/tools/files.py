@@ -252,6 +252,7 @@ WRITE_FILE = Tool(
         "required": ["path", "content"],
     },
     handler=write_file,
+    changes_workspace=True,
 )
 
 
@@ -374,6 +375,7 @@ EDIT_FILE = Tool(
         "required": ["path", "old_text", "new_text"],
     },
     handler=edit_file,
+    changes_workspace=True,
 )
 
 

@@ -47,6 +47,8 @@ class Tool:
     summarize: Summarizer | None = None
     # Results that compaction never clears: they hold the plan and the notes the model keeps.
     keeps_results: bool = False
+    # It writes files or runs commands: refused while a plan awaits approval (plan mode).
+    changes_workspace: bool = False
 
     def definition(self) -> dict[str, Any]:
         return {
@@ -126,6 +128,9 @@ class ToolRegistry:
             return ToolOutcome(f"Unknown tool {name!r}. Available tools: {known}.", True)
         if not isinstance(tool_input, dict):
             return ToolOutcome(f"{name}: the input must be a JSON object.", True)
+        refusal = ctx.run.refusal(name, tool.changes_workspace)
+        if refusal is not None:
+            return ToolOutcome(refusal, True)
         try:
             return ToolOutcome(await tool.handler(ctx, tool_input), False)
         except ToolError as err:

@@ -268,6 +268,7 @@ BASH = Tool(
     },
     handler=bash,
     summarize=command_summary,
+    changes_workspace=True,
 )
 
 

@@ -1,0 +1,172 @@
+"""The tools that turn to the user: submit_plan (approve the plan) and ask_user (a question).
+
+Both are offered in every run and in both modes, so the tool list never changes. submit_plan
+works in plan mode only: the user approves the plan (the run goes on in act mode, on the plan
+as the user left it), asks for a revision (their feedback is the result) or cancels (the run
+ends, the plan kept). An edited plan from the user obeys the todo rules; one that breaks them
+is refused and the user asked again, with the rule it broke, at most `MAX_PLAN_REVIEWS` times.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plansight.events import PlanChanged
+from plansight.hooks import PlanDecision, PlanProposal, Question, UserAnswer
+from plansight.plan import PlanError, TodoState
+from plansight.planmode import (
+    CANCELLED_PLAN_RESULT,
+    CANCELLED_PLAN_TEXT,
+    DISMISSED_TEXT,
+    EMPTY_PLAN_TEXT,
+    NOT_IN_PLAN_MODE_TEXT,
+    approved_text,
+    invalid_plan_result,
+    revise_text,
+)
+from plansight.tools.context import ToolContext
+from plansight.tools.registry import Tool, ToolError, require_str
+
+MAX_PLAN_REVIEWS = 3  # answers with an invalid edited plan before the review gives up
+
+
+# ----- submit_plan -------------------------------------------------------------------------------
+
+
+async def submit_plan(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
+    if not ctx.run.planning:
+        raise ToolError(NOT_IN_PLAN_MODE_TEXT)
+    summary = require_str(tool_input, "summary", allow_empty=False).strip()
+    if not ctx.plan.state.items:
+        raise ToolError(EMPTY_PLAN_TEXT)
+    problem: str | None = None
+    for _ in range(MAX_PLAN_REVIEWS):
+        decision = await ctx.review_plan(
+            PlanProposal(ctx.plan.state, summary, ctx.scratchpad.content, problem)
+        )
+        if decision.decision == "cancel":
+            ctx.run.end(CANCELLED_PLAN_RESULT)
+            return CANCELLED_PLAN_TEXT
+        try:
+            edited = _apply_items(ctx, decision)
+        except PlanError as err:
+            problem = f"Your edited plan was not accepted: {err}"
+            continue
+        state = ctx.plan.state
+        if decision.decision == "approve":
+            ctx.run.approve()
+            return approved_text(state, edited)
+        return revise_text(decision.feedback, state, edited)
+    assert problem is not None
+    ended = invalid_plan_result(problem)
+    ctx.run.end(ended)
+    return ended
+
+
+def _apply_items(ctx: ToolContext, decision: PlanDecision) -> bool:
+    """The user's edited plan replaces the model's (the todo rules apply): True if it changed."""
+    if decision.items is None:
+        return False
+    before = ctx.plan.state
+    state = ctx.plan.update_from_user(decision.items)
+    ctx.events.emit(PlanChanged(state))
+    return _items_differ(before, state)
+
+
+def _items_differ(before: TodoState, after: TodoState) -> bool:
+    def key(state: TodoState) -> list[tuple[str, str, str]]:
+        return [(item.id, item.text, item.status) for item in state.items]
+
+    return key(before) != key(after)
+
+
+SUBMIT_PLAN = Tool(
+    name="submit_plan",
+    description=(
+        "Plan mode only: ask the user to approve your current plan (what you wrote with todo; "
+        "your scratchpad is shown with it). The user approves it (the run goes on in act mode "
+        "on the plan as they left it, possibly edited), asks for changes (their feedback is the "
+        "result: revise and submit again), or cancels (the run ends). summary: what you will "
+        "do and why, in a few sentences, for the user."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "summary": {
+                "type": "string",
+                "description": "The plan's summary for the user: approach, risks, what changes.",
+            }
+        },
+        "required": ["summary"],
+    },
+    handler=submit_plan,
+)
+
+
+# ----- ask_user ----------------------------------------------------------------------------------
+
+
+def _options(tool_input: dict[str, Any]) -> tuple[str, ...]:
+    raw = tool_input.get("options")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(o, str) and o.strip() for o in raw):
+        raise ToolError("'options' must be a list of non-empty strings.")
+    options = tuple(o.strip() for o in raw)
+    if len(set(options)) != len(options):
+        raise ToolError("'options' must all differ from each other.")
+    return options
+
+
+async def ask_user(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
+    question = require_str(tool_input, "question", allow_empty=False).strip()
+    options = _options(tool_input)
+    multi = tool_input.get("multiSelect", False)
+    if not isinstance(multi, bool):
+        raise ToolError("'multiSelect' must be true or false.")
+    answer = await ctx.ask(Question(question, options, multi and bool(options)))
+    if not answer.given:
+        raise ToolError(DISMISSED_TEXT)
+    return answer_text(answer)
+
+
+def answer_text(answer: UserAnswer) -> str:
+    parts: list[str] = []
+    if answer.answers:
+        parts.append("The user chose: " + "; ".join(answer.answers))
+    if answer.answer and answer.answer.strip():
+        lead = "They also wrote: " if parts else "The user answered: "
+        parts.append(lead + answer.answer.strip())
+    return "\n".join(parts)
+
+
+ASK_USER = Tool(
+    name="ask_user",
+    description=(
+        "Ask the user a question only they can answer (a choice between approaches, a missing "
+        "requirement, a preference), never what the workspace can tell you. options: the "
+        "answers to choose from, when there are a few clear ones (the user may still write "
+        "their own); multiSelect: true lets the user choose several. The result is the answer; "
+        "a dismissed question is an error result: then decide yourself and say so."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "question": {"type": "string", "description": "The question, in a sentence or two."},
+            "options": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Answers to choose from (optional).",
+            },
+            "multiSelect": {
+                "type": "boolean",
+                "description": "Whether several options may be chosen (default false).",
+            },
+        },
+        "required": ["question"],
+    },
+    handler=ask_user,
+)
+
+
+TOOLS: tuple[Tool, ...] = (SUBMIT_PLAN, ASK_USER)
