@@ -6,6 +6,7 @@ test_lsp_planmode.py; here the engine's rules, and the wording the model reads.
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 from typing import Any
@@ -381,7 +382,7 @@ async def test_an_unknown_todo_id_is_refused_and_changes_nothing(
     fake_api.push(tool("todo", TWO_STEPS), text("planned"), text("planned"))
     session = make_session(hello_workspace, fake_api)
     await session.run("Plan it")
-    messages = session.conversation.snapshot()
+    messages = copy.deepcopy(session.conversation.messages)
     with pytest.raises(UnknownTodo, match="no item #9"):
         await session.run("Do step 9", todo_id="9")
     # A new session would clear the plan, so no item can be focused: refused before clearing.
