@@ -6,7 +6,7 @@ import asyncio
 import os
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,8 @@ class Recorder:
     events: list[dict[str, Any]] = field(default_factory=list)
     reviews: list[dict[str, Any]] = field(default_factory=list)
     approvals: list[dict[str, Any]] = field(default_factory=list)
+    plan_reviews: list[dict[str, Any]] = field(default_factory=list)
+    questions: list[dict[str, Any]] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
     # Every publishDiagnostics, as (uri, diagnostics), so a test sees a publish and its clear.
     diagnostics: list[tuple[str, list[types.Diagnostic]]] = field(default_factory=list)
@@ -65,6 +67,10 @@ def plain(value: Any) -> Any:
 
 
 ReviewAnswer = Callable[[dict[str, Any]], dict[str, Any]]
+# An answer the test may make wait (a plan review held open while the run is cancelled).
+AsyncAnswer = Callable[[dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any]]]
+# The title of the action a showMessageRequest is answered with (None: no answer).
+MessageAnswer = Callable[[dict[str, Any]], str | None]
 
 
 @dataclass
@@ -125,9 +131,17 @@ async def start_editor(
     advertise: bool = True,
     init_options: dict[str, Any] | None = None,
     show_message_answer: str | None = None,
+    show_message: MessageAnswer | None = None,
+    review_plan: AsyncAnswer | None = None,
+    ask_user: AsyncAnswer | None = None,
     env: dict[str, str] | None = None,
 ) -> EditorHandle:
-    """Start the server the way an editor does and record what it sends."""
+    """Start the server the way an editor does and record what it sends.
+
+    `review_plan` / `ask_user`: the editor renders `plansight/reviewPlan` / `askUser` (it says
+    so in its capabilities) and answers with them; without them the server falls back to
+    `window/showMessageRequest`, answered with `show_message` (or `show_message_answer`).
+    """
     client = LanguageClient(converter_factory=default_converter)
     recorder = Recorder()
     default_publish = DEFAULT_CLIENT_FEATURES[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
@@ -173,21 +187,48 @@ async def start_editor(
             recorder.heard("plansight/approveCommand", payload)
             return approve(payload) if approve else {"approved": True}
 
+    async def answered(answer: AsyncAnswer, payload: dict[str, Any]) -> dict[str, Any]:
+        result = answer(payload)
+        return await result if isinstance(result, Awaitable) else result
+
+    if review_plan is not None:
+
+        @client.feature("plansight/reviewPlan")
+        async def on_review_plan(params: Any) -> dict[str, Any]:
+            payload = plain(params)
+            recorder.plan_reviews.append(payload)
+            recorder.heard("plansight/reviewPlan", payload)
+            return await answered(review_plan, payload)
+
+    if ask_user is not None:
+
+        @client.feature("plansight/askUser")
+        async def on_ask_user(params: Any) -> dict[str, Any]:
+            payload = plain(params)
+            recorder.questions.append(payload)
+            recorder.heard("plansight/askUser", payload)
+            return await answered(ask_user, payload)
+
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def on_show_message_request(
         params: types.ShowMessageRequestParams,
     ) -> types.MessageActionItem | None:
-        recorder.messages.append(
-            {"message": params.message, "actions": [a.title for a in params.actions or []]}
-        )
-        return types.MessageActionItem(show_message_answer) if show_message_answer else None
+        shown = {"message": params.message, "actions": [a.title for a in params.actions or []]}
+        recorder.messages.append(shown)
+        title = show_message(shown) if show_message is not None else show_message_answer
+        return types.MessageActionItem(title) if title else None
 
     await client.start_io(
         sys.executable, "-m", "plansight", "lsp", env=server_env(api, env), cwd=str(root)
     )
     capabilities = client_capabilities("visual-studio-code")
-    if advertise:
-        capabilities.experimental = {"plansight": {"reviewEdit": True, "approveCommand": True}}
+    offered = {"reviewEdit": True, "approveCommand": True} if advertise else {}
+    if review_plan is not None:
+        offered["reviewPlan"] = True
+    if ask_user is not None:
+        offered["askUser"] = True
+    if offered:
+        capabilities.experimental = {"plansight": offered}
     options = {"storageDir": str(storage), **(init_options or {})}
     result = await client.initialize_session(
         types.InitializeParams(

@@ -19,8 +19,7 @@ from typing import Literal
 
 from plansight.plan import PlanError, TodoItem, TodoState
 
-RunMode = Literal["act", "plan"]
-RUN_MODES: tuple[RunMode, ...] = ("act", "plan")
+RunMode = Literal["act", "plan"]  # plansight.protocol.RUN_MODES on the wire
 
 
 class UnknownTodo(PlanError):

@@ -107,10 +107,10 @@ METHODS: tuple[MethodSpec, ...] = (
         REVIEW_PLAN,
         "server→client",
         "request",
-        "{ todos, summary, scratchpad }",
+        "{ todos, summary, scratchpad, problem? }",
         '{ decision: "approve" | "revise" | "cancel", feedback?, items? }',
         2,
-        False,
+        True,
     ),
     MethodSpec(
         ASK_USER,
@@ -119,7 +119,7 @@ METHODS: tuple[MethodSpec, ...] = (
         "{ question, options?, multiSelect? }",
         "{ answer?, answers?, dismissed? }",
         2,
-        False,
+        True,
     ),
 )
 

@@ -1,8 +1,15 @@
-"""The engine's hooks, answered by the editor: edit review, command approval, open documents.
+"""The engine's hooks, answered by the editor: edit review, command approval, plan review,
+questions, open documents.
 
-A review or approval is a request to the client that the run awaits. When the run is cancelled
-the request is withdrawn: the client gets `$/cancelRequest` with its id (so it can close the
-review), and an answer that still arrives is ignored, so nothing counts as accepted.
+A review, approval or question is a request to the client that the run awaits. When the run is
+cancelled the request is withdrawn: the client gets `$/cancelRequest` with its id (so it can
+close the review), and an answer that still arrives is ignored, so nothing counts as accepted.
+
+A client without `reviewPlan` / `askUser` is asked through `window/showMessageRequest`: a plan
+with `Approve` and `Cancel`, a question with its options as the actions (a multi-select
+question as a single choice; one without options cannot be asked so and counts as
+dismissed). No answer, an error answer or one the protocol does not know is a cancel (plan) or a
+dismissal (question).
 """
 
 from __future__ import annotations
@@ -14,16 +21,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
-from plansight.hooks import CommandDecision, CommandRequest, EditDecision, EditProposal
+from plansight.hooks import (
+    CommandDecision,
+    CommandRequest,
+    EditDecision,
+    EditProposal,
+    PlanDecision,
+    PlanProposal,
+    Question,
+    UserAnswer,
+)
 from plansight.protocol import (
     APPROVE_COMMAND,
+    ASK_USER,
     CANCEL_REQUEST,
     REVIEW_EDIT,
+    REVIEW_PLAN,
     InitOptions,
     client_offers,
     field_of,
+    to_plain,
 )
 
 if TYPE_CHECKING:
@@ -33,6 +53,8 @@ log = logging.getLogger(__name__)
 
 ACCEPT = "Accept"
 REJECT = "Reject"
+APPROVE = "Approve"
+CANCEL = "Cancel"
 
 
 def path_uri(path: Path) -> str:
@@ -139,3 +161,92 @@ class EditorBridge:
             approved=field_of(result, "approved") is True,
             feedback=feedback if isinstance(feedback, str) and feedback else None,
         )
+
+    # PlanReviewHook --------------------------------------------------------------------
+    async def review_plan(self, proposal: PlanProposal) -> PlanDecision:
+        if not self.client_offers("reviewPlan"):
+            return await self._review_plan_fallback(proposal)
+        params: dict[str, Any] = {
+            "todos": proposal.todos.to_wire(),
+            "summary": proposal.summary,
+            "scratchpad": proposal.scratchpad,
+        }
+        if proposal.problem is not None:
+            params["problem"] = proposal.problem  # an extension: why the last answer was refused
+        try:
+            result = to_plain(await self.request(REVIEW_PLAN, params))
+        except JsonRpcException as err:
+            log.warning("the client answered %s with an error (%s): a cancel", REVIEW_PLAN, err)
+            return PlanDecision("cancel")
+        return plan_decision(result)
+
+    async def _review_plan_fallback(self, proposal: PlanProposal) -> PlanDecision:
+        answer = await self._show_message_request(
+            f"Plansight proposes a plan: {proposal.summary}\n\n{proposal.todos.rendered}",
+            [APPROVE, CANCEL],
+        )
+        return PlanDecision("approve" if answer == APPROVE else "cancel")
+
+    # AskHook ---------------------------------------------------------------------------
+    async def ask(self, question: Question) -> UserAnswer:
+        if self.client_offers("askUser"):
+            params: dict[str, Any] = {"question": question.question}
+            if question.options:
+                params["options"] = list(question.options)
+            if question.multi_select:
+                params["multiSelect"] = True
+            try:
+                result = to_plain(await self.request(ASK_USER, params))
+            except JsonRpcException as err:
+                log.warning("the client answered %s with an error (%s): dismissed", ASK_USER, err)
+                return UserAnswer(dismissed=True)
+            return user_answer(result)
+        if not question.options:
+            return UserAnswer(dismissed=True)  # a message request can only offer choices
+        title = await self._show_message_request(question.question, list(question.options))
+        return UserAnswer(answer=title) if title in question.options else UserAnswer(dismissed=True)
+
+    async def _show_message_request(self, message: str, actions: list[str]) -> str | None:
+        """The title of the action the user chose, or None (no answer, or an error)."""
+        try:
+            answer = await self.request(
+                types.WINDOW_SHOW_MESSAGE_REQUEST,
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Info,
+                    message=message,
+                    actions=[types.MessageActionItem(title) for title in actions],
+                ),
+            )
+        except JsonRpcException as err:
+            log.warning("the client answered showMessageRequest with an error (%s)", err)
+            return None
+        title = field_of(answer, "title")
+        return title if isinstance(title, str) else None
+
+
+def plan_decision(result: Any) -> PlanDecision:
+    """A `reviewPlan` result; an unknown decision is a cancel (nothing is approved unasked)."""
+    decision = field_of(result, "decision")
+    if decision not in ("approve", "revise", "cancel"):
+        log.warning("%s answered with decision %r: taken as a cancel", REVIEW_PLAN, decision)
+        return PlanDecision("cancel")
+    feedback = field_of(result, "feedback")
+    return PlanDecision(
+        decision,
+        feedback if isinstance(feedback, str) and feedback.strip() else None,
+        field_of(result, "items"),
+    )
+
+
+def user_answer(result: Any) -> UserAnswer:
+    """An `askUser` result; anything but an answer is a dismissal."""
+    answer = field_of(result, "answer")
+    answers = field_of(result, "answers")
+    chosen = (
+        tuple(a for a in answers if isinstance(a, str) and a) if isinstance(answers, list) else ()
+    )
+    return UserAnswer(
+        answer=answer if isinstance(answer, str) else None,
+        answers=chosen,
+        dismissed=field_of(result, "dismissed") is True,
+    )

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -35,6 +35,7 @@ from plansight.protocol import (
     REQUEST_FAILED,
     RESET,
     RUN,
+    RUN_MODES,
     SERVER_NOT_INITIALIZED,
     STATE,
     InitOptions,
@@ -46,6 +47,7 @@ from plansight.protocol import (
 if TYPE_CHECKING:
     from plansight.lsp.forwarding import EventForwarder
     from plansight.lsp.progress import RunProgress
+    from plansight.planmode import RunMode
     from plansight.session import Session
     from plansight.watcher import WorkspaceWatcher
 
@@ -117,6 +119,8 @@ class PlansightServer(LanguageServer):
             settings,
             review=bridge.review,
             approve=bridge.approve,
+            review_plan=bridge.review_plan,
+            ask=bridge.ask,
             documents=bridge,
             store=settings.store_for(root),
         )
@@ -165,10 +169,12 @@ class PlansightServer(LanguageServer):
         return next(iter(self.workspace.text_documents), None)
 
     # Requests --------------------------------------------------------------------------
-    async def run(self, prompt: str, new_session: bool) -> dict[str, Any]:
+    async def run(
+        self, prompt: str, new_session: bool, mode: RunMode, todo_id: str | None
+    ) -> dict[str, Any]:
         session = self.require_session()
-        with engine_errors():
-            result = await session.run(prompt, new_session=new_session)
+        with engine_errors():  # an unknown todoId is a PlanError: -32602
+            result = await session.run(prompt, new_session=new_session, mode=mode, todo_id=todo_id)
         return result.to_wire()
 
     def edit_plan(self, items: Any, version: int | None) -> dict[str, Any]:
@@ -262,7 +268,16 @@ def create_server() -> PlansightServer:
         prompt = field_of(params, "prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise invalid_params("'prompt' must be a non-empty string.")
-        return await ls.run(prompt, field_of(params, "newSession") is True)
+        mode = field_of(params, "mode") or "act"
+        if mode not in RUN_MODES:
+            raise invalid_params(f"'mode' must be one of {', '.join(RUN_MODES)}, not {mode!r}.")
+        todo_id = field_of(params, "todoId")
+        if todo_id is not None:
+            if isinstance(todo_id, bool) or not isinstance(todo_id, str | int):
+                raise invalid_params("'todoId' must be a plan item's id (a string).")
+            todo_id = str(todo_id).strip()
+        new_session = field_of(params, "newSession") is True
+        return await ls.run(prompt, new_session, cast("RunMode", mode), todo_id)
 
     @server.feature(STATE)
     def state(ls: PlansightServer, params: Any) -> dict[str, Any]:

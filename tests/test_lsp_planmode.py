@@ -1,0 +1,445 @@
+"""Plan mode, questions and focused runs over stdio, with a real LSP client (pytest-lsp).
+
+`plansight/run` with `mode` and `todoId`, the server→client requests `plansight/reviewPlan`
+and `plansight/askUser`, their `window/showMessageRequest` fallbacks, the tool list (and so
+the cached prefix) that never changes, and the requests withdrawn when a run is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from plansight.fakeapi import FakeMessagesAPI
+from plansight.fakeapi import text_reply as text
+from plansight.fakeapi import tool_reply as tool
+from test_lsp_editor import Asked, until
+from test_lsp_editor import start_editor as start_holding_editor
+
+from lsp_harness import AsyncAnswer, EditorHandle, MessageAnswer, plain, start_editor
+
+EDIT = {"path": "hello.py", "old_text": '"Hello, "', "new_text": '"Hi, "'}
+NOT_APPROVED = "edit_file was not run: this run is in plan mode"
+
+
+def plan(*specs: tuple[str, str, str]) -> dict[str, Any]:
+    return {"items": [{"id": i, "text": t, "status": s} for i, t, s in specs]}
+
+
+TWO = plan(("1", "Add type hints", "pending"), ("2", "Add docstrings", "pending"))
+TWO_DONE = plan(("1", "Add type hints", "completed"), ("2", "Add docstrings", "completed"))
+
+
+async def open_editor(
+    root: Path,
+    api: FakeMessagesAPI,
+    tmp_path: Path,
+    *,
+    review_plan: AsyncAnswer | None = None,
+    ask_user: AsyncAnswer | None = None,
+    show_message: MessageAnswer | None = None,
+) -> EditorHandle:
+    return await start_editor(
+        root,
+        api,
+        storage=tmp_path / f"state-{uuid.uuid4().hex[:6]}",
+        review_plan=review_plan,
+        ask_user=ask_user,
+        show_message=show_message,
+    )
+
+
+def results_in(body: dict[str, Any]) -> list[dict[str, Any]]:
+    last = body["messages"][-1]["content"]
+    return [b for b in last if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def assert_one_prefix(api: FakeMessagesAPI) -> None:
+    """Every request carried the same tools and system prompt, and read the cache."""
+    bodies = api.bodies
+    for body in bodies[1:]:
+        assert body["tools"] == bodies[0]["tools"]
+        assert body["system"] == bodies[0]["system"]
+    names = [t["name"] for t in bodies[0]["tools"]]
+    assert "submit_plan" in names and "ask_user" in names
+    reads = [(r.usage or {}).get("cache_read_input_tokens", 0) for r in api.message_requests[1:]]
+    assert reads and all(n > 0 for n in reads), reads
+
+
+async def test_plan_mode_revise_edit_approve_then_the_same_run_edits(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    answers = [
+        {
+            "decision": "revise",
+            "feedback": "Also add a main guard",
+            "items": [*TWO["items"], {"id": "3", "text": "Add a main guard", "status": "pending"}],
+        },
+        {
+            "decision": "approve",
+            "items": [
+                {"id": "1", "text": "Add type hints to greet", "status": "pending"},
+                {"id": "3", "text": "Add a main guard", "status": "pending"},
+            ],
+        },
+    ]
+    editor = await open_editor(
+        hello_workspace, fake_api, tmp_path, review_plan=lambda params: answers.pop(0)
+    )
+    fake_api.push(
+        tool("read_file", {"path": "hello.py"}),
+        tool("edit_file", EDIT),
+        tool("todo", TWO),
+        tool("write_scratchpad", {"content": "greet lacks hints"}),
+        tool("submit_plan", {"summary": "Hints, then docstrings."}),
+        tool("submit_plan", {"summary": "Hints, docstrings and a guard."}),
+        tool("edit_file", EDIT),
+        tool(
+            "todo", plan(("1", "Add type hints to greet", "completed"), ("3", "Guard", "cancelled"))
+        ),
+        text("Done."),
+    )
+    try:
+        result = await editor.request(
+            "plansight/run", {"prompt": "Refactor hello.py", "mode": "plan"}
+        )
+        rec = editor.recorder
+        assert result["status"] == "done" and result["text"] == "Done."
+        assert rec.events[0] == {
+            "type": "runStarted",
+            "prompt": "Refactor hello.py",
+            "mode": "plan",
+        }
+        # Refused in plan mode, as an error result; nothing reviewed, nothing written.
+        [refused] = results_in(fake_api.bodies[2])
+        assert refused["is_error"] is True and refused["content"].startswith(NOT_APPROVED)
+        # The review: the plan, the summary and the scratchpad.
+        first, second = rec.plan_reviews
+        assert first["summary"] == "Hints, then docstrings."
+        assert first["scratchpad"] == "greet lacks hints"
+        assert (
+            first["todos"]["rendered"]
+            == "[ ] #1: Add type hints\n[ ] #2: Add docstrings\n(0/2 completed)"
+        )
+        assert "problem" not in first
+        # Revise: the feedback is the tool's result, the user's items are the plan.
+        [revised] = results_in(fake_api.bodies[5])
+        assert "Their feedback: Also add a main guard" in revised["content"]
+        assert "[ ] #3: Add a main guard" in revised["content"]
+        assert second["todos"]["total"] == 3 and second["todos"]["source"] == "user"
+        # Approve with an edited plan: that plan is the one that runs.
+        approved_state = next(t for t in rec.todos if t["items"][0]["text"].endswith("greet"))
+        assert [i["text"] for i in approved_state["items"]] == [
+            "Add type hints to greet",
+            "Add a main guard",
+        ]
+        assert approved_state["source"] == "user"
+        [approved] = results_in(fake_api.bodies[6])
+        assert approved["content"].startswith("The user edited your plan and approved it")
+        # Act mode now: the edit was reviewed and written.
+        assert len(rec.reviews) == 1
+        assert '"Hi, "' in (hello_workspace / "hello.py").read_text()
+        assert_one_prefix(fake_api)
+    finally:
+        await editor.stop()
+
+
+async def test_cancel_ends_the_run_done_with_the_plan_kept(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    editor = await open_editor(
+        hello_workspace,
+        fake_api,
+        tmp_path,
+        review_plan=lambda params: {"decision": "cancel", "items": []},
+    )
+    fake_api.push(tool("todo", TWO), tool("submit_plan", {"summary": "s"}))
+    try:
+        result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
+        assert result["status"] == "done" and "cancelled the plan" in result["text"]
+        state = await editor.request("plansight/state", {})
+        assert state["todos"]["total"] == 2 and state["running"] is False
+        assert len(fake_api.bodies) == 2
+    finally:
+        await editor.stop()
+
+
+async def test_an_invalid_edited_plan_is_asked_again_with_the_rule_it_broke(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    answers = [
+        {"decision": "approve", "items": [{"id": "1", "text": "", "status": "pending"}]},
+        {"decision": "nonsense"},
+    ]
+    editor = await open_editor(
+        hello_workspace, fake_api, tmp_path, review_plan=lambda params: answers.pop(0)
+    )
+    fake_api.push(tool("todo", TWO), tool("submit_plan", {"summary": "s"}))
+    try:
+        result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
+        first, second = editor.recorder.plan_reviews
+        assert "problem" not in first
+        assert second["problem"].startswith("Your edited plan was not accepted: Item #1")
+        assert second["todos"] == first["todos"]  # nothing of the bad answer was applied
+        # An answer the protocol does not know is a cancel, never an approval.
+        assert result["status"] == "done" and "cancelled the plan" in result["text"]
+    finally:
+        await editor.stop()
+
+
+async def test_ask_user_with_options_multi_select_free_text_and_dismissal(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    answers = [
+        {"answers": ["hello.py", "test_hello.py"]},
+        {"answer": "Use Google style"},
+        {"dismissed": True},
+        {},
+    ]
+    editor = await open_editor(
+        hello_workspace, fake_api, tmp_path, ask_user=lambda params: answers.pop(0)
+    )
+    fake_api.push(
+        tool(
+            "ask_user",
+            {
+                "question": "Which files?",
+                "options": ["hello.py", "test_hello.py"],
+                "multiSelect": True,
+            },
+        ),
+        tool("ask_user", {"question": "Which style?", "options": ["Google", "NumPy"]}),
+        tool("ask_user", {"question": "Tabs or spaces?"}),
+        tool("ask_user", {"question": "Anything else?"}),
+        text("Decided: spaces."),
+    )
+    try:
+        result = await editor.request("plansight/run", {"prompt": "Document it"})
+        assert result["status"] == "done"
+        assert editor.recorder.questions == [
+            {
+                "question": "Which files?",
+                "options": ["hello.py", "test_hello.py"],
+                "multiSelect": True,
+            },
+            {"question": "Which style?", "options": ["Google", "NumPy"]},
+            {"question": "Tabs or spaces?"},
+            {"question": "Anything else?"},
+        ]
+        contents = [results_in(body)[0] for body in fake_api.bodies[1:]]
+        assert contents[0]["content"] == "The user chose: hello.py; test_hello.py"
+        assert contents[1]["content"] == "The user answered: Use Google style"
+        for dismissed in contents[2:]:
+            assert dismissed["is_error"] is True
+            assert dismissed["content"].startswith("The user dismissed the question")
+            assert "Decide yourself, and say in your answer" in dismissed["content"]
+    finally:
+        await editor.stop()
+
+
+# ----- fallbacks for clients without reviewPlan / askUser --------------------------------------
+
+
+@pytest.mark.parametrize("answer", ["Approve", "Cancel", None])
+async def test_without_review_plan_the_plan_is_a_message_with_approve_and_cancel(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path, answer: str | None
+) -> None:
+    editor = await open_editor(
+        hello_workspace,
+        fake_api,
+        tmp_path,
+        show_message=lambda shown: answer if "proposes a plan" in shown["message"] else "Accept",
+    )
+    fake_api.push(
+        tool("todo", TWO),
+        tool("submit_plan", {"summary": "Hints, then docstrings."}),
+        tool("read_file", {"path": "hello.py"}),
+        tool("edit_file", EDIT),
+        tool("todo", TWO_DONE),
+        text("Done."),
+    )
+    try:
+        result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
+        plan_message = editor.recorder.messages[0]
+        assert plan_message["actions"] == ["Approve", "Cancel"]
+        assert plan_message["message"].startswith(
+            "Plansight proposes a plan: Hints, then docstrings."
+        )
+        assert "[ ] #2: Add docstrings" in plan_message["message"]
+        assert result["status"] == "done"
+        if answer == "Approve":
+            assert result["text"] == "Done."
+            assert '"Hi, "' in (hello_workspace / "hello.py").read_text()
+        else:  # Cancel, or no answer at all
+            assert "cancelled the plan" in result["text"] and len(fake_api.bodies) == 2
+            assert '"Hi, "' not in (hello_workspace / "hello.py").read_text()
+    finally:
+        await editor.stop()
+
+
+async def test_without_ask_user_a_question_with_options_is_a_message(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    titles = ["NumPy", "b", None]
+    editor = await open_editor(
+        hello_workspace, fake_api, tmp_path, show_message=lambda shown: titles.pop(0)
+    )
+    fake_api.push(
+        tool("ask_user", {"question": "Which style?", "options": ["Google", "NumPy"]}),
+        tool("ask_user", {"question": "Which?", "options": ["a", "b"], "multiSelect": True}),
+        tool("ask_user", {"question": "Tabs or spaces?"}),  # no options: never shown
+        tool("ask_user", {"question": "Unanswered?", "options": ["yes", "no"]}),
+        text("Decided."),
+    )
+    try:
+        await editor.request("plansight/run", {"prompt": "Document it"})
+        assert editor.recorder.messages == [
+            {"message": "Which style?", "actions": ["Google", "NumPy"]},
+            {"message": "Which?", "actions": ["a", "b"]},  # a single choice
+            {"message": "Unanswered?", "actions": ["yes", "no"]},
+        ]
+        contents = [results_in(body)[0] for body in fake_api.bodies[1:]]
+        assert contents[0]["content"] == "The user answered: NumPy"
+        assert contents[1]["content"] == "The user answered: b"
+        for dismissed in (contents[2], contents[3]):
+            assert dismissed["is_error"] is True
+            assert dismissed["content"].startswith("The user dismissed the question")
+    finally:
+        await editor.stop()
+
+
+# ----- focused runs and bad parameters -----------------------------------------------------------
+
+
+async def test_todo_id_focuses_the_run_and_an_unknown_one_is_invalid_params(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    editor = await open_editor(hello_workspace, fake_api, tmp_path)
+    three = plan(
+        ("1", "Hints", "pending"), ("2", "Docstrings", "pending"), ("3", "Guard", "pending")
+    )
+    fake_api.push(tool("todo", three), text("planned"), text("planned"))
+    try:
+        await editor.request("plansight/run", {"prompt": "Plan it"})
+        for bad in ({"todoId": "9"}, {"todoId": "1", "newSession": True}):
+            with pytest.raises(JsonRpcException) as refused:
+                await editor.request("plansight/run", {"prompt": "Go", **bad})
+            assert refused.value.code == -32602 and "no item" in refused.value.message
+        for params in ({"mode": "think"}, {"todoId": ["1"]}, {"todoId": True}):
+            with pytest.raises(JsonRpcException) as invalid:
+                await editor.request("plansight/run", {"prompt": "Go", **params})
+            assert invalid.value.code == -32602
+        state = await editor.request("plansight/state", {})
+        assert state["todos"]["total"] == 3  # nothing a refused run touched
+        fake_api.push(text("Guard looked at."), text("Left open: I only looked."))
+        result = await editor.request("plansight/run", {"prompt": "Step 3 please", "todoId": "3"})
+        assert result["text"] == "Left open: I only looked."
+        first = fake_api.bodies[3]["messages"][-1]["content"]
+        texts = [b["text"] for b in first if b["type"] == "text"]
+        assert texts[0] == "Step 3 please" and texts[1].startswith(
+            "<focus>Work on plan item #3: Guard"
+        )
+        gate = [b["text"] for b in fake_api.bodies[4]["messages"][-1]["content"]]
+        assert gate == [
+            "Your plan still has open items:\n#3: Guard (pending)\n"
+            "Finish them, mark them cancelled, or explain to the user why they stay open."
+        ]
+        started = [e for e in editor.recorder.events if e["type"] == "runStarted"][-1]
+        assert started == {
+            "type": "runStarted",
+            "prompt": "Step 3 please",
+            "mode": "act",
+            "todoId": "3",
+        }
+        assert len(fake_api.bodies) == 5  # the refused runs never reached the model
+    finally:
+        await editor.stop()
+
+
+# ----- a cancelled run withdraws the pending review or question ----------------------------------
+
+PENDING = {
+    "reviewPlan": (
+        "plansight/reviewPlan",
+        {"decision": "approve"},
+        {"reviewPlan": True},
+        [tool("todo", TWO), tool("submit_plan", {"summary": "s"})],
+    ),
+    "askUser": (
+        "plansight/askUser",
+        {"answer": "yes"},
+        {"askUser": True},
+        [tool("ask_user", {"question": "Really?"})],
+    ),
+    "plan fallback": (
+        types.WINDOW_SHOW_MESSAGE_REQUEST,
+        types.MessageActionItem(title="Approve"),
+        {},
+        [tool("todo", TWO), tool("submit_plan", {"summary": "s"})],
+    ),
+    "question fallback": (
+        types.WINDOW_SHOW_MESSAGE_REQUEST,
+        types.MessageActionItem(title="yes"),
+        {},
+        [tool("ask_user", {"question": "Really?", "options": ["yes", "no"]})],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PENDING))
+async def test_a_cancelled_run_withdraws_its_plan_review_or_question(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path, case: str
+) -> None:
+    method, answer, experimental, steps = PENDING[case]
+    fake_api.push(*steps)
+    editor = await start_holding_editor(
+        hello_workspace,
+        fake_api,
+        tmp_path,
+        Asked(method, answer),
+        experimental=experimental,
+        honour_cancel=False,
+    )
+    client, asked = editor.client, editor.asked
+    try:
+        run_id = uuid.uuid4().hex
+        run = asyncio.wrap_future(
+            client.protocol.send_request(
+                "plansight/run", {"prompt": "Go", "mode": "plan"}, msg_id=run_id
+            )
+        )
+        await until(lambda: len(asked.ids) == 1)
+        client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=run_id))
+        try:
+            assert plain(await run)["status"] == "cancelled"
+        except JsonRpcException as err:
+            assert err.code == -32800
+        await until(lambda: editor.cancels == asked.ids)
+        asked.release.set()  # the user answers a request that is already withdrawn
+        await until(lambda: asked.ids[0] not in client.protocol._request_futures)
+        finished = [e["result"]["status"] for e in editor.events if e["type"] == "runFinished"]
+        assert finished == ["cancelled"]
+        # The late answer approved nothing: the next run's model hears of a cancelled call.
+        fake_api.push(text("Understood."), text("They stay open."))
+        await client.protocol.send_request_async("plansight/run", {"prompt": "Go on"})
+        last = fake_api.message_requests[-1].body["messages"]
+        cancelled = [
+            b["content"]
+            for m in last
+            if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"]
+            if b["type"] == "tool_result" and b.get("is_error")
+        ]
+        assert cancelled == ["Cancelled by the user before this tool call finished."]
+        assert '"Hi, "' not in (hello_workspace / "hello.py").read_text()
+    finally:
+        asked.release.set()
+        await asyncio.wait_for(client.shutdown_session(), 60)
+        await client.stop()
+    assert editor.noise() == []
