@@ -19,10 +19,10 @@ from pygls.exceptions import JsonRpcException
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from test_lsp_editor import Asked, until
-from test_lsp_editor import start_editor as start_holding_editor
 
 from lsp_harness import AsyncAnswer, EditorHandle, MessageAnswer, plain, start_editor
+from test_lsp_editor import Asked, until
+from test_lsp_editor import start_editor as start_holding_editor
 
 EDIT = {"path": "hello.py", "old_text": '"Hello, "', "new_text": '"Hi, "'}
 NOT_APPROVED = "edit_file was not run: this run is in plan mode"

@@ -24,7 +24,11 @@ Environment: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (any server that s
 Messages API), PLANSIGHT_MODEL (the model when --model is not given), PLANSIGHT_API_TIMEOUT
 (seconds before one model request counts as hung), PLANSIGHT_LOG_LEVEL.
 Reviews: answer `a` to accept, `r` to reject, or type a reason to reject with it (the agent
-reads it). Ctrl-C cancels the run; a second Ctrl-C quits at once.
+reads it). With --plan the agent plans first and changes nothing until you approve its plan:
+`a` approves, `e` opens the plan in $VISUAL/$EDITOR (else vi) as `[ ] #1: text` lines, other
+text asks for a revision with it, `c` cancels. Questions from the agent: answer with an
+option's number (several for a multi-select question), or type your own answer.
+Ctrl-C cancels the run; a second Ctrl-C quits at once.
 Exit codes: 0 done, 1 error or round limit, 130 cancelled.
 """
 
@@ -76,6 +80,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="forget this workspace's previous conversation, plan and scratchpad",
     )
+    run.add_argument(
+        "--plan",
+        action="store_true",
+        help="plan first: the agent changes nothing until you approve its plan",
+    )
+    run.add_argument(
+        "--step",
+        default=None,
+        metavar="ID",
+        help="work on this item of the current plan only (its id, e.g. 3)",
+    )
 
     demo = commands.add_parser(
         "demo",
@@ -122,7 +137,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         from plansight.cli.run import run_cli
 
-        return run_cli(args.prompt, args.workspace, args.yes, args.model, args.new_session)
+        return run_cli(
+            args.prompt,
+            args.workspace,
+            args.yes,
+            args.model,
+            args.new_session,
+            plan=args.plan,
+            step=args.step.lstrip("#") if args.step else None,
+        )
     from plansight.cli.demo import demo_cli
 
     return demo_cli(args.workspace, args.yes, args.compaction)

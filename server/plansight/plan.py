@@ -10,18 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from plansight.protocol import TODO_MARKERS
+
 Status = Literal["pending", "in_progress", "completed", "cancelled", "failed"]
 Source = Literal["model", "user", "restore"]
 
 STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed", "cancelled", "failed")
 OPEN_STATUSES: frozenset[str] = frozenset({"pending", "in_progress", "failed"})
-MARKERS: dict[str, str] = {
-    "pending": "[ ]",
-    "in_progress": "[>]",
-    "completed": "[x]",
-    "cancelled": "[-]",
-    "failed": "[!]",
-}
+MARKERS = TODO_MARKERS  # the wire's: `rendered` is part of the protocol
 MAX_ITEMS = 20
 MAX_RETRIES = 3
 

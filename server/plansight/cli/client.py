@@ -1,9 +1,17 @@
 """The terminal's LSP client of `plansight lsp`: connection, handlers and review decisions.
 
 It speaks exactly the protocol an editor speaks (PROTOCOL.md): it spawns the language server
-on stdio, initializes it with the `reviewEdit` / `approveCommand` capabilities, sends
-`plansight/run` and answers the server's requests. Everything shown to the user goes through
-a `Frontend`, so tests can drive this part without a terminal.
+on stdio, initializes it with the `reviewEdit` / `approveCommand` / `reviewPlan` / `askUser`
+capabilities, sends `plansight/run` and answers the server's requests. Everything shown to the
+user goes through a `Frontend`, so tests can drive this part without a terminal.
+
+A plan review (`plansight/reviewPlan`) is answered `a` (approve), `c` (cancel), `e` (edit: the
+plan opens in the user's editor as `[ ] #1: text` lines, read back with
+`plansight.protocol.parse_plan_text`; a text that cannot be read is shown with its error and
+kept for the next edit), or any other text: feedback, to revise. The user's edited plan goes
+with the answer as `items`. A question (`plansight/askUser`) is answered with an option's
+number, several numbers for a multi-select question, or free text; an empty line lets the
+agent decide (dismissed).
 """
 
 from __future__ import annotations
@@ -31,12 +39,18 @@ from pygls.uris import from_fs_path
 from plansight import __version__
 from plansight.protocol import (
     APPROVE_COMMAND,
+    ASK_USER,
     EVENT,
+    PLAN_TEXT_HELP,
     REQUEST_CANCELLED,
     REVIEW_EDIT,
+    REVIEW_PLAN,
     RUN,
     SCRATCHPAD,
     TODOS,
+    PlanTextError,
+    parse_plan_text,
+    plan_text,
     to_plain,
 )
 
@@ -46,6 +60,10 @@ ACCEPT_WORDS = frozenset({"a", "accept", "y", "yes"})
 REJECT_WORDS = frozenset({"r", "reject", "n", "no"})
 EDIT_QUESTION = "Apply this edit? [a]ccept, [r]eject, or type a reason to reject:"
 COMMAND_QUESTION = "Run this command? [a]ccept, [r]eject, or type a reason to reject:"
+PLAN_QUESTION = "Approve this plan? [a]pprove, [e]dit, type feedback to revise, or [c]ancel:"
+APPROVE_WORDS = ACCEPT_WORDS | {"approve"}
+EDIT_WORDS = frozenset({"e", "edit"})
+CANCEL_WORDS = frozenset({"c", "cancel"})
 NO_TERMINAL_FEEDBACK = "not approved (no interactive terminal)"
 CANCELLED_FEEDBACK = "not approved: the user cancelled the run"
 STDERR_TAIL_BYTES = 4000
@@ -113,6 +131,47 @@ def command_result(decision: Decision) -> dict[str, Any]:
     return result
 
 
+def question_prompt(question: dict[str, Any]) -> str:
+    options = question_options(question)
+    if not options:
+        return "Your answer (Enter alone: let the agent decide):"
+    if question.get("multiSelect") is True:
+        return (
+            f"Choose one or more of 1-{len(options)} (e.g. 1 3), or type your own answer "
+            "(Enter alone: let the agent decide):"
+        )
+    return f"Choose 1-{len(options)}, or type your own answer (Enter alone: let the agent decide):"
+
+
+def question_options(question: dict[str, Any]) -> list[str]:
+    options = question.get("options")
+    return [o for o in options if isinstance(o, str)] if isinstance(options, list) else []
+
+
+def read_answer(question: dict[str, Any], typed: str) -> dict[str, Any] | str:
+    """An `askUser` result from what the user typed, or a message saying why to ask again.
+
+    Numbers (separated by spaces or commas) choose options; anything else is the answer
+    itself; an empty line is a dismissal.
+    """
+    text = typed.strip()
+    if not text:
+        return {"dismissed": True}
+    options = question_options(question)
+    tokens = [t for t in text.replace(",", " ").split() if t]
+    if options and tokens and all(t.isdigit() for t in tokens):
+        numbers = [int(t) for t in tokens]
+        if any(not 1 <= n <= len(options) for n in numbers):
+            return f"Choose between 1 and {len(options)}."
+        chosen = list(dict.fromkeys(options[n - 1] for n in numbers))
+        if question.get("multiSelect") is True:
+            return {"answers": chosen}
+        if len(chosen) > 1:
+            return "Choose one option (or type your own answer)."
+        return {"answer": chosen[0]}
+    return {"answer": text}
+
+
 # The frontend -----------------------------------------------------------------------------
 
 
@@ -130,6 +189,18 @@ class Frontend(Protocol):
     def show_edit(self, review: dict[str, Any], path: str) -> None: ...
 
     def show_command(self, request: dict[str, Any]) -> None: ...
+
+    def show_plan_review(self, review: dict[str, Any]) -> None: ...
+
+    def show_edited_plan(self, items: list[dict[str, str]]) -> None: ...
+
+    def show_question(self, question: dict[str, Any]) -> None: ...
+
+    def warn(self, message: str) -> None: ...
+
+    async def edit_text(self, text: str) -> str | None:
+        """`text` as the user left it in their editor, or None if the editor failed."""
+        ...
 
     async def ask(self, question: str) -> Answer: ...
 
@@ -191,6 +262,9 @@ class PlansightClient:
         self._exited: asyncio.Task[int] | None = None
         self._stderr: IO[bytes] | None = None
         self._cancelled = asyncio.Event()
+        # The plan text the user last edited in this run: a plan asked again keeps it.
+        self._plan_draft: str | None = None
+        self._plan_ids: list[str] = []  # the ids of the plan under review
         self._register()
 
     # Handlers --------------------------------------------------------------------------
@@ -216,6 +290,8 @@ class PlansightClient:
         feature(EVENT)(sync(self._on_event))
         feature(REVIEW_EDIT)(asynchronous(self._on_review_edit))
         feature(APPROVE_COMMAND)(asynchronous(self._on_approve_command))
+        feature(REVIEW_PLAN)(asynchronous(self._on_review_plan))
+        feature(ASK_USER)(asynchronous(self._on_ask_user))
         feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)(sync(self._ignore))
         feature(types.PROGRESS)(sync(self._ignore))
         feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(sync(self._ignore))
@@ -248,6 +324,71 @@ class PlansightClient:
         if self.options.approve_commands:
             return command_result(Decision(True))
         return command_result(await self._decision(COMMAND_QUESTION))
+
+    async def _on_review_plan(self, params: Any) -> dict[str, Any]:
+        review = as_dict(params)
+        self.frontend.show_plan_review(review)
+        if self.options.accept_edits:
+            return {"decision": "approve"}
+        todos = review.get("todos")
+        items = todos.get("items") if isinstance(todos, dict) else None
+        if review.get("problem") is None or self._plan_draft is None:
+            self._plan_draft = PLAN_TEXT_HELP + plan_text(items)
+        self._plan_ids = [str(i.get("id")) for i in items or [] if isinstance(i, dict)]
+        edited: list[dict[str, str]] | None = None
+        while True:
+            if self._cancelled.is_set():
+                return {"decision": "cancel"}
+            answer = await self.ask(PLAN_QUESTION)
+            if answer is None or isinstance(answer, Cancelled):
+                return {"decision": "cancel"}  # no answer is a cancel
+            word = answer.strip()
+            if not word:
+                continue
+            if word.lower() in CANCEL_WORDS:
+                return {"decision": "cancel"}
+            if word.lower() in EDIT_WORDS:
+                edited = await self._edit_plan(edited)
+                continue
+            result: dict[str, Any] = (
+                {"decision": "approve"}
+                if word.lower() in APPROVE_WORDS
+                else {"decision": "revise", "feedback": word}
+            )
+            if edited is not None:
+                result["items"] = edited
+            return result
+
+    async def _edit_plan(self, edited: list[dict[str, str]] | None) -> list[dict[str, str]] | None:
+        """Open the plan in the user's editor; the items read back, or `edited` as it was."""
+        text = await self.frontend.edit_text(self._plan_draft or "")
+        if text is None:
+            return edited
+        self._plan_draft = text  # kept whatever happens: nothing the user typed is lost
+        try:
+            items = parse_plan_text(text, self._plan_ids)
+        except PlanTextError as err:
+            self.frontend.warn(f"The plan was not changed: {err} Edit it again with e.")
+            return edited
+        if not items:
+            self.frontend.warn("The edited plan has no items; the plan was not changed.")
+            return edited
+        self.frontend.show_edited_plan(items)
+        return items
+
+    async def _on_ask_user(self, params: Any) -> dict[str, Any]:
+        question = as_dict(params)
+        self.frontend.show_question(question)
+        while True:
+            if self._cancelled.is_set():
+                return {"dismissed": True}
+            answer = await self.ask(question_prompt(question))
+            if answer is None or isinstance(answer, Cancelled):
+                return {"dismissed": True}
+            result = read_answer(question, answer)
+            if isinstance(result, dict):
+                return result
+            self.frontend.warn(result)
 
     async def _decision(self, question: str) -> Decision:
         while True:
@@ -330,7 +471,14 @@ class PlansightClient:
             client_info=types.ClientInfo(name="plansight-cli", version=__version__),
             capabilities=types.ClientCapabilities(
                 window=types.WindowClientCapabilities(work_done_progress=True),
-                experimental={"plansight": {"reviewEdit": True, "approveCommand": True}},
+                experimental={
+                    "plansight": {
+                        "reviewEdit": True,
+                        "approveCommand": True,
+                        "reviewPlan": True,
+                        "askUser": True,
+                    }
+                },
             ),
             initialization_options=self.options.initialization_options(),
         )
@@ -348,13 +496,24 @@ class PlansightClient:
         answer.cancel()
         raise ServerExited(self.exit_description())
 
-    async def run(self, prompt: str, new_session: bool = False) -> RunOutcome:
+    async def run(
+        self,
+        prompt: str,
+        new_session: bool = False,
+        *,
+        mode: str = "act",
+        todo_id: str | None = None,
+    ) -> RunOutcome:
         """Send `plansight/run` and wait for its answer (cancel with `cancel()`)."""
         self._run_id = f"plansight-run-{uuid.uuid4().hex[:12]}"
+        self._plan_draft = None
+        params: dict[str, Any] = {"prompt": prompt, "newSession": new_session}
+        if mode != "act":
+            params["mode"] = mode
+        if todo_id is not None:
+            params["todoId"] = todo_id
         future = asyncio.wrap_future(
-            self.client.protocol.send_request(
-                RUN, {"prompt": prompt, "newSession": new_session}, msg_id=self._run_id
-            )
+            self.client.protocol.send_request(RUN, params, msg_id=self._run_id)
         )
         try:
             answer = await self._until_exit(future)

@@ -15,15 +15,9 @@ from typing import Any
 
 from rich.text import Text
 
-MARKS: Mapping[str, str] = MappingProxyType(
-    {
-        "pending": "[ ]",
-        "in_progress": "[>]",
-        "completed": "[x]",
-        "cancelled": "[-]",
-        "failed": "[!]",
-    }
-)
+from plansight.protocol import TODO_MARKERS
+
+MARKS: Mapping[str, str] = TODO_MARKERS
 STATUS_STYLES: Mapping[str, str] = MappingProxyType(
     {
         "pending": "",
@@ -158,6 +152,10 @@ def tool_detail(name: str, tool_input: Mapping[str, Any]) -> str:
         return f"({len(items)} items)" if isinstance(items, list) else ""
     if name == "write_scratchpad":
         return f"({len(field('content'))} characters)"
+    if name == "submit_plan":
+        return "(asks you to approve the plan)"
+    if name == "ask_user":
+        return shorten(field("question"))
     if name in ("grep", "list_files"):
         parts = [field("pattern"), field("path"), field("glob")]
         return shorten(" ".join(part for part in parts if part))

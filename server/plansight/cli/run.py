@@ -42,7 +42,13 @@ def make_console() -> Console:
 
 
 async def run_session(
-    ui: TerminalUI, options: ClientOptions, prompt: str, *, new_session: bool
+    ui: TerminalUI,
+    options: ClientOptions,
+    prompt: str,
+    *,
+    new_session: bool,
+    mode: str = "act",
+    todo_id: str | None = None,
 ) -> int:
     """Start the server, run `prompt`, print the result, shut the server down: the exit code."""
     ui.set_activity("starting the language server")
@@ -79,7 +85,7 @@ async def run_session(
         try:
             await client.start()
             ui.set_activity("waiting for the model")
-            outcome = await client.run(prompt, new_session)
+            outcome = await client.run(prompt, new_session, mode=mode, todo_id=todo_id)
         except ServerExited as err:
             outcome = RunOutcome("error", client.last_result or {}, str(err))
         except OSError as err:
@@ -100,11 +106,29 @@ async def run_session(
     return render.exit_code(outcome.status) if outcome.error is None else 1
 
 
+def header_mode(yes: bool, plan: bool, step: str | None) -> str:
+    """How this run goes, for the header: `plan first · step 3 · review each change`."""
+    parts = ["plan first"] if plan else []
+    if step is not None:
+        parts.append(f"step {step} only")
+    parts.append("auto-accept" if yes else "review each change")
+    return " · ".join(parts)
+
+
 def has_api_key(env: dict[str, str]) -> bool:
     return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
 
 
-def run_cli(prompt: str, workspace: str, yes: bool, model: str | None, new_session: bool) -> int:
+def run_cli(
+    prompt: str,
+    workspace: str,
+    yes: bool,
+    model: str | None,
+    new_session: bool,
+    *,
+    plan: bool = False,
+    step: str | None = None,
+) -> int:
     console = make_console()
     root = Path(workspace).expanduser()
     if not root.is_dir():
@@ -120,12 +144,20 @@ def run_cli(prompt: str, workspace: str, yes: bool, model: str | None, new_sessi
         )
         return 1
     ui = TerminalUI(console, inline_edits=yes)
-    ui.header(str(root.resolve()), prompt, mode="auto-accept" if yes else "review each change")
+    ui.header(str(root.resolve()), prompt, mode=header_mode(yes, plan, step))
     from plansight.cli.client import ClientOptions
 
     options = ClientOptions(workspace=root, model=model, accept_edits=yes, approve_commands=yes)
+    session = run_session(
+        ui,
+        options,
+        prompt,
+        new_session=new_session,
+        mode="plan" if plan else "act",
+        todo_id=step,
+    )
     try:
-        return asyncio.run(run_session(ui, options, prompt, new_session=new_session))
+        return asyncio.run(session)
     except KeyboardInterrupt:  # before the handler was installed
         sys.stdout.flush()
         return 130

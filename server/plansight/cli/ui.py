@@ -11,15 +11,21 @@ When stdout is not a terminal (tests, CI logs) nothing is redrawn: everything is
 once, in order, the plan again each time it changes.
 
 Prompts read lines from stdin in a daemon thread, so a pending prompt never blocks the
-connection to the server and never keeps the process alive.
+connection to the server and never keeps the process alive. The thread reads a line only when
+one is asked for, so a program started in between (the user's editor, to edit a plan) has the
+terminal to itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import shlex
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
@@ -38,14 +44,19 @@ EDIT_TOOLS = ("edit_file", "write_file")
 
 
 class LineReader:
-    """Lines from a text stream, read in a daemon thread and handed to the event loop."""
+    """Lines from a text stream, read in a daemon thread (one per request) for the event loop."""
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self._queue: asyncio.Queue[str | None] | None = None
+        self._wanted = threading.Semaphore(0)  # a line was asked for
+        self._pending = False  # asked for and not yet received (its reader may be gone)
+        self._ended = False
 
     async def readline(self) -> str | None:
         """The next line without its newline, or None at end of input."""
+        if self._ended:
+            return None
         if self._queue is None:
             self._queue = asyncio.Queue()
             loop = asyncio.get_running_loop()
@@ -53,13 +64,17 @@ class LineReader:
                 target=self._pump, args=(loop, self._queue), name="stdin", daemon=True
             )
             thread.start()
+        if not self._pending:  # else the line asked for by a cancelled question comes first
+            self._pending = True
+            self._wanted.release()
         line = await self._queue.get()
-        if line is None:
-            self._queue.put_nowait(None)  # end of input stays the end
+        self._pending = False
+        self._ended = line is None  # end of input stays the end
         return line
 
     def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
         while True:
+            self._wanted.acquire()
             try:
                 line = self.stream.readline()
             except (OSError, ValueError):
@@ -325,6 +340,67 @@ class TerminalUI:
                 (f"  (in {request.get('cwd', '.')})", "dim"),
             )
         )
+
+    def show_plan_review(self, review: dict[str, Any]) -> None:
+        todos = review.get("todos")
+        todos = todos if isinstance(todos, dict) else {}
+        summary = review.get("summary")
+        problem = review.get("problem")
+        shown: list[RenderableType] = [Text("plan proposed for your approval", style="bold blue")]
+        if isinstance(summary, str) and summary.strip():
+            shown.append(Text(summary.strip()))
+        shown.append(render.plan_text(todos))
+        if isinstance(problem, str) and problem:
+            shown.append(Text(problem, style="bold red"))
+        self.print(*shown)
+
+    def show_edited_plan(self, items: list[dict[str, str]]) -> None:
+        self.print(
+            Text("your edited plan (sent with your answer):", style="bold blue"),
+            render.plan_text({"items": items}),
+        )
+
+    def show_question(self, question: dict[str, Any]) -> None:
+        text = Text.assemble(("? ", "bold magenta"), (str(question.get("question", "")), "bold"))
+        options = question.get("options")
+        lines: list[RenderableType] = [text]
+        for number, option in enumerate(options if isinstance(options, list) else [], start=1):
+            lines.append(Text(f"  {number}. {option}"))
+        self.print(*lines)
+
+    def warn(self, message: str) -> None:
+        self.print(Text(message, style="bold yellow"))
+
+    async def edit_text(self, text: str) -> str | None:
+        """Open `text` in $VISUAL / $EDITOR (else vi) on this terminal; what it saved, or None."""
+        self._end_text()
+        had_live = self._take_down_live()
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        try:
+            with tempfile.TemporaryDirectory(prefix="plansight-plan-") as folder:
+                path = Path(folder) / "plan.txt"
+                path.write_text(text, encoding="utf-8")
+                self.console.print(Text(f"editing the plan with {editor}…", style="dim"))
+                try:
+                    process = await asyncio.create_subprocess_shell(
+                        f"{editor} {shlex.quote(str(path))}"
+                    )
+                except OSError as err:
+                    self.warn(f"Could not start the editor ({editor}): {err}.")
+                    return None
+                try:
+                    code = await process.wait()
+                except asyncio.CancelledError:
+                    process.terminate()  # the run was cancelled: give the terminal back
+                    await process.wait()
+                    raise
+                if code != 0:
+                    self.warn(f"The editor ({editor}) exited with status {code}.")
+                    return None
+                return path.read_text(encoding="utf-8")
+        finally:
+            if had_live:
+                self.start()
 
     async def ask(self, question: str) -> Answer:
         self._end_text()
