@@ -130,9 +130,7 @@ class AgentLoop:
         opened_at = len(self.conversation.messages)
         # After the prompt: what the run's mode and focus say (plan mode, the focused item).
         run_texts = [text_block(text) for text in run.opening(self.ctx.plan.state)]
-        self.conversation.add_user(
-            [text_block(prompt), *run_texts, *self.notices.drain(self.ctx)]
-        )
+        self.conversation.add_user([text_block(prompt), *run_texts, *self.notices.drain(self.ctx)])
         # The run's own opening message (None when it joined a trailing user message); a
         # compaction keeps the last round's messages as the same objects.
         opening = (
