@@ -20,8 +20,9 @@ from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 
+from conftest import PATIENCE, wait_until
 from lsp_harness import AsyncAnswer, EditorHandle, MessageAnswer, plain, start_editor
-from test_lsp_editor import Asked, until
+from test_lsp_editor import Asked
 from test_lsp_editor import start_editor as start_holding_editor
 
 EDIT = {"path": "hello.py", "old_text": '"Hello, "', "new_text": '"Hi, "'}
@@ -414,15 +415,17 @@ async def test_a_cancelled_run_withdraws_its_plan_review_or_question(
                 "plansight/run", {"prompt": "Go", "mode": "plan"}, msg_id=run_id
             )
         )
-        await until(lambda: len(asked.ids) == 1)
+        await wait_until(lambda: len(asked.ids) == 1, "the request")
         client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=run_id))
         try:
             assert plain(await run)["status"] == "cancelled"
         except JsonRpcException as err:
             assert err.code == -32800
-        await until(lambda: editor.cancels == asked.ids)
+        await wait_until(lambda: editor.cancels == asked.ids, "the $/cancelRequest")
         asked.release.set()  # the user answers a request that is already withdrawn
-        await until(lambda: asked.ids[0] not in client.protocol._request_futures)
+        await wait_until(
+            lambda: asked.ids[0] not in client.protocol._request_futures, "the late answer"
+        )
         finished = [e["result"]["status"] for e in editor.events if e["type"] == "runFinished"]
         assert finished == ["cancelled"]
         # The late answer approved nothing: the next run's model hears of a cancelled call.
@@ -440,6 +443,6 @@ async def test_a_cancelled_run_withdraws_its_plan_review_or_question(
         assert '"Hi, "' not in (hello_workspace / "hello.py").read_text()
     finally:
         asked.release.set()
-        await asyncio.wait_for(client.shutdown_session(), 60)
+        await asyncio.wait_for(client.shutdown_session(), PATIENCE)
         await client.stop()
     assert editor.noise() == []
