@@ -11,7 +11,11 @@ import { ConversationView, registerConversationView } from './conversation/conve
 import { ConversationModel } from './conversation/model';
 import { ConversationRenderer } from './conversation/render';
 import { progressText } from './plan/planModel';
+import { PlanReviews } from './plan/planReview';
+import { planReviewCard, renderPlanReviewCard } from './plan/planReviewModel';
 import { registerPlanView } from './plan/planView';
+import { Questions } from './questions/askUser';
+import { questionCard, renderQuestionCard } from './questions/questionModel';
 import { CommandApprovals } from './review/approveCommand';
 import { ReviewManager } from './review/reviewManager';
 import { registerScratchpadView } from './scratchpad/scratchpadView';
@@ -28,6 +32,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const model = new ConversationModel();
   const renderer = new ConversationRenderer();
   registerCoreCards(renderer);
+  renderer.registerCard(planReviewCard, renderPlanReviewCard);
+  renderer.registerCard(questionCard, renderQuestionCard);
   const conversation = new ConversationView(context.extensionUri, model, renderer, output);
   registerConversationView(context, conversation);
   const surface = { model, visible: () => conversation.visible, onDidChangeVisibility: conversation.onDidChangeVisibility };
@@ -35,9 +41,12 @@ export function activate(context: vscode.ExtensionContext): void {
   server = new PlansightServer(context, output, store);
   const reviews = new ReviewManager(store, output, surface);
   const approvals = new CommandApprovals(output, store, surface);
-  context.subscriptions.push(output, server, reviews, approvals);
+  const planReviews = new PlanReviews(output, store, surface);
+  const questions = new Questions(output, store, surface);
+  context.subscriptions.push(output, server, reviews, approvals, planReviews, questions);
   reviews.registerCommands(context);
   approvals.registerCommands(context);
+  planReviews.registerCommands(context);
 
   registerPlanView(context, store, server, reviews);
   registerScratchpadView(context, store);
@@ -58,7 +67,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerRunCommands(context, { server, store, runs, model, focusConversation: () => conversation.reveal(true) });
 
   conversation.setHandlers({
-    send: (text, includeContext) => runs.ask(text, includeContext ? editorContext() : {}),
+    send: (text, includeContext, mode) => runs.ask(text, includeContext ? editorContext() : {}, { mode }),
     cancel: () => runs.cancel(),
     newSession: () => vscode.commands.executeCommand('plansight.newSession'),
   });
@@ -67,11 +76,15 @@ export function activate(context: vscode.ExtensionContext): void {
     conversation.registerCardActions(autoAcceptCard, (card, action) => reviews.autoAcceptCardAction(card, action)),
     conversation.registerCardActions(approvalCard, (card, action, fields) => approvals.cardAction(card, action, fields)),
     conversation.registerCardActions(apiKeyCard, (card, action) => runs.apiKeyCardAction(card, action)),
+    conversation.registerCardActions(planReviewCard, (card, action, fields) => planReviews.cardAction(card, action, fields)),
+    conversation.registerCardActions(questionCard, (card, action) => questions.cardAction(card, action)),
   );
 
   server.setHandlers({
     reviewEdit: (params, token) => reviews.review(params, token),
     approveCommand: (params, token) => approvals.request(params, token),
+    reviewPlan: (params, token) => planReviews.request(params, token),
+    askUser: (params, token) => questions.request(params, token),
     event: (event) => {
       model.apply(event);
       if (event.type === 'runFinished') {
@@ -79,6 +92,8 @@ export function activate(context: vscode.ExtensionContext): void {
         // (a server that cancels its requests has closed them already).
         reviews.runFinished();
         approvals.cancelAll('The run ended before the command was approved.');
+        planReviews.cancelAll();
+        questions.cancelAll();
       }
     },
   });
@@ -115,6 +130,8 @@ export function activate(context: vscode.ExtensionContext): void {
       if (change === 'server' && store.serverStatus !== 'running' && store.serverStatus !== 'starting') {
         reviews.cancelAll('The Plansight server stopped.');
         approvals.cancelAll('The Plansight server stopped.');
+        planReviews.cancelAll();
+        questions.cancelAll();
         model.serverStopped();
       }
       updateComposer();

@@ -31,7 +31,7 @@ export const ErrorCodes = {
 } as const;
 
 /** What the client announces in `initialize` (capabilities.experimental.plansight). */
-export const clientCapability = { reviewEdit: true, approveCommand: true } as const;
+export const clientCapability = { reviewEdit: true, approveCommand: true, reviewPlan: true, askUser: true } as const;
 
 export type TodoStatus = 'pending' | 'in_progress' | 'completed' | 'cancelled' | 'failed';
 export const todoStatuses: readonly TodoStatus[] = [
@@ -100,6 +100,10 @@ export interface ScratchpadParams {
 export interface RunStartedEvent {
   type: 'runStarted';
   prompt: string;
+  /** Version 2: how the run goes (`plan`: plan first, act once approved). */
+  mode?: 'act' | 'plan';
+  /** Version 2: the plan item a focused run works on. */
+  todoId?: string;
 }
 export interface TextDeltaEvent {
   type: 'textDelta';
@@ -198,6 +202,8 @@ export interface ReviewPlanParams {
   todos: TodoState;
   summary: string;
   scratchpad: string;
+  /** This server's extension: why it asks again (the user's edited plan broke a rule). */
+  problem?: string;
 }
 
 export interface ReviewPlanResult {

@@ -5,7 +5,7 @@
 import type { EditOutcome, EditRecord } from './plan/planModel';
 import { emptyTodoState, type TodoState } from './protocol';
 
-export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server' | 'waiting';
+export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server' | 'waiting' | 'planReview';
 
 export type ServerStatus = 'stopped' | 'starting' | 'running' | 'failed';
 
@@ -18,8 +18,13 @@ export class SessionStore {
   requestRunning = false;
   serverStatus: ServerStatus = 'stopped';
   readonly edits: EditRecord[] = [];
-  /** Requests of the server that wait for the user: edits to review, commands to approve. */
-  readonly waiting = { reviews: 0, approvals: 0 };
+  /** Requests of the server that wait for the user: edits to review, commands to approve,
+   *  questions to answer (a plan to approve is `planReview`). */
+  readonly waiting = { reviews: 0, approvals: 0, questions: 0 };
+  /** The proposed plan waiting for the user's approval (`plansight/reviewPlan`), if any. */
+  planReview: { summary: string; problem?: string } | undefined;
+  /** The summary of the last plan proposed in this window (for "Open Plan as Markdown"). */
+  planSummary: string | undefined;
   private readonly listeners = new Set<(change: SessionChange) => void>();
 
   get running(): boolean {
@@ -68,7 +73,16 @@ export class SessionStore {
     }
   }
 
-  setWaiting(kind: 'reviews' | 'approvals', count: number): void {
+  setPlanReview(review: { summary: string; problem?: string } | undefined): void {
+    this.planReview = review;
+    if (review) {
+      this.planSummary = review.summary;
+    }
+    this.emit('planReview');
+    this.emit('waiting');
+  }
+
+  setWaiting(kind: 'reviews' | 'approvals' | 'questions', count: number): void {
     if (this.waiting[kind] !== count) {
       this.waiting[kind] = count;
       this.emit('waiting');
@@ -77,6 +91,12 @@ export class SessionStore {
 
   /** "waiting for your review" while the server waits for the user, else undefined. */
   get waitingFor(): string | undefined {
+    if (this.planReview) {
+      return 'waiting for you to approve the plan';
+    }
+    if (this.waiting.questions > 0) {
+      return 'waiting for your answer';
+    }
     if (this.waiting.reviews > 0) {
       return this.waiting.reviews === 1 ? 'waiting for your review' : `waiting for your review (${this.waiting.reviews} edits)`;
     }

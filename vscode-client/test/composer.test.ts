@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canSend, composerKey, contextLabel, type KeyLike } from '../src/conversation/composer';
+import { canSend, composerKey, contextLabel, type KeyLike, sendLabel } from '../src/conversation/composer';
 
 const key = (over: Partial<KeyLike>): KeyLike => ({
   key: 'Enter',
@@ -33,5 +33,10 @@ describe('the composer', () => {
     expect(contextLabel({ path: 'hello.py' })).toBe('hello.py');
     expect(contextLabel({ path: 'hello.py', selection: { startLine: 3, endLine: 5 } })).toBe('hello.py · lines 3–5');
     expect(contextLabel({ path: 'a.py', selection: { startLine: 2, endLine: 2 } })).toBe('a.py · line 2');
+  });
+
+  it('says Plan instead of Send while Plan first is on', () => {
+    expect(sendLabel(true)).toBe('Plan');
+    expect(sendLabel(false)).toBe('Send');
   });
 });

@@ -61,6 +61,27 @@ describe('package.json', () => {
     }
   });
 
+  it('contributes plan mode where users look: Plan…, the decisions of a proposed plan, Run This Step', () => {
+    const title = contributes.menus['view/title'] as { command: string; when: string; group: string }[];
+    const inPlanTitle = (command: string) => title.find((m) => m.command === command && m.when.includes('view == plansight.plan'));
+    for (const command of ['plansight.plan.approve', 'plansight.plan.revise', 'plansight.plan.cancelReview']) {
+      expect(inPlanTitle(command)?.when, command).toContain('plansight.planReviewOpen');
+      expect(inPlanTitle(command)?.group, command).toMatch(/^navigation/);
+    }
+    expect(inPlanTitle('plansight.planFirst')?.group).toMatch(/^navigation/);
+    expect(title.some((m) => m.command === 'plansight.planFirst' && m.when.includes('plansight.conversation'))).toBe(true);
+    expect(inPlanTitle('plansight.plan.openMarkdown')).toBeTruthy();
+    const inline = (contributes.menus['view/item/context'] as { command: string; when: string; group: string }[]).find(
+      (m) => m.command === 'plansight.plan.runStep' && m.group.startsWith('inline'),
+    );
+    expect(inline?.when).toContain('(pending|in_progress|failed)');
+    const titles = new Map(contributes.commands.map((c: { command: string; title: string }) => [c.command, c.title]));
+    expect(titles.get('plansight.planFirst')).toBe('Plan…');
+    expect(titles.get('plansight.plan.revise')).toBe('Revise Plan…');
+    expect(titles.get('plansight.plan.runStep')).toBe('Run This Step');
+    expect(titles.get('plansight.plan.openMarkdown')).toBe('Open Plan as Markdown');
+  });
+
   it('contributes the settings', () => {
     expect(Object.keys(contributes.configuration.properties).sort()).toEqual([
       'plansight.autoApprove.commands',

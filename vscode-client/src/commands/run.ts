@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import { type ApiKeyCardData, apiKeyCard } from '../conversation/cards';
 import type { CardEntry, ConversationModel, Run } from '../conversation/model';
-import { ErrorCodes, Methods, type RunParams, type RunResult } from '../protocol';
+import { ErrorCodes, Methods, type RunParams, type RunResult, type TodoItem } from '../protocol';
 import { apiKeySecret, type PlansightServer, ServerNotRunningError } from '../server/client';
 import type { SessionStore } from '../session';
 import { buildPrompt, type EditorContext } from './prompt';
@@ -48,6 +48,12 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** How a run goes: plan first (`mode: 'plan'`), or on one plan item only (`todoId`). */
+export interface RunOptions {
+  mode?: 'act' | 'plan';
+  todoId?: string;
+}
+
 export interface RunControllerDeps {
   server: PlansightServer;
   store: SessionStore;
@@ -63,12 +69,15 @@ export class RunController {
   /** The runs this client waits for (one, unless the server refuses a second as busy). */
   private readonly inFlight = new Set<vscode.CancellationTokenSource>();
   /** A prompt sent without an API key: it goes out once the key is set. */
-  private waitingForKey: { prompt: string; run: Run; card: CardEntry<ApiKeyCardData> } | undefined;
+  private waitingForKey: { prompt: string; run: Run; card: CardEntry<ApiKeyCardData>; options: RunOptions } | undefined;
 
   constructor(private readonly deps: RunControllerDeps) {}
 
-  /** The user's prompt, with the editor's context unless they dropped it. */
-  async ask(text: string, context: EditorContext = {}): Promise<RunResult | undefined> {
+  /**
+   * The user's prompt, with the editor's context unless they dropped it; `mode: 'plan'` plans
+   * first, `todoId` works on that plan item only.
+   */
+  async ask(text: string, context: EditorContext = {}, options: RunOptions = {}): Promise<RunResult | undefined> {
     if (!text.trim()) {
       return undefined;
     }
@@ -76,13 +85,13 @@ export class RunController {
     const prompt = buildPrompt(text, context);
     const run = this.deps.model.addPending(prompt);
     if (!(await this.deps.server.hasApiKey())) {
-      this.waitForKey(prompt, run);
+      this.waitForKey(prompt, run, options);
       return undefined;
     }
-    return this.run(prompt, { pending: run });
+    return this.run(prompt, { ...options, pending: run });
   }
 
-  private waitForKey(prompt: string, run: Run): void {
+  private waitForKey(prompt: string, run: Run, options: RunOptions): void {
     const { model } = this.deps;
     if (this.waitingForKey) {
       // Only the newest prompt waits; the older one says it was not sent.
@@ -91,7 +100,7 @@ export class RunController {
     }
     model.stopPending(run);
     const card = model.addCard<ApiKeyCardData>(apiKeyCard, { outcome: 'pending' }, run);
-    this.waitingForKey = { prompt, run, card };
+    this.waitingForKey = { prompt, run, card, options };
     this.deps.output.info('No API key: the prompt waits until one is set.');
   }
 
@@ -104,7 +113,7 @@ export class RunController {
     }
     this.deps.model.updateCard<ApiKeyCardData>(waiting.card.id, { outcome: 'saved' }, false);
     waiting.run.running = true;
-    await this.run(waiting.prompt, { pending: waiting.run });
+    await this.run(waiting.prompt, { ...waiting.options, pending: waiting.run });
   }
 
   /** The API key card's buttons. */
@@ -126,13 +135,18 @@ export class RunController {
    * may start is the server's rule (its session refuses a second run with -32803): the client
    * does not second-guess it, it shows the refusal.
    */
-  async run(prompt: string, options: { newSession?: boolean; pending?: Run } = {}): Promise<RunResult | undefined> {
+  async run(prompt: string, options: RunOptions & { newSession?: boolean; pending?: Run } = {}): Promise<RunResult | undefined> {
     const { server, store, model, output } = this.deps;
     const pending = options.pending ?? model.addPending(prompt);
     const source = new vscode.CancellationTokenSource();
     this.inFlight.add(source);
     store.setRequestRunning(true);
-    const params: RunParams = { prompt, ...(options.newSession ? { newSession: true } : {}) };
+    const params: RunParams = {
+      prompt,
+      ...(options.newSession ? { newSession: true } : {}),
+      ...(options.mode === 'plan' ? { mode: 'plan' as const } : {}),
+      ...(options.todoId !== undefined ? { todoId: options.todoId } : {}),
+    };
     try {
       const result = await server.sendRequest<RunResult>(Methods.run, params, source.token);
       output.info(`Run finished: ${result.status} after ${result.rounds} rounds.`);
@@ -200,6 +214,24 @@ export interface RunCommandDeps {
   focusConversation(): Promise<void>;
 }
 
+function planItemOf(node: unknown): TodoItem | undefined {
+  const item = (node as { kind?: string; item?: TodoItem } | undefined)?.item;
+  return (node as { kind?: string } | undefined)?.kind === 'todo' && item ? item : undefined;
+}
+
+async function pickOpenItem(store: SessionStore): Promise<TodoItem | undefined> {
+  const open = store.todos.items.filter((i) => i.status === 'pending' || i.status === 'in_progress' || i.status === 'failed');
+  if (!open.length) {
+    void vscode.window.showInformationMessage('Plansight: the plan has no open step to run.');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    open.map((item) => ({ label: item.text, description: `#${item.id}`, item })),
+    { placeHolder: 'Run which step?' },
+  );
+  return pick?.item;
+}
+
 export function registerRunCommands(context: vscode.ExtensionContext, deps: RunCommandDeps): void {
   const { server, store, runs, model } = deps;
   context.subscriptions.push(
@@ -208,6 +240,28 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: RunC
         await runs.ask(promptArg, editorContext());
       } else {
         await deps.focusConversation();
+      }
+    }),
+    vscode.commands.registerCommand('plansight.planFirst', async (promptArg?: unknown) => {
+      // "Plan…": the agent plans and changes nothing until the user approves the plan.
+      const context = editorContext();
+      const text =
+        typeof promptArg === 'string'
+          ? promptArg
+          : await vscode.window.showInputBox({
+              title: 'Plansight: Plan…',
+              prompt: `What should Plansight plan? It changes nothing until you approve the plan.${context.path ? ` (with ${context.path})` : ''}`,
+              ignoreFocusOut: true,
+            });
+      if (text?.trim()) {
+        await deps.focusConversation();
+        await runs.ask(text, context, { mode: 'plan' });
+      }
+    }),
+    vscode.commands.registerCommand('plansight.plan.runStep', async (node?: unknown) => {
+      const item = planItemOf(node) ?? (await pickOpenItem(store));
+      if (item) {
+        await runs.ask(`Work on step #${item.id}: ${item.text}`, {}, { todoId: item.id });
       }
     }),
     vscode.commands.registerCommand('plansight.cancel', () => runs.cancel()),

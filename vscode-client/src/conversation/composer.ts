@@ -32,7 +32,7 @@ export function canSend(text: string, running: boolean): boolean {
 /** Messages from the webview to the extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; text: string; includeContext: boolean }
+  | { type: 'send'; text: string; includeContext: boolean; mode?: 'act' | 'plan' }
   | { type: 'cancel' }
   | { type: 'newSession' }
   | { type: 'action'; entry: string; action: string; fields: Record<string, string> }
@@ -63,4 +63,9 @@ export function contextLabel(context: ComposerContext): string {
       : `lines ${selection.startLine}–${selection.endLine}`
     : '';
   return [path, lines].filter(Boolean).join(' · ');
+}
+
+/** The Send button's label: "Plan" while "Plan first" is on (the run plans, then waits). */
+export function sendLabel(planFirst: boolean): string {
+  return planFirst ? 'Plan' : 'Send';
 }

@@ -14,7 +14,7 @@ import type { ConversationRenderer } from './render';
 export type CardAction = (card: CardEntry, action: string, fields: Record<string, string>) => unknown;
 
 export interface ConversationHandlers {
-  send(text: string, includeContext: boolean): unknown;
+  send(text: string, includeContext: boolean, mode: 'act' | 'plan'): unknown;
   cancel(): unknown;
   newSession(): unknown;
 }
@@ -181,7 +181,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
           this.post(this.state);
           return;
         case 'send':
-          await this.handlers?.send(message.text, message.includeContext);
+          await this.handlers?.send(message.text, message.includeContext, message.mode === 'plan' ? 'plan' : 'act');
           return;
         case 'cancel':
           await this.handlers?.cancel();

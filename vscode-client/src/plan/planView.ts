@@ -9,6 +9,7 @@ import type { ReviewManager } from '../review/reviewManager';
 import type { PlansightServer } from '../server/client';
 import type { SessionStore } from '../session';
 import * as edits from './planEdits';
+import { reviewMessage } from './planReviewModel';
 import {
   editRow,
   type EditRecord,
@@ -177,17 +178,22 @@ export function registerPlanView(
     showCollapseAll: false,
   });
   const update = (): void => {
-    view.description = planViewDescription(store.todos);
+    const review = store.planReview;
+    // A proposed plan is marked as such: the header says it waits, its summary is at the top.
+    view.description = review ? `Proposed · waiting for your approval · ${planViewDescription(store.todos)}` : planViewDescription(store.todos);
+    view.badge = review ? { value: 1, tooltip: 'A proposed plan waits for your approval' } : undefined;
     view.message =
       store.serverStatus === 'failed'
         ? 'The Plansight server is not running. See the Plansight output.'
-        : undefined;
+        : review
+          ? reviewMessage(review.summary, review.problem)
+          : undefined;
   };
   update();
   context.subscriptions.push(
     view,
     store.onDidChange((change) => {
-      if (change === 'todos' || change === 'edits' || change === 'server') {
+      if (change === 'todos' || change === 'edits' || change === 'server' || change === 'planReview') {
         update();
         provider.refresh();
       }

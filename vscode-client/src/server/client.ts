@@ -17,11 +17,15 @@ import {
 import {
   type ApproveCommandParams,
   type ApproveCommandResult,
+  type AskUserParams,
+  type AskUserResult,
   clientCapability,
   Methods,
   type PlansightEvent,
   type ReviewEditParams,
   type ReviewEditResult,
+  type ReviewPlanParams,
+  type ReviewPlanResult,
   type ScratchpadParams,
   type StateResult,
   type TodoState,
@@ -76,6 +80,8 @@ export interface ServerHandlers {
     params: ApproveCommandParams,
     token: vscode.CancellationToken,
   ): Promise<ApproveCommandResult>;
+  reviewPlan(params: ReviewPlanParams, token: vscode.CancellationToken): Promise<ReviewPlanResult>;
+  askUser(params: AskUserParams, token: vscode.CancellationToken): Promise<AskUserResult>;
   event(event: PlansightEvent): void;
 }
 
@@ -297,6 +303,18 @@ export class PlansightServer implements vscode.Disposable {
         return { approved: false, feedback: 'The editor is not ready to approve commands.' };
       }
       return this.handlers.approveCommand(params, token);
+    });
+    client.onRequest(Methods.reviewPlan, (params: ReviewPlanParams, token) => {
+      if (!this.handlers) {
+        return { decision: 'cancel' };
+      }
+      return this.handlers.reviewPlan(params, token);
+    });
+    client.onRequest(Methods.askUser, (params: AskUserParams, token) => {
+      if (!this.handlers) {
+        return { dismissed: true };
+      }
+      return this.handlers.askUser(params, token);
     });
   }
 

@@ -4,12 +4,12 @@
  * fragment is replaced (open details, text typed in a card, the scroll position), and turns
  * the user's input into messages: no agent logic, no Markdown, no HTML of its own.
  */
-import { canSend, composerKey, type ComposerContext, contextLabel, type FromWebview, type ToWebview } from '../composer';
+import { canSend, composerKey, type ComposerContext, contextLabel, type FromWebview, sendLabel, type ToWebview } from '../composer';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
-  getState(): { draft?: string } | undefined;
-  setState(state: { draft?: string }): void;
+  getState(): { draft?: string; planFirst?: boolean } | undefined;
+  setState(state: { draft?: string; planFirst?: boolean }): void;
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
@@ -23,11 +23,15 @@ const status = document.getElementById('status') as HTMLElement;
 const send = document.getElementById('send') as HTMLButtonElement;
 const stop = document.getElementById('stop') as HTMLButtonElement;
 const newSession = document.getElementById('newSession') as HTMLButtonElement;
+const planFirstButton = document.getElementById('planFirst') as HTMLButtonElement;
+const sendText = document.getElementById('sendLabel') as HTMLElement;
 
 let running = false;
 let context: ComposerContext | null = null;
 /** The user dropped the context chip for the next message. */
 let dropContext = false;
+/** "Plan first": requests go out in plan mode (kept until the user turns it off). */
+let planFirst = vscode.getState()?.planFirst === true;
 
 function post(message: FromWebview): void {
   vscode.postMessage(message);
@@ -159,17 +163,20 @@ function renderComposer(): void {
   send.hidden = running;
   stop.hidden = !running;
   send.disabled = !canSend(prompt.value, running);
+  planFirstButton.setAttribute('aria-pressed', String(planFirst));
+  planFirstButton.classList.toggle('on', planFirst);
+  sendText.textContent = sendLabel(planFirst);
 }
 
 function saveDraft(): void {
-  vscode.setState({ draft: prompt.value });
+  vscode.setState({ draft: prompt.value, planFirst });
 }
 
 function submit(): void {
   if (!canSend(prompt.value, running)) {
     return;
   }
-  post({ type: 'send', text: prompt.value, includeContext: !dropContext });
+  post({ type: 'send', text: prompt.value, includeContext: !dropContext, mode: planFirst ? 'plan' : 'act' });
   prompt.value = '';
   dropContext = false;
   saveDraft();
@@ -192,6 +199,11 @@ form.addEventListener('submit', (event) => {
 });
 stop.addEventListener('click', () => post({ type: 'cancel' }));
 newSession.addEventListener('click', () => post({ type: 'newSession' }));
+planFirstButton.addEventListener('click', () => {
+  planFirst = !planFirst;
+  saveDraft();
+  renderComposer();
+});
 
 log.addEventListener('click', (event) => {
   const target = event.target as Element;

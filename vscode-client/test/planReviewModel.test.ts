@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { ConversationModel } from '../src/conversation/model';
+import { ConversationRenderer } from '../src/conversation/render';
+import {
+  approveResult,
+  cancelResult,
+  notificationMessage,
+  outcomeOf,
+  planMarkdown,
+  type PlanReviewCardData,
+  planReviewCard,
+  planReviewCardData,
+  renderPlanReviewCard,
+  reviewMessage,
+  reviseResult,
+} from '../src/plan/planReviewModel';
+import { SessionStore } from '../src/session';
+import { plan, state } from './fixtures';
+
+const proposed = state([
+  { id: '1', text: 'Add type hints', status: 'pending' },
+  { id: '2', text: 'Add <docstrings>', status: 'pending' },
+]);
+const params = { todos: proposed, summary: 'Hints **first**, then docstrings.', scratchpad: 'notes' };
+
+function renderer(): ConversationRenderer {
+  const r = new ConversationRenderer();
+  r.registerCard(planReviewCard, renderPlanReviewCard);
+  return r;
+}
+
+describe('plan review answers', () => {
+  it('approves the plan as the view shows it now: its items go with the answer', () => {
+    const edited = state([{ id: '2', text: 'Add docstrings', status: 'pending', retries: 1 }], 9);
+    expect(approveResult(edited)).toEqual({ decision: 'approve', items: [{ id: '2', text: 'Add docstrings', status: 'pending' }] });
+  });
+
+  it('revises with the feedback trimmed (none when blank), cancels with nothing', () => {
+    expect(reviseResult('  Docstrings first ', proposed)).toMatchObject({ decision: 'revise', feedback: 'Docstrings first' });
+    expect(reviseResult('   ', proposed)).not.toHaveProperty('feedback');
+    expect(reviseResult('x', proposed).items).toHaveLength(2);
+    expect(cancelResult()).toEqual({ decision: 'cancel' });
+    expect(outcomeOf(cancelResult())).toBe('cancelled');
+    expect(outcomeOf(approveResult(proposed))).toBe('approved');
+    expect(outcomeOf(reviseResult('x', proposed))).toBe('revised');
+  });
+});
+
+describe('the plan card', () => {
+  it('shows the summary in full as Markdown and every item, escaped, with the decisions', () => {
+    const model = new ConversationModel();
+    const card = model.addCard<PlanReviewCardData>(planReviewCard, planReviewCardData('plan-1', params));
+    const html = renderer().entry(card);
+    expect(html).toContain('<strong>first</strong>');
+    expect(html).toContain('#2</strong> Add &lt;docstrings&gt;');
+    for (const action of ['approve', 'revise', 'cancel', 'markdown']) {
+      expect(html).toContain(`data-action="${action}"`);
+    }
+    expect(html).toContain('data-field="feedback"');
+  });
+
+  it('says why the server asked again, and what was decided once settled', () => {
+    const model = new ConversationModel();
+    const card = model.addCard<PlanReviewCardData>(
+      planReviewCard,
+      planReviewCardData('plan-1', { ...params, problem: 'Your edited plan was not accepted: Too many items' }),
+    );
+    expect(renderer().entry(card)).toContain('Your edited plan was not accepted: Too many items');
+    model.updateCard<PlanReviewCardData>(card.id, { outcome: 'revised', feedback: 'Shorter' }, false);
+    const settled = renderer().entry(card);
+    expect(settled).toContain('Sent back for revision: Shorter');
+    expect(settled).not.toContain('data-action="approve"');
+  });
+});
+
+describe('the plan as text', () => {
+  it('is a Markdown document with the summary and a task list', () => {
+    expect(planMarkdown(plan, 'Why: *clarity*.')).toBe(
+      [
+        '# Plan',
+        '',
+        'Why: *clarity*.',
+        '',
+        '- [x] **#1** Add type hints',
+        '- [ ] **#2** Add docstrings _(in progress)_',
+        '- [ ] **#3** Add a main guard',
+        '- [ ] **#4** ~~Rename greet~~ _(cancelled)_',
+        '- [ ] **#5** Run the tests _(failed)_',
+        '',
+        '1 of 5 completed.',
+        '',
+      ].join('\n'),
+    );
+    expect(planMarkdown(state([]))).toBe('# Plan\n\n_No plan yet._\n');
+  });
+
+  it('reads in full at the top of the Plan view and in the notification title', () => {
+    const shown = reviewMessage('Line one\nline two.', 'A problem.');
+    expect(shown).toContain('waiting for your approval. Line one line two.');
+    expect(shown).toContain('A problem.');
+    const message = notificationMessage('x'.repeat(500), 'Not accepted.');
+    expect(message.startsWith('[Approve](command:plansight.plan.approve) · [Revise…]')).toBe(true);
+    expect(message).toContain('— Not accepted. xxx');
+    expect(message.length).toBeLessThan(600);
+    expect(reviewMessage('Add **hints** to `__main__`.')).toContain('Add hints to __main__.');
+  });
+
+  it('is what the store says the client waits for while a plan is proposed', () => {
+    const store = new SessionStore();
+    const changes: string[] = [];
+    store.onDidChange((c) => changes.push(c));
+    store.setWaiting('reviews', 1);
+    store.setPlanReview({ summary: 'S' });
+    expect(store.waitingFor).toBe('waiting for you to approve the plan');
+    expect(changes).toContain('planReview');
+    store.setPlanReview(undefined);
+    expect(store.planSummary).toBe('S');
+    expect(store.waitingFor).toBe('waiting for your review');
+    store.setWaiting('reviews', 0);
+    store.setWaiting('questions', 1);
+    expect(store.waitingFor).toBe('waiting for your answer');
+  });
+});
