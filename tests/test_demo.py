@@ -194,3 +194,60 @@ def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
     assert "not an empty folder" in " ".join(done.stdout.split())
     assert (tmp_path / "notes.txt").read_text() == "mine"
     assert not (tmp_path / "hello.py").exists()
+
+
+def test_the_plan_demo_revises_then_approves_and_runs_the_approved_plan(tmp_path: Path) -> None:
+    workspace = tmp_path / "demo"
+    done = subprocess.run(
+        [sys.executable, "-m", "plansight", "demo", "--plan", "--workspace", str(workspace)],
+        env=offline_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "plan first, demo, recorded model, auto-accept" in out.splitlines()[0]
+    # Two reviews: the first plan, revised with the recorded feedback, then the second, approved.
+    assert out.count("plan proposed for your approval") == 2
+    assert "› revise: Skip the docstrings: the names say enough." in out
+    assert "› approve  (the demo's recorded answer)" in out
+    assert "[ ] #2: Add docstrings to the module and its functions" in out
+    assert "[x] #3: Run the tests" in out and "done after 15 rounds" in out
+    assert "Traceback" not in done.stderr
+    # The approved plan is what ran: type hints and a main guard, no docstrings.
+    source = (workspace / "hello.py").read_text()
+    assert "def greet(name: str) -> str:" in source
+    assert 'if __name__ == "__main__":\n    main()\n' in source
+    assert '"""' not in source
+    tests = subprocess.run(
+        [sys.executable, "-m", "unittest", "-q"], cwd=workspace, capture_output=True, text=True
+    )
+    assert tests.returncode == 0 and tests.stdout == ""
+
+
+async def test_the_plan_demo_model_reads_the_feedback_and_the_approval(tmp_path: Path) -> None:
+    from plansight.cli.demo import PLAN_RECORDING
+    from plansight.planmode import PLAN_MODE_TEXT
+
+    console = Console(file=io.StringIO(), width=120)
+    outcome = await run_demo(
+        console, tmp_path / "demo", accept=True, stdin=io.StringIO(), recording_name=PLAN_RECORDING
+    )
+    assert outcome.exit_code == 0, console.file.getvalue()  # type: ignore[attr-defined]
+    requests = outcome.requests
+    assert [r.status for r in requests] == [200] * len(load_json(PLAN_RECORDING)["steps"])
+    first = requests[0].body["messages"][0]["content"]
+    assert [b["text"] for b in first if b["type"] == "text"][1] == PLAN_MODE_TEXT
+
+    def results(index: int) -> list[str]:
+        last = requests[index].body["messages"][-1]["content"]
+        return [b["content"] for b in last if b["type"] == "tool_result"]
+
+    # submit_plan is step 5 (its result in request 6), then step 7 (request 8).
+    assert results(5)[0].startswith("The user wants changes to your plan before approving it.")
+    assert "Skip the docstrings" in results(5)[0]
+    assert results(7)[0].startswith("The user approved your plan:")
+    # One tool list for every request: the cached prefix holds through plan and act.
+    assert all(r.body["tools"] == requests[0].body["tools"] for r in requests)

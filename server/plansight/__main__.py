@@ -111,7 +111,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="accept every edit and command without asking (the default without a terminal)",
     )
-    demo.add_argument(
+    recordings = demo.add_mutually_exclusive_group()
+    recordings.add_argument(
+        "--plan",
+        action="store_true",
+        help=(
+            "play plan mode: the agent plans first, the recorded user asks for a revision, then "
+            "approves, and the same run carries out the approved plan"
+        ),
+    )
+    recordings.add_argument(
         "--compaction",
         action="store_true",
         help=(
@@ -148,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     from plansight.cli.demo import demo_cli
 
-    return demo_cli(args.workspace, args.yes, args.compaction)
+    return demo_cli(args.workspace, args.yes, args.compaction, args.plan)
 
 
 if __name__ == "__main__":

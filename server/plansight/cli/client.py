@@ -198,6 +198,10 @@ class Frontend(Protocol):
 
     def warn(self, message: str) -> None: ...
 
+    def show_recorded_answer(self, answer: str) -> None:
+        """An answer given for the user (a demo's recording), shown as if they typed it."""
+        ...
+
     async def edit_text(self, text: str) -> str | None:
         """`text` as the user left it in their editor, or None if the editor failed."""
         ...
@@ -219,6 +223,8 @@ class ClientOptions:
     command: Sequence[str] = field(default_factory=server_command)
     # More initializationOptions, sent as they are (a recording's contextWindow, say).
     extra_options: Mapping[str, Any] = field(default_factory=dict)
+    # Answers to the plan reviews, in order, given for the user (a demo's recorded answers).
+    plan_answers: Sequence[Mapping[str, Any]] = ()
 
     def initialization_options(self) -> dict[str, Any]:
         options: dict[str, Any] = {
@@ -265,6 +271,7 @@ class PlansightClient:
         # The plan text the user last edited in this run: a plan asked again keeps it.
         self._plan_draft: str | None = None
         self._plan_ids: list[str] = []  # the ids of the plan under review
+        self._recorded_answers = [dict(answer) for answer in options.plan_answers]
         self._register()
 
     # Handlers --------------------------------------------------------------------------
@@ -328,6 +335,12 @@ class PlansightClient:
     async def _on_review_plan(self, params: Any) -> dict[str, Any]:
         review = as_dict(params)
         self.frontend.show_plan_review(review)
+        if self._recorded_answers:
+            recorded = self._recorded_answers.pop(0)
+            feedback = recorded.get("feedback")
+            said = str(recorded.get("decision", "cancel"))
+            self.frontend.show_recorded_answer(f"{said}: {feedback}" if feedback else said)
+            return recorded
         if self.options.accept_edits:
             return {"decision": "approve"}
         todos = review.get("todos")

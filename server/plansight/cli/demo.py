@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 RECORDING = "hello_refactor.json"
 # A longer session with a context window of a few thousand tokens: the server compacts it.
 COMPACTION_RECORDING = "hello_compaction.json"
+# Plan mode: the plan is revised once (the recorded user's feedback), then approved and run.
+PLAN_RECORDING = "hello_plan.json"
 PROJECT = "hello_project.json"
 DEFAULT_PROMPT = (
     "Refactor hello.py: add type hints, docstrings and a main guard, then run its tests"
@@ -108,9 +110,17 @@ async def run_demo(
     # A recording may need options (the compaction demo: a small context window).
     extra = recording.get("initializationOptions")
     extra_options: dict[str, Any] = dict(extra) if isinstance(extra, dict) else {}
+    # A plan-mode recording carries the user's answers to its plan reviews.
+    run_mode = "plan" if recording.get("mode") == "plan" else "act"
+    answers = recording.get("planAnswers")
+    plan_answers = (
+        [dict(a) for a in answers if isinstance(a, dict)] if isinstance(answers, list) else []
+    )
     root = prepare_workspace(workspace)
     ui = TerminalUI(console, stdin=stdin, inline_edits=accept)
     mode = "demo, recorded model, auto-accept" if accept else "demo, recorded model"
+    if run_mode == "plan":
+        mode = "plan first, " + mode
     if isinstance(extra_options.get("contextWindow"), int):
         mode += f", context window {extra_options['contextWindow']:,} tokens"
     ui.header(str(root), prompt, mode=mode)
@@ -131,8 +141,9 @@ async def run_demo(
                 storage_dir=state,
                 env=server_env(api.base_url),
                 extra_options=extra_options,
+                plan_answers=plan_answers,
             )
-            code = await run_session(ui, options, prompt, new_session=True)
+            code = await run_session(ui, options, prompt, new_session=True, mode=run_mode)
         requests = api.message_requests
     finally:
         ui.stop()
@@ -150,7 +161,7 @@ async def run_demo(
     return DemoOutcome(code, root, requests)
 
 
-def demo_cli(workspace: str | None, yes: bool, compaction: bool = False) -> int:
+def demo_cli(workspace: str | None, yes: bool, compaction: bool = False, plan: bool = False) -> int:
     console = make_console()
     target = Path(workspace).expanduser() if workspace else None
     if target is not None and (problem := check_target(target)) is not None:
@@ -158,7 +169,7 @@ def demo_cli(workspace: str | None, yes: bool, compaction: bool = False) -> int:
         return 1
     accept = yes or not sys.stdin.isatty()
     try:
-        recording = COMPACTION_RECORDING if compaction else RECORDING
+        recording = PLAN_RECORDING if plan else COMPACTION_RECORDING if compaction else RECORDING
         outcome = asyncio.run(run_demo(console, target, accept=accept, recording_name=recording))
     except KeyboardInterrupt:
         return 130

@@ -371,6 +371,13 @@ class TerminalUI:
     def warn(self, message: str) -> None:
         self.print(Text(message, style="bold yellow"))
 
+    def show_recorded_answer(self, answer: str) -> None:
+        self.print(
+            Text.assemble(
+                ("› ", "bold"), (answer, "bold"), ("  (the demo's recorded answer)", "dim")
+            )
+        )
+
     async def edit_text(self, text: str) -> str | None:
         """Open `text` in $VISUAL / $EDITOR (else vi) on this terminal; what it saved, or None."""
         self._end_text()
