@@ -171,6 +171,39 @@ async def test_cancel_ends_the_run_done_with_the_plan_kept(
         await editor.stop()
 
 
+async def test_no_done_gate_in_plan_mode_one_request_to_submit_and_the_gate_after_approval(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    editor = await open_editor(
+        hello_workspace, fake_api, tmp_path, review_plan=lambda params: {"decision": "approve"}
+    )
+    fake_api.push(
+        tool("todo", TWO),
+        text("Here is my plan."),  # open items, plan mode: asked to submit, not gated
+        tool("submit_plan", {"summary": "Two steps."}),
+        tool("submit_plan", {"summary": "Again?"}),  # approved already: an error
+        text("Stopping here."),  # act mode now: the done gate lists the open items
+        text("They stay open."),
+    )
+    try:
+        result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
+        assert result["status"] == "done" and result["text"] == "They stay open."
+        asked = [b["text"] for b in fake_api.bodies[2]["messages"][-1]["content"]]
+        assert len(asked) == 1 and asked[0].startswith("<plan-mode>You ended your turn")
+        [again] = results_in(fake_api.bodies[4])
+        assert again["is_error"] is True and again["content"].startswith("submit_plan is only")
+        gate = [b["text"] for b in fake_api.bodies[5]["messages"][-1]["content"]]
+        assert gate[0].startswith("Your plan still has open items:\n#1: Add type hints")
+        assert len(editor.recorder.plan_reviews) == 1
+        # A model that never submits: asked once, and its next end of turn ends the run.
+        fake_api.push(text("Planning in my head."), text("Still not submitting."))
+        result = await editor.request("plansight/run", {"prompt": "Plan again", "mode": "plan"})
+        assert result["status"] == "done" and result["text"] == "Still not submitting."
+        assert len(fake_api.bodies) == 8
+    finally:
+        await editor.stop()
+
+
 async def test_an_invalid_edited_plan_is_asked_again_with_the_rule_it_broke(
     hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
 ) -> None:
