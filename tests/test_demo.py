@@ -49,16 +49,21 @@ def assert_refactored(workspace: Path) -> None:
     assert greeting.stdout == "Hello, Ada!\n"
 
 
-def test_demo_command_runs_offline_and_leaves_a_refactored_project(tmp_path: Path) -> None:
-    workspace = tmp_path / "demo"
-    done = subprocess.run(
-        [sys.executable, "-m", "plansight", "demo", "--workspace", str(workspace), "--yes"],
+def run_demo_command(tmp_path: Path, workspace: Path, *args: str) -> Any:
+    """`plansight demo` as a user starts it, offline, without a terminal."""
+    return subprocess.run(
+        [sys.executable, "-m", "plansight", "demo", "--workspace", str(workspace), *args],
         env=offline_env(tmp_path),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_demo_command_runs_offline_and_leaves_a_refactored_project(tmp_path: Path) -> None:
+    workspace = tmp_path / "demo"
+    done = run_demo_command(tmp_path, workspace, "--yes")
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert_refactored(workspace)
@@ -198,14 +203,7 @@ def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
 
 def test_the_plan_demo_revises_then_approves_and_runs_the_approved_plan(tmp_path: Path) -> None:
     workspace = tmp_path / "demo"
-    done = subprocess.run(
-        [sys.executable, "-m", "plansight", "demo", "--plan", "--workspace", str(workspace)],
-        env=offline_env(tmp_path),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_demo_command(tmp_path, workspace, "--plan")
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert "plan first, demo, recorded model, auto-accept" in out.splitlines()[0]

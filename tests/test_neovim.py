@@ -29,11 +29,12 @@ def plan(status: str) -> dict[str, Any]:
     return {"items": [{"id": "1", "text": "Read hello.py", "status": status}]}
 
 
-def run_neovim(script: str, workspace: Path, api: FakeMessagesAPI, tmp_path: Path) -> Any:
-    """Run a fixtures/neovim script headless against the server: what it saw (JSON)."""
+def run_neovim(workspace: Path, api: FakeMessagesAPI, tmp_path: Path, *, plan: bool) -> Any:
+    """Run fixtures/neovim/client.lua headless against the server: what it saw (JSON)."""
     out = tmp_path / "nvim.json"
     env = {
         **os.environ,
+        **({"PLANSIGHT_NVIM_PLAN": "1"} if plan else {}),
         "ANTHROPIC_BASE_URL": api.base_url,
         "ANTHROPIC_API_KEY": "test-key",
         "PLANSIGHT_NVIM_OUT": str(out),
@@ -42,7 +43,7 @@ def run_neovim(script: str, workspace: Path, api: FakeMessagesAPI, tmp_path: Pat
         "HOME": str(tmp_path),
     }
     subprocess.run(
-        ["nvim", "--headless", "--clean", "-u", str(FIXTURES / "neovim" / script)],
+        ["nvim", "--headless", "--clean", "-u", str(FIXTURES / "neovim" / "client.lua")],
         cwd=workspace,
         env=env,
         timeout=60,
@@ -64,7 +65,7 @@ def test_neovim_approves_a_plan_through_show_message_request(
         tool("todo", {"items": done}),
         text("Approved and done."),
     )
-    seen = run_neovim("plan.lua", hello_workspace, fake_api, tmp_path)
+    seen = run_neovim(hello_workspace, fake_api, tmp_path, plan=True)
     assert seen["messages"] == [
         {
             "message": "Plansight proposes a plan: Type hints for greet and shout.\n\n"
@@ -92,26 +93,7 @@ def test_neovim_receives_the_plan_and_the_reminder_diagnostic(
         tool("todo", plan("completed")),
         text("Done."),
     )
-    out = tmp_path / "nvim.json"
-    env = {
-        **os.environ,
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "PLANSIGHT_NVIM_OUT": str(out),
-        "PLANSIGHT_PYTHON": sys.executable,
-        "PLANSIGHT_STORAGE": str(tmp_path / "state"),
-        "HOME": str(tmp_path),
-    }
-    subprocess.run(
-        ["nvim", "--headless", "--clean", "-u", str(FIXTURES / "neovim" / "client.lua")],
-        cwd=hello_workspace,
-        env=env,
-        timeout=60,
-        check=True,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-    )
-    seen = json.loads(out.read_text())
+    seen = run_neovim(hello_workspace, fake_api, tmp_path, plan=False)
     assert seen["result"]["status"] == "done", seen["result"]
     assert seen["todos"][0]["rendered"] == "[>] #1: Read hello.py\n(0/1 completed)"
     assert seen["todos"][-1]["completed"] == 1
