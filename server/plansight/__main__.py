@@ -1,4 +1,4 @@
-"""`plansight lsp | run | demo`: the command line.
+"""`plansight lsp | run | demo | eval`: the command line.
 
 `plansight` with no command prints the whole help on stderr and exits 2: it is a command
 line that asks for nothing, a usage error like any other (`plansight bogus`, a missing
@@ -128,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
             "to watch the server compact the conversation and keep the plan verbatim"
         ),
     )
+
+    from plansight.eval.cli import add_eval_command
+
+    add_eval_command(commands)
     return parser
 
 
@@ -155,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
             plan=args.plan,
             step=args.step.lstrip("#") if args.step else None,
         )
+    if args.command == "eval":
+        from plansight.eval.cli import eval_cli
+
+        return eval_cli(args)
     from plansight.cli.demo import demo_cli
 
     return demo_cli(args.workspace, args.yes, args.compaction, args.plan)

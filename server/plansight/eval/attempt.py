@@ -1,0 +1,307 @@
+"""One attempt: a task's project in a fresh temporary folder, the real server, the checks.
+
+The attempt starts `plansight lsp` exactly as the terminal client does (`PlansightClient`: stdio,
+`initialize` with the review capabilities) with `autoApprove` for edits and commands, its
+storage, `HOME` and `TMPDIR` inside the attempt's own temporary folder, and `ANTHROPIC_BASE_URL`
+pointing at a `MeteringProxy` in front of the upstream endpoint: the real API (live) or the
+fake Messages API serving a recording (replay). The proxy's usage drives the cost limit; the
+round limit is the server's `maxRounds`; a wall-clock limit stops an attempt that hangs. Then
+the task's checks run on the files the attempt left: that is the verdict, live or replayed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome
+from plansight.eval.arms import Arm
+from plansight.eval.checks import CheckResult, run_checks
+from plansight.eval.meter import MeteringProxy
+from plansight.eval.pricing import Prices
+from plansight.eval.recordings import Recording
+from plansight.eval.tasks import Task, copy_tree
+from plansight.events import Usage
+
+REPLAY_API_KEY = "plansight-eval-replay"
+DEFAULT_UPSTREAM = "https://api.anthropic.com"
+CLOSE_GRACE = 10.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_rounds: int = 40
+    max_cost: float | None = 2.0  # USD per attempt, estimated from list prices
+    max_seconds: float = 1800.0  # wall clock per attempt
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where the model's requests go: a live endpoint, or a recording served by the fake."""
+
+    base_url: str | None = None  # live: None means the SDK's default endpoint
+    api_key: str | None = None
+    auth_token: str | None = None
+    recording: Recording | None = None
+
+    @property
+    def replay(self) -> bool:
+        return self.recording is not None
+
+
+@dataclass(frozen=True)
+class AttemptSpec:
+    task: Task
+    arm: Arm
+    index: int  # 1-based repeat number
+    model: str | None
+    upstream: Upstream
+    limits: Limits
+    prices: Prices | None
+
+
+@dataclass
+class AttemptResult:
+    task: str
+    arm: str
+    index: int
+    source: str  # "live" or "replay"
+    model: str
+    passed: bool
+    status: str  # the RunResult status, or "error" when the run never answered
+    stopped_by: str  # done, round limit, cost limit, time limit, error, refused, cancelled
+    rounds: int
+    usage: Usage
+    cost: float | None
+    seconds: float
+    check: CheckResult
+    error: str | None = None
+    tool_calls: dict[str, int] = field(default_factory=dict)
+    reminders: int = 0
+    plan_items: int = 0
+    recording: dict[str, Any] | None = field(default=None, repr=False)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "arm": self.arm,
+            "index": self.index,
+            "source": self.source,
+            "model": self.model,
+            "passed": self.passed,
+            "status": self.status,
+            "stoppedBy": self.stopped_by,
+            "rounds": self.rounds,
+            "usage": self.usage.to_wire(),
+            "costUsd": None if self.cost is None else round(self.cost, 6),
+            "seconds": round(self.seconds, 3),
+            "checks": self.check.to_wire(),
+            "error": self.error,
+            "toolCalls": dict(sorted(self.tool_calls.items())),
+            "reminders": self.reminders,
+            "planItems": self.plan_items,
+        }
+
+
+class EvalFrontend:
+    """The client's frontend for an unattended attempt: it counts what happens, asks nothing
+    (edits and commands are auto-approved, so nothing needs an answer)."""
+
+    def __init__(self) -> None:
+        self.tool_calls: Counter[str] = Counter()
+        self.reminders = 0
+        self.plan_items = 0
+        self.messages: list[str] = []
+
+    def on_todos(self, state: dict[str, Any]) -> None:
+        items = state.get("items")
+        if isinstance(items, list):
+            self.plan_items = max(self.plan_items, len(items))
+
+    def on_scratchpad(self, content: str) -> None:
+        pass
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "toolCall":
+            self.tool_calls[str(event.get("name"))] += 1
+        elif kind == "reminder":
+            self.reminders += 1
+
+    def on_message(self, level: int, message: str) -> None:
+        self.messages.append(message)
+
+    def show_edit(self, review: dict[str, Any], path: str) -> None:
+        pass
+
+    def show_command(self, request: dict[str, Any]) -> None:
+        pass
+
+    async def ask(self, question: str) -> str | None:
+        return None  # nobody is there: a question is a refusal
+
+
+@dataclass(frozen=True)
+class EvalClientOptions(ClientOptions):
+    """The terminal client's options plus the eval's own initialization options."""
+
+    extra_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def initialization_options(self) -> dict[str, Any]:
+        return {**super().initialization_options(), **self.extra_options}
+
+
+def server_env(base_url: str, upstream: Upstream, root: Path) -> dict[str, str]:
+    """Our environment with the model's endpoint replaced by the meter, and the attempt's own
+    home and temporary folder; `python` and `pytest` are this interpreter's."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("ANTHROPIC_") and k not in ("PLANSIGHT_MODEL", "PYTHONPATH")
+    }
+    env["ANTHROPIC_BASE_URL"] = base_url
+    if upstream.replay:
+        env["ANTHROPIC_API_KEY"] = REPLAY_API_KEY
+    else:
+        if upstream.api_key:
+            env["ANTHROPIC_API_KEY"] = upstream.api_key
+        if upstream.auth_token:
+            env["ANTHROPIC_AUTH_TOKEN"] = upstream.auth_token
+    env["HOME"] = str(root / "home")
+    env["TMPDIR"] = str(root / "tmp")
+    bin_dir = os.path.dirname(sys.executable)
+    env["PATH"] = os.pathsep.join(p for p in (bin_dir, env.get("PATH", "")) if p)
+    # The projects are plain pytest projects: no plugin of this environment loads into them.
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return env
+
+
+async def run_attempt(
+    spec: AttemptSpec, *, on_usage: Callable[[float], None] | None = None
+) -> AttemptResult:
+    """Run one attempt and judge it; `on_usage` hears the estimated cost of each answer."""
+    with tempfile.TemporaryDirectory(prefix=f"plansight-eval-{spec.task.name}-") as scratch:
+        return await _run_in(spec, Path(scratch), on_usage)
+
+
+async def _run_in(
+    spec: AttemptSpec, root: Path, on_usage: Callable[[float], None] | None
+) -> AttemptResult:
+    task, upstream, limits = spec.task, spec.upstream, spec.limits
+    for folder in ("home", "tmp", "state"):
+        (root / folder).mkdir()
+    workspace = copy_tree(task.project_dir, root / task.name)
+    stopped: list[str] = []
+    spent = 0.0
+    client: PlansightClient | None = None
+
+    def counted(usage: Usage) -> None:
+        nonlocal spent
+        cost = spec.prices.cost(usage) if spec.prices is not None else 0.0
+        spent += cost
+        if on_usage is not None:
+            on_usage(cost)
+        if limits.max_cost is not None and spent > limits.max_cost and not stopped:
+            stopped.append("cost limit")
+            if client is not None:
+                client.cancel()
+
+    fake = None
+    if upstream.recording is not None:
+        from plansight.fakeapi import FakeMessagesAPI
+
+        fake = FakeMessagesAPI(upstream.recording.script(), models=upstream.recording.models)
+        await fake.start_async()
+        target = fake.base_url
+    else:
+        target = upstream.base_url or DEFAULT_UPSTREAM
+    proxy = MeteringProxy(target, on_usage=counted)
+    started = time.monotonic()
+    outcome: RunOutcome | None = None
+    error: str | None = None
+    frontend = EvalFrontend()
+    try:
+        await proxy.start()
+        options = EvalClientOptions(
+            workspace=workspace,
+            model=spec.model,
+            accept_edits=True,
+            approve_commands=True,
+            storage_dir=str(root / "state"),
+            env=server_env(proxy.base_url, upstream, root),
+            extra_options={"maxRounds": task.max_rounds or limits.max_rounds, **spec.arm.options},
+        )
+        client = PlansightClient(options, frontend)
+        try:
+            await client.start()
+            outcome = await _run_with_deadline(client, task.prompt, limits, stopped)
+        except Exception as err:  # the server did not start, or died: a failed attempt
+            error = f"{type(err).__name__}: {err}"
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.close(), CLOSE_GRACE)
+            client.kill()
+    finally:
+        seconds = time.monotonic() - started
+        await proxy.stop()
+        if fake is not None:
+            await fake.stop_async()
+    check = await asyncio.to_thread(run_checks, task, workspace)
+    result = outcome.result if outcome is not None else {}
+    status = outcome.status if outcome is not None else "error"
+    if outcome is not None and outcome.error:
+        error = outcome.error
+    elif status == "error" and error is None:
+        error = str(result.get("error") or result.get("text") or "the run failed")
+    usage = proxy.usage
+    model = proxy.model or spec.model or "unknown"
+    return AttemptResult(
+        task=task.name,
+        arm=spec.arm.name,
+        index=spec.index,
+        source="replay" if upstream.replay else "live",
+        model=model,
+        passed=check.passed,
+        status=status,
+        stopped_by=stopped[0] if stopped else _stop_reason(status),
+        rounds=int(result.get("rounds") or 0),
+        usage=usage,
+        cost=spec.prices.cost(usage) if spec.prices is not None else None,
+        seconds=seconds,
+        check=check,
+        error=error,
+        tool_calls=dict(frontend.tool_calls),
+        reminders=frontend.reminders,
+        plan_items=frontend.plan_items,
+        recording=None if upstream.replay else proxy.recording(),
+    )
+
+
+def _stop_reason(status: str) -> str:
+    return {"done": "done", "limit": "round limit"}.get(status, status)
+
+
+async def _run_with_deadline(
+    client: PlansightClient, prompt: str, limits: Limits, stopped: list[str]
+) -> RunOutcome:
+    run = asyncio.ensure_future(client.run(prompt, new_session=True))
+    done, _ = await asyncio.wait({run}, timeout=limits.max_seconds)
+    if not done:
+        stopped.append("time limit")
+        client.cancel()
+        done, _ = await asyncio.wait({run}, timeout=CLOSE_GRACE * 3)
+        if not done:
+            run.cancel()
+            with contextlib.suppress(BaseException):
+                await run
+            return RunOutcome("error", {}, "the run did not stop after it was cancelled")
+    return run.result()
