@@ -88,6 +88,7 @@ class AttemptResult:
     tool_calls: dict[str, int] = field(default_factory=dict)
     reminders: int = 0
     plan_items: int = 0
+    tools_offered: list[str] = field(default_factory=list)
     recording: dict[str, Any] | None = field(default=None, repr=False)
 
     def to_wire(self) -> dict[str, Any]:
@@ -109,6 +110,7 @@ class AttemptResult:
             "toolCalls": dict(sorted(self.tool_calls.items())),
             "reminders": self.reminders,
             "planItems": self.plan_items,
+            "toolsOffered": self.tools_offered,
         }
 
 
@@ -282,6 +284,7 @@ async def _run_in(
         tool_calls=dict(frontend.tool_calls),
         reminders=frontend.reminders,
         plan_items=frontend.plan_items,
+        tools_offered=proxy.tools,
         recording=None if upstream.replay else proxy.recording(),
     )
 

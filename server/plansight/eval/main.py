@@ -40,7 +40,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
     console = Console(file=stream, highlight=False)
 
     def fail(message: str) -> int:
-        console.print(f"[bold red]plansight eval:[/] {message}")
+        console.print(f"[bold red]plansight eval:[/] {message}", soft_wrap=True)
         return 2
 
     if (problem := _check_extras()) is not None:

@@ -214,6 +214,7 @@ class MeteringProxy:
         self.usage = Usage()
         self.messages = 0
         self.model: str | None = None  # as the first request to /v1/messages names it
+        self.tools: list[str] = []  # the tools that request offered, by name
         self._server: asyncio.Server | None = None
         self._client: httpx2.AsyncClient | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -304,9 +305,7 @@ class MeteringProxy:
         is_messages = method == "POST" and path == "/v1/messages"
         is_model = method == "GET" and path.startswith("/v1/models/")
         if is_messages and self.model is None:
-            with contextlib.suppress(ValueError, AttributeError):
-                model = json.loads(body).get("model")
-                self.model = model if isinstance(model, str) else None
+            self._note_request(body)
         return await self._forward(
             writer, method, target, forwarded, body, keep_alive, is_messages, is_model
         )
@@ -383,6 +382,18 @@ class MeteringProxy:
                 if isinstance(info, dict) and isinstance(info.get("id"), str):
                     self.models[info["id"]] = info
         return keep_alive
+
+    def _note_request(self, body: bytes) -> None:
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return
+        if isinstance(request, dict):
+            model = request.get("model")
+            self.model = model if isinstance(model, str) else None
+            tools = request.get("tools")
+            if isinstance(tools, list):
+                self.tools = [str(t.get("name")) for t in tools if isinstance(t, dict)]
 
     def _record(self, step: dict[str, Any], usage: Any) -> None:
         self.steps.append(step)

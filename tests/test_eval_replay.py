@@ -1,0 +1,163 @@
+"""`plansight eval` end to end, offline: the committed recordings replayed through the real
+server, tools and checks; a run recorded from an endpoint and replayed; the usage errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plansight.eval.recordings import find_recordings
+from plansight.fakeapi import FakeMessagesAPI, Script
+
+REPO = Path(__file__).resolve().parents[1]
+RECORDINGS = REPO / "eval" / "recordings"
+
+
+def plansight_eval(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PLANSIGHT_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "plansight", "eval", *args],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {}), "COLUMNS": "120"},
+        timeout=600,
+        check=False,
+    )
+
+
+def attempts(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    data = json.loads((out / "report.json").read_text())
+    return {(r["task"], r["arm"]): r for r in data["results"]}
+
+
+@pytest.fixture(scope="module")
+def replayed(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path_factory.mktemp("replay") / "report"
+    return plansight_eval("--replay", str(RECORDINGS), "--out", str(out)), out
+
+
+def test_the_recordings_cover_three_tasks_in_both_arms() -> None:
+    recordings = find_recordings(RECORDINGS)
+    pairs = {(r.task, r.arm) for r in recordings}
+    tasks = {task for task, _ in pairs}
+    assert len(tasks) >= 3 and all(
+        (task, arm) in pairs for task in tasks for arm in ("plan", "noplan")
+    )
+    assert {r.origin for r in recordings} == {"hand-written"}
+
+
+def test_the_replay_verdicts_come_from_the_checks(replayed: tuple[Any, Path]) -> None:
+    run, out = replayed
+    assert run.returncode == 0, run.stderr
+    results = attempts(out)
+    assert len(results) == 6
+    wrong = results[("cli-flag", "noplan")]
+    # Its run ended as a success in its own words; its files fail the checks.
+    assert wrong["status"] == "done" and not wrong["passed"]
+    assert "test_core_counts_with_and_without_the_option" in wrong["checks"]["failures"]
+    for key, attempt in results.items():
+        if key != ("cli-flag", "noplan"):
+            assert attempt["passed"], (key, attempt["checks"])
+        assert attempt["source"] == "replay" and attempt["checks"]["total"] > 0
+
+
+def test_each_recording_was_followed_to_its_end(replayed: tuple[Any, Path]) -> None:
+    _, out = replayed
+    by_pair = {(r.task, r.arm): r for r in find_recordings(RECORDINGS)}
+    for key, attempt in attempts(out).items():
+        steps = len(by_pair[key].data["steps"])
+        # One round per step: the server asked exactly when the recording answered (the done
+        # gate and the reminder fired where the plan arm's recording expects them).
+        assert attempt["rounds"] == steps, key
+        assert attempt["error"] is None
+
+
+def test_the_arms_differ_only_in_planning(replayed: tuple[Any, Path]) -> None:
+    _, out = replayed
+    results = attempts(out)
+    plan, noplan = results[("rename-function", "plan")], results[("rename-function", "noplan")]
+    assert "todo" in plan["toolsOffered"] and "todo" not in noplan["toolsOffered"]
+    assert set(plan["toolsOffered"]) - {"todo"} == set(noplan["toolsOffered"])
+    assert plan["reminders"] >= 1  # it went three rounds without its plan
+    assert noplan["reminders"] == 0  # and so did this one, unreminded
+
+
+def test_the_replay_report_says_it_is_no_measurement(replayed: tuple[Any, Path]) -> None:
+    run, out = replayed
+    text = (out / "report.md").read_text()
+    assert text.startswith("> **Replay, not a measurement.**")
+    data = json.loads((out / "report.json").read_text())
+    assert data["source"] == "replay" and data["notice"] == "Replay, not a measurement"
+    assert data["perArm"]["noplan"]["passed"] == 2 and data["perArm"]["plan"]["passed"] == 3
+    assert (out / "completion.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Replay, not a measurement." in run.stderr
+
+
+def test_a_live_run_is_recorded_and_replays_to_the_same_verdict(tmp_path: Path) -> None:
+    source = next(
+        r for r in find_recordings(RECORDINGS) if r.task == "rename-function" and r.arm == "plan"
+    )
+    with FakeMessagesAPI(Script.from_dict(source.data)) as upstream:
+        live = plansight_eval(
+            "--tasks", "rename-function", "--arms", "plan", "--record", str(tmp_path / "rec"),
+            "--out", str(tmp_path / "live"), "--model", "claude-sonnet-5-5",
+            env={"ANTHROPIC_BASE_URL": upstream.base_url, "ANTHROPIC_API_KEY": "test-key"},
+        )  # fmt: skip
+        assert live.returncode == 0, live.stderr
+        assert len(upstream.message_requests) == len(source.data["steps"])
+    (recorded,) = find_recordings(tmp_path / "rec")
+    assert (recorded.task, recorded.arm, recorded.origin) == ("rename-function", "plan", "live")
+    assert recorded.digest == source.digest
+    strip = [
+        [{k: v for k, v in b.items() if k != "id"} for b in s["content"]]
+        for s in recorded.data["steps"]
+    ]
+    assert strip == [s["content"] for s in source.data["steps"]]
+    assert all(s["usage"]["output_tokens"] > 0 for s in recorded.data["steps"])
+    live_report = json.loads((tmp_path / "live" / "report.json").read_text())
+    assert live_report["source"] == "live" and live_report["notice"] is None
+
+    replay = plansight_eval("--replay", str(tmp_path / "rec"), "--out", str(tmp_path / "again"))
+    assert replay.returncode == 0, replay.stderr
+    again = json.loads((tmp_path / "again" / "report.json").read_text())
+    assert again["source"] == "replay"
+    (first,), (second,) = live_report["results"], again["results"]
+    assert first["passed"] and second["passed"]
+    assert first["usage"] == second["usage"]  # the recorded usage, served again
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        ([], {}, "no ANTHROPIC_API_KEY"),
+        (["--arms", "planmode"], {"ANTHROPIC_API_KEY": "k"}, "cannot run yet"),
+        (["--arms", "plan,bogus"], {"ANTHROPIC_API_KEY": "k"}, "unknown arm 'bogus'"),
+        (["--tasks", "nope"], {}, "unknown task(s): nope"),
+        (["--replay", str(RECORDINGS), "--record", "x"], {}, "a replay has none to keep"),
+        (["--model", "my-model"], {"ANTHROPIC_API_KEY": "k"}, "no list price known for my-model"),
+    ],
+)
+def test_usage_errors_are_explained(args: list[str], env: dict[str, str], message: str) -> None:
+    run = plansight_eval(*args, env=env)
+    assert run.returncode == 2
+    assert message in run.stderr
+
+
+def test_a_recording_of_a_changed_task_is_refused(tmp_path: Path) -> None:
+    stale = json.loads((RECORDINGS / "cli-flag" / "plan-1.json").read_text())
+    stale["eval"]["taskDigest"] = "0" * 16
+    (tmp_path / "cli-flag").mkdir()
+    (tmp_path / "cli-flag" / "plan-1.json").write_text(json.dumps(stale))
+    run = plansight_eval("--replay", str(tmp_path))
+    assert run.returncode == 2
+    assert "recorded for another version of task 'cli-flag'" in run.stderr
