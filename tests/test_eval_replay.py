@@ -3,12 +3,14 @@ server, tools and checks; a run recorded from an endpoint and replayed; the usag
 
 from __future__ import annotations
 
+import argparse
+import fcntl
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -33,17 +35,37 @@ def plansight_eval(
     )
 
 
+class Ran(NamedTuple):
+    returncode: int
+    stderr: str
+
+
 def attempts(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
     data = json.loads((out / "report.json").read_text())
     return {(r["task"], r["arm"]): r for r in data["results"]}
 
 
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
-def replayed(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[subprocess.CompletedProcess[str], Path]:
-    out = tmp_path_factory.mktemp("replay") / "report"
-    return plansight_eval("--replay", str(RECORDINGS), "--out", str(out)), out
+def replayed(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Ran, Path]:
+    """One replay of the committed recordings per test session, even with parallel workers
+    (they share the session's temporary folder: the first one replays, the others read it)."""
+    if worker_id == "master":
+        out = tmp_path_factory.mktemp("replay") / "report"
+        run = plansight_eval("--replay", str(RECORDINGS), "--out", str(out))
+        return Ran(run.returncode, run.stderr), out
+    shared = tmp_path_factory.getbasetemp().parent / "eval-replay"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / "done.json"
+        if not done.exists():
+            run = plansight_eval("--replay", str(RECORDINGS), "--out", str(shared / "report"))
+            done.write_text(json.dumps([run.returncode, run.stderr]))
+        returncode, stderr = json.loads(done.read_text())
+    return Ran(returncode, stderr), shared / "report"
 
 
 def test_the_recordings_cover_three_tasks_in_both_arms() -> None:
@@ -56,7 +78,7 @@ def test_the_recordings_cover_three_tasks_in_both_arms() -> None:
     assert {r.origin for r in recordings} == {"hand-written"}
 
 
-def test_the_replay_verdicts_come_from_the_checks(replayed: tuple[Any, Path]) -> None:
+def test_the_replay_verdicts_come_from_the_checks(replayed: tuple[Ran, Path]) -> None:
     run, out = replayed
     assert run.returncode == 0, run.stderr
     results = attempts(out)
@@ -71,7 +93,7 @@ def test_the_replay_verdicts_come_from_the_checks(replayed: tuple[Any, Path]) ->
         assert attempt["source"] == "replay" and attempt["checks"]["total"] > 0
 
 
-def test_each_recording_was_followed_to_its_end(replayed: tuple[Any, Path]) -> None:
+def test_each_recording_was_followed_to_its_end(replayed: tuple[Ran, Path]) -> None:
     _, out = replayed
     by_pair = {(r.task, r.arm): r for r in find_recordings(RECORDINGS)}
     for key, attempt in attempts(out).items():
@@ -82,7 +104,7 @@ def test_each_recording_was_followed_to_its_end(replayed: tuple[Any, Path]) -> N
         assert attempt["error"] is None
 
 
-def test_the_arms_differ_only_in_planning(replayed: tuple[Any, Path]) -> None:
+def test_the_arms_differ_only_in_planning(replayed: tuple[Ran, Path]) -> None:
     _, out = replayed
     results = attempts(out)
     plan, noplan = results[("rename-function", "plan")], results[("rename-function", "noplan")]
@@ -92,7 +114,7 @@ def test_the_arms_differ_only_in_planning(replayed: tuple[Any, Path]) -> None:
     assert noplan["reminders"] == 0  # and so did this one, unreminded
 
 
-def test_the_replay_report_says_it_is_no_measurement(replayed: tuple[Any, Path]) -> None:
+def test_the_replay_report_says_it_is_no_measurement(replayed: tuple[Ran, Path]) -> None:
     run, out = replayed
     text = (out / "report.md").read_text()
     assert text.startswith("> **Replay, not a measurement.**")
@@ -161,3 +183,12 @@ def test_a_recording_of_a_changed_task_is_refused(tmp_path: Path) -> None:
     run = plansight_eval("--replay", str(tmp_path))
     assert run.returncode == 2
     assert "recorded for another version of task 'cli-flag'" in run.stderr
+
+
+def test_every_eval_argument_has_a_help_text() -> None:
+    from plansight.__main__ import build_parser
+
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    parser = commands.choices["eval"]
+    for action in parser._actions:
+        assert action.help and action.help != argparse.SUPPRESS, action.dest
