@@ -123,6 +123,10 @@ def test_the_replay_report_says_it_is_no_measurement(replayed: tuple[Ran, Path])
     assert data["perArm"]["noplan"]["passed"] == 2 and data["perArm"]["plan"]["passed"] == 3
     assert (out / "completion.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Replay, not a measurement." in run.stderr
+    wrong = out / "attempts" / "cli-flag" / "noplan-1"
+    assert "test_core_counts_with_and_without_the_option" in (wrong / "checks.txt").read_text()
+    first = json.loads((wrong / "conversation.jsonl").read_text().splitlines()[0])
+    assert first["role"] == "user"  # the session as the server stored it
 
 
 def test_a_live_run_is_recorded_and_replays_to_the_same_verdict(tmp_path: Path) -> None:

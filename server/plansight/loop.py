@@ -104,6 +104,7 @@ class AgentLoop:
         max_rounds: int,
         events: EventBus,
         compactor: Compactor,
+        plan_features: bool = True,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -114,6 +115,9 @@ class AgentLoop:
         self.max_rounds = max_rounds
         self.events = events
         self.compactor = compactor
+        # False (the `planning: false` option): no plan tools are offered, so the harness
+        # neither reminds nor gates. (Not plan mode: that is the run's mode, `ctx.run`.)
+        self.plan_features = plan_features
 
     async def run(self, prompt: str) -> RunResult:
         """Run until the model is done, the round limit, an API error; cancel via the task."""
@@ -199,7 +203,9 @@ class AgentLoop:
                     continue
                 if not tool_uses:
                     # The done gate, or in plan mode the request to submit: once per run.
-                    nudge = self.ctx.run.end_of_turn(self.ctx.plan.state)
+                    # Without plan features there is neither.
+                    plan = self.ctx.plan.state
+                    nudge = self.ctx.run.end_of_turn(plan) if self.plan_features else None
                     if nudge is not None:
                         self.conversation.add_user(
                             [*self.notices.drain(self.ctx), text_block(nudge)]
@@ -216,7 +222,7 @@ class AgentLoop:
                     self._changed()
                     return self._finish("done", self.ctx.run.ended, rounds, usage)
                 plan_updated = self.ctx.plan.model_updates != plan_updates_before
-                reminder = counter.end_round(plan_updated)
+                reminder = counter.end_round(plan_updated) if self.plan_features else None
                 tail = self.notices.drain(self.ctx)
                 if turn.cut_tools:
                     tail.append(text_block(cut_tool_text(turn.cut_tools)))

@@ -3,6 +3,11 @@
 It is the same for every run (plan or act mode, focused or not): the cached prompt prefix
 depends on it. What differs between runs goes in their messages (`plansight.planmode`). Its
 wording is kept under test (fixtures/prompt/system_prompt.txt): a change shows in a review.
+
+Without planning (the `planning: false` initialization option: the eval's `noplan` arm) the
+prompt is the same text with what it says of the plan taken out (`unplanned`: the edits in
+`UNPLANNED_EDITS` and the plan mode section; fixtures/prompt/unplanned_prompt.txt holds the
+result, and a test checks that each edit still applies and no word of a plan is left).
 """
 
 from __future__ import annotations
@@ -46,5 +51,38 @@ dismisses a question, decide yourself and say what you decided.
 """
 
 
-def system_prompt(workspace_name: str) -> str:
-    return SYSTEM_PROMPT + f"\nThe workspace folder is named {workspace_name!r}.\n"
+# (text in SYSTEM_PROMPT, its replacement when the session has no plan)
+UNPLANNED_EDITS = (
+    ("The user watches your plan, your scratchpad", "The user watches your scratchpad"),
+    (
+        "- Before acting on anything with more than one step, write a plan with the todo tool. "
+        "Keep items small and concrete.\n",
+        "",
+    ),
+    (
+        "- Keep exactly one item in_progress while you work on it. Mark an item completed as "
+        "soon as it is done, not in a batch at the end. Cancel items that no longer make sense; "
+        "mark an item failed when it cannot be done, and say why.\n",
+        "",
+    ),
+    (
+        "stop and replan: update the todo list before continuing.",
+        "stop and rethink before continuing.",
+    ),
+)
+# The section on plan mode and focused runs, left out whole (they need a plan).
+PLAN_MODE_SECTION = ("Plan mode and focused runs:\n", "When to ask:")
+
+
+def unplanned(prompt: str) -> str:
+    for old, new in UNPLANNED_EDITS:
+        prompt = prompt.replace(old, new)
+    start, end = PLAN_MODE_SECTION
+    if start in prompt and end in prompt:
+        prompt = prompt[: prompt.index(start)] + prompt[prompt.index(end) :]
+    return prompt
+
+
+def system_prompt(workspace_name: str, *, planning: bool = True) -> str:
+    base = SYSTEM_PROMPT if planning else unplanned(SYSTEM_PROMPT)
+    return base + f"\nThe workspace folder is named {workspace_name!r}.\n"

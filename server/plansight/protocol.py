@@ -375,6 +375,7 @@ class InitOptions:
     compact_at: float | None = None  # share of the window; None: 0.8
     thinking: Thinking | None = None  # None: no extended thinking
     checkpoints: bool = True
+    planning: bool = True  # an extension: False for no plan tools, reminders or done gate
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
@@ -399,6 +400,7 @@ class InitOptions:
             compact_at=top.share("compactAt"),
             thinking=Thinking(budget) if thinking is not None else None,
             checkpoints=top.flag("checkpoints", True),
+            planning=top.flag("planning", True),
             problems=tuple(problems),
         )
 

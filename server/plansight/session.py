@@ -84,6 +84,7 @@ class SessionSettings:
     max_rounds: int = DEFAULT_MAX_ROUNDS
     storage_dir: Path | None = None  # None: the workspace's folder in the user's state dir
     checkpoints: bool = True  # carried for the checkpoints feature
+    planning: bool = True  # False: no plan tools, no reminders, no done gate (`plansight eval`)
 
     @classmethod
     def from_options(cls, options: InitOptions, env: Mapping[str, str]) -> SessionSettings:
@@ -110,6 +111,7 @@ class SessionSettings:
             max_rounds=options.max_rounds or DEFAULT_MAX_ROUNDS,
             storage_dir=Path(options.storage_dir) if options.storage_dir else None,
             checkpoints=options.checkpoints,
+            planning=options.planning,
         )
 
     def store_for(self, root: Path) -> SessionStore:
@@ -152,7 +154,7 @@ class Session:
         self.notices = Notices(changed_files=set())
         self.total_usage = Usage()
         self.workspace = Workspace(self.root, documents)
-        self.tools = default_tools()
+        self.tools = default_tools(planning=settings.planning)
         self.ctx = ToolContext(
             plan=self.plan,
             scratchpad=self.scratchpad,
@@ -230,8 +232,9 @@ class Session:
             ctx=self.ctx,
             conversation=self.conversation,
             notices=self.notices,
-            system_prompt=system_prompt(self.root.name),
+            system_prompt=system_prompt(self.root.name, planning=self.settings.planning),
             max_rounds=self.settings.max_rounds,
+            plan_features=self.settings.planning,
             events=self.events,
             compactor=self.compactor,
         )

@@ -31,6 +31,7 @@ from plansight.eval.pricing import Prices
 from plansight.eval.recordings import Recording
 from plansight.eval.tasks import Task, copy_tree
 from plansight.events import Usage
+from plansight.storage import CONVERSATION
 
 REPLAY_API_KEY = "plansight-eval-replay"
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
@@ -89,7 +90,9 @@ class AttemptResult:
     reminders: int = 0
     plan_items: int = 0
     tools_offered: list[str] = field(default_factory=list)
+    text: str = ""  # the model's final answer, or why the run stopped
     recording: dict[str, Any] | None = field(default=None, repr=False)
+    conversation: str = field(default="", repr=False)  # the session's JSON Lines log
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -258,6 +261,10 @@ async def _run_in(
         if fake is not None:
             await fake.stop_async()
     check = await asyncio.to_thread(run_checks, task, workspace)
+    log_file = root / "state" / CONVERSATION
+    conversation = (
+        log_file.read_text(encoding="utf-8", errors="replace") if log_file.is_file() else ""
+    )
     result = outcome.result if outcome is not None else {}
     status = outcome.status if outcome is not None else "error"
     if outcome is not None and outcome.error:
@@ -285,7 +292,9 @@ async def _run_in(
         reminders=frontend.reminders,
         plan_items=frontend.plan_items,
         tools_offered=proxy.tools,
+        text=str(result.get("text") or ""),
         recording=None if upstream.replay else proxy.recording(),
+        conversation=conversation,
     )
 
 

@@ -17,7 +17,8 @@ Live: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) and optionally ANTHROPIC_BASE_
 `plansight run`. Every attempt works in a fresh temporary copy of its task's project, with its
 edits and commands approved automatically there; the checks run afterwards, outside it.
 Offline: `plansight eval --replay eval/recordings` replays recordings (its report says
-"replay, not a measurement"). Exit codes: 0 report written, 1 no attempt finished, 2 usage.
+"replay, not a measurement"). Exit codes: 0 report written, 1 no attempt finished (or a task
+check wrong with --check-tasks), 2 usage error, 130 interrupted.
 """
 
 

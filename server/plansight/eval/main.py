@@ -127,7 +127,11 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
         f"{len({s.task.name for s in specs})} tasks, arms "
         f"{', '.join(dict.fromkeys(s.arm.name for s in specs))}, {args.parallel} at a time"
     )
-    results, skipped = asyncio.run(_run(console, specs, args))
+    try:
+        results, skipped = asyncio.run(_run(console, specs, args))
+    except KeyboardInterrupt:
+        console.print("[bold]Interrupted: no report.[/]")
+        return 130
     if not results:
         console.print("[bold red]No attempt finished; no report.[/]")
         return 1
@@ -139,6 +143,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
         skipped=skipped,
     )
     paths = report.write(out, summary)
+    report.write_attempts(out, results)
     for arm, figures in summary["perArm"].items():
         rate = figures["completion"]
         console.print(
@@ -148,7 +153,11 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
         )
     if summary["notice"]:
         console.print(f"[bold]{summary['notice']}.[/]")
-    console.print(f"Report: {paths['markdown']} (and report.json, completion.png)")
+    console.print(
+        f"Report: {paths['markdown']} (and report.json, completion.png; each attempt's checks "
+        "and conversation in attempts/)",
+        soft_wrap=True,
+    )
     if args.record is not None:
         console.print(f"Recordings: {args.record}")
     return 0

@@ -239,6 +239,22 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def write_attempts(folder: Path, results: Sequence[AttemptResult]) -> Path:
+    """Each attempt's details beside the report, for reading why it failed:
+    `attempts/<task>/<arm>-<n>/` with `result.json`, `checks.txt` (the checks' output) and
+    `conversation.jsonl` (the session as the server stored it)."""
+    root = folder / "attempts"
+    for r in results:
+        target = root / r.task / f"{r.arm}-{r.index}"
+        target.mkdir(parents=True, exist_ok=True)
+        details = {**r.to_wire(), "text": r.text}
+        (target / "result.json").write_text(json.dumps(details, indent=1) + "\n", encoding="utf-8")
+        (target / "checks.txt").write_text(r.check.output, encoding="utf-8")
+        if r.conversation:
+            (target / "conversation.jsonl").write_text(r.conversation, encoding="utf-8")
+    return root
+
+
 def write(folder: Path, summary: dict[str, Any]) -> dict[str, Path]:
     """report.json, report.md and completion.png in `folder`."""
     from plansight.eval.chart import completion_chart

@@ -1,7 +1,8 @@
 """The model's tools. `default_tools()` lists them all; each module keeps schema by handler.
 
 files: read_file, write_file, edit_file. search: list_files, grep (ripgrep). shell: bash.
-planning: todo. notes: the scratchpad. user: submit_plan, ask_user.
+planning: todo. notes: the scratchpad. user: submit_plan, ask_user. The tools that exist for
+the plan (`Tool.for_planning`: todo, submit_plan) are left out of a session without planning.
 """
 
 from __future__ import annotations
@@ -9,19 +10,20 @@ from __future__ import annotations
 from plansight.tools.registry import Tool, ToolError, ToolOutcome, ToolRegistry
 
 
-def default_tools() -> ToolRegistry:
-    from plansight.tools import files, notes, planning, search, shell, user
+def default_tools(*, planning: bool = True) -> ToolRegistry:
+    """Every tool; with `planning=False`, none of those that exist for the plan."""
+    from plansight.tools import files, notes, search, shell, user
+    from plansight.tools import planning as plan_tools
 
-    return ToolRegistry(
-        [
-            *files.TOOLS,
-            *search.TOOLS,
-            *shell.TOOLS,
-            *planning.TOOLS,
-            *notes.TOOLS,
-            *user.TOOLS,
-        ]
-    )
+    tools = [
+        *files.TOOLS,
+        *search.TOOLS,
+        *shell.TOOLS,
+        *plan_tools.TOOLS,
+        *notes.TOOLS,
+        *user.TOOLS,
+    ]
+    return ToolRegistry([tool for tool in tools if planning or not tool.for_planning])
 
 
 __all__ = ["Tool", "ToolError", "ToolOutcome", "ToolRegistry", "default_tools"]

@@ -113,5 +113,6 @@ TOOLS: tuple[Tool, ...] = (
         handler=todo,
         preview=TodoPreview,
         keeps_results=True,
+        for_planning=True,
     ),
 )

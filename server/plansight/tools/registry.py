@@ -49,6 +49,8 @@ class Tool:
     keeps_results: bool = False
     # It writes files or runs commands: refused while a plan awaits approval (plan mode).
     changes_workspace: bool = False
+    # It exists for the plan (todo, submit_plan): not offered in a session without planning.
+    for_planning: bool = False
 
     def definition(self) -> dict[str, Any]:
         return {

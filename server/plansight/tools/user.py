@@ -100,6 +100,7 @@ SUBMIT_PLAN = Tool(
         "required": ["summary"],
     },
     handler=submit_plan,
+    for_planning=True,
 )
 
 

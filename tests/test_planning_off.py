@@ -1,0 +1,85 @@
+"""The `planning: false` initialization option (the eval's noplan arm): no todo tool, no
+reminders, no done gate, a prompt without a plan; everything else as with planning."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from plansight.events import Reminder
+from plansight.fakeapi import FakeMessagesAPI, tool_reply
+from plansight.fakeapi import text_reply as text
+from plansight.prompt import SYSTEM_PROMPT, UNPLANNED_EDITS, system_prompt, unplanned
+from plansight.protocol import InitOptions
+from plansight.session import Session, SessionSettings
+from plansight.tools import default_tools
+
+from conftest import user_texts
+
+
+def session(root: Path, api: FakeMessagesAPI, planning: bool) -> Session:
+    settings = SessionSettings(
+        model="claude-sonnet-5-5", api_key="k", base_url=api.base_url, planning=planning
+    )
+    return Session(root, settings)
+
+
+def test_the_option_is_read_and_defaults_to_planning() -> None:
+    assert InitOptions.parse({}).planning is True
+    assert InitOptions.parse({"planning": False}).planning is False
+    odd = InitOptions.parse({"planning": "no"})
+    assert odd.planning is True and any("planning" in p for p in odd.problems)
+
+
+def test_only_the_plan_tools_are_left_out() -> None:
+    planned = [t["name"] for t in default_tools().definitions()]
+    unplanned_tools = [t["name"] for t in default_tools(planning=False).definitions()]
+    assert "todo" in planned
+    assert unplanned_tools == [name for name in planned if name != "todo"]
+
+
+def test_the_prompt_loses_its_plan_and_nothing_else() -> None:
+    for old, _new in UNPLANNED_EDITS:
+        assert old in SYSTEM_PROMPT, f"an edit no longer applies: {old!r}"
+    text = unplanned(SYSTEM_PROMPT)
+    assert not re.search(r"\b(todo|plan|replan|in_progress)\b", text)
+    plan_words = ("plan", "todo", "in_progress")
+    kept = [line for line in SYSTEM_PROMPT.splitlines() if not any(w in line for w in plan_words)]
+    assert kept and all(line in text for line in kept)
+    assert system_prompt("w") == SYSTEM_PROMPT + "\nThe workspace folder is named 'w'.\n"
+
+
+async def test_no_reminder_and_no_done_gate_without_planning(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    for _ in range(4):
+        fake_api.push(tool_reply("read_file", {"path": "hello.py"}))
+    fake_api.push(text("Done."))
+    agent = session(hello_workspace, fake_api, planning=False)
+    # An open item the model cannot see: a user's edit. Without planning it does not gate.
+    agent.edit_plan([{"id": "1", "text": "Left open", "status": "pending"}])
+    reminders: list[Reminder] = []
+    agent.events.subscribe(lambda e: reminders.append(e) if isinstance(e, Reminder) else None)
+    result = await agent.run("Read hello.py four times")
+    assert (result.status, result.rounds) == ("done", 5)
+    assert not reminders
+    bodies = fake_api.bodies
+    assert len(bodies) == 5
+    for body in bodies:
+        assert "todo" not in {t["name"] for t in body["tools"]}
+        assert "todo" not in str(body["system"])
+        assert not any("reminder" in t for m in body["messages"] for t in user_texts(m))
+
+
+async def test_the_same_run_with_planning_is_reminded(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    for _ in range(4):
+        fake_api.push(tool_reply("read_file", {"path": "hello.py"}))
+    fake_api.push(text("Done."))
+    agent = session(hello_workspace, fake_api, planning=True)
+    reminders: list[Reminder] = []
+    agent.events.subscribe(lambda e: reminders.append(e) if isinstance(e, Reminder) else None)
+    result = await agent.run("Read hello.py four times")
+    assert result.status == "done" and len(reminders) == 2  # after rounds 3 and 4
+    assert "todo" in {t["name"] for t in fake_api.bodies[0]["tools"]}
