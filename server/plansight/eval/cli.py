@@ -17,8 +17,9 @@ Live: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) and optionally ANTHROPIC_BASE_
 `plansight run`. Every attempt works in a fresh temporary copy of its task's project, with its
 edits and commands approved automatically there; the checks run afterwards, outside it.
 Offline: `plansight eval --replay eval/recordings` replays recordings (its report says
-"replay, not a measurement"). Exit codes: 0 report written, 1 no attempt finished (or a task
-check wrong with --check-tasks), 2 usage error, 130 interrupted.
+"replay, not a measurement"). Exit codes: 0 report written, 1 no attempt finished or every
+attempt ended on an error (with --check-tasks: a task's verdict wrong), 2 usage error,
+130 interrupted.
 """
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as Bar
 
@@ -160,6 +161,9 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
     )
     if args.record is not None:
         console.print(f"Recordings: {args.record}")
+    if all(r.status == "error" for r in results):
+        console.print("[bold red]Every attempt ended on an error: this measures nothing.[/]")
+        return 1
     return 0
 
 
@@ -187,10 +191,13 @@ async def _run(
         def on_result(result: AttemptResult) -> None:
             mark = "[green]passed[/]" if result.passed else "[red]failed[/]"
             cost = "" if result.cost is None else f", ${result.cost:.3f}"
-            bar.console.print(
+            line = (
                 f"{result.task} / {result.arm} #{result.index}: {mark} ({result.stopped_by}, "
                 f"{result.rounds} rounds{cost}, {result.seconds:.0f} s)"
             )
+            if result.error:
+                line += f"\n  [dim]{escape(result.error[:300])}[/]"
+            bar.console.print(line, soft_wrap=True)
 
         return await run_attempts(
             specs,

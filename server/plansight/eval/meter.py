@@ -328,7 +328,7 @@ class MeteringProxy:
         try:
             response = await self._client.send(request, stream=True)
         except httpx2.HTTPError as err:
-            log.warning("upstream %s failed: %s", self.upstream, err)
+            log.info("upstream %s failed: %s", self.upstream, err)
             payload = json.dumps(
                 {"type": "error", "error": {"type": "api_error", "message": str(err)}}
             ).encode()
@@ -361,7 +361,7 @@ class MeteringProxy:
                 await writer.drain()
         except httpx2.HTTPError as err:
             # The upstream dropped the stream: drop ours too, as the server would have seen it.
-            log.warning("upstream stream broke: %s", err)
+            log.info("upstream stream broke: %s", err)
             if assembler is not None:
                 self._record(assembler.step(), assembler.usage)
             await response.aclose()

@@ -160,6 +160,15 @@ def markdown(summary: dict[str, Any]) -> str:
         "- Cost: an estimate from the token counts and "
         + (summary["prices"] if summary["prices"] else "no known list price"),
         "",
+    ]
+    errors = [r for r in summary["results"] if r["status"] == "error"]
+    if errors:
+        lines += [
+            f"**{len(errors)} of {summary['attempts']} attempts ended on an error** (the API's or "
+            "the server's; listed below). Their files were judged like any others.",
+            "",
+        ]
+    lines += [
         "## Completion per arm",
         "",
         "| arm | passed | completion | 95 % interval (Wilson) | mean rounds | mean cost (est.) "
