@@ -47,6 +47,8 @@ def _figures(results: Sequence[AttemptResult]) -> dict[str, Any]:
         "totalCostUsd": sum(costs) if len(costs) == len(results) else None,
         "meanSeconds": mean(r.seconds for r in results),
         "stoppedBy": _counts(r.stopped_by for r in results),
+        "toolsOffered": sorted({name for r in results for name in r.tools_offered}),
+        "meanReminders": mean(r.reminders for r in results),
     }
 
 
@@ -181,6 +183,12 @@ def markdown(summary: dict[str, Any]) -> str:
             f"| {_pct(figures['completion']['estimate'])} | {_interval(figures['completion'])} "
             f"| {figures['meanRounds']:.1f} | {_cost(figures['meanCostUsd'])} "
             f"| {figures['meanSeconds']:.0f} s |"
+        )
+    lines += ["", "What the model was given and heard, per arm:", ""]
+    for arm, figures in per_arm.items():
+        tools = ", ".join(figures["toolsOffered"]) or "none seen"
+        lines.append(
+            f"- {arm}: tools {tools}; {figures['meanReminders']:.1f} plan reminders per attempt"
         )
     if summary["differences"]:
         lines += [
