@@ -9,6 +9,7 @@ from pathlib import Path
 from plansight.events import Reminder
 from plansight.fakeapi import FakeMessagesAPI, tool_reply
 from plansight.fakeapi import text_reply as text
+from plansight.model import ModelSettings
 from plansight.prompt import SYSTEM_PROMPT, UNPLANNED_EDITS, system_prompt, unplanned
 from plansight.protocol import InitOptions
 from plansight.session import Session, SessionSettings
@@ -18,15 +19,17 @@ from conftest import user_texts
 
 
 def session(root: Path, api: FakeMessagesAPI, planning: bool) -> Session:
-    settings = SessionSettings(
-        model="claude-sonnet-5-5", api_key="k", base_url=api.base_url, planning=planning
-    )
+    model = ModelSettings(model="claude-sonnet-5-5", api_key="k", base_url=api.base_url)
+    settings = SessionSettings(model, planning=planning)
     return Session(root, settings)
 
 
 def test_the_option_is_read_and_defaults_to_planning() -> None:
     assert InitOptions.parse({}).planning is True
     assert InitOptions.parse({"planning": False}).planning is False
+    options = InitOptions.parse({"planning": False})
+    assert SessionSettings.from_options(options, {}).planning is False
+    assert SessionSettings.from_options(InitOptions.parse({}), {}).planning is True
     odd = InitOptions.parse({"planning": "no"})
     assert odd.planning is True and any("planning" in p for p in odd.problems)
 
