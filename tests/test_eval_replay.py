@@ -68,13 +68,14 @@ def replayed(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[
     return Ran(returncode, stderr), shared / "report"
 
 
-def test_the_recordings_cover_three_tasks_in_both_arms() -> None:
+def test_the_recordings_cover_three_tasks_in_two_arms_and_plan_mode() -> None:
     recordings = find_recordings(RECORDINGS)
     pairs = {(r.task, r.arm) for r in recordings}
     tasks = {task for task, _ in pairs}
     assert len(tasks) >= 3 and all(
         (task, arm) in pairs for task in tasks for arm in ("plan", "noplan")
     )
+    assert ("rename-function", "planmode") in pairs
     assert {r.origin for r in recordings} == {"hand-written"}
 
 
@@ -82,7 +83,7 @@ def test_the_replay_verdicts_come_from_the_checks(replayed: tuple[Ran, Path]) ->
     run, out = replayed
     assert run.returncode == 0, run.stderr
     results = attempts(out)
-    assert len(results) == 6
+    assert len(results) == 7
     wrong = results[("cli-flag", "noplan")]
     # Its run ended as a success in its own words; its files fail the checks.
     assert wrong["status"] == "done" and not wrong["passed"]
@@ -109,9 +110,12 @@ def test_the_arms_differ_only_in_planning(replayed: tuple[Ran, Path]) -> None:
     results = attempts(out)
     plan, noplan = results[("rename-function", "plan")], results[("rename-function", "noplan")]
     assert "todo" in plan["toolsOffered"] and "todo" not in noplan["toolsOffered"]
-    assert set(plan["toolsOffered"]) - {"todo"} == set(noplan["toolsOffered"])
+    assert set(plan["toolsOffered"]) - {"todo", "submit_plan"} == set(noplan["toolsOffered"])
     assert plan["reminders"] >= 1  # it went three rounds without its plan
     assert noplan["reminders"] == 0  # and so did this one, unreminded
+    planmode = results[("rename-function", "planmode")]
+    assert planmode["toolsOffered"] == plan["toolsOffered"]  # plan mode is a run's mode
+    assert planmode["planReviews"] == 1 and planmode["passed"]
 
 
 def test_the_replay_report_says_it_is_no_measurement(replayed: tuple[Ran, Path]) -> None:
@@ -121,6 +125,12 @@ def test_the_replay_report_says_it_is_no_measurement(replayed: tuple[Ran, Path])
     data = json.loads((out / "report.json").read_text())
     assert data["source"] == "replay" and data["notice"] == "Replay, not a measurement"
     assert data["perArm"]["noplan"]["passed"] == 2 and data["perArm"]["plan"]["passed"] == 3
+    assert data["arms"] == ["plan", "noplan", "planmode"]
+    assert {(d["a"], d["b"]) for d in data["differences"]} == {
+        ("plan", "noplan"),
+        ("plan", "planmode"),
+        ("noplan", "planmode"),
+    }
     assert (out / "completion.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Replay, not a measurement." in run.stderr
     wrong = out / "attempts" / "cli-flag" / "noplan-1"
@@ -166,7 +176,6 @@ def test_a_live_run_is_recorded_and_replays_to_the_same_verdict(tmp_path: Path) 
     ("args", "env", "message"),
     [
         ([], {}, "no ANTHROPIC_API_KEY"),
-        (["--arms", "planmode"], {"ANTHROPIC_API_KEY": "k"}, "cannot run yet"),
         (["--arms", "plan,bogus"], {"ANTHROPIC_API_KEY": "k"}, "unknown arm 'bogus'"),
         (["--tasks", "nope"], {}, "unknown task(s): nope"),
         (["--replay", str(RECORDINGS), "--record", "x"], {}, "a replay has none to keep"),

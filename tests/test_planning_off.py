@@ -15,7 +15,7 @@ from plansight.protocol import InitOptions
 from plansight.session import Session, SessionSettings
 from plansight.tools import default_tools
 
-from conftest import user_texts
+from conftest import FIXTURES, user_texts
 
 
 def session(root: Path, api: FakeMessagesAPI, planning: bool) -> Session:
@@ -37,18 +37,25 @@ def test_the_option_is_read_and_defaults_to_planning() -> None:
 def test_only_the_plan_tools_are_left_out() -> None:
     planned = [t["name"] for t in default_tools().definitions()]
     unplanned_tools = [t["name"] for t in default_tools(planning=False).definitions()]
-    assert "todo" in planned
-    assert unplanned_tools == [name for name in planned if name != "todo"]
+    assert {"todo", "submit_plan", "ask_user"} <= set(planned)
+    assert unplanned_tools == [name for name in planned if name not in ("todo", "submit_plan")]
 
 
 def test_the_prompt_loses_its_plan_and_nothing_else() -> None:
     for old, _new in UNPLANNED_EDITS:
         assert old in SYSTEM_PROMPT, f"an edit no longer applies: {old!r}"
     text = unplanned(SYSTEM_PROMPT)
-    assert not re.search(r"\b(todo|plan|replan|in_progress)\b", text)
-    plan_words = ("plan", "todo", "in_progress")
-    kept = [line for line in SYSTEM_PROMPT.splitlines() if not any(w in line for w in plan_words)]
+    assert not re.search(r"\b(todo|plan|replan|in_progress|submit_plan)\b", text, re.IGNORECASE)
+    plan_words = ("plan", "todo", "in_progress", "submit")
+    kept = [
+        line
+        for line in SYSTEM_PROMPT.splitlines()
+        if not any(word in line.lower() for word in plan_words)
+    ]
     assert kept and all(line in text for line in kept)
+    assert "ask_user" in text  # questions are not part of the plan
+    # The wording is kept under test, as the planned prompt's is: a change shows in a review.
+    assert text == (FIXTURES / "prompt" / "unplanned_prompt.txt").read_text(encoding="utf-8")
     assert system_prompt("w") == SYSTEM_PROMPT + "\nThe workspace folder is named 'w'.\n"
 
 

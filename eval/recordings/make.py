@@ -6,7 +6,8 @@ the real server, tools and checks). Their `eval.origin` is "hand-written"; they 
 nothing. Three tasks, both arms each:
 
 - rename-function: plan (forgets its plan for three rounds, so the reminder fires, and ends
-  with an item open, so the done gate fires) and noplan, both correct;
+  with an item open, so the done gate fires), noplan and planmode (plans without changing
+  anything, submits, and carries out the approved plan), all correct;
 - cli-flag: plan, correct; noplan, WRONG: it counts whitespace-only lines as text and writes
   a test that misses it, then says it is done. The checks must fail it;
 - fix-failing-tests: plan and noplan, both correct, each fixing the bugs its own way.
@@ -200,6 +201,38 @@ def rename_noplan() -> list[dict[str, Any]]:
     ]
 
 
+def rename_planmode() -> list[dict[str, Any]]:
+    """Plan mode: reads and plans, changes nothing, submits; approved, it carries the plan out."""
+    e = RENAME_EDITS
+    return [
+        turn(text("Plan mode: first I read what uses fmt."), read(*RENAME_FILES)),
+        turn(
+            call(
+                "write_scratchpad",
+                content="fmt is defined in ledger/money.py, exported by __init__, called in "
+                "entries.py and report.py, aliased in invoice.py, used by the tests and README.",
+            ),
+            plan_states(RENAME_PLAN, 0, current=False),
+        ),
+        turn(call("submit_plan", summary="Rename fmt to format_money in five steps, then test.")),
+        turn(plan_states(RENAME_PLAN, 0), e["money"], e["init"]),
+        turn(
+            plan_states(RENAME_PLAN, 2),
+            e["entries_import"],
+            e["entries_call"],
+            e["report_month"],
+            e["report_balance"],
+            e["invoice_import"],
+            e["invoice_line"],
+            e["invoice_total"],
+        ),
+        turn(plan_states(RENAME_PLAN, 3), e["tests"], e["readme"]),
+        turn(plan_states(RENAME_PLAN, 4), call("bash", command="python -m pytest -q")),
+        turn(plan_states(RENAME_PLAN, 5, current=False)),
+        finish("The approved plan is done: fmt is format_money everywhere and the tests pass."),
+    ]
+
+
 # cli-flag ----------------------------------------------------------------------------------
 
 FLAG_PLAN = [
@@ -382,6 +415,7 @@ def fix_noplan() -> list[dict[str, Any]]:
 SESSIONS = {
     ("rename-function", "plan"): rename_plan,
     ("rename-function", "noplan"): rename_noplan,
+    ("rename-function", "planmode"): rename_planmode,
     ("cli-flag", "plan"): flag_plan,
     ("cli-flag", "noplan"): flag_noplan_wrong,
     ("fix-failing-tests", "plan"): fix_plan,

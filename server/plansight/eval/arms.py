@@ -1,12 +1,14 @@
 """The arms of the comparison: the same server, tasks and limits, planning on or off.
 
 - `plan`: the todo tool, the reminders and the done gate, as shipped;
-- `noplan`: the initialization option `planning: false` (docs/protocol.md): no todo tool, no
-  reminders, no done gate, and the system prompt does not mention a plan; everything else
-  (scratchpad, tools, prompt otherwise, limits) is the same;
-- `planmode`: plan mode (issue 10: `plansight/run` with `mode: "plan"`, the plan approved as
-  the model submits it). The hook is here; it is switched on once plan mode is on main: set
-  `unavailable` to None and answer `plansight/reviewPlan` in `attempt.EvalFrontend`.
+- `noplan`: the initialization option `planning: false` (docs/protocol.md): no todo tool (nor
+  submit_plan), no reminders, no done gate, and the system prompt does not mention a plan;
+  everything else (scratchpad, ask_user, the other tools, the prompt otherwise, limits) is the
+  same;
+- `planmode`: plan mode (`plansight/run` with `mode: "plan"`): the agent researches and plans,
+  changing nothing, then submits its plan, which is approved as submitted (the eval's client
+  auto-approves, as `plansight run --plan --yes` does), and the same run carries it out in act
+  mode. Questions (`ask_user`) are dismissed in every arm: nobody is there to answer.
 """
 
 from __future__ import annotations
@@ -23,8 +25,7 @@ class Arm:
     description: str
     # Added to the initializationOptions the eval sends (autoApprove, model, limits).
     options: Mapping[str, Any] = field(default_factory=dict)
-    # Added to the params of plansight/run.
-    run_params: Mapping[str, Any] = field(default_factory=dict)
+    mode: str = "act"  # plansight/run's mode
     unavailable: str | None = None  # why this arm cannot run on this server yet
 
 
@@ -39,12 +40,11 @@ ARMS: Mapping[str, Arm] = MappingProxyType(
         "planmode": Arm(
             "planmode",
             "plan mode: research and plan first, the plan approved as submitted, then act",
-            run_params={"mode": "plan"},
-            unavailable="plan mode (issue 10) is not on main yet",
+            mode="plan",
         ),
     }
 )
-DEFAULT_ARMS = ("plan", "noplan")
+DEFAULT_ARMS = ("plan", "noplan", "planmode")
 
 
 def select_arms(names: list[str]) -> list[Arm]:

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +90,8 @@ class AttemptResult:
     reminders: int = 0
     plan_items: int = 0
     tools_offered: list[str] = field(default_factory=list)
+    plan_reviews: int = 0  # plan mode: plans submitted (and approved)
+    questions: int = 0  # ask_user calls (dismissed: nobody is there to answer)
     text: str = ""  # the model's final answer, or why the run stopped
     recording: dict[str, Any] | None = field(default=None, repr=False)
     conversation: str = field(default="", repr=False)  # the session's JSON Lines log
@@ -114,6 +116,8 @@ class AttemptResult:
             "reminders": self.reminders,
             "planItems": self.plan_items,
             "toolsOffered": self.tools_offered,
+            "planReviews": self.plan_reviews,
+            "questions": self.questions,
         }
 
 
@@ -125,6 +129,8 @@ class EvalFrontend:
         self.tool_calls: Counter[str] = Counter()
         self.reminders = 0
         self.plan_items = 0
+        self.plan_reviews = 0
+        self.questions = 0
         self.messages: list[str] = []
 
     def on_todos(self, state: dict[str, Any]) -> None:
@@ -151,18 +157,23 @@ class EvalFrontend:
     def show_command(self, request: dict[str, Any]) -> None:
         pass
 
+    def show_plan_review(self, review: dict[str, Any]) -> None:
+        self.plan_reviews += 1  # approved as submitted: the client auto-accepts with autoApprove
+
+    def show_edited_plan(self, items: list[dict[str, str]]) -> None:
+        pass
+
+    def show_question(self, question: dict[str, Any]) -> None:
+        self.questions += 1
+
+    def warn(self, message: str) -> None:
+        self.messages.append(message)
+
+    async def edit_text(self, text: str) -> str | None:
+        return None
+
     async def ask(self, question: str) -> str | None:
-        return None  # nobody is there: a question is a refusal
-
-
-@dataclass(frozen=True)
-class EvalClientOptions(ClientOptions):
-    """The terminal client's options plus the eval's own initialization options."""
-
-    extra_options: Mapping[str, Any] = field(default_factory=dict)
-
-    def initialization_options(self) -> dict[str, Any]:
-        return {**super().initialization_options(), **self.extra_options}
+        return None  # nobody is there: a question to the user is dismissed
 
 
 def server_env(base_url: str, upstream: Upstream, root: Path) -> dict[str, str]:
@@ -236,7 +247,7 @@ async def _run_in(
     frontend = EvalFrontend()
     try:
         await proxy.start()
-        options = EvalClientOptions(
+        options = ClientOptions(
             workspace=workspace,
             model=spec.model,
             accept_edits=True,
@@ -248,7 +259,7 @@ async def _run_in(
         client = PlansightClient(options, frontend)
         try:
             await client.start()
-            outcome = await _run_with_deadline(client, task.prompt, limits, stopped)
+            outcome = await _run_with_deadline(client, task.prompt, spec.arm.mode, limits, stopped)
         except Exception as err:  # the server did not start, or died: a failed attempt
             error = f"{type(err).__name__}: {err}"
         finally:
@@ -292,6 +303,8 @@ async def _run_in(
         reminders=frontend.reminders,
         plan_items=frontend.plan_items,
         tools_offered=proxy.tools,
+        plan_reviews=frontend.plan_reviews,
+        questions=frontend.questions,
         text=str(result.get("text") or ""),
         recording=None if upstream.replay else proxy.recording(),
         conversation=conversation,
@@ -303,9 +316,9 @@ def _stop_reason(status: str) -> str:
 
 
 async def _run_with_deadline(
-    client: PlansightClient, prompt: str, limits: Limits, stopped: list[str]
+    client: PlansightClient, prompt: str, mode: str, limits: Limits, stopped: list[str]
 ) -> RunOutcome:
-    run = asyncio.ensure_future(client.run(prompt, new_session=True))
+    run = asyncio.ensure_future(client.run(prompt, new_session=True, mode=mode))
     done, _ = await asyncio.wait({run}, timeout=limits.max_seconds)
     if not done:
         stopped.append("time limit")

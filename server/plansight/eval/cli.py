@@ -49,9 +49,9 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
         "eval",
         help="measure what planning is worth on multi-step tasks (see eval/README.md)",
         description=(
-            "Run the agent on the evaluation tasks with planning on and off, judge every "
-            "attempt by the task's hidden checks, and report completion per arm with 95 % "
-            "intervals, tokens, estimated cost and time."
+            "Run the agent on the evaluation tasks with planning on, off and in plan mode,\n"
+            "judge every attempt by the task's hidden checks, and report completion per arm\n"
+            "with 95 % intervals, tokens, estimated cost and time."
         ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -64,7 +64,7 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
         type=_names,
         default=None,
         metavar="A,B",
-        help="arms to compare: plan, noplan (planmode once plan mode exists; default: plan,noplan)",
+        help="arms to compare: plan, noplan, planmode (default: all three)",
     )
     parser.add_argument(
         "--repeat", type=_positive, default=1, metavar="N", help="attempts per task and arm"
