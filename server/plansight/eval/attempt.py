@@ -169,6 +169,9 @@ class EvalFrontend:
     def warn(self, message: str) -> None:
         self.messages.append(message)
 
+    def show_recorded_answer(self, answer: str) -> None:
+        pass
+
     async def edit_text(self, text: str) -> str | None:
         return None
 
