@@ -37,9 +37,10 @@ class Reports:
         return {path for batch in self.batches for path in batch}
 
     async def wait_for(self, *paths: str) -> None:
-        await wait_until(
-            lambda: set(paths) <= self.paths, f"{paths} reported (so far: {self.batches})"
-        )
+        try:
+            await wait_until(lambda: set(paths) <= self.paths, f"{paths} reported")
+        except TimeoutError as err:
+            raise AssertionError(f"{err}; reported: {self.batches}") from None
 
 
 @pytest.fixture
@@ -84,6 +85,30 @@ async def test_new_deleted_and_renamed_files_are_reported(
     (ws / "old.txt").unlink()
     (ws / "README.md").rename(ws / "README.rst")
     await reports.wait_for("pkg/sub/new.py", "old.txt", "README.md", "README.rst")
+
+
+async def test_a_folder_moved_in_is_reported_with_the_files_it_holds(
+    ws: Path, tmp_path: Path, watched: tuple[WorkspaceWatcher, Reports]
+) -> None:
+    """Moved in whole (an unpacked archive, a checkout), a folder is one event: its files too
+    are new to the workspace, and are named."""
+    _, reports = watched
+    outside = tmp_path / "unpacked"
+    (outside / "lib" / "deep").mkdir(parents=True)
+    (outside / "lib" / "deep" / "mod.py").write_text("z = 3\n")
+    (outside / "setup.cfg").write_text("[x]\n")
+    outside.rename(ws / "vendor")
+    await reports.wait_for("vendor", "vendor/setup.cfg", "vendor/lib/deep/mod.py")
+
+
+async def test_a_change_to_a_folder_itself_does_not_report_its_files(
+    ws: Path, watched: tuple[WorkspaceWatcher, Reports]
+) -> None:
+    _, reports = watched
+    (ws / "src").chmod(0o700)
+    (ws / "marker.txt").write_text("after\n")
+    await reports.wait_for("marker.txt")
+    assert "src/app.py" not in reports.paths
 
 
 async def test_ignored_folders_and_files_are_not_reported(

@@ -156,11 +156,15 @@ class Snapshot:
 
     def update(
         self, root: Path, keep: WorkspaceFilter, paths: Iterable[str], since_ns: int
-    ) -> None:
+    ) -> list[str]:
         """Bring the reported `paths` (files or folders, relative) up to date; `since_ns`: when
-        watchfiles handed over the batch (and began collecting the next one)."""
+        watchfiles handed over the batch (and began collecting the next one). Returns the
+        files found in new folders that watchfiles did not name (made before it watched the
+        folder)."""
+        named = set(paths)
+        before = set(self.files)
         seen: dict[str, Stamp] = {}
-        for rel in paths:
+        for rel in named:
             try:
                 st = os.lstat(root / rel)
             except OSError:
@@ -172,11 +176,14 @@ class Snapshot:
                 prefix = rel + "/"
                 for known in [k for k in self.files if k.startswith(prefix)]:
                     del self.files[known]
-            if st is not None:  # a new or renamed folder: what it holds now
-                seen.update(scan(root, keep, rel))
+            parts = tuple(rel.split("/"))
+            if st is not None and keep.keeps_entry(root / rel, parts, True):
+                seen.update(scan(root, keep, rel))  # a new or renamed folder: what it holds
+        unnamed = sorted(seen.keys() - before - named)
         self.files.update(seen)
         # Files of the batch before this one that did not change again are sure now.
         self.unsure = _changed_after(seen, since_ns)
+        return unnamed
 
     def changes_since(self, now: dict[str, Stamp]) -> list[str]:
         """What differs between the snapshot and the workspace `now`."""
@@ -258,8 +265,12 @@ class WorkspaceWatcher:
             while batch is not None:
                 handed_over = time.time_ns()
                 paths = sorted({Path(p).relative_to(self.root).as_posix() for _, p in batch})
+                # A file made in a new folder before its watch was added is named by nobody
+                # but the snapshot's look into that folder.
+                paths += await asyncio.to_thread(
+                    self.snapshot.update, self.root, keep, paths, handed_over
+                )
                 self._report(paths)
-                await asyncio.to_thread(self.snapshot.update, self.root, keep, paths, handed_over)
                 batch = await _next(batches)
         finally:
             # Stop this awatch (cancelling it would set the watcher's own stop event).
