@@ -350,7 +350,7 @@ def test_raw_sse_framing_and_keep_alive() -> None:
     steps = [reply("one two three four five six seven", [("read_file", {"path": "a.py"})])]
     steps.append(text_reply("second"))
     with FakeMessagesAPI(steps) as api:
-        conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=5)
+        conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=PATIENCE)
         body = {"model": MODEL, "max_tokens": 8, "messages": [user("x")], "stream": True}
         status, headers, data = post(api, {**body, "tools": TOOLS}, conn=conn)
         assert status == 200
@@ -811,7 +811,7 @@ def test_stop_with_idle_keep_alive_connection_logs_no_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     api = FakeMessagesAPI([text_reply("hi")]).start()
-    conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=5)
+    conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=PATIENCE)
     status, _, _ = post(api, {"model": MODEL, "max_tokens": 8, "messages": [user("x")]}, conn=conn)
     assert status == 200
     with caplog.at_level(logging.WARNING):

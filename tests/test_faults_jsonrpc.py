@@ -426,7 +426,7 @@ async def test_unknown_and_garbage_header_lines_are_skipped(server: RawServer) -
         b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
         b"Content-Length: %d\r\n\r\n" % len(body) + body
     )
-    answer = await server.response(77, 5)
+    answer = await server.response(77)
     assert set(answer["result"]) == STATE_KEYS
     await server.assert_serving()
 
@@ -449,8 +449,8 @@ async def test_a_too_long_content_length_costs_at_most_the_next_message(
     probes = [server.new_id() for _ in range(3)]
     for probe in probes:
         await server.send(frame({"jsonrpc": "2.0", "id": probe, "method": "plansight/state"}))
-    await server.response(probes[1], 5)
-    await server.response(probes[2], 5)
+    await server.response(probes[1])
+    await server.response(probes[2])
     await server.assert_serving()
 
 
@@ -487,7 +487,7 @@ async def test_messages_split_into_single_bytes_are_understood(server: RawServer
     data = frame({"jsonrpc": "2.0", "id": 88, "method": "plansight/state", "params": {}})
     for i in range(len(data)):
         await server.send(data[i : i + 1])
-    answer = await server.response(88, 5)
+    answer = await server.response(88)
     assert set(answer["result"]) == STATE_KEYS
 
 
@@ -498,5 +498,5 @@ async def test_many_messages_in_one_write_are_all_answered(server: RawServer) ->
     )
     await server.send(batch)
     for i in ids:
-        answer = await server.response(i, 10)
+        answer = await server.response(i)
         assert set(answer["result"]) == STATE_KEYS

@@ -27,6 +27,7 @@ from plansight.tools import ToolOutcome, default_tools
 from plansight.tools.context import ToolContext
 from plansight.workspace import Workspace
 
+from conftest import PATIENCE, wait_until
 from lsp_harness import start_editor
 
 REGISTRY = default_tools()
@@ -93,7 +94,7 @@ async def test_read_file_pages_a_50_mb_file_quickly_without_loading_it(big_file:
     assert not first.is_error
     assert len(first.content.encode()) < RESULT_CAP
     assert peak < 8 * MB, f"read_file held {peak / MB:.0f} MB"
-    assert seconds < 5, f"read_file took {seconds:.1f} s"
+    assert seconds < PATIENCE, f"read_file took {seconds:.1f} s"
     lines = first.content.split("\n")
     assert lines[0] == "     1\t00000001 ordinary  " + "." * 80
     # Capped by size before the 2000-line page ends, and it says how to go on.
@@ -108,7 +109,7 @@ async def test_read_file_pages_a_50_mb_file_quickly_without_loading_it(big_file:
     assert following.content.split("\n")[0].startswith(f"{shown + 1:>6}\t{shown + 1:08d}")
     deep, seconds, peak = await timed(ctx, "read_file", path="big.log", offset=487_650, limit=10)
     assert "487654\t00487654 NEEDLE-42" in deep.content
-    assert peak < 8 * MB and seconds < 5
+    assert peak < 8 * MB and seconds < PATIENCE  # paged, not read to the end
     end = await call(ctx, "read_file", path="big.log", offset=BIG_LINES - 1)
     assert end.content.endswith(
         f"[showing lines {BIG_LINES - 1}-{BIG_LINES} of {BIG_LINES}; this is the end of the file]"
@@ -125,7 +126,7 @@ async def test_grep_searches_a_50_mb_file_with_a_bounded_answer(big_file: Path) 
     assert len(lines) == 201 and lines[0].startswith("big.log:1:00000001 ordinary")
     assert lines[-1].startswith("[showing 200 of more than 10000 matching lines; narrow")
     assert len(every.content) < 32_000
-    assert time.monotonic() - began < 10
+    assert time.monotonic() - began < PATIENCE
 
 
 async def test_a_50_mb_single_line_is_cut_not_loaded(root: Path) -> None:
@@ -139,7 +140,7 @@ async def test_a_50_mb_single_line_is_cut_not_loaded(root: Path) -> None:
     assert read.content == (
         "     1\t" + "x" * 2000 + "\n[note: 1 line longer than 2000 characters were cut.]"
     )
-    assert peak < 8 * MB and seconds < 5
+    assert peak < 8 * MB and seconds < PATIENCE  # paged, not read to the end
     found = await call(ctx, "grep", pattern="NEEDLE")
     assert not found.is_error and found.content.startswith("one-line.min.js:1:")
     assert len(found.content) < 1000  # rg's --max-columns keeps the 50 MB line out
@@ -259,7 +260,7 @@ async def test_directory_link_loops_end_and_resolve_inside(root: Path) -> None:
     assert listing.content.split("\n") == ["README.md", "a/b/deep.txt"]
     found = await call(ctx, "grep", pattern="needle")
     assert found.content == "a/b/deep.txt:1:needle deep"
-    assert time.monotonic() - began < 5
+    assert time.monotonic() - began < PATIENCE  # the loops ended
     # A path through the loop is just another name for a file inside the workspace.
     via_loop = await call(ctx, "read_file", path="a/b/up/a/b/up/a/b/deep.txt")
     assert via_loop.content == "     1\tneedle deep"
@@ -296,25 +297,26 @@ async def test_forked_children_ignoring_sigterm_all_die_at_the_timeout(root: Pat
         "trap '' TERM; echo $$ > shell.pid; "
         "(trap '' TERM; echo $BASHPID > sub.pid; sleep 300) & sleep 300"
     )
-    task = asyncio.create_task(call(ctx, "bash", command=command, timeout=1))
-    deadline = time.monotonic() + 5
-    while not ((root / "shell.pid").exists() and (root / "sub.pid").exists()):
-        assert time.monotonic() < deadline, "the command never started"
-        await asyncio.sleep(0.02)
+    # The timeout leaves the command time to start its children on a busy machine too.
+    task = asyncio.create_task(call(ctx, "bash", command=command, timeout=3))
+
+    def started() -> set[int]:
+        if not ((root / "shell.pid").exists() and (root / "sub.pid").exists()):
+            return set()
+        members = _session_members(int((root / "shell.pid").read_text()))
+        # The shell and the subshell (each may have become its sleep by exec) and a sleep.
+        return members if len(members) >= 3 else set()
+
+    await wait_until(lambda: bool(started()) or task.done(), "the command started")
+    assert not task.done(), "the command timed out before its children started"
     shell = int((root / "shell.pid").read_text())
-    await asyncio.sleep(0.3)  # both sleeps started
     members = _session_members(shell)
-    # The shell and the subshell (each may have become its sleep by exec) and their children.
     assert shell in members and int((root / "sub.pid").read_text()) in members
-    assert len(members) >= 3, members
     began = time.monotonic()
     outcome = await task
-    assert time.monotonic() - began < 3
-    assert outcome.is_error and outcome.content.startswith("Command timed out after 1 s")
-    deadline = time.monotonic() + 3
-    while _session_members(shell) and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    assert _session_members(shell) == set(), "processes of the command outlived its timeout"
+    assert time.monotonic() - began < PATIENCE  # the timeout, not the children's 300 s
+    assert outcome.is_error and outcome.content.startswith("Command timed out after 3 s")
+    await wait_until(lambda: not _session_members(shell), "the command's processes are gone")
 
 
 async def test_a_command_flooding_both_streams_without_newlines_is_capped(root: Path) -> None:
