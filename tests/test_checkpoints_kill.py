@@ -203,6 +203,7 @@ def test_kill_9_during_snapshots_leaves_a_usable_repository(tmp_path: Path) -> N
     store.close()
 
 
+@pytest.mark.slow
 def test_kill_9_during_a_restore_leaves_every_file_whole(tmp_path: Path) -> None:
     rng = random.Random(SEED + 1)
     root = tmp_path / "ws"

@@ -149,6 +149,7 @@ async def kill(handle: EditorHandle) -> None:
     await handle.client.stop()
 
 
+@pytest.mark.slow
 async def test_kill_9_during_compactions_leaves_a_whole_conversation(
     hello_workspace: Path, tmp_path: Path
 ) -> None:
