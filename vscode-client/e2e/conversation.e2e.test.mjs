@@ -1,8 +1,8 @@
 // The conversation view in a real VS Code (issue 12): a run asked from the view's box with the
 // active file as context, a review accepted from its card, a command approved from its card, the
 // model's Markdown answer rendered (a heading, a list, a code block), the token usage, a
-// follow-up in the same session (its edit accepted with "Accept All in This Run"), and a new
-// session. The fake API replays fixtures/vscode-e2e/conversation.json.
+// follow-up in the same session (its edit accepted with "Accept All in This Run"), the same
+// conversation and plan edits after a window reload (plansight/history), and a new session. The fake API replays fixtures/vscode-e2e/conversation.json.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,8 +83,23 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
   assert.ok(editRows >= 1, 'the first edit is under its item');
   await wb.shot('09-sidebar-conversation', wb.sidebar);
 
+  log('reloading the window: the conversation and the plan come back from plansight/history');
+  await page.reload();
+  await page.locator('.monaco-workbench').waitFor({ timeout: WAIT });
+  await wb.openPlansight();
+  await wb.conversationShows('the past runs after the reload', /Add type hints to hello\.py[\s\S]*What changed[\s\S]*Now add a docstring[\s\S]*Added a docstring/);
+  const reloaded = await wb.conversation();
+  assert.equal(await reloaded.locator('.entry.text.md h2').first().innerText(), 'What changed', 'the Markdown answer again');
+  assert.equal(await reloaded.locator('.entry.user').count(), 2, 'both prompts, once each');
+  await wb.planAt('2/2', [['codicon-pass'], ['codicon-pass'], ['codicon-files']]);
+  await waitFor('the first edit under its item again', async () =>
+    (await wb.pane('Plan').locator('.monaco-list-row[aria-level="2"]', { hasText: 'hello.py' }).count()) >= 1,
+  );
+  await wb.shot('11-window-history-after-reload');
+
   log('New Session from the conversation');
-  await frame.locator('#newSession').click();
+  const frameNow = await wb.conversation();
+  await frameNow.locator('#newSession').click();
   await waitFor('the plan to empty', async () => (await wb.planItems()).length === 0);
   await wb.conversationShows('the session break', /New session: the conversation, plan and scratchpad start over/);
   passed();

@@ -8,6 +8,7 @@ import { editorContext, registerRunCommands, RunController, runningContextKey } 
 import { apiKeyCard, approvalCard, autoAcceptCard, registerCoreCards, reviewCard } from './conversation/cards';
 import type { ComposerContext } from './conversation/composer';
 import { ConversationView, registerConversationView } from './conversation/conversationView';
+import { editFromEvent, editsFromHistory, loadHistory } from './conversation/history';
 import { ConversationModel } from './conversation/model';
 import { ConversationRenderer } from './conversation/render';
 import { progressText } from './plan/planModel';
@@ -87,6 +88,10 @@ export function activate(context: vscode.ExtensionContext): void {
     askUser: (params, token) => questions.request(params, token),
     event: (event) => {
       model.apply(event);
+      const edit = editFromEvent(event);
+      if (edit && !store.findEdit(edit.id)) {
+        store.addEdit(edit); // reviewed elsewhere (autoApprove.edits): still under its item
+      }
       if (event.type === 'runFinished') {
         // The server asks only during a run: whatever is still open has nobody waiting for it
         // (a server that cancels its requests has closed them already).
@@ -95,6 +100,19 @@ export function activate(context: vscode.ExtensionContext): void {
         planReviews.cancelAll();
         questions.cancelAll();
       }
+    },
+    history: ({ runs: past }) => {
+      // Once per window: a server restarted mid-window (new settings, a key) changes nothing shown.
+      if (model.runs.length > 0) {
+        return;
+      }
+      loadHistory(model, past);
+      for (const edit of editsFromHistory(past)) {
+        if (!store.findEdit(edit.id)) {
+          store.addEdit(edit);
+        }
+      }
+      output.info(`History: ${past.length} earlier runs.`);
     },
   });
 

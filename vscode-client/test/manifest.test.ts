@@ -121,6 +121,7 @@ describe('pure modules', () => {
       'conversation/diff.ts',
       'conversation/page.ts',
       'conversation/composer.ts',
+      'conversation/history.ts',
       'status/statusText.ts',
       'commands/prompt.ts',
       'server/options.ts',

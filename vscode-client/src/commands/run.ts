@@ -137,6 +137,9 @@ export class RunController {
    */
   async run(prompt: string, options: RunOptions & { newSession?: boolean; pending?: Run } = {}): Promise<RunResult | undefined> {
     const { server, store, model, output } = this.deps;
+    if (options.newSession && !options.pending && model.runs.length > 0) {
+      model.addSessionBreak(); // the demo starts over
+    }
     const pending = options.pending ?? model.addPending(prompt);
     const source = new vscode.CancellationTokenSource();
     this.inFlight.add(source);

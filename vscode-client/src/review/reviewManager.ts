@@ -229,6 +229,10 @@ export class ReviewManager implements vscode.Disposable {
     const shown = this.pending.get(id) ?? this.past.get(id);
     if (shown) {
       await this.openDiff(shown.left, shown.right, shown.title, false);
+    } else if (this.store.findEdit(id)) {
+      void vscode.window.showInformationMessage(
+        'Plansight: this edit was reviewed before VS Code reloaded; its diff is not kept (the conversation shows the call).',
+      );
     }
   }
 

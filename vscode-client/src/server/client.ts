@@ -20,6 +20,8 @@ import {
   type AskUserParams,
   type AskUserResult,
   clientCapability,
+  ErrorCodes,
+  type HistoryResult,
   Methods,
   type PlansightEvent,
   type ReviewEditParams,
@@ -83,6 +85,8 @@ export interface ServerHandlers {
   reviewPlan(params: ReviewPlanParams, token: vscode.CancellationToken): Promise<ReviewPlanResult>;
   askUser(params: AskUserParams, token: vscode.CancellationToken): Promise<AskUserResult>;
   event(event: PlansightEvent): void;
+  /** The stored runs, once per start of a server that keeps them (`plansight/history`). */
+  history(result: HistoryResult): void;
 }
 
 export class PlansightServer implements vscode.Disposable {
@@ -241,7 +245,29 @@ export class PlansightServer implements vscode.Disposable {
     this.logServerInfo(client.initializeResult);
     this.store.setServerStatus('running');
     await this.fetchState(client);
+    await this.fetchHistory(client);
     return client;
+  }
+
+  /** Past runs, from a server of protocol version 2 that built `plansight/history`. */
+  private async fetchHistory(client: LanguageClient): Promise<void> {
+    const experimental = client.initializeResult?.capabilities.experimental as { plansight?: { version?: number } } | undefined;
+    if ((experimental?.plansight?.version ?? 1) < 2) {
+      return;
+    }
+    try {
+      const result = await client.sendRequest<HistoryResult>(Methods.history, {});
+      if (client === this.client && Array.isArray(result?.runs)) {
+        this.handlers?.history(result);
+      }
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === ErrorCodes.methodNotFound) {
+        this.output.info('This server keeps no history of runs (plansight/history).');
+      } else {
+        this.output.warn(`plansight/history failed: ${String(error)}`);
+      }
+    }
   }
 
   private logServerInfo(result: InitializeResult | undefined): void {

@@ -1,0 +1,53 @@
+/**
+ * `plansight/history` → the conversation and the plan tree after a reload: past runs replayed
+ * into the model, and the edits they reviewed (their `editReviewed` events) back under their
+ * plan items. Pure: no `vscode` import.
+ */
+import type { EditOutcome, EditRecord } from '../plan/planModel';
+import type { HistoryRun, PlansightEvent } from '../protocol';
+import type { ConversationModel } from './model';
+
+const outcomes: ReadonlySet<string> = new Set<EditOutcome>(['accepted', 'changed', 'rejected', 'cancelled']);
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The edit an `editReviewed` event tells of, or undefined if it is not one. */
+export function editFromEvent(event: PlansightEvent): EditRecord | undefined {
+  if (event.type !== 'editReviewed') {
+    return undefined;
+  }
+  const id = str(event['id']);
+  const path = str(event['path']);
+  const outcome = str(event['outcome']);
+  if (!id || !path || !outcome || !outcomes.has(outcome)) {
+    return undefined;
+  }
+  const todoId = str(event['todoId']);
+  const feedback = str(event['feedback']);
+  return {
+    id,
+    uri: str(event['uri']) ?? '',
+    path,
+    description: str(event['description']) ?? '',
+    outcome: outcome as EditOutcome,
+    ...(todoId !== undefined ? { todoId } : {}),
+    ...(feedback !== undefined ? { feedback } : {}),
+  };
+}
+
+/** The edits reviewed in these runs, oldest first. */
+export function editsFromHistory(runs: readonly HistoryRun[]): EditRecord[] {
+  return runs.flatMap((run) => run.events.map(editFromEvent).filter((e): e is EditRecord => e !== undefined));
+}
+
+/** Replays the runs into the model (a line where a new session began). */
+export function loadHistory(model: ConversationModel, runs: readonly HistoryRun[]): void {
+  for (const run of runs) {
+    if ((run as { newSession?: unknown }).newSession === true && model.runs.length > 0) {
+      model.addSessionBreak();
+    }
+    model.addPastRun(run.prompt, run.events, run.startedAt || undefined, run.result);
+  }
+}
