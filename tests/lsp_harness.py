@@ -126,7 +126,7 @@ async def start_editor(
     api: FakeMessagesAPI | None,
     *,
     storage: Path,
-    review: ReviewAnswer | None = None,
+    review: AsyncAnswer | None = None,
     approve: ReviewAnswer | None = None,
     advertise: bool = True,
     init_options: dict[str, Any] | None = None,
@@ -174,11 +174,12 @@ async def start_editor(
     if advertise:
 
         @client.feature("plansight/reviewEdit")
-        def on_review(params: Any) -> dict[str, Any]:
+        async def on_review(params: Any) -> dict[str, Any]:
             payload = plain(params)
             recorder.reviews.append(payload)
             recorder.heard("plansight/reviewEdit", payload)
-            return review(payload) if review else {"accepted": True}
+            # An awaitable answer: the user takes their time (a test may cancel the run meanwhile).
+            return await answered(review, payload) if review else {"accepted": True}
 
         @client.feature("plansight/approveCommand")
         def on_approve(params: Any) -> dict[str, Any]:

@@ -171,6 +171,17 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
             {"type": "planDraft", "items": [{"id": "1", "text": "A"}]},
         ),
         (
+            events.EditReviewed("e1", "hello.py", "Type hints", "changed", todo_id="2"),
+            {
+                "type": "editReviewed",
+                "id": "e1",
+                "path": "hello.py",
+                "description": "Type hints",
+                "outcome": "changed",
+                "todoId": "2",
+            },
+        ),
+        (
             events.RunFinished(result),
             {
                 "type": "runFinished",

@@ -158,6 +158,24 @@ class RunFinished:
     type: str = "runFinished"
 
 
+EditOutcome = Literal["accepted", "changed", "rejected", "cancelled"]
+
+
+@dataclass(frozen=True)
+class EditReviewed:
+    """How a proposed edit was decided (an extension of the protocol): `changed` is accepted
+    with the user's own text, `cancelled` a review the run's end withdrew. Clients show the
+    edit under its plan item, also after a restart, from the history."""
+
+    id: str
+    path: str  # relative to the workspace root, with '/'
+    description: str
+    outcome: EditOutcome
+    todo_id: str | None = None
+    feedback: str | None = None
+    type: str = "editReviewed"
+
+
 @dataclass(frozen=True)
 class PlanChanged:
     state: TodoState
@@ -199,6 +217,7 @@ Event = (
     | ReminderCleared
     | FilesChanged
     | RunFinished
+    | EditReviewed
     | PlanChanged
     | PlanDraft
     | ScratchpadChanged

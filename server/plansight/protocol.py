@@ -82,7 +82,7 @@ METHODS: tuple[MethodSpec, ...] = (
         2,
         False,
     ),
-    MethodSpec(HISTORY, "client→server", "request", "{ limit? }", "{ runs }", 2, False),
+    MethodSpec(HISTORY, "client→server", "request", "{ limit? }", "{ runs }", 2, True),
     MethodSpec(TODOS, "server→client", "notification", "TodoState", "", 1, True),
     MethodSpec(SCRATCHPAD, "server→client", "notification", "{ content }", "", 1, True),
     MethodSpec(EVENT, "server→client", "notification", "{ type, ... }", "", 1, True),
@@ -265,6 +265,7 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("thinkingDelta", "text", 2, True),
     EventSpec("checkpoint", "checkpoint: Checkpoint", 2, False),
     EventSpec("toolInputDelta", "id, name, partialJson", 0, True),
+    EventSpec("editReviewed", "id, path, description, outcome, todoId?, feedback?", 0, True),
     EventSpec("planDraft", "items", 0, True),
 )
 EVENT_TYPES = frozenset(spec.type for spec in EVENTS)

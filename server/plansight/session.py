@@ -29,6 +29,8 @@ from plansight.compactor import (
 from plansight.conversation import Conversation
 from plansight.events import (
     ConversationChanged,
+    EditOutcome,
+    EditReviewed,
     Event,
     EventBus,
     FilesChanged,
@@ -42,6 +44,8 @@ from plansight.hooks import (
     ApproveHook,
     AskHook,
     DocumentSource,
+    EditDecision,
+    EditProposal,
     PlanReviewHook,
     ReviewHook,
     accept_all_edits,
@@ -60,7 +64,7 @@ from plansight.model import (
 from plansight.plan import Plan, TodoItem, TodoState
 from plansight.planmode import RunMode, RunState
 from plansight.prompt import system_prompt
-from plansight.protocol import InitOptions
+from plansight.protocol import InitOptions, event_payload
 from plansight.scratchpad import Scratchpad
 from plansight.storage import SessionStore, default_storage_dir
 from plansight.tools import default_tools
@@ -159,7 +163,7 @@ class Session:
             plan=self.plan,
             scratchpad=self.scratchpad,
             workspace=self.workspace,
-            review=review,
+            review=self._reviewed(review),
             approve=approve,
             events=self.events,
             review_plan=review_plan,
@@ -178,6 +182,35 @@ class Session:
         self.model = ModelClient(settings.model, SdkLoader())
         self._running: asyncio.Task[Any] | None = None
         self.events.subscribe(self._on_event, last=True)
+
+    def _reviewed(self, review: ReviewHook) -> ReviewHook:
+        """The review hook, telling listeners how each edit was decided (`EditReviewed`)."""
+
+        async def reviewed(proposal: EditProposal) -> EditDecision:
+            def tell(outcome: EditOutcome, feedback: str | None = None) -> None:
+                self.events.emit(
+                    EditReviewed(
+                        id=proposal.id,
+                        path=proposal.relative_path,
+                        description=proposal.description,
+                        outcome=outcome,
+                        todo_id=proposal.todo_id,
+                        feedback=feedback,
+                    )
+                )
+
+            try:
+                decision = await review(proposal)
+            except asyncio.CancelledError:
+                tell("cancelled")
+                raise
+            if not decision.accepted:
+                tell("rejected", decision.feedback)
+            else:
+                tell("accepted" if decision.new_text is None else "changed", decision.feedback)
+            return decision
+
+        return reviewed
 
     @property
     def running(self) -> bool:
@@ -282,6 +315,8 @@ class Session:
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait({task})
+        if self.store is not None:
+            self.store.history.flush()
         await self.model.close()
 
     def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
@@ -301,7 +336,8 @@ class Session:
         self.notices.clear()
         self.compactor.meter.reset()
         if self.store is not None:
-            self.store.clear()
+            self.store.clear()  # the history stays: the next run starts a new session in it
+            self.store.history.mark_new_session()
         self.events.emit(PlanChanged(self.plan.clear()))
         self.scratchpad.clear()
         self.events.emit(ScratchpadChanged(""))
@@ -313,6 +349,10 @@ class Session:
             return
         self.notices.changed_files.update(external)
         self.events.emit(FilesChanged(tuple(external)))
+
+    def history(self, limit: int) -> list[dict[str, Any]]:
+        """The last `limit` runs' events, newest last (`plansight/history`)."""
+        return self.store.history.runs(limit) if self.store is not None else []
 
     def state(self) -> dict[str, Any]:
         return {
@@ -365,6 +405,8 @@ class Session:
             self.total_usage.add(event.result.usage)
         if self.store is None:
             return
+        if (payload := event_payload(event)) is not None:
+            self.store.history.record(payload)
         if isinstance(event, PlanChanged):
             state = event.state
             self.store.save(

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from plansight.atomic import remove_leftovers, write_atomic
+from plansight.history import RunHistory
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ class SessionStore:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._conversation: ConversationLog | None = None
+        self._history: RunHistory | None = None
 
     def _path(self, part: str) -> Path:
         return self.directory / f"{part}.json"
@@ -69,6 +71,13 @@ class SessionStore:
         for part in PARTS:
             self._path(part).unlink(missing_ok=True)
         self.conversation.clear()
+
+    @property
+    def history(self) -> RunHistory:
+        """The runs' events (`clear` leaves them: a reset starts a new session, not a new past)."""
+        if self._history is None:
+            self._history = RunHistory(self.directory)
+        return self._history
 
     @property
     def conversation(self) -> ConversationLog:

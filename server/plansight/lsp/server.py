@@ -30,6 +30,7 @@ from plansight.lsp.stdio import serve_stdio
 from plansight.protocol import (
     COMPACT,
     EDIT_PLAN,
+    HISTORY,
     INVALID_PARAMS,
     INVALID_REQUEST,
     REQUEST_FAILED,
@@ -297,6 +298,15 @@ def create_server() -> PlansightServer:
     @server.feature(COMPACT)
     async def compact(ls: PlansightServer, params: Any) -> dict[str, int]:
         return await ls.compact()
+
+    @server.feature(HISTORY)
+    def history(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        from plansight.history import DEFAULT_LIMIT
+
+        limit = field_of(params, "limit", DEFAULT_LIMIT)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise invalid_params("'limit' must be a whole number of runs, 0 or more.")
+        return {"runs": ls.require_session().history(limit)}
 
     return server
 

@@ -1,0 +1,228 @@
+"""`plansight/history` as an editor sees it, through the real language server: past runs after
+a restart (their events as sent, text merged, no toolInputDelta), how each edit was decided
+(`editReviewed`), the run in progress, a new session, bad limits, and a kill -9 mid-run."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from plansight.fakeapi import FakeMessagesAPI, Hang
+from plansight.fakeapi import text_reply as text
+from plansight.fakeapi import tool_reply as tool
+from plansight.history import HISTORY
+from plansight.protocol import INVALID_PARAMS
+
+from lsp_harness import EditorHandle, start_editor
+
+PLAN = {
+    "items": [
+        {"id": "1", "text": "Add type hints", "status": "in_progress"},
+        {"id": "2", "text": "Add a docstring", "status": "pending"},
+    ]
+}
+HINTS = {
+    "path": "hello.py",
+    "old_text": "def greet(name):",
+    "new_text": "def greet(name: str) -> str:",
+}
+
+
+def merged(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The live events as the history keeps them: deltas merged, toolInputDelta left out."""
+    out: list[dict[str, Any]] = []
+    for event in events:
+        if event["type"] in ("toolInputDelta", "planDraft"):
+            continue
+        last = out[-1] if out else None
+        if (
+            last
+            and event["type"] in ("textDelta", "thinkingDelta")
+            and last["type"] == event["type"]
+        ):
+            out[-1] = {**last, "text": last["text"] + event["text"]}
+        else:
+            out.append(event)
+    return out
+
+
+def runs_of(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    runs: list[list[dict[str, Any]]] = []
+    for event in events:
+        if event["type"] == "runStarted":
+            runs.append([])
+        if runs:
+            runs[-1].append(event)
+    return runs
+
+
+async def kill(handle: EditorHandle) -> None:
+    server = handle.client._server
+    assert server is not None
+    os.kill(server.pid, signal.SIGKILL)
+    await server.wait()
+    await handle.client.stop()
+
+
+async def test_past_runs_come_back_after_a_restart_as_they_were_sent(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "state"
+    reviews = iter([{"accepted": True}, {"accepted": False, "feedback": "No docstrings"}])
+    docstring = {
+        "path": "hello.py",
+        "old_text": "def greet(name: str) -> str:\n",
+        "new_text": 'def greet(name: str) -> str:\n    """Greet."""\n',
+    }
+    steps = [
+        tool("todo", PLAN, text="I will plan first, then change it.", chunk_delay=0.002),
+        tool("read_file", {"path": "hello.py"}, text="Reading it."),
+        tool("edit_file", HINTS, text="Adding the hints."),
+        text("The hints are in, and the tests still pass.", chunk_delay=0.002),
+        text("The docstring is for the next run."),  # after the done gate
+        tool("read_file", {"path": "hello.py"}),
+        tool("edit_file", docstring, text="Now the docstring."),
+        text("Understood: no docstring."),
+        text("The plan stays as it is."),
+    ]
+    with FakeMessagesAPI(steps) as api:
+        handle = await start_editor(
+            hello_workspace, api, storage=storage, review=lambda _: next(reviews)
+        )
+        try:
+            first = await handle.request("plansight/run", {"prompt": "Add type hints"})
+            second = await handle.request("plansight/run", {"prompt": "And a docstring"})
+            live = handle.recorder.events
+        finally:
+            await handle.stop()
+        first_reviews = handle.recorder.reviews
+        assert first["status"] == "done" and second["status"] == "done"
+
+        handle = await start_editor(hello_workspace, api, storage=storage)
+        try:
+            history = await handle.request("plansight/history", {})
+            limited = await handle.request("plansight/history", {"limit": 1})
+        finally:
+            await handle.stop()
+
+    runs = history["runs"]
+    assert [r["prompt"] for r in runs] == ["Add type hints", "And a docstring"]
+    assert [r["result"] for r in runs] == [first, second]
+    assert all(r["startedAt"].endswith("Z") for r in runs)
+    # Exactly what the editor was sent, with each stretch of text as one event.
+    assert [r["events"] for r in runs] == [merged(run) for run in runs_of(live)]
+    reviewed = [e for r in runs for e in r["events"] if e["type"] == "editReviewed"]
+    assert [(e["path"], e["outcome"], e.get("todoId"), e.get("feedback")) for e in reviewed] == [
+        ("hello.py", "accepted", "1", None),
+        ("hello.py", "rejected", "1", "No docstrings"),
+    ]
+    assert [e["id"] for e in reviewed] == [r["id"] for r in first_reviews]
+    assert limited["runs"] == runs[-1:]
+    # The text streamed in many notifications and is kept as one event per stretch.
+    kept = sum(e["type"] == "textDelta" for r in runs for e in r["events"])
+    assert sum(e["type"] == "textDelta" for e in live) > kept
+
+
+async def test_the_run_in_progress_has_no_result_and_a_new_session_is_marked(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "state"
+    with FakeMessagesAPI([text("First."), text("Thinking slowly…"), Hang(30)]) as api:
+        handle = await start_editor(hello_workspace, api, storage=storage)
+        try:
+            await handle.request("plansight/run", {"prompt": "one"})
+            await handle.request("plansight/run", {"prompt": "two", "newSession": True})
+            _, running = handle.start_request("plansight/run", {"prompt": "three"})
+            await handle.recorder.wait_for(
+                lambda: len(api.message_requests) >= 3, what="the third run reaching the model"
+            )
+            history = await handle.request("plansight/history", {})
+            handle.cancel(_)
+            await asyncio.wait({running})
+        finally:
+            await handle.stop()
+    one, two, three = history["runs"]
+    assert "newSession" not in one and two["newSession"] is True and "newSession" not in three
+    assert "result" not in three and three["events"] == [{"type": "runStarted", "prompt": "three"}]
+
+
+@pytest.mark.parametrize("limit", [-1, "3", 2.5, True])
+async def test_a_bad_limit_is_refused(hello_workspace: Path, tmp_path: Path, limit: Any) -> None:
+    handle = await start_editor(hello_workspace, None, storage=tmp_path / "state")
+    try:
+        with pytest.raises(JsonRpcException) as refused:
+            await handle.request("plansight/history", {"limit": limit})
+        assert refused.value.code == INVALID_PARAMS
+        assert "limit" in str(refused.value.message)
+        assert await handle.request("plansight/history", {"limit": 0}) == {"runs": []}
+    finally:
+        await handle.stop()
+
+
+async def test_a_cancelled_review_is_told_as_cancelled(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "state"
+    steps = [tool("read_file", {"path": "hello.py"}), tool("edit_file", HINTS), Hang(30)]
+    with FakeMessagesAPI(steps) as api:
+        never: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        # The review stays open: the run is cancelled while it waits.
+        handle = await start_editor(hello_workspace, api, storage=storage, review=lambda _: never)
+        try:
+            msg_id, running = handle.start_request("plansight/run", {"prompt": "hints"})
+            await handle.recorder.wait_for(lambda: bool(handle.recorder.reviews), what="the review")
+            handle.cancel(msg_id)
+            await handle.recorder.wait_for(
+                lambda: "runFinished" in handle.recorder.event_types(), what="the cancelled run"
+            )
+            await asyncio.wait({running})
+            history = await handle.request("plansight/history", {})
+        finally:
+            never.cancel()
+            await handle.stop()
+    live = [e for e in handle.recorder.events if e["type"] == "editReviewed"]
+    assert [(e["id"], e["outcome"]) for e in live] == [
+        (handle.recorder.reviews[0]["id"], "cancelled")
+    ]
+    [run] = history["runs"]
+    assert [e for e in run["events"] if e["type"] == "editReviewed"] == live
+    assert run["result"]["status"] == "cancelled"
+    assert (hello_workspace / "hello.py").read_text().startswith("import sys\n\n\ndef greet(name):")
+
+
+async def test_a_run_killed_mid_stream_is_kept_whole_up_to_the_kill(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    storage = tmp_path / "state"
+    long_answer = " ".join(f"word{n}" for n in range(3000))
+    with FakeMessagesAPI([text(long_answer, chunk_delay=0.002), text("After the restart.")]) as api:
+        handle = await start_editor(hello_workspace, api, storage=storage)
+        _, running = handle.start_request("plansight/run", {"prompt": "a long answer"})
+        streamed = lambda: sum(  # noqa: E731
+            len(e.get("text", "")) for e in handle.recorder.events if e["type"] == "textDelta"
+        )
+        await handle.recorder.wait_for(lambda: streamed() > 9_000, what="much of the answer")
+        await kill(handle)
+        running.cancel()
+        assert (storage / HISTORY).exists()
+
+        handle = await start_editor(hello_workspace, api, storage=storage)
+        try:
+            await handle.request("plansight/run", {"prompt": "again"})
+            history = await handle.request("plansight/history", {})
+        finally:
+            await handle.stop()
+    killed, after = history["runs"]
+    assert killed["prompt"] == "a long answer" and "result" not in killed
+    [start, answer] = killed["events"]
+    assert start["type"] == "runStarted"
+    # What was written before the kill is whole and in order: a prefix of the answer.
+    assert answer["type"] == "textDelta" and long_answer.startswith(answer["text"])
+    assert len(answer["text"]) >= 4_000
+    assert after["prompt"] == "again" and after["result"]["status"] == "done"
