@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
-import { waitFor, workbench } from './workbench.mjs';
+import { WAIT, waitFor, workbench } from './workbench.mjs';
 
 const recording = join(repoDir, 'fixtures/vscode-e2e/conversation.json');
 const script = JSON.parse(readFileSync(recording, 'utf8'));

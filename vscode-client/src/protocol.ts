@@ -153,6 +153,16 @@ export interface Checkpoint {
   createdAt: string;
   paths: string[];
 }
+/** How a proposed edit was decided (this server's extension): also for edits never asked about. */
+export interface EditReviewedEvent {
+  type: 'editReviewed';
+  id: string;
+  path: string;
+  description: string;
+  outcome: 'accepted' | 'changed' | 'rejected' | 'cancelled';
+  todoId?: string;
+  feedback?: string;
+}
 export interface CheckpointEvent {
   type: 'checkpoint';
   checkpoint: Checkpoint;
@@ -168,7 +178,8 @@ export type KnownEvent =
   | RunFinishedEvent
   | ThinkingDeltaEvent
   | CompactedEvent
-  | CheckpointEvent;
+  | CheckpointEvent
+  | EditReviewedEvent;
 
 /** What arrives in `plansight/event`: a known event, or one of a type this client ignores. */
 export type PlansightEvent = KnownEvent | { type: string; [key: string]: unknown };
@@ -234,6 +245,8 @@ export interface HistoryRun {
   startedAt: string;
   result?: RunResult;
   events: PlansightEvent[];
+  /** This server's extension: the run started a new session. */
+  newSession?: boolean;
 }
 
 export interface HistoryResult {

@@ -25,7 +25,7 @@ const runs: HistoryRun[] = [
 describe('history', () => {
   it('brings back the reviewed edits for the plan tree', () => {
     expect(editsFromHistory(runs)).toEqual([
-      { id: 'e1', uri: 'file:///w/hello.py', path: 'hello.py', description: 'Type hints', outcome: 'accepted', todoId: '1' },
+      { id: 'e1', uri: '', path: 'hello.py', description: 'Type hints', outcome: 'accepted', todoId: '1' },
       { id: 'e2', uri: '', path: 'hello.py', description: 'Docstring', outcome: 'rejected', todoId: '2', feedback: 'No' },
     ]);
     expect(editFromEvent({ type: 'editReviewed', id: 'x', path: 'a', outcome: 'exploded' })).toBeUndefined();
@@ -36,9 +36,20 @@ describe('history', () => {
     const model = new ConversationModel();
     loadHistory(model, runs);
     expect(model.runs.map((r) => [r.past ?? false, r.entries.map((e) => e.kind)])).toEqual([
-      [true, ['user', 'tool', 'text', 'result']],
+      [true, ['user', 'tool', 'notice', 'notice', 'text', 'result']],
       [false, ['notice']],
       [true, ['user', 'notice']],
     ]);
+  });
+
+  it('says how each past edit was decided, and not again for one this window reviewed', () => {
+    const model = new ConversationModel();
+    loadHistory(model, runs.slice(0, 1));
+    const notices = model.runs[0]!.entries.filter((e) => e.kind === 'notice').map((e) => (e as { text: string }).text);
+    expect(notices).toEqual(['Edit hello.py accepted', 'Edit hello.py rejected: No']);
+    const live = new ConversationModel();
+    live.addCard('review', { reviewId: 'e9' });
+    live.apply({ type: 'editReviewed', id: 'e9', path: 'a.py', description: '', outcome: 'accepted' });
+    expect(live.current!.entries.map((e) => e.kind)).toEqual(['card']);
   });
 });

@@ -28,7 +28,7 @@ export function editFromEvent(event: PlansightEvent): EditRecord | undefined {
   const feedback = str(event['feedback']);
   return {
     id,
-    uri: str(event['uri']) ?? '',
+    uri: '', // not on the wire: the path (relative to the workspace) is what the tree shows
     path,
     description: str(event['description']) ?? '',
     outcome: outcome as EditOutcome,
@@ -45,7 +45,7 @@ export function editsFromHistory(runs: readonly HistoryRun[]): EditRecord[] {
 /** Replays the runs into the model (a line where a new session began). */
 export function loadHistory(model: ConversationModel, runs: readonly HistoryRun[]): void {
   for (const run of runs) {
-    if ((run as { newSession?: unknown }).newSession === true && model.runs.length > 0) {
+    if (run.newSession === true && model.runs.length > 0) {
       model.addSessionBreak();
     }
     model.addPastRun(run.prompt, run.events, run.startedAt || undefined, run.result);

@@ -307,6 +307,24 @@ export class ConversationModel {
         }
         return;
       }
+      case 'editReviewed': {
+        // A review this window showed has its card; one from the history (or written without
+        // asking) is a line saying how it was decided.
+        const id = str(event['id']);
+        const shown = this.runs.some((run) =>
+          run.entries.some((e) => e.kind === 'card' && (e.data as { reviewId?: unknown } | null)?.reviewId === id),
+        );
+        if (!shown) {
+          const outcome = str(event['outcome']) ?? '';
+          const feedback = str(event['feedback']);
+          const words = editOutcomeWords[outcome] ?? outcome;
+          this.addNotice({
+            icon: editOutcomeIcons[outcome] ?? 'edit',
+            text: `Edit ${str(event['path']) ?? ''} ${words}${outcome === 'rejected' && feedback ? `: ${feedback}` : ''}`,
+          });
+        }
+        return;
+      }
       case 'runFinished': {
         const result = event['result'];
         if (result && typeof result === 'object') {
@@ -455,6 +473,20 @@ export function usageText(rounds: number, usage: Usage | undefined): string {
   }
   return parts.join(' · ');
 }
+
+const editOutcomeWords: Readonly<Record<string, string>> = {
+  accepted: 'accepted',
+  changed: 'accepted with your changes',
+  rejected: 'rejected',
+  cancelled: 'cancelled (the run ended before a decision)',
+};
+
+const editOutcomeIcons: Readonly<Record<string, string>> = {
+  accepted: 'check',
+  changed: 'edit',
+  rejected: 'close',
+  cancelled: 'circle-slash',
+};
 
 export const resultLabels: Readonly<Record<string, string>> = {
   done: 'Done',
