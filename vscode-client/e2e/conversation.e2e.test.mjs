@@ -95,7 +95,7 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
   await waitFor('the first edit under its item again', async () =>
     (await wb.pane('Plan').locator('.monaco-list-row[aria-level="2"]', { hasText: 'hello.py' }).count()) >= 1,
   );
-  await wb.shot('11-window-history-after-reload');
+  await wb.shot('16-window-history-after-reload');
 
   log('New Session from the conversation');
   const frameNow = await wb.conversation();

@@ -31,7 +31,7 @@ test('no API key: Set API Key on the card, and the kept prompt runs', { timeout:
   const log1 = await frame.locator('#log').innerText();
   assert.ok(!/\bround\b|Error/.test(log1), `no run was reported: ${log1}`);
   assert.equal((await fake.requests()).length, 0, 'nothing went to the API at all');
-  await wb.shot('10-window-no-key');
+  await wb.shot('15-window-no-key');
 
   log('Set API Key from the card');
   await card.locator('button[data-action="setKey"]').click();
