@@ -121,8 +121,9 @@ async def test_reminder_diagnostic_is_published_on_the_last_read_file_and_cleare
     first = seen()[0][0]
     assert first.source == "plansight" and first.code == "plan-reminder"
     assert first.severity == types.DiagnosticSeverity.Information
-    assert "3 rounds" in first.message
-    assert first.range.start.line == 7
+    assert "3 rounds" in first.message and "the agent's plan, not about this code" in first.message
+    # On the line last touched (the read of lines 8-9), one position: nothing to select.
+    assert first.range.start == first.range.end == types.Position(7, 0)
     assert seen()[-1] == []  # cleared when the plan was updated
     reminder = next(e for e in editor.recorder.events if e["type"] == "reminder")
     assert reminder["text"] == REMINDER and reminder["level"] == 1

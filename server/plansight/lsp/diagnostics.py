@@ -19,13 +19,17 @@ Publish = Callable[[types.PublishDiagnosticsParams], None]
 
 
 def reminder_diagnostic(reminder: Reminder, location: Location | None) -> types.Diagnostic:
-    start = location.start_line if location else 0
-    end = location.end_line if location else 0
+    """One position at the start of the line the agent last touched (the first of the range it
+    last read or edited): shown on that line only, and opening it from a problems list puts
+    the cursor there without selecting anything a keystroke would replace."""
+    line = location.start_line if location else 0
+    at = types.Position(line, 0)
     return types.Diagnostic(
-        range=types.Range(types.Position(start, 0), types.Position(end + 1, 0)),
+        range=types.Range(at, at),
         message=(
-            f"Plansight: the plan has gone {reminder.rounds} rounds without an update; "
-            "the agent was reminded to update its todos."
+            f"Plansight: the agent's plan has gone {reminder.rounds} rounds without an update, "
+            "so the agent was reminded to update it. This is about the agent's plan, not about "
+            "this code (it marks what the agent last worked on)."
         ),
         severity=(
             types.DiagnosticSeverity.Information
