@@ -23,16 +23,24 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def closed(state: TodoState) -> int:
+    """Items no longer open: completed, and cancelled (a step dropped is not a step left)."""
+    return sum(item.status in ("completed", "cancelled") for item in state.items)
+
+
 def progress_message(state: TodoState) -> str:
+    """ "2/5 · Add docstrings": closed items of all, and the item in progress."""
     if not state.items:
         return "planning"
-    counts = f"{state.completed}/{state.total}"
+    counts = f"{closed(state)}/{state.total}"
+    if cancelled := sum(item.status == "cancelled" for item in state.items):
+        counts += f" ({cancelled} cancelled)"
     current = state.in_progress
     return f"{counts} · {current.text}" if current else counts
 
 
 def progress_percentage(state: TodoState) -> int:
-    return round(100 * state.completed / state.total) if state.total else 0
+    return round(100 * closed(state) / state.total) if state.total else 0
 
 
 class RunProgress:
