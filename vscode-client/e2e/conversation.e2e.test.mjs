@@ -4,7 +4,7 @@
 // follow-up in the same session (its edit accepted with "Accept All in This Run"), the same
 // conversation and plan edits after a window reload (plansight/history), and a new session. The fake API replays fixtures/vscode-e2e/conversation.json.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
@@ -82,6 +82,16 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
   const editRows = await wb.pane('Plan').locator('.monaco-list-row[aria-level="2"]').count();
   assert.ok(editRows >= 1, 'the first edit is under its item');
   await wb.shot('09-sidebar-conversation', wb.sidebar);
+
+  log('each server log line is in the Plansight output once');
+  const outputLog = readdirSync(join(dirs.userData, 'logs'), { recursive: true })
+    .map(String)
+    .find((p) => p.endsWith(join('plansight.plansight', 'Plansight.log')));
+  assert.ok(outputLog, 'the extension writes its output channel to the logs folder');
+  const output = readFileSync(join(dirs.userData, 'logs', outputLog), 'utf8');
+  const started = output.split('\n').filter((line) => line.includes('plansight.lsp.server: workspace '));
+  assert.equal(started.length, 1, `the server's first line, once: ${JSON.stringify(started)}`);
+  assert.match(started[0], /\[info\] plansight\.lsp\.server: workspace /, 'at its level, with one timestamp');
 
   log('reloading the window: the conversation and the plan come back from plansight/history');
   await page.reload();

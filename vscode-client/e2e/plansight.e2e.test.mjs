@@ -58,7 +58,16 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   await page.locator('.monaco-diff-editor').first().waitFor();
   log('first diff open; checking the reminder in the Problems panel');
   await page.keyboard.press('Control+Shift+M');
-  log(`Problems: ${await waitFor('a plansight plan-reminder in the Problems panel', reminderInProblems)}`);
+  const problem = await waitFor('a plansight plan-reminder in the Problems panel', reminderInProblems);
+  log(`Problems: ${problem}`);
+  assert.match(problem, /about the agent's plan, not about this code/, 'the reminder says what it is about');
+  log('opening the reminder from the Problems panel selects nothing a keystroke would replace');
+  await page.locator('.markers-panel .monaco-list-row', { hasText: 'plan-reminder' }).first().dblclick();
+  await waitFor('the cursor on the reminder line, nothing selected', async () => {
+    const status = await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText();
+    if (!/Ln 1, Col 1/.test(status) || /selected/.test(status)) throw new Error(`the status bar says ${status}`);
+    return true;
+  });
   await waitFor('the scratchpad to show the notes mid-run', () => wb.scratchpadText('no type hints'));
   await wb.shot('01-window-review-and-reminder');
   await wb.shot('01-sidebar-plan-0of3', wb.sidebar);

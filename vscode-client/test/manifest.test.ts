@@ -125,6 +125,7 @@ describe('pure modules', () => {
       'status/statusText.ts',
       'commands/prompt.ts',
       'server/options.ts',
+      'server/serverLog.ts',
       'review/reviewModel.ts',
       'scratchpad/scratchpadHtml.ts',
     ]) {

@@ -2,6 +2,7 @@
  * Starts `<python> -m plansight lsp` over stdio with vscode-languageclient and routes the
  * server's custom notifications and requests. Holds no agent logic.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as vscode from 'vscode';
 import {
   type ClientCapabilities,
@@ -9,10 +10,12 @@ import {
   type InitializeResult,
   LanguageClient,
   type LanguageClientOptions,
+  LogMessageNotification,
   RevealOutputChannelOn,
   type ServerOptions,
   State,
   type StaticFeature,
+  type StreamInfo,
 } from 'vscode-languageclient/node';
 import {
   type ApproveCommandParams,
@@ -35,6 +38,7 @@ import {
 import type { SessionStore } from '../session';
 import { type ServerOverrides, initializationOptions, type PlansightSettings, serverEnv } from './options';
 import { findPython, runQuick } from './python';
+import { type LogLine, ServerLogLines } from './serverLog';
 
 export const apiKeySecret = 'plansight.anthropicApiKey';
 
@@ -96,6 +100,9 @@ export class PlansightServer implements vscode.Disposable {
   /** Overrides for the next start (the demo's fake API and storage). */
   private overrides: ServerOverrides = {};
   private readonly disposables: vscode.Disposable[] = [];
+  /** The server processes this client spawned and has not seen exit. */
+  private readonly processes = new Set<ChildProcess>();
+  private stopping = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -148,6 +155,7 @@ export class PlansightServer implements vscode.Disposable {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.stopping = true;
     if (client) {
       try {
         await client.stop(5000);
@@ -156,6 +164,9 @@ export class PlansightServer implements vscode.Disposable {
       }
       await client.dispose(2000).catch(() => undefined);
     }
+    // After shutdown and exit the server leaves by itself; one that does not is ended.
+    await Promise.all([...this.processes].map((child) => this.reap(child)));
+    this.stopping = false;
     this.store.setServerStatus('stopped');
     this.store.setServerRunning(false);
   }
@@ -195,12 +206,9 @@ export class PlansightServer implements vscode.Disposable {
       return undefined;
     }
 
-    const serverOptions: ServerOptions = {
-      command: python,
-      // No `transport`: with TransportKind.stdio the client would append `--stdio`.
-      args: ['-m', 'plansight', 'lsp'],
-      options: { env, ...(cwd ? { cwd } : {}) },
-    };
+    // Spawned here, not by vscode-languageclient, so that its stderr reaches the output once,
+    // at each line's level (see serverLog.ts).
+    const serverOptions: ServerOptions = () => this.spawnServer(python, env, cwd);
     const clientOptions: LanguageClientOptions = {
       // Every file: document sync lets the agent read unsaved text, and reminders show in Problems.
       documentSelector: [{ scheme: 'file' }],
@@ -270,6 +278,51 @@ export class PlansightServer implements vscode.Disposable {
     }
   }
 
+  /** `<python> -m plansight lsp` with pipes; its stderr goes to the output line by line. */
+  private spawnServer(python: string, env: Record<string, string>, cwd: string | undefined): Promise<StreamInfo> {
+    const child = spawn(python, ['-m', 'plansight', 'lsp'], { env, ...(cwd ? { cwd } : {}), stdio: 'pipe' });
+    this.processes.add(child);
+    const lines = new ServerLogLines();
+    const write = (parsed: LogLine[]): void => {
+      for (const { level, text } of parsed) {
+        this.output[level](text);
+      }
+    };
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => write(lines.push(chunk)));
+    child.stderr.on('end', () => write(lines.end()));
+    child.on('exit', (code, signal) => {
+      this.processes.delete(child);
+      if (code !== 0 && !this.stopping) {
+        this.output.warn(`The server exited (${signal ?? `code ${code}`}).`);
+      }
+    });
+    return new Promise((resolve, reject) => {
+      child.once('spawn', () => resolve({ reader: child.stdout, writer: child.stdin }));
+      child.once('error', reject);
+    });
+  }
+
+  /** Waits for a server process to leave; TERM after 3 s, KILL after 3 more. */
+  private async reap(child: ChildProcess): Promise<void> {
+    const exited = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        resolve();
+      } else {
+        child.once('exit', () => resolve());
+      }
+    });
+    const within = (ms: number): Promise<boolean> =>
+      Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+    if (!(await within(3000))) {
+      child.kill('SIGTERM');
+      if (!(await within(3000))) {
+        child.kill('SIGKILL');
+      }
+    }
+    this.processes.delete(child);
+  }
+
   private logServerInfo(result: InitializeResult | undefined): void {
     const experimental = result?.capabilities.experimental as
       | { plansight?: { version?: number } }
@@ -297,6 +350,8 @@ export class PlansightServer implements vscode.Disposable {
   }
 
   private registerHandlers(client: LanguageClient): void {
+    // The server mirrors its log records here; its stderr, read above, has them already.
+    client.onNotification(LogMessageNotification.type, () => undefined);
     client.onNotification(Methods.todos, (todos: TodoState) => {
       if (client === this.client) {
         this.store.setTodos(todos);
