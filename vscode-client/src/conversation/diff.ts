@@ -20,7 +20,7 @@ function lines(text: string): string[] {
   return all[all.length - 1] === '' ? all.slice(0, -1) : all;
 }
 
-export function compactDiff(oldText: string, newText: string, maxLines = 24, context = 2): DiffLine[] {
+export function compactDiff(oldText: string, newText: string, maxLines = 14, context = 2): DiffLine[] {
   const before = lines(oldText);
   const after = lines(newText);
   let start = 0;
