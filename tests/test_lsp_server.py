@@ -373,6 +373,7 @@ async def test_a_run_without_an_api_key_ends_with_a_clear_error(
     try:
         result = await handle.request("plansight/run", {"prompt": "hi"})
         assert result["status"] == "error" and "ANTHROPIC_API_KEY" in result["error"]
+        assert result["rounds"] == 0  # no request was made
         await handle.recorder.wait_for(lambda: "runFinished" in handle.recorder.event_types())
         assert handle.recorder.events[-1]["result"]["status"] == "error"
     finally:

@@ -152,6 +152,8 @@ class AgentLoop:
                 try:
                     turn = await self._request(usage)
                 except ModelError as err:
+                    if not err.sent:
+                        rounds -= 1  # nothing reached the model: not a round
                     return self._finish(
                         "error", f"The model API failed: {err}", rounds, usage, error=str(err)
                     )

@@ -108,14 +108,21 @@ class ModelError(Exception):
 
     ``prompt_tokens`` and ``prompt_limit`` are set when the API refused the prompt as longer
     than the context window (a 400 ``prompt is too long: N tokens > W maximum``): N and W.
+    ``sent`` is False when no request left this process (no API key), so no round was made.
     """
 
     def __init__(
-        self, message: str, *, prompt_tokens: int | None = None, prompt_limit: int | None = None
+        self,
+        message: str,
+        *,
+        prompt_tokens: int | None = None,
+        prompt_limit: int | None = None,
+        sent: bool = True,
     ) -> None:
         super().__init__(message)
         self.prompt_tokens = prompt_tokens
         self.prompt_limit = prompt_limit
+        self.sent = sent
 
     @property
     def prompt_too_long(self) -> bool:
@@ -403,7 +410,8 @@ class ModelClient:
         client = await self.sdk_client()
         if not (client.api_key or client.auth_token):
             raise ModelError(
-                "No API key: set ANTHROPIC_API_KEY (or try `plansight demo`, which needs none)."
+                "No API key: set ANTHROPIC_API_KEY (or try `plansight demo`, which needs none).",
+                sent=False,
             )
         facts = await self.facts() if self.settings.thinking is not None else None
         thinking, max_tokens = thinking_request(

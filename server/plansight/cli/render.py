@@ -301,7 +301,7 @@ def result_text(result: Mapping[str, Any], *, include_text: bool) -> Text:
     status = str(result.get("status", "error"))
     rounds = result.get("rounds")
     line = Text(status, style=RESULT_STYLES.get(status, "bold"))
-    if isinstance(rounds, int):
+    if isinstance(rounds, int) and rounds > 0:
         line.append(f" after {rounds} round{'s' if rounds != 1 else ''}")
     error = result.get("error")
     error = error.strip() if isinstance(error, str) else ""
