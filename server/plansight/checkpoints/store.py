@@ -277,6 +277,23 @@ class CheckpointStore:
                     return checkpoint
         return None
 
+    def restore_target(
+        self, *, checkpoint: str | None = None, todo_id: str | None = None
+    ) -> Checkpoint | None:
+        """What a restore goes back to as a whole (for the conversation): the checkpoint, or
+        for a step the one taken as it became in progress (else the one before its first
+        change)."""
+        with self._lock:
+            if checkpoint is not None:
+                return self.get(checkpoint)
+            if todo_id is None:
+                raise CheckpointError("give either a checkpoint or a todoId to restore")
+            started = self.item_start(todo_id)
+            if started is not None:
+                return started
+            known = [b for b in self.step_changes(todo_id).values() if b is not None]
+            return min(known, key=lambda c: c.seq, default=None)
+
     def step_changes(self, todo_id: str) -> dict[str, Checkpoint | None]:
         """The files this item's edits and commands changed, each with the checkpoint holding
         it as it was before the item changed it (None when that checkpoint was pruned)."""
@@ -445,6 +462,8 @@ class CheckpointStore:
         force: bool = False,
         unsaved: Callable[[str], bool] = lambda path: False,
         current_todo: str | None = None,
+        before_extra: Mapping[str, Any] | None = None,
+        after_extra: Mapping[str, Any] | None = None,
     ) -> RestoreResult:
         """Put files back as they were at `checkpoint`, or as they were before item `todo_id`
         (of the current session) changed them; `paths` limits it to those files (or folders).
@@ -453,7 +472,8 @@ class CheckpointStore:
         (always), files changed since by anyone but the agent (unless `force`), and files the
         checkpoints do not hold (restore.py). A checkpoint is taken first (`before`) and, when
         anything was restored, after (`after`, its changes the agent's). `current_todo`: the
-        plan item in progress, for those two checkpoints.
+        plan item in progress, for those two checkpoints; `before_extra`, `after_extra`: what
+        the embedder keeps with them.
         """
         if (checkpoint is None) == (todo_id is None):
             raise CheckpointError("give either a checkpoint or a todoId to restore")
@@ -482,11 +502,14 @@ class CheckpointStore:
                         group = groups.setdefault(baseline.seq, (baseline, []))[1]
                         assert group is not None
                         group.append(path)
-                known = [b for b in baselines.values() if b is not None]
-                target = self.item_start(todo_id) or min(known, key=lambda c: c.seq, default=None)
+                target = self.restore_target(todo_id=todo_id)
                 doing, done = f"undoing step #{todo_id}", f"Undid step #{todo_id}"
             before = self._snapshot(
-                "beforeRestore", f"Before {doing}", todo_id=current_todo, agent=set()
+                "beforeRestore",
+                f"Before {doing}",
+                todo_id=current_todo,
+                agent=set(),
+                extra=before_extra,
             )
             assert before is not None
             planner = Planner(repository, self.manifest.checkpoints, self.root)
@@ -510,6 +533,7 @@ class CheckpointStore:
                     todo_id=current_todo,
                     agent=set(restored),
                     only_if_changed=True,
+                    extra=after_extra,
                     only=restored,
                 )
             return RestoreResult(

@@ -1,0 +1,290 @@
+"""When a session takes its checkpoints: in the background, in order, each with its plan item.
+
+The session owns one `Checkpointer`. It takes a checkpoint when a run starts, when a plan
+item becomes in progress, after every written edit and after every command that changed
+files, and, just before a command, one of whatever someone else changed since the last
+checkpoint (only if anything did), so that the command's checkpoint holds the command's
+changes alone. Snapshots run in a worker thread, one after the other, so that the model's next
+request does not wait for them; a tool about to change files (and a restore) waits for those
+still running, so that each checkpoint holds exactly the state it names.
+
+Each checkpoint also keeps what a rewind needs: the plan, and the conversation as of the last
+complete round (a round's tool calls without their results are left out: a rewound
+conversation must be one the API accepts), in the conversation archive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plansight.checkpoints.archive import ConversationArchive, Message
+from plansight.checkpoints.manifest import Checkpoint, Kind
+from plansight.checkpoints.restore import RestoreResult
+from plansight.checkpoints.store import CheckpointError, CheckpointStore, CheckpointsUnavailable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """How the checkpointer sees the session it serves (read on the event loop)."""
+
+    in_progress: Callable[[], str | None]  # the plan item in progress, if any
+    plan: Callable[[], dict[str, Any]]  # {"items": [wire items], "version": n}
+    messages: Callable[[], Sequence[Message]]  # complete rounds only
+    unsaved: Callable[[str], bool]  # whether the editor holds unsaved changes of a path
+
+
+@dataclass(frozen=True)
+class Restored:
+    result: RestoreResult
+    # What the session goes back to besides the files (None: it stays as it is): the plan
+    # ({"items", "version"} as SessionView.plan gives it) and the conversation.
+    plan: dict[str, Any] | None
+    messages: list[Message] | None
+
+
+def with_pending(plan: dict[str, Any], todo_id: str) -> dict[str, Any]:
+    """The plan with item `todo_id` back to pending (undoing a step does that)."""
+    items = [
+        {**item, "status": "pending"} if str(item.get("id")) == todo_id else item
+        for item in plan.get("items", [])
+    ]
+    return {**plan, "items": items}
+
+
+class Checkpointer:
+    def __init__(
+        self,
+        directory: Path,
+        root: Path,
+        view: SessionView,
+        announce: Callable[[Checkpoint], None],
+    ) -> None:
+        self.store = CheckpointStore(directory, root)
+        self.archive = ConversationArchive(directory / "conversations.jsonl")
+        self.view = view
+        self.announce = announce
+        self.off_reason: str | None = "checkpoints are starting"
+        self._state = "closed"  # → "opening" → "on", or "off" (off_reason says why)
+        self._tail: asyncio.Task[Checkpoint | None] | None = None
+        self._in_progress: str | None = None
+
+    @property
+    def on(self) -> bool:
+        return self._state == "on"
+
+    async def open(self) -> None:
+        """Open the store (slow the first time on a large workspace: run it in the background;
+        snapshots asked for meanwhile wait for it)."""
+
+        def work() -> Checkpoint | None:
+            self.store.open()
+            self.archive.load_index()
+            return None
+
+        self._in_progress = self.view.in_progress()
+        self._state = "opening"
+        task = self._queue(work, opening=True)
+        await asyncio.shield(task)
+
+    async def close(self) -> None:
+        await self.settled()
+        self.store.close()
+        self._state = "off"
+        self.off_reason = "checkpoints are closed"
+
+    # ----- when checkpoints are taken --------------------------------------------------------
+
+    def run_started(self) -> None:
+        self._snapshot("runStart", "Run started", self.view.in_progress())
+
+    def plan_changed(self, in_progress: str | None) -> None:
+        """After every plan change: a checkpoint when an item becomes in progress."""
+        if in_progress is not None and in_progress != self._in_progress:
+            self._snapshot("itemStart", f"#{in_progress} started", in_progress)
+        self._in_progress = in_progress
+
+    async def before_edit(self) -> None:
+        await self.settled()
+
+    def edited(self, path: str) -> None:
+        self._snapshot("edit", f"Edited {path}", self.view.in_progress(), agent=[path])
+
+    async def before_command(self) -> None:
+        self._snapshot(
+            "outside", "Changed outside Plansight", self.view.in_progress(), only_if_changed=True
+        )
+        await self.settled()
+
+    def command_ran(self, command: str) -> None:
+        shown = command if len(command) <= 60 else command[:57] + "..."
+        self._snapshot(
+            "command", f"Ran {shown}", self.view.in_progress(), agent_all=True, only_if_changed=True
+        )
+
+    def new_session(self) -> None:
+        """newSession / reset: checkpoints stay; item ids from now on are a new plan's."""
+        self._in_progress = None
+        if self.on:
+            self._queue(lambda: (self.store.new_session(), None)[1])
+
+    def maintain(self) -> None:
+        """Prune and pack, once a run has ended (never while one waits for it)."""
+        if self.on:
+            self._queue(self._maintain)
+
+    def _maintain(self) -> None:
+        if self.store.maintain():
+            self.archive.prune(
+                str(c.extra["conversation"])
+                for c in self.store.checkpoints()
+                if "conversation" in c.extra
+            )
+
+    async def settled(self) -> None:
+        """Wait until every checkpoint asked for so far is taken."""
+        if self._tail is not None:
+            await asyncio.shield(self._tail)
+
+    def _snapshot(
+        self,
+        kind: Kind,
+        label: str,
+        todo_id: str | None,
+        *,
+        agent: Sequence[str] = (),
+        agent_all: bool = False,
+        only_if_changed: bool = False,
+    ) -> None:
+        if self._state not in ("opening", "on"):
+            return
+        captured = self.archive.capture(self.view.messages())
+        extra = {"plan": self.view.plan(), "conversation": captured.digest}
+
+        def work() -> Checkpoint | None:
+            if not self.on:
+                return None
+            self.archive.write(captured)
+            return self.store.snapshot(
+                kind,
+                label,
+                todo_id=todo_id,
+                agent=agent,
+                agent_all=agent_all,
+                only_if_changed=only_if_changed,
+                extra=extra,
+            )
+
+        self._queue(work)
+
+    def _queue(
+        self, work: Callable[[], Checkpoint | None], *, opening: bool = False
+    ) -> asyncio.Task[Checkpoint | None]:
+        previous = self._tail
+
+        async def job() -> Checkpoint | None:
+            if previous is not None:
+                await asyncio.wait([previous])
+            try:
+                checkpoint = await asyncio.to_thread(work)
+            except CheckpointsUnavailable as err:
+                self._state, self.off_reason = "off", str(err)
+                log.warning("%s", err)
+                return None
+            except Exception:
+                # A snapshot that fails must not stop the run; it is a bug or a broken disk.
+                log.exception("a checkpoint could not be taken")
+                return None
+            if opening:
+                self._state, self.off_reason = "on", None
+            if checkpoint is not None:
+                self.announce(checkpoint)
+            return checkpoint
+
+        task = asyncio.ensure_future(job())
+        self._tail = task
+        return task
+
+    # ----- reading and restoring -------------------------------------------------------------
+
+    async def checkpoints(self) -> list[Checkpoint]:
+        await self.settled()
+        return self.store.checkpoints()
+
+    async def restore(
+        self,
+        *,
+        checkpoint: str | None,
+        todo_id: str | None,
+        paths: Sequence[str] | None,
+        force: bool,
+        conversation: bool,
+    ) -> Restored:
+        """Restore files (CheckpointError on a bad request); with `conversation`, also say what
+        the plan and conversation go back to (the caller applies it)."""
+        await self.settled()
+        loop = asyncio.get_running_loop()
+        in_progress = self.view.in_progress()
+        now = self.archive.capture(self.view.messages())
+        now_plan = self.view.plan()
+        now_extra: dict[str, Any] = {"plan": now_plan, "conversation": now.digest}
+
+        def unsaved(path: str) -> bool:
+            # Asked from the worker thread; the editor's documents live on the event loop.
+            async def ask() -> bool:
+                return self.view.unsaved(path)
+
+            return asyncio.run_coroutine_threadsafe(ask(), loop).result()
+
+        def work() -> Restored:
+            plan: dict[str, Any] | None = None
+            messages: list[Message] | None = None
+            if conversation:
+                target = self.store.restore_target(checkpoint=checkpoint, todo_id=todo_id)
+                plan, messages = self._rewind_of(target)
+            if todo_id is not None:
+                plan = with_pending(plan or now_plan, todo_id)
+            after_extra = dict(now_extra)
+            if plan is not None:
+                after_extra["plan"] = plan
+            if messages is not None:
+                rewound = self.archive.capture(messages)
+                self.archive.write(rewound)
+                after_extra["conversation"] = rewound.digest
+            self.archive.write(now)
+            result = self.store.restore(
+                checkpoint=checkpoint,
+                todo_id=todo_id,
+                paths=paths,
+                force=force,
+                unsaved=unsaved,
+                current_todo=in_progress,
+                before_extra=now_extra,
+                after_extra=after_extra,
+            )
+            return Restored(result, plan, messages)
+
+        restored = await asyncio.to_thread(work)
+        for taken in (restored.result.before, restored.result.after):
+            if taken is not None:
+                self.announce(taken)
+        return restored
+
+    def _rewind_of(self, target: Checkpoint | None) -> tuple[dict[str, Any], list[Message]]:
+        if target is None:
+            raise CheckpointError("there is no checkpoint to take the conversation back to")
+        plan = target.extra.get("plan")
+        digest = target.extra.get("conversation")
+        messages = self.archive.load(str(digest)) if digest is not None else None
+        if messages is None or not isinstance(plan, dict):
+            raise CheckpointError(
+                f"checkpoint {target.id} does not hold the conversation (pruned, or taken "
+                "without it); restore without the conversation"
+            )
+        return plan, messages
