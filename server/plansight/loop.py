@@ -64,10 +64,12 @@ class Notices:
 
     changed_files: set[str] = field(default_factory=set)  # by someone else than the agent
     plan_edited: bool = False  # the user changed the plan since the model last saw it
+    restores: list[str] = field(default_factory=list)  # what the user's restores put back
 
     def clear(self) -> None:
         self.changed_files.clear()
         self.plan_edited = False
+        self.restores.clear()
 
     def drain(self, ctx: ToolContext) -> list[Block]:
         blocks: list[Block] = []
@@ -79,6 +81,10 @@ class Notices:
                     f"{ctx.plan.state.rendered}\nWork from this plan.</plan-update>"
                 )
             )
+        if self.restores:
+            said = "\n".join(self.restores)
+            self.restores.clear()
+            blocks.append(text_block(f"<files-restored>{said}</files-restored>"))
         if self.changed_files:
             paths = ", ".join(sorted(self.changed_files))
             self.changed_files.clear()

@@ -219,6 +219,21 @@ class Workspace:
                 external.append(os.fspath(raw))
         return external
 
+    def has_unsaved_changes(self, path: str) -> bool:
+        """Whether the editor holds text of this file that was never on disk (a restore then
+        leaves the file alone). Reads the file: a small, blocking call."""
+        try:
+            target = self.resolve(path)
+        except WorkspaceError:
+            return False
+        if self._open_text(target) is None:
+            return False
+        try:
+            data = target.path.read_bytes()
+        except OSError:
+            data = b""  # gone from disk while the editor still holds it: compare with nothing
+        return self._unsaved_text(target, hashlib.sha256(data).digest()) is not None
+
     def forget(self, path: str | os.PathLike[str]) -> None:
         """Drop what we know of a file: editing it needs a new read."""
         real = self._resolve_quietly(path)

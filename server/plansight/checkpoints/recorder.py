@@ -114,7 +114,9 @@ class Checkpointer:
         await self.settled()
 
     def edited(self, path: str) -> None:
-        self._snapshot("edit", f"Edited {path}", self.view.in_progress(), agent=[path])
+        self._snapshot(
+            "edit", f"Edited {path}", self.view.in_progress(), agent=[path], only_if_changed=True
+        )
 
     async def before_command(self) -> None:
         self._snapshot(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from plansight.events import EventBus, Location
 from plansight.hooks import (
@@ -22,6 +23,38 @@ from plansight.tools.registry import ToolError
 from plansight.workspace import Workspace, WorkspaceError
 
 
+class ChangeRecorder(Protocol):
+    """Told when the agent is about to change files and when it did (checkpoints listen)."""
+
+    async def before_edit(self) -> None:
+        """Called before an accepted edit is written."""
+
+    def edited(self, path: str) -> None:
+        """After an edit was written (`path` relative to the root)."""
+
+    async def before_command(self) -> None:
+        """Called before an approved command runs."""
+
+    def command_ran(self, command: str) -> None:
+        """After a command ended (or was stopped): it may have changed any file."""
+
+
+class NoRecorder:
+    """Nothing listens."""
+
+    async def before_edit(self) -> None:
+        return None
+
+    def edited(self, path: str) -> None:
+        return None
+
+    async def before_command(self) -> None:
+        return None
+
+    def command_ran(self, command: str) -> None:
+        return None
+
+
 @dataclass
 class ToolContext:
     plan: Plan
@@ -36,6 +69,7 @@ class ToolContext:
     run: RunState = field(default_factory=RunState)
     # The document and lines the agent last read or edited: where a reminder is shown.
     last_location: Location | None = None
+    changes: ChangeRecorder = field(default_factory=NoRecorder)
 
     def touch(self, relative_path: str, start_line: int, end_line: int) -> None:
         """Record a read or edit; lines are 0-based and inclusive."""

@@ -191,6 +191,7 @@ async def _propose(
             message += f" Their feedback: {decision.feedback.strip()}"
         raise ToolError(message)
     written = decision.new_text if decision.new_text is not None else proposed
+    await ctx.changes.before_edit()
     try:
         # The user may have typed or saved while the review was open.
         await ctx.workspace.verify_unchanged(base)
@@ -201,6 +202,7 @@ async def _propose(
         raise ToolError(
             f"Could not write {base.target.relative}: {err.strerror or err}. Nothing was written."
         ) from err
+    ctx.changes.edited(base.target.relative)
     start, end = _changed_range(base.text, written)
     ctx.touch(base.target.relative, start, end)
     result = report(written)

@@ -233,7 +233,11 @@ async def bash(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         if decision.feedback and decision.feedback.strip():
             message += f" Their feedback: {decision.feedback.strip()}"
         raise ToolError(message)
-    out = await run_command(command, root, timeout)
+    await ctx.changes.before_command()
+    try:
+        out = await run_command(command, root, timeout)
+    finally:
+        ctx.changes.command_ran(command)  # stopped or not, it may have changed files
     if out.timed_out:
         raise ToolError(
             f"Command timed out after {timeout:g} s; its process group was killed.\n"
