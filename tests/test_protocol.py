@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from plansight import events, plan, protocol
+from plansight.checkpoints import Checkpoint
 from plansight.protocol import InitOptions, Thinking, event_payload
 
 REPO = Path(__file__).resolve().parent.parent
@@ -179,6 +180,34 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
                 "description": "Type hints",
                 "outcome": "changed",
                 "todoId": "2",
+            },
+        ),
+        (
+            events.CheckpointTaken(
+                Checkpoint(
+                    seq=4,
+                    commit="c" * 40,
+                    tree="t" * 40,
+                    kind="edit",
+                    label="Edited a.py",
+                    created_at="2026-12-01T10:00:00.000Z",
+                    session=1,
+                    todo_id="2",
+                    changed=("a.py",),
+                    agent=("a.py",),
+                )
+            ),
+            # The store's own fields (commit, tree, what the agent changed) stay off the wire.
+            {
+                "type": "checkpoint",
+                "checkpoint": {
+                    "id": "4",
+                    "todoId": "2",
+                    "label": "Edited a.py",
+                    "createdAt": "2026-12-01T10:00:00.000Z",
+                    "paths": ["a.py"],
+                    "kind": "edit",
+                },
             },
         ),
         (

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from plansight.checkpoints.manifest import Checkpoint
 from plansight.plan import TodoState
 from plansight.protocol import LOCAL
 
@@ -197,6 +198,14 @@ class ScratchpadChanged:
 
 
 @dataclass(frozen=True)
+class CheckpointTaken:
+    """A checkpoint of the workspace was taken (protocol v2)."""
+
+    checkpoint: Checkpoint
+    type: str = "checkpoint"
+
+
+@dataclass(frozen=True)
 class ConversationChanged:
     """The conversation gained a message: a good moment to save it. ``rewritten``: it was
     replaced as a whole (a compaction), so its stored copy must be rewritten, not extended."""
@@ -221,6 +230,7 @@ Event = (
     | PlanChanged
     | PlanDraft
     | ScratchpadChanged
+    | CheckpointTaken
     | ConversationChanged
 )
 

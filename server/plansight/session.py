@@ -1,10 +1,12 @@
 """One agent session over a workspace: the state the server owns, and the runs over it.
 
 Embedders (the language server, tests) create a Session with their settings and hooks,
-subscribe to `session.events`, and call `run`, `edit_plan`, `reset`, `files_changed`, and
-`close` at the end. The session's rules hold whoever embeds it: one run at a time (a second
-`run`, and a `reset`, during a run raise `SessionBusy`), settings from the environment and the
-initialization options (options win), and the leftovers of a killed server cleaned up.
+subscribe to `session.events`, and call `run`, `edit_plan`, `reset`, `files_changed`,
+`checkpoints`, `restore_checkpoint`, and `close` at the end. The session's rules hold whoever
+embeds it: one run at a time (a second `run`, and a `reset`, `compact` or restore during a run
+raise `SessionBusy`), settings from the environment and the initialization options (options
+win), and the leftovers of a killed server cleaned up. With checkpoints on (and a storage
+folder), its `Checkpointer` snapshots the workspace as runs go (see checkpoints/recorder.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from plansight import atomic
+from plansight.checkpoints import Checkpoint, CheckpointError, RestoreResult
+from plansight.checkpoints.recorder import Checkpointer, Restored, SessionView
 from plansight.compactor import (
     DEFAULT_COMPACT_AT,
     CompactionResult,
@@ -28,6 +32,7 @@ from plansight.compactor import (
 )
 from plansight.conversation import Conversation
 from plansight.events import (
+    CheckpointTaken,
     ConversationChanged,
     EditOutcome,
     EditReviewed,
@@ -79,6 +84,10 @@ DEFAULT_MAX_ROUNDS = 50
 
 class SessionBusy(Exception):
     """A run is already in progress."""
+
+
+class CheckpointsOff(Exception):
+    """Checkpoints are off here; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +190,18 @@ class Session:
         self._last_prompt = ""
         self.model = ModelClient(settings.model, SdkLoader())
         self._running: asyncio.Task[Any] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        # What a restore left on disk (size, mtime), so that its echo from the watcher is not
+        # told to the model as someone else's change.
+        self._restore_echoes: dict[str, tuple[int, int] | None] = {}
+        self.checkpointer: Checkpointer | None = None
+        self.checkpoints_off = "checkpoints are off (the checkpoints option is false)"
+        if settings.checkpoints:
+            if store is None:
+                self.checkpoints_off = "checkpoints are off: this session has no storage folder"
+            else:
+                self.checkpointer = self._make_checkpointer(store.directory / "checkpoints")
+                self.ctx.changes = self.checkpointer
         self.events.subscribe(self._on_event, last=True)
 
     def _reviewed(self, review: ReviewHook) -> ReviewHook:
@@ -212,17 +233,45 @@ class Session:
 
         return reviewed
 
+    def _make_checkpointer(self, directory: Path) -> Checkpointer:
+        conversation = self.conversation
+
+        def in_progress() -> str | None:
+            item = self.plan.state.in_progress
+            return item.id if item is not None else None
+
+        def complete_rounds() -> list[Any]:
+            # A round's tool calls without their results would not be a valid conversation.
+            if conversation.unanswered_tool_uses():
+                return conversation.messages[:-1]
+            return conversation.messages
+
+        view = SessionView(
+            in_progress=in_progress,
+            plan=lambda: plan_record(self.plan.state),
+            messages=complete_rounds,
+            unsaved=self.workspace.has_unsaved_changes,
+        )
+        return Checkpointer(
+            directory, self.root, view, lambda c: self.events.emit(CheckpointTaken(c))
+        )
+
     @property
     def running(self) -> bool:
         return self._running is not None and not self._running.done()
 
     def start(self) -> None:
-        """What a server does once it is up, off its event loop: import the SDK, and remove
-        the temporary files of writes a killed server never finished."""
+        """What a server does once it is up: import the SDK and remove the temporary files of
+        writes a killed server never finished (in threads), and open the checkpoints (in the
+        background: the first snapshot of a large workspace takes a second or two)."""
         self.model.sdk.start()
         threading.Thread(
             target=self.remove_leftovers, name="plansight-cleanup", daemon=True
         ).start()
+        if self.checkpointer is not None:
+            task = asyncio.get_running_loop().create_task(self.checkpointer.open(baseline=True))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
 
     def remove_leftovers(self) -> None:
         try:
@@ -275,10 +324,14 @@ class Session:
         task = asyncio.current_task()
         assert task is not None
         self._running = task
+        if self.checkpointer is not None:
+            self.checkpointer.run_started()
         try:
             return await loop.run(prompt)
         finally:
             self._running = None
+            if self.checkpointer is not None:
+                self.checkpointer.maintain()
 
     async def compact(self) -> CompactionResult:
         """Compact on request (between runs): old tool results cleared, then a summary.
@@ -317,6 +370,8 @@ class Session:
             await asyncio.wait({task})
         if self.store is not None:
             self.store.history.flush()
+        if self.checkpointer is not None:
+            await self.checkpointer.close()
         await self.model.close()
 
     def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
@@ -332,6 +387,8 @@ class Session:
         self._clear()
 
     def _clear(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.new_session()  # the checkpoints stay; a new plan's ids begin
         self.conversation.clear()
         self.notices.clear()
         self.compactor.meter.reset()
@@ -344,6 +401,7 @@ class Session:
 
     def files_changed(self, paths: list[str]) -> None:
         """Files changed outside the agent: stale for edits, and the model hears of it."""
+        paths = [p for p in paths if not self._is_restore_echo(p)]
         external = self.workspace.mark_stale(paths)  # drops the echoes of our own writes
         if not external:
             return
@@ -353,6 +411,81 @@ class Session:
     def history(self, limit: int) -> list[dict[str, Any]]:
         """The last `limit` runs' events, newest last (`plansight/history`)."""
         return self.store.history.runs(limit) if self.store is not None else []
+
+    # Checkpoints --------------------------------------------------------------------------
+
+    async def _require_checkpoints(self) -> Checkpointer:
+        checkpointer = self.checkpointer
+        if checkpointer is None:
+            raise CheckpointsOff(self.checkpoints_off)
+        if not await checkpointer.ready():
+            raise CheckpointsOff(checkpointer.off_reason or "checkpoints are off")
+        return checkpointer
+
+    async def checkpoints(self) -> list[Checkpoint]:
+        """The workspace's checkpoints, oldest first; CheckpointsOff when there are none."""
+        return await (await self._require_checkpoints()).checkpoints()
+
+    async def restore_checkpoint(
+        self,
+        *,
+        checkpoint: str | None = None,
+        todo_id: str | None = None,
+        paths: list[str] | None = None,
+        conversation: bool = False,
+        force: bool = False,
+    ) -> RestoreResult:
+        """Put files back to a checkpoint, or undo plan item `todo_id` (which becomes pending);
+        with `conversation`, the conversation and plan go back too. Not during a run."""
+        self._refuse_if_running("restoring")
+        checkpointer = await self._require_checkpoints()
+        self._refuse_if_running("restoring")  # a run may have begun while the store opened
+        if todo_id is not None and not any(i.id == todo_id for i in self.plan.state.items):
+            raise CheckpointError(f"the plan has no item #{todo_id}")
+        task = asyncio.current_task()
+        assert task is not None
+        self._running = task  # a run asked for meanwhile is refused as busy
+        try:
+            restored = await checkpointer.restore(
+                checkpoint=checkpoint,
+                todo_id=todo_id,
+                paths=paths,
+                force=force,
+                conversation=conversation,
+            )
+        finally:
+            self._running = None
+        self._take_in(restored, checkpoint, todo_id)
+        return restored.result
+
+    def _take_in(self, restored: Restored, checkpoint: str | None, todo_id: str | None) -> None:
+        """The session after a restore: conversation and plan as asked, the model told."""
+        result = restored.result
+        if restored.messages is not None:
+            self.conversation.replace(restored.messages)
+            self.compactor.meter.reset()
+            self.events.emit(ConversationChanged(rewritten=True))
+        if restored.plan is not None:
+            items = [todo_item(raw) for raw in restored.plan.get("items", [])]
+            state = self.plan.restore(items, self.plan.state.version + 1)
+            if self.checkpointer is not None:
+                self.checkpointer.follow_plan(state.in_progress.id if state.in_progress else None)
+            self.notices.plan_edited = True
+            self.events.emit(PlanChanged(state))
+        if result.restored:
+            self.workspace.mark_stale(result.restored)  # to be read again before an edit
+            for path in result.restored:
+                self._restore_echoes[path] = _stamp(self.root / path)
+        told = restore_notice(result, checkpoint, todo_id, restored.messages is not None)
+        if told:
+            self.notices.restores.append(told)
+
+    def _is_restore_echo(self, path: str) -> bool:
+        if path not in self._restore_echoes:
+            return False
+        if _stamp(self.root / path) == self._restore_echoes.pop(path):
+            return True
+        return False
 
     def state(self) -> dict[str, Any]:
         return {
@@ -375,15 +508,7 @@ class Session:
         found = any(part is not None for part in (plan, scratch, conversation))
         try:
             if isinstance(plan, dict):
-                items = [
-                    TodoItem(
-                        id=str(i["id"]),
-                        text=str(i["text"]),
-                        status=i["status"],
-                        retries=int(i.get("retries", 0)),
-                    )
-                    for i in plan.get("items", [])
-                ]
+                items = [todo_item(i) for i in plan.get("items", [])]
                 self.plan.restore(items, int(plan.get("version", 0)))
             if isinstance(scratch, dict):
                 self.scratchpad.write(str(scratch.get("content", "")))
@@ -403,16 +528,15 @@ class Session:
     def _on_event(self, event: Event) -> None:
         if isinstance(event, RunFinished):
             self.total_usage.add(event.result.usage)
+        if isinstance(event, PlanChanged) and self.checkpointer is not None:
+            item = event.state.in_progress
+            self.checkpointer.plan_changed(item.id if item is not None else None)
         if self.store is None:
             return
         if (payload := event_payload(event)) is not None:
             self.store.history.record(payload)
         if isinstance(event, PlanChanged):
-            state = event.state
-            self.store.save(
-                "plan",
-                {"items": [i.to_wire() for i in state.items], "version": state.version},
-            )
+            self.store.save("plan", plan_record(event.state))
         elif isinstance(event, ScratchpadChanged):
             self.store.save("scratchpad", {"content": event.content})
         elif isinstance(event, ConversationChanged):
@@ -430,3 +554,47 @@ class Session:
                     "cache_creation_input_tokens": self.total_usage.cache_creation_input_tokens,
                 },
             )
+
+
+def plan_record(state: TodoState) -> dict[str, Any]:
+    """The plan as it is stored (and kept with each checkpoint)."""
+    return {"items": [i.to_wire() for i in state.items], "version": state.version}
+
+
+def todo_item(raw: Mapping[str, Any]) -> TodoItem:
+    return TodoItem(
+        id=str(raw["id"]),
+        text=str(raw["text"]),
+        status=raw["status"],
+        retries=int(raw.get("retries", 0)),
+    )
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
+def restore_notice(
+    result: RestoreResult, checkpoint: str | None, todo_id: str | None, rewound: bool
+) -> str:
+    """What the model is told at its next turn about a restore the user made."""
+    if not result.restored and not rewound:
+        return ""
+    if todo_id is not None:
+        said = f"The user undid plan item #{todo_id}: its files are back as they were before it"
+    else:
+        said = f"The user restored checkpoint {checkpoint}"
+    if rewound:
+        said += ", and the conversation was taken back to that point"
+    said += "."
+    if result.restored:
+        shown = ", ".join(result.restored)
+        said += f" Restored: {shown}. Read them again before editing them."
+    if result.skipped:
+        kept = "; ".join(f"{s.path} ({s.reason})" for s in result.skipped)
+        said += f" Left as they are: {kept}."
+    return said

@@ -70,18 +70,26 @@ class Checkpointer:
         self.archive = ConversationArchive(directory / "conversations.jsonl")
         self.view = view
         self.announce = announce
-        self.off_reason: str | None = "checkpoints are starting"
+        self.off_reason: str | None = "checkpoints are not open yet"
         self._state = "closed"  # → "opening" → "on", or "off" (off_reason says why)
         self._tail: asyncio.Task[Checkpoint | None] | None = None
+        self._opened: asyncio.Task[Checkpoint | None] | None = None
         self._in_progress: str | None = None
 
     @property
     def on(self) -> bool:
         return self._state == "on"
 
-    async def open(self) -> None:
-        """Open the store (slow the first time on a large workspace: run it in the background;
-        snapshots asked for meanwhile wait for it)."""
+    async def ready(self) -> bool:
+        """Whether checkpoints work, once the store has opened (if it is opening)."""
+        if self._opened is not None:
+            await asyncio.shield(self._opened)
+        return self.on
+
+    async def open(self, *, baseline: bool = False) -> None:
+        """Open the store; snapshots asked for meanwhile wait for it. `baseline`: then take a
+        checkpoint of the workspace as found, if it changed since the last one (the first
+        one of a large workspace takes a second or two: run this in the background)."""
 
         def work() -> Checkpoint | None:
             self.store.open()
@@ -90,7 +98,9 @@ class Checkpointer:
 
         self._in_progress = self.view.in_progress()
         self._state = "opening"
-        task = self._queue(work, opening=True)
+        task = self._opened = self._queue(work, opening=True)
+        if baseline:
+            self._snapshot("outside", "Workspace as found at start-up", None, only_if_changed=True)
         await asyncio.shield(task)
 
     async def close(self) -> None:
@@ -108,6 +118,10 @@ class Checkpointer:
         """After every plan change: a checkpoint when an item becomes in progress."""
         if in_progress is not None and in_progress != self._in_progress:
             self._snapshot("itemStart", f"#{in_progress} started", in_progress)
+        self._in_progress = in_progress
+
+    def follow_plan(self, in_progress: str | None) -> None:
+        """The plan was set by a restore: no item started, but this one is in progress now."""
         self._in_progress = in_progress
 
     async def before_edit(self) -> None:

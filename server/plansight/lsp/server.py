@@ -28,6 +28,7 @@ from plansight import __version__
 from plansight.lsp.logs import LogMessageHandler
 from plansight.lsp.stdio import serve_stdio
 from plansight.protocol import (
+    CHECKPOINTS,
     COMPACT,
     EDIT_PLAN,
     HISTORY,
@@ -35,6 +36,7 @@ from plansight.protocol import (
     INVALID_REQUEST,
     REQUEST_FAILED,
     RESET,
+    RESTORE,
     RUN,
     RUN_MODES,
     SERVER_NOT_INITIALIZED,
@@ -194,6 +196,40 @@ class PlansightServer(LanguageServer):
             result = await session.compact()
         return {"beforeTokens": result.before_tokens, "afterTokens": result.after_tokens}
 
+    async def checkpoints(self) -> dict[str, Any]:
+        session = self.require_session()
+        with engine_errors():
+            found = await session.checkpoints()
+        return {"checkpoints": [c.to_wire() for c in found]}
+
+    async def restore(self, params: Any) -> dict[str, Any]:
+        session = self.require_session()
+        checkpoint = _optional_text(params, "checkpoint")
+        todo_id = _optional_text(params, "todoId")
+        if (checkpoint is None) == (todo_id is None):
+            raise invalid_params("Give either 'checkpoint' (an id) or 'todoId' (a plan item).")
+        paths = to_plain(field_of(params, "paths"))
+        if paths is not None and (
+            not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths)
+        ):
+            raise invalid_params("'paths' must be a list of paths relative to the workspace.")
+        flags = {name: field_of(params, name) for name in ("conversation", "force")}
+        for name, value in flags.items():
+            if value is not None and not isinstance(value, bool):
+                raise invalid_params(f"'{name}' must be true or false.")
+        with engine_errors():
+            result = await session.restore_checkpoint(
+                checkpoint=checkpoint,
+                todo_id=todo_id,
+                paths=paths,
+                conversation=flags["conversation"] is True,
+                force=flags["force"] is True,
+            )
+        return {
+            "restored": list(result.restored),
+            "skipped": [{"path": s.path, "reason": s.reason} for s in result.skipped],
+        }
+
     async def stop(self) -> None:
         """End the run in progress, close the model's connections and stop watching."""
         if self.session is not None:
@@ -207,15 +243,16 @@ class PlansightServer(LanguageServer):
 def engine_errors(model_failed: str = "") -> Iterator[None]:
     """The engine's refusals as the JSON-RPC errors the protocol gives them (a failed model
     request, outside a run, with its message after `model_failed`)."""
+    from plansight.checkpoints import CheckpointError
     from plansight.model import ModelError
     from plansight.plan import PlanError, StalePlanError
-    from plansight.session import SessionBusy
+    from plansight.session import CheckpointsOff, SessionBusy
 
     try:
         yield
-    except (SessionBusy, StalePlanError) as err:
+    except (SessionBusy, StalePlanError, CheckpointsOff) as err:
         raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
-    except PlanError as err:
+    except (PlanError, CheckpointError) as err:
         raise JsonRpcException(message=str(err), code=INVALID_PARAMS) from err
     except ModelError as err:
         raise JsonRpcException(message=f"{model_failed}{err}", code=REQUEST_FAILED) from err
@@ -239,6 +276,15 @@ def workspace_root(params: types.InitializeParams) -> Path:
 
 def invalid_params(message: str) -> JsonRpcException:
     return JsonRpcException(message=message, code=INVALID_PARAMS)
+
+
+def _optional_text(params: Any, name: str) -> str | None:
+    value = field_of(params, name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise invalid_params(f"'{name}' must be a non-empty string.")
+    return value
 
 
 def create_server() -> PlansightServer:
@@ -307,6 +353,14 @@ def create_server() -> PlansightServer:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise invalid_params("'limit' must be a whole number of runs, 0 or more.")
         return {"runs": ls.require_session().history(limit)}
+
+    @server.feature(CHECKPOINTS)
+    async def checkpoints(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        return await ls.checkpoints()
+
+    @server.feature(RESTORE)
+    async def restore(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        return await ls.restore(params)
 
     return server
 
