@@ -26,6 +26,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "context": "bench.context",
         "long": "bench.long_session",
         "checkpoints": "bench.checkpoints",
+        "checkpoint-rounds": "bench.checkpoints_rounds",
         "lifecycle": "bench.lifecycle",
     }
 )

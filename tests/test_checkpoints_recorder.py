@@ -70,7 +70,7 @@ async def test_a_run_takes_its_checkpoints_in_order_each_with_its_item(harness: 
     harness.say("user", "refactor it")
     cp.run_started()
     harness.set_plan("in_progress", "pending")
-    await cp.before_edit()
+    await cp.before_edit("app.py")
     (harness.root / "app.py").write_text("print('v2')\n")
     cp.edited("app.py")
     await cp.before_command()
@@ -140,7 +140,7 @@ async def test_undoing_a_step_with_the_conversation_goes_back_to_its_start(
     harness.set_plan("in_progress", "pending")
     before_step = list(harness.conversation.messages)
     harness.say("assistant", "working on step 1")
-    await cp.before_edit()
+    await cp.before_edit("app.py")
     (harness.root / "app.py").write_text("print('step 1')\n")
     cp.edited("app.py")
     harness.set_plan("completed", "in_progress")
@@ -173,7 +173,7 @@ async def test_undoing_a_step_with_the_conversation_goes_back_to_its_start(
 async def test_unsaved_files_are_asked_about_on_the_event_loop(harness: Harness) -> None:
     cp = harness.checkpointer
     cp.run_started()
-    await cp.before_edit()
+    await cp.before_edit("app.py")
     (harness.root / "app.py").write_text("print('agent')\n")
     cp.edited("app.py")
     harness.unsaved.add("app.py")
@@ -190,7 +190,7 @@ async def test_a_conversation_that_is_not_held_refuses_before_any_file_changes(
 ) -> None:
     cp = harness.checkpointer
     cp.run_started()
-    await cp.before_edit()
+    await cp.before_edit("app.py")
     (harness.root / "app.py").write_text("print('agent')\n")
     cp.edited("app.py")
     await cp.settled()

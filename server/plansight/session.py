@@ -194,6 +194,7 @@ class Session:
         # What a restore left on disk (size, mtime), so that its echo from the watcher is not
         # told to the model as someone else's change.
         self._restore_echoes: dict[str, tuple[int, int] | None] = {}
+        self._held_reports: list[str] | None = None  # the watcher's, while a restore runs
         self.checkpointer: Checkpointer | None = None
         self.checkpoints_off = "checkpoints are off (the checkpoints option is false)"
         if settings.checkpoints:
@@ -401,10 +402,15 @@ class Session:
 
     def files_changed(self, paths: list[str]) -> None:
         """Files changed outside the agent: stale for edits, and the model hears of it."""
+        if self._held_reports is not None:  # a restore is writing: judge these after it
+            self._held_reports.extend(paths)
+            return
         paths = [p for p in paths if not self._is_restore_echo(p)]
         external = self.workspace.mark_stale(paths)  # drops the echoes of our own writes
         if not external:
             return
+        if self.checkpointer is not None:
+            self.checkpointer.outside_changed(external)
         self.notices.changed_files.update(external)
         self.events.emit(FilesChanged(tuple(external)))
 
@@ -445,6 +451,7 @@ class Session:
         task = asyncio.current_task()
         assert task is not None
         self._running = task  # a run asked for meanwhile is refused as busy
+        self._held_reports, self._restore_echoes = [], {}
         try:
             restored = await checkpointer.restore(
                 checkpoint=checkpoint,
@@ -453,9 +460,12 @@ class Session:
                 force=force,
                 conversation=conversation,
             )
+            self._take_in(restored, checkpoint, todo_id)
         finally:
             self._running = None
-        self._take_in(restored, checkpoint, todo_id)
+            held, self._held_reports = self._held_reports, None
+            if held:
+                self.files_changed(held)
         return restored.result
 
     def _take_in(self, restored: Restored, checkpoint: str | None, todo_id: str | None) -> None:
@@ -481,11 +491,18 @@ class Session:
             self.notices.restores.append(told)
 
     def _is_restore_echo(self, path: str) -> bool:
+        """Whether a reported change is the file as the last restore left it."""
         if path not in self._restore_echoes:
             return False
-        if _stamp(self.root / path) == self._restore_echoes.pop(path):
+        if _stamp(self.root / path) == self._restore_echoes[path]:
             return True
+        del self._restore_echoes[path]  # changed again since: someone else's change
         return False
+
+    def files_watched(self) -> None:
+        """A watcher calls `files_changed` from now on with others' changes of files."""
+        if self.checkpointer is not None:
+            self.checkpointer.watched()
 
     def state(self) -> dict[str, Any]:
         return {

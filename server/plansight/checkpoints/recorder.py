@@ -1,12 +1,17 @@
 """When a session takes its checkpoints: in the background, in order, each with its plan item.
 
 The session owns one `Checkpointer`. It takes a checkpoint when a run starts, when a plan
-item becomes in progress, after every written edit and after every command that changed
-files, and, just before a command, one of whatever someone else changed since the last
-checkpoint (only if anything did), so that the command's checkpoint holds the command's
-changes alone. Snapshots run in a worker thread, one after the other, so that the model's next
-request does not wait for them; a tool about to change files (and a restore) waits for those
-still running, so that each checkpoint holds exactly the state it names.
+item becomes in progress, after every written edit (looking at that file alone) and after
+every command that changed files (scanning the workspace), and, just before a command, one of
+whatever someone else changed since the last scan, so that the command's checkpoint holds the
+command's changes alone: with a watcher reporting others' changes (`watched`), only when it
+reported some (a change made within the watcher's latency before the command then counts as
+the command's); without one, a scan before every command.
+
+Snapshots run in a worker thread, one after the other, so that the model's next request does
+not wait for them. A tool about to change files waits for those still to read what it changes
+(an edit: the snapshots of that file and any scan; a command, a restore: all), so that each
+checkpoint holds exactly the state it names.
 
 Each checkpoint also keeps what a rewind needs: the plan, and the conversation as of the last
 complete round (a round's tool calls without their results are left out: a rewound
@@ -17,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +81,11 @@ class Checkpointer:
         self._state = "closed"  # → "opening" → "on", or "off" (off_reason says why)
         self._tail: asyncio.Task[Checkpoint | None] | None = None
         self._opened: asyncio.Task[Checkpoint | None] | None = None
+        # Snapshots asked for and not taken yet, with the paths each reads (None: all).
+        self._pending: dict[asyncio.Task[Checkpoint | None], frozenset[str] | None] = {}
+        self._watched = False
+        self._outside_dirty = True
+        self._scan_asked_at = 0.0  # time.time() when the latest scan was asked for
         self._in_progress: str | None = None
 
     @property
@@ -124,18 +136,50 @@ class Checkpointer:
         """The plan was set by a restore: no item started, but this one is in progress now."""
         self._in_progress = in_progress
 
-    async def before_edit(self) -> None:
-        await self.settled()
+    async def before_edit(self, path: str) -> None:
+        """Wait for the snapshots still to read `path` (a scan reads every path)."""
+        waiting = [t for t, reads in self._pending.items() if reads is None or path in reads]
+        if waiting:
+            await asyncio.shield(asyncio.wait(waiting))
 
     def edited(self, path: str) -> None:
+        # The agent knows what it wrote: look at that file alone (milliseconds, where a scan of
+        # a large workspace takes tens); others' changes show in the next scan, as theirs.
         self._snapshot(
-            "edit", f"Edited {path}", self.view.in_progress(), agent=[path], only_if_changed=True
+            "edit",
+            f"Edited {path}",
+            self.view.in_progress(),
+            agent=[path],
+            only_if_changed=True,
+            only=[path],
         )
 
+    def watched(self) -> None:
+        """A watcher reports others' changes from now on (`outside_changed`): a command need
+        not wait for a scan of the workspace unless one was reported."""
+        self._watched = True
+
+    def outside_changed(self, paths: Sequence[str]) -> None:
+        """The watcher saw these files change (not by the agent's edits or restores). What
+        changed before the latest scan was asked for, that scan finds (a command's own
+        changes, reported after its checkpoint was asked for, among them)."""
+        for path in paths:
+            try:
+                changed_at = os.lstat(self.store.root / path).st_mtime
+            except OSError:
+                changed_at = time.time()  # deleted: when, we cannot tell
+            if changed_at >= self._scan_asked_at:
+                self._outside_dirty = True
+                return
+
     async def before_command(self) -> None:
-        self._snapshot(
-            "outside", "Changed outside Plansight", self.view.in_progress(), only_if_changed=True
-        )
+        if not self._watched or self._outside_dirty:
+            self._snapshot(
+                "outside",
+                "Changed outside Plansight",
+                self.view.in_progress(),
+                only_if_changed=True,
+            )
         await self.settled()
 
     def command_ran(self, command: str) -> None:
@@ -177,9 +221,13 @@ class Checkpointer:
         agent: Sequence[str] = (),
         agent_all: bool = False,
         only_if_changed: bool = False,
+        only: Sequence[str] | None = None,
     ) -> None:
         if self._state not in ("opening", "on"):
             return
+        if only is None:
+            self._outside_dirty = False  # a scan finds all that changed before it
+            self._scan_asked_at = time.time()
         captured = self.archive.capture(self.view.messages())
         extra = {"plan": self.view.plan(), "conversation": captured.digest}
 
@@ -195,12 +243,17 @@ class Checkpointer:
                 agent_all=agent_all,
                 only_if_changed=only_if_changed,
                 extra=extra,
+                only=only,
             )
 
-        self._queue(work)
+        self._queue(work, reads=None if only is None else frozenset(only))
 
     def _queue(
-        self, work: Callable[[], Checkpoint | None], *, opening: bool = False
+        self,
+        work: Callable[[], Checkpoint | None],
+        *,
+        opening: bool = False,
+        reads: frozenset[str] | None = None,
     ) -> asyncio.Task[Checkpoint | None]:
         previous = self._tail
 
@@ -225,6 +278,8 @@ class Checkpointer:
 
         task = asyncio.ensure_future(job())
         self._tail = task
+        self._pending[task] = reads
+        task.add_done_callback(lambda done: self._pending.pop(done, None))
         return task
 
     # ----- reading and restoring -------------------------------------------------------------

@@ -153,6 +153,7 @@ class PlansightServer(LanguageServer):
             self.forwarder.send_state(session.plan.state, session.scratchpad.content)
         self.watcher = WorkspaceWatcher(session.root, session.files_changed)
         self.watcher.start()
+        session.files_watched()
         # The SDK's import (and the leftovers' removal) in threads, once the watcher's first
         # step has imported watchfiles: imports that run side by side slow each other down,
         # and this one is on the event loop.

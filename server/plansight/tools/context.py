@@ -26,8 +26,8 @@ from plansight.workspace import Workspace, WorkspaceError
 class ChangeRecorder(Protocol):
     """Told when the agent is about to change files and when it did (checkpoints listen)."""
 
-    async def before_edit(self) -> None:
-        """Called before an accepted edit is written."""
+    async def before_edit(self, path: str) -> None:
+        """Called before an accepted edit of `path` (relative to the root) is written."""
 
     def edited(self, path: str) -> None:
         """After an edit was written (`path` relative to the root)."""
@@ -42,7 +42,7 @@ class ChangeRecorder(Protocol):
 class NoRecorder:
     """Nothing listens."""
 
-    async def before_edit(self) -> None:
+    async def before_edit(self, path: str) -> None:
         return None
 
     def edited(self, path: str) -> None:

@@ -191,7 +191,7 @@ async def _propose(
             message += f" Their feedback: {decision.feedback.strip()}"
         raise ToolError(message)
     written = decision.new_text if decision.new_text is not None else proposed
-    await ctx.changes.before_edit()
+    await ctx.changes.before_edit(base.target.relative)
     try:
         # The user may have typed or saved while the review was open.
         await ctx.workspace.verify_unchanged(base)
