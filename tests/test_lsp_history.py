@@ -35,10 +35,11 @@ HINTS = {
 
 
 def merged(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The live events as the history keeps them: deltas merged, toolInputDelta left out."""
+    """The live events as the history keeps them: deltas merged, toolInputDelta left out (and
+    checkpoints: plansight/checkpoints lists them)."""
     out: list[dict[str, Any]] = []
     for event in events:
-        if event["type"] in ("toolInputDelta", "planDraft"):
+        if event["type"] in ("toolInputDelta", "planDraft", "checkpoint"):
             continue
         last = out[-1] if out else None
         if (

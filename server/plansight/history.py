@@ -35,7 +35,9 @@ from plansight.atomic import append_whole, write_atomic
 log = logging.getLogger(__name__)
 
 HISTORY = "history.jsonl"
-NOT_KEPT = frozenset({"toolInputDelta", "planDraft"})
+# A checkpoint is announced when its snapshot, in the background, is done (after its run, at
+# times): plansight/checkpoints lists them all, so the history leaves them out.
+NOT_KEPT = frozenset({"toolInputDelta", "planDraft", "checkpoint"})
 MERGED = frozenset({"textDelta", "thinkingDelta"})
 DEFAULT_LIMIT = 20
 
