@@ -52,7 +52,7 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
   await wb.conversationShows('the bash row with its result', /bash\s+python3 -m unittest -q test_hello/);
 
   log('waiting for the Markdown answer and the token usage');
-  await wb.conversationShows('the run to finish with its usage', /Done\s*\d+ rounds · [\d,]+ in · [\d,]+ out/);
+  await wb.conversationShows('the run to finish with its usage', /Done\s*\d+ rounds · [\d,]+ in \([\d,]+ cached[^)]*\) · [\d,]+ out/);
   const answer = frame.locator('.entry.text.md').last();
   assert.equal(await answer.locator('h2').innerText(), 'What changed', 'a heading');
   assert.equal(await answer.locator('ul > li').count(), 2, 'a list');

@@ -115,7 +115,7 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   // ---------------------------------------------------------------- the end of the run
   log('waiting for the run to finish (3/3: the cancelled item counts as closed)');
   await wb.planAt('3/3', [DONE, CANCELLED, DONE], ITEMS);
-  await wb.conversationShows('the finished run with its usage', /Done\s*12 rounds · [\d,]+ in · [\d,]+ out/);
+  await wb.conversationShows('the finished run with its usage', /Done\s*12 rounds · [\d,]+ in \([\d,]+ cached[^)]*\) · [\d,]+ out/);
   await waitFor('the status bar to stop spinning', async () => {
     const item = page.locator('.statusbar-item', { hasText: '3/3' }).first();
     return (await item.count()) > 0 && (await item.locator('.codicon-sync').count()) === 0;

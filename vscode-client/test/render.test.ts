@@ -64,7 +64,7 @@ describe('ConversationRenderer', () => {
     });
     const html = renderer.entry(model.current!.entries.at(-1)!);
     expect(html).toContain('Done');
-    expect(html).toContain('3 rounds · 1,234 in · 56 out · 7,890 cache read');
+    expect(html).toContain('3 rounds · 9,124 in (7,890 cached) · 56 out');
   });
 
   it('renders a review card with its diff and buttons, then its outcome', () => {

@@ -459,17 +459,24 @@ export function toolInputSummary(name: string, input: Record<string, unknown>): 
   }
 }
 
-/** "3 rounds · 1,234 in · 567 out · 100 cache read · 50 cache write" */
+/**
+ * "3 rounds · 9,174 in (7,890 cached, 50 newly cached) · 567 out": the input counted in all,
+ * as the API bills it (RunResult's inputTokens is only the part neither read from nor written
+ * to the cache), with its cached parts.
+ */
 export function usageText(rounds: number, usage: Usage | undefined): string {
-  const parts = [`${rounds} round${rounds === 1 ? '' : 's'}`];
+  const parts = rounds > 0 ? [`${rounds} round${rounds === 1 ? '' : 's'}`] : [];
   if (usage) {
-    parts.push(`${formatCount(usage.inputTokens)} in`, `${formatCount(usage.outputTokens)} out`);
-    if (usage.cacheReadInputTokens) {
-      parts.push(`${formatCount(usage.cacheReadInputTokens)} cache read`);
-    }
-    if (usage.cacheCreationInputTokens) {
-      parts.push(`${formatCount(usage.cacheCreationInputTokens)} cache write`);
-    }
+    const read = usage.cacheReadInputTokens ?? 0;
+    const written = usage.cacheCreationInputTokens ?? 0;
+    const cached: string[] = [];
+    if (read) cached.push(`${formatCount(read)} cached`);
+    if (written) cached.push(`${formatCount(written)} newly cached`);
+    const total = formatCount(usage.inputTokens + read + written);
+    parts.push(
+      cached.length ? `${total} in (${cached.join(', ')})` : `${total} in`,
+      `${formatCount(usage.outputTokens)} out`,
+    );
   }
   return parts.join(' · ');
 }
