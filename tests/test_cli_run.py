@@ -327,7 +327,7 @@ def test_diffs_and_usage_rendering() -> None:
 
 
 def test_tool_result_lines() -> None:
-    assert render.tool_result_line("read_file", False, "1 import sys").plain == "  ✓ 1 import sys"
+    assert render.tool_result_line("read_file", False, "14 lines").plain == "  ✓ 14 lines"
     assert render.tool_result_line("todo", False, "[>] #1: x").plain == "  ✓ plan updated"
     refused = render.tool_result_line("bash", True, "The user did not approve this command")
     assert refused.plain == "  ✗ The user did not approve this command"

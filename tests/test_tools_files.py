@@ -22,6 +22,7 @@ from plansight.tools import files
 
 from tool_harness import (
     ESCAPES,
+    REGISTRY,
     Documents,
     Reviewer,
     assert_escape_refused,
@@ -86,6 +87,19 @@ async def test_read_file_numbers_lines_and_records_the_location(ws: Path) -> Non
     assert ctx.last_location is not None
     assert (ctx.last_location.path, ctx.last_location.start_line) == ("src/util.py", 1)
     assert ctx.last_location.end_line == 4
+
+
+async def test_clients_see_what_was_read_not_the_first_line(ws: Path) -> None:
+    """The one-line summary a client shows (toolResult.summary) says how much was read."""
+    (ws / "long.txt").write_text("".join(f"row {i}\n" for i in range(1, 5313)))
+    (ws / "empty.txt").write_text("")
+    ctx = make_ctx(ws)
+    whole = await call(ctx, "read_file", path="src/util.py")
+    paged = await call(ctx, "read_file", path="long.txt")
+    empty = await call(ctx, "read_file", path="empty.txt")
+    assert REGISTRY.summary("read_file", whole) == "6 lines"
+    assert REGISTRY.summary("read_file", paged) == "lines 1-2000 of 5312"
+    assert REGISTRY.summary("read_file", empty) == "[empty.txt is empty]"
 
 
 async def test_read_file_pages_a_long_file(ws: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import re
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -93,6 +94,22 @@ async def read_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     return "\n".join(out + notes)
 
 
+_NUMBERED_LINE = re.compile(r"^ *(\d+)\t", re.MULTILINE)
+_PAGE_NOTE = re.compile(r"\[showing lines (\d+)-(\d+) of (\d+)")
+
+
+def read_summary(content: str) -> str:
+    """For clients: what was read ("14 lines", "lines 1-2000 of 5000"), not its first line."""
+    numbers = _NUMBERED_LINE.findall(content)
+    if not numbers:
+        return content.strip().splitlines()[0] if content.strip() else ""
+    page = _PAGE_NOTE.search(content)
+    if page is not None:
+        first, last, total = page.groups()
+        return f"lines {first}-{last} of {total}"
+    return _lines(len(numbers))
+
+
 READ_FILE = Tool(
     name="read_file",
     description=(
@@ -111,6 +128,7 @@ READ_FILE = Tool(
         "required": ["path"],
     },
     handler=read_file,
+    summarize=read_summary,
 )
 
 
