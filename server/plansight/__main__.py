@@ -1,4 +1,4 @@
-"""`plansight lsp | run | demo | eval`: the command line.
+"""`plansight lsp | run | demo | checkpoints | undo | restore | eval`: the command line.
 
 `plansight` with no command prints the whole help on stderr and exits 2: it is a command
 line that asks for nothing, a usage error like any other (`plansight bogus`, a missing
@@ -30,6 +30,13 @@ text asks for a revision with it, `c` cancels. Questions from the agent: answer 
 option's number (several for a multi-select question), or type your own answer.
 Ctrl-C cancels the run; a second Ctrl-C quits at once.
 Exit codes: 0 done, 1 error or round limit, 130 cancelled.
+"""
+
+
+RESTORE_EPILOG = """\
+A checkpoint is taken first: `plansight restore <its id>` undoes the restore (the command says
+which). Nothing here needs an API key. Exit codes: 0 when the restore was made (whatever it
+left alone), 1 when it was refused (a run in progress, checkpoints off, no such step or id).
 """
 
 
@@ -129,6 +136,60 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
 
+    listing = commands.add_parser(
+        "checkpoints",
+        help="list the workspace's checkpoints (what each plan step and command changed)",
+        description=(
+            "List the checkpoints Plansight took of the workspace, oldest first: as each run "
+            "and plan step started, after each edit and each command that changed files."
+        ),
+    )
+    listing.add_argument("--workspace", default=".", metavar="DIR", help="the project (default: .)")
+    undo = commands.add_parser(
+        "undo",
+        help="undo one plan step: put back every file its edits and commands changed",
+        description=(
+            "Put back every file the step's edits and commands changed, as it was before the "
+            "step began; the step becomes pending. Files with unsaved changes in an editor, "
+            "and files someone else changed since, are left as they are (and named)."
+        ),
+        epilog=RESTORE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    undo.add_argument("--step", required=True, metavar="ID", help="the plan item's id, e.g. 2")
+    restore = commands.add_parser(
+        "restore",
+        help="put the workspace's files back as a checkpoint holds them",
+        description=(
+            "Put every file back as the checkpoint holds it: files made since are deleted, "
+            "files deleted since come back. `plansight checkpoints` lists the ids."
+        ),
+        epilog=RESTORE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    restore.add_argument("checkpoint", metavar="ID", help="the checkpoint's id, e.g. 12")
+    for parser_ in (undo, restore):
+        parser_.add_argument(
+            "--workspace", default=".", metavar="DIR", help="the project (default: .)"
+        )
+        parser_.add_argument(
+            "--conversation",
+            action="store_true",
+            help="take the conversation and the plan back to that point too",
+        )
+        parser_.add_argument(
+            "--force",
+            action="store_true",
+            help="also overwrite files someone else changed since (never unsaved ones)",
+        )
+        parser_.add_argument(
+            "--path",
+            action="append",
+            default=[],
+            metavar="PATH",
+            help="only this file or folder (relative to the workspace; repeat for more)",
+        )
+
     from plansight.eval.cli import add_eval_command
 
     add_eval_command(commands)
@@ -158,6 +219,21 @@ def main(argv: list[str] | None = None) -> int:
             args.new_session,
             plan=args.plan,
             step=args.step.lstrip("#") if args.step else None,
+        )
+    if args.command == "checkpoints":
+        from plansight.cli.checkpoints import checkpoints_cli
+
+        return checkpoints_cli(args.workspace)
+    if args.command in ("undo", "restore"):
+        from plansight.cli.checkpoints import restore_cli
+
+        return restore_cli(
+            args.workspace,
+            checkpoint=args.checkpoint if args.command == "restore" else None,
+            step=args.step.lstrip("#") if args.command == "undo" else None,
+            paths=args.path,
+            conversation=args.conversation,
+            force=args.force,
         )
     if args.command == "eval":
         from plansight.eval.cli import eval_cli

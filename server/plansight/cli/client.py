@@ -544,6 +544,11 @@ class PlansightClient:
             return RunOutcome("error", result, f"unexpected answer to {RUN}: {answer!r}")
         return RunOutcome(status, result)
 
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Any other request, its answer as plain values (JsonRpcException when refused)."""
+        future = asyncio.wrap_future(self.client.protocol.send_request(method, params))
+        return to_plain(await self._until_exit(future))
+
     def _cancelled_outcome(self) -> RunOutcome:
         result = dict(self.last_result or {})
         result["status"] = "cancelled"

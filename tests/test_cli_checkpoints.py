@@ -1,0 +1,200 @@
+"""`plansight checkpoints`, `plansight undo --step N` and `plansight restore ID` as a user runs
+them: real CLI processes after a real `plansight run` (the fake Messages API), the files on
+disk, and what the terminal printed."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from plansight.cli.checkpoints import checkpoint_lines, restore_lines, when
+from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git program")
+
+ORIGINAL = {"app.py": "print('hello')\n", "util.py": "VALUE = 1\n", "README.md": "# demo\n"}
+COMMAND = "echo made > made.txt && echo 'VALUE = 2' >> util.py && rm README.md"
+
+
+def plan(*statuses: str) -> dict[str, Any]:
+    texts = ("Change the greeting", "Write the notes")
+    return {
+        "items": [
+            {"id": str(n), "text": t, "status": s}
+            for n, (t, s) in enumerate(zip(texts, statuses, strict=True), 1)
+        ]
+    }
+
+
+def env_for(state: Path, api: FakeMessagesAPI | None) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "PLANSIGHT_")) and k not in ("FORCE_COLOR", "COLUMNS")
+    }
+    env["XDG_STATE_HOME"] = str(state)  # the default storage, as a user has it
+    env["COLUMNS"] = "200"
+    if api is not None:
+        env["ANTHROPIC_BASE_URL"] = api.base_url
+        env["ANTHROPIC_API_KEY"] = "test-key"
+    return env
+
+
+def plansight(state: Path, *args: str, api: FakeMessagesAPI | None = None) -> tuple[int, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "plansight", *args],
+        env=env_for(state, api),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def files(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): p.read_text()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def done_run(tmp_path: Path, fake_api: FakeMessagesAPI) -> tuple[Path, Path]:
+    """A workspace after a two-step run: step 1 edited app.py and ran a command that made,
+    changed and deleted a file; step 2 wrote notes.txt."""
+    root = tmp_path / "project"
+    root.mkdir()
+    for rel, text in ORIGINAL.items():
+        (root / rel).write_text(text)
+    state = tmp_path / "state"
+    fake_api.push(
+        tool_reply("todo", plan("in_progress", "pending")),
+        tool_reply("read_file", {"path": "app.py"}),
+        tool_reply("edit_file", {"path": "app.py", "old_text": "hello", "new_text": "bonjour"}),
+        tool_reply("bash", {"command": COMMAND}),
+        tool_reply("todo", plan("completed", "in_progress")),
+        tool_reply("write_file", {"path": "notes.txt", "content": "step 2\n"}),
+        tool_reply("todo", plan("completed", "completed")),
+        text_reply("Both steps are done."),
+    )
+    code, out = plansight(
+        state, "run", "Do both steps", "--workspace", str(root), "--yes", api=fake_api
+    )
+    assert code == 0, out
+    return root, state
+
+
+def test_the_checkpoints_are_listed_with_their_step_and_files(done_run: tuple[Path, Path]) -> None:
+    root, state = done_run
+
+    code, out = plansight(state, "checkpoints", "--workspace", str(root))
+
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0] == f"Checkpoints of {root.resolve()}, oldest first:"
+    rows = [line for line in lines if re.match(r"\s*\d+  ", line)]
+    assert len(rows) == 7
+    assert "Workspace as found at start-up" in rows[0]
+    assert "Run started" in rows[1]
+    assert re.search(r"#1\s+#1 started", rows[2])
+    assert re.search(r"#1\s+Edited app.py\s+app.py$", rows[3])
+    assert re.search(r"#1\s+Ran echo made > made.txt.*README.md, made.txt, util.py$", rows[4])
+    assert re.search(r"#2\s+Edited notes.txt\s+notes.txt$", rows[6])
+
+
+def test_undoing_a_step_shows_what_was_restored_and_what_was_left_and_why(
+    done_run: tuple[Path, Path],
+) -> None:
+    root, state = done_run
+    (root / "util.py").write_text("VALUE = 'mine'\n")  # the user's own change since
+
+    code, out = plansight(state, "undo", "--step", "1", "--workspace", str(root))
+
+    assert code == 0, out
+    assert "Step #1 undone: restored 3 files" in out
+    for path in ("README.md", "app.py", "made.txt"):
+        assert f"  ✓ {path}" in out
+    assert "Left as they are (1):" in out
+    assert re.search(r"✗ util.py — it was changed outside Plansight after checkpoint \d+", out)
+    undo = re.search(r"To undo this: plansight restore (\d+)", out)
+    assert undo is not None
+    assert files(root) == {
+        "app.py": ORIGINAL["app.py"],
+        "README.md": ORIGINAL["README.md"],
+        "util.py": "VALUE = 'mine'\n",
+        "notes.txt": "step 2\n",
+    }
+
+    # The restore undoes itself with the checkpoint it names.
+    code, out = plansight(state, "restore", undo.group(1), "--workspace", str(root))
+    assert code == 0, out
+    assert f"Checkpoint {undo.group(1)}: restored 3 files" in out
+    assert files(root)["app.py"] == "print('bonjour')\n" and "made.txt" in files(root)
+
+
+def test_restore_with_force_and_the_conversation(done_run: tuple[Path, Path]) -> None:
+    root, state = done_run
+    (root / "util.py").write_text("VALUE = 'mine'\n")
+    code, out = plansight(state, "checkpoints", "--workspace", str(root))
+    run_start = re.search(r"^\s*(\d+)\s.*Run started", out, re.M)
+    assert run_start is not None
+
+    code, out = plansight(
+        state, "restore", run_start.group(1), "--conversation", "--force", "--workspace", str(root)
+    )
+
+    assert code == 0, out
+    assert f"Checkpoint {run_start.group(1)} (and the conversation): restored 5 files" in out
+    assert files(root) == ORIGINAL
+
+
+def test_refusals_are_said_and_exit_1(done_run: tuple[Path, Path], tmp_path: Path) -> None:
+    root, state = done_run
+    code, out = plansight(state, "restore", "999", "--workspace", str(root))
+    assert code == 1 and "there is no checkpoint '999'" in out
+    code, out = plansight(state, "undo", "--step", "7", "--workspace", str(root))
+    assert code == 1 and "the plan has no item #7" in out
+    code, out = plansight(state, "checkpoints", "--workspace", str(tmp_path / "missing"))
+    assert code == 1 and "no such folder" in out
+
+
+# ----- rendering (pure) ----------------------------------------------------------------------
+
+
+def shown(lines: list[Any]) -> str:
+    console = Console(width=200, record=True, color_system=None)
+    for line in lines:
+        console.print(line)
+    return console.export_text()
+
+
+def test_a_long_list_of_files_is_shortened_and_times_are_local() -> None:
+    today = datetime.date(2026, 12, 1)
+    stamp = "2026-12-01T10:00:00.000Z"
+    text = shown(
+        checkpoint_lines(
+            [{"id": "12", "label": "Ran make", "createdAt": stamp, "paths": list("abcde")}], today
+        )
+    )
+    assert "a, b, c and 2 more" in text
+    assert when(stamp, today) == datetime.datetime(
+        2026, 12, 1, 10, tzinfo=datetime.UTC
+    ).astimezone().strftime("%H:%M:%S")
+    assert when("2026-11-02T10:00:00Z", today).startswith("Nov 02")
+
+
+def test_a_restore_that_changed_nothing_says_so() -> None:
+    text = shown(restore_lines({"restored": [], "skipped": []}, "Step #2 undone", "9"))
+    assert "Step #2 undone: no file needed restoring" in text
+    assert "To undo" not in text
