@@ -603,3 +603,52 @@ def test_folder_modes_are_not_needed_to_restore_a_read_only_file(
     assert store.restore(checkpoint=start.id).restored == ("src/app.py",)
     assert target.read_text() == "print('hello')\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o444
+
+
+def test_an_index_left_ahead_by_a_kill_is_recorded_by_the_next_snapshot(
+    tmp_path: Path, workspace: Path
+) -> None:
+    store = CheckpointStore(tmp_path / "cp", workspace)
+    store.open()
+    store.snapshot("runStart", "Run started")
+    # A kill after hashing a change into the index, before its checkpoint was recorded.
+    (workspace / "README.md").write_text("changed by someone\n")
+    subprocess.run(
+        ["git", "update-index", "--add", "README.md"],
+        cwd=workspace,
+        env={
+            "PATH": os.environ["PATH"],
+            "GIT_DIR": str(store.git_dir),
+            "GIT_WORK_TREE": str(workspace),
+            "HOME": str(tmp_path),
+        },
+        check=True,
+    )
+    store.close()
+    again = CheckpointStore(tmp_path / "cp", workspace)
+    again.open()
+    (workspace / "src" / "app.py").write_text("edited\n")
+
+    edit = again.snapshot("edit", "Edited src/app.py", agent=["src/app.py"], only=["src/app.py"])
+
+    assert edit is not None
+    assert edit.changed == ("README.md", "src/app.py")  # looked at everything once
+    assert edit.agent == ("src/app.py",)  # and the README change is not the agent's
+    again.close()
+
+
+def test_a_dry_run_changes_nothing_and_says_what_a_restore_would(
+    store: CheckpointStore, workspace: Path
+) -> None:
+    start = store.snapshot("runStart", "Run started")
+    assert start is not None
+    (workspace / "src" / "app.py").write_text("edited\n")
+    store.snapshot("edit", "Edited", agent=["src/app.py"], only=["src/app.py"])
+    before = tree_files(workspace)
+
+    preview = store.restore(checkpoint=start.id, dry_run=True)
+
+    assert preview.restored == ("src/app.py",) and preview.after is None
+    assert tree_files(workspace) == before
+    assert [c.kind for c in store.checkpoints()] == ["runStart", "edit"]  # nothing new changed
+    assert store.restore(checkpoint=start.id).restored == preview.restored

@@ -221,6 +221,72 @@ async def test_restoring_a_checkpoint_limited_to_paths(
     assert now["app.py"] != ORIGINAL["app.py"] and "made.txt" in now  # not asked for
 
 
+# ----- what a client shows before undoing ---------------------------------------------------
+
+
+async def test_each_steps_files_come_with_the_checkpoint_from_before_it(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> None:
+    await run_two_steps(editor, fake_api)
+    listed = (await editor.request("plansight/checkpoints", {}))["checkpoints"]
+    started = {c["todoId"]: c["id"] for c in listed if c["kind"] == "itemStart"}
+    edit = next(c["id"] for c in listed if c["kind"] == "edit" and c["todoId"] == "1")
+
+    changes = await editor.request("plansight/changes", {})
+
+    assert changes == {
+        "steps": [
+            {
+                "todoId": "1",
+                "files": [
+                    {"path": "app.py", "change": "modified", "before": started["1"]},
+                    {"path": "README.md", "change": "deleted", "before": edit},
+                    {"path": "made.txt", "change": "added", "before": edit},
+                    {"path": "src/util.py", "change": "modified", "before": edit},
+                ],
+            },
+            {
+                "todoId": "2",
+                "files": [{"path": "step2.txt", "change": "added", "before": started["2"]}],
+            },
+        ]
+    }
+    before_app = await editor.request(
+        "plansight/checkpointFile", {"checkpoint": started["1"], "path": "app.py"}
+    )
+    assert before_app == {"exists": True, "text": ORIGINAL["app.py"]}
+    before_made = await editor.request(
+        "plansight/checkpointFile", {"checkpoint": edit, "path": "made.txt"}
+    )
+    assert before_made == {"exists": False}
+    error = await expect_error(
+        editor, "plansight/checkpointFile", {"checkpoint": "999", "path": "app.py"}
+    )
+    assert code_of(error) == -32602
+
+
+async def test_a_dry_run_says_what_would_change_and_changes_nothing(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
+    await run_two_steps(editor, fake_api)
+    (workspace / "src" / "util.py").write_text("VALUE = 'mine'\n")
+    after_run = files(workspace)
+    plan_before = editor.recorder.todos[-1]
+
+    preview = await editor.request("plansight/restore", {"todoId": "1", "dryRun": True})
+
+    assert preview["restored"] == ["README.md", "app.py", "made.txt"]
+    assert [s["path"] for s in preview["skipped"]] == ["src/util.py"]
+    assert files(workspace) == after_run
+    assert editor.recorder.todos[-1] == plan_before
+    listed = (await editor.request("plansight/checkpoints", {}))["checkpoints"]
+    assert "beforeRestore" not in [c["kind"] for c in listed]
+    assert listed[-1]["kind"] == "outside" and listed[-1]["paths"] == ["src/util.py"]
+    # The restore itself then does what the preview said.
+    done = await editor.request("plansight/restore", {"todoId": "1"})
+    assert done == preview
+
+
 # ----- what is skipped -------------------------------------------------------------------
 
 

@@ -33,6 +33,9 @@ COMPACT = "plansight/compact"
 CHECKPOINTS = "plansight/checkpoints"
 RESTORE = "plansight/restore"
 HISTORY = "plansight/history"
+# Extensions of this server (optional for clients): what a client's Changes view needs.
+CHANGES = "plansight/changes"
+CHECKPOINT_FILE = "plansight/checkpointFile"
 # Server → client notifications
 TODOS = "plansight/todos"
 SCRATCHPAD = "plansight/scratchpad"
@@ -77,12 +80,30 @@ METHODS: tuple[MethodSpec, ...] = (
         RESTORE,
         "client→server",
         "request",
-        "{ checkpoint?, todoId?, paths?, conversation?, force? }",
+        "{ checkpoint?, todoId?, paths?, conversation?, force?, dryRun? }",
         "{ restored, skipped }",
         2,
         True,
     ),
     MethodSpec(HISTORY, "client→server", "request", "{ limit? }", "{ runs }", 2, True),
+    MethodSpec(
+        CHANGES,
+        "client→server",
+        "request",
+        "{}",
+        "{ steps: [{ todoId, files: [{ path, before?, change }] }] }",
+        0,
+        True,
+    ),
+    MethodSpec(
+        CHECKPOINT_FILE,
+        "client→server",
+        "request",
+        "{ checkpoint, path }",
+        "{ exists, text?, binary? }",
+        0,
+        True,
+    ),
     MethodSpec(TODOS, "server→client", "notification", "TodoState", "", 1, True),
     MethodSpec(SCRATCHPAD, "server→client", "notification", "{ content }", "", 1, True),
     MethodSpec(EVENT, "server→client", "notification", "{ type, ... }", "", 1, True),

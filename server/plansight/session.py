@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from plansight import atomic
-from plansight.checkpoints import Checkpoint, CheckpointError, RestoreResult
+from plansight.checkpoints import Checkpoint, CheckpointError, RestoreResult, StepFile
 from plansight.checkpoints.recorder import Checkpointer, Restored, SessionView
 from plansight.compactor import (
     DEFAULT_COMPACT_AT,
@@ -440,9 +440,11 @@ class Session:
         paths: list[str] | None = None,
         conversation: bool = False,
         force: bool = False,
+        dry_run: bool = False,
     ) -> RestoreResult:
         """Put files back to a checkpoint, or undo plan item `todo_id` (which becomes pending);
-        with `conversation`, the conversation and plan go back too. Not during a run."""
+        with `conversation`, the conversation and plan go back too. Not during a run.
+        `dry_run`: change nothing; what would be restored and skipped."""
         self._refuse_if_running("restoring")
         checkpointer = await self._require_checkpoints()
         self._refuse_if_running("restoring")  # a run may have begun while the store opened
@@ -459,14 +461,26 @@ class Session:
                 paths=paths,
                 force=force,
                 conversation=conversation,
+                dry_run=dry_run,
             )
-            self._take_in(restored, checkpoint, todo_id)
+            if not dry_run:
+                self._take_in(restored, checkpoint, todo_id)
         finally:
             self._running = None
             held, self._held_reports = self._held_reports, None
             if held:
                 self.files_changed(held)
         return restored.result
+
+    async def step_changes(self) -> dict[str, list[StepFile]]:
+        """The files each item of the current plan's session changed, in plan order."""
+        steps = await (await self._require_checkpoints()).steps()
+        order = {item.id: n for n, item in enumerate(self.plan.state.items)}
+        return dict(sorted(steps.items(), key=lambda kv: order.get(kv[0], len(order))))
+
+    async def checkpoint_file(self, checkpoint: str, path: str) -> bytes | None:
+        """A file as a checkpoint holds it, None if it held none (for a client's diff)."""
+        return await (await self._require_checkpoints()).file_at(checkpoint, path)
 
     def _take_in(self, restored: Restored, checkpoint: str | None, todo_id: str | None) -> None:
         """The session after a restore: conversation and plan as asked, the model told."""

@@ -14,6 +14,7 @@ from plansight.checkpoints.store import (
     CheckpointNotFound,
     CheckpointStore,
     CheckpointsUnavailable,
+    StepFile,
 )
 
 __all__ = [
@@ -28,4 +29,5 @@ __all__ = [
     "Kind",
     "RestoreResult",
     "Skipped",
+    "StepFile",
 ]

@@ -32,7 +32,12 @@ from typing import Any
 from plansight.checkpoints.archive import ConversationArchive, Message
 from plansight.checkpoints.manifest import Checkpoint, Kind
 from plansight.checkpoints.restore import RestoreResult
-from plansight.checkpoints.store import CheckpointError, CheckpointStore, CheckpointsUnavailable
+from plansight.checkpoints.store import (
+    CheckpointError,
+    CheckpointStore,
+    CheckpointsUnavailable,
+    StepFile,
+)
 
 log = logging.getLogger(__name__)
 
@@ -296,10 +301,13 @@ class Checkpointer:
         paths: Sequence[str] | None,
         force: bool,
         conversation: bool,
+        dry_run: bool = False,
     ) -> Restored:
         """Restore files (CheckpointError on a bad request); with `conversation`, also say what
-        the plan and conversation go back to (the caller applies it)."""
+        the plan and conversation go back to (the caller applies it). `dry_run`: change
+        nothing, say what would be restored (a conversation not held is refused all the same)."""
         await self.settled()
+        latest = self.store.latest()
         loop = asyncio.get_running_loop()
         in_progress = self.view.in_progress()
         now = self.archive.capture(self.view.messages())
@@ -321,6 +329,19 @@ class Checkpointer:
                 plan, messages = self._rewind_of(target)
             if todo_id is not None:
                 plan = with_pending(plan or now_plan, todo_id)
+            if dry_run:
+                self.archive.write(now)
+                result = self.store.restore(
+                    checkpoint=checkpoint,
+                    todo_id=todo_id,
+                    paths=paths,
+                    force=force,
+                    unsaved=unsaved,
+                    current_todo=in_progress,
+                    before_extra=now_extra,
+                    dry_run=True,
+                )
+                return Restored(result, None, None)
             after_extra = dict(now_extra)
             if plan is not None:
                 after_extra["plan"] = plan
@@ -343,9 +364,18 @@ class Checkpointer:
 
         restored = await asyncio.to_thread(work)
         for taken in (restored.result.before, restored.result.after):
-            if taken is not None:
+            if taken is not None and (latest is None or taken.seq > latest.seq):
                 self.announce(taken)
         return restored
+
+    async def steps(self) -> dict[str, list[StepFile]]:
+        """The files each plan item of this session changed (CheckpointStore.steps)."""
+        await self.settled()
+        return await asyncio.to_thread(self.store.steps)
+
+    async def file_at(self, checkpoint: str, path: str) -> bytes | None:
+        """A file as a checkpoint holds it (CheckpointNotFound for an unknown id)."""
+        return await asyncio.to_thread(self.store.file_at, checkpoint, path)
 
     def _rewind_of(self, target: Checkpoint | None) -> tuple[dict[str, Any], list[Message]]:
         if target is None:

@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from plansight import atomic
 from plansight.checkpoints import files
@@ -53,6 +53,7 @@ from plansight.checkpoints.git import Git, GitError, GitUnavailable, find_git
 from plansight.checkpoints.manifest import Checkpoint, Kind, Manifest
 from plansight.checkpoints.repository import ShadowRepository
 from plansight.checkpoints.restore import (
+    AGENT_KINDS,
     Change,
     Planner,
     RestoreResult,
@@ -87,6 +88,16 @@ class CheckpointError(Exception):
 
 class CheckpointNotFound(CheckpointError):
     pass
+
+
+@dataclass(frozen=True)
+class StepFile:
+    """A file a plan item changed: the checkpoint holding it as it was before (None when that
+    one was pruned), and what undoing the item does to it now."""
+
+    path: str
+    before: Checkpoint | None
+    change: Literal["added", "modified", "deleted"]  # added: undoing deletes it
 
 
 @dataclass
@@ -133,6 +144,7 @@ class CheckpointStore:
         self._lock = threading.RLock()
         self._lock_fd: int | None = None
         self._repository: ShadowRepository | None = None
+        self._scan_first = False  # the next snapshot scans, whatever it is asked
 
     # ----- opening ---------------------------------------------------------------------------
 
@@ -221,6 +233,9 @@ class CheckpointStore:
         if kept and repository.head() != kept[-1].commit:
             updates["HEAD"] = kept[-1].commit
         repository.update_refs(updates)
+        # Killed between hashing files into the index and recording their checkpoint: the
+        # index is ahead of the last checkpoint, and only a scan records those changes as such.
+        self._scan_first = bool(kept) and repository.write_tree() != kept[-1].tree
 
     def _recover_journal(self) -> None:
         journal = self.directory / _JOURNAL
@@ -300,6 +315,42 @@ class CheckpointStore:
         with self._lock:
             return step_baselines(self.manifest.checkpoints, self.session, todo_id)
 
+    def steps(self) -> dict[str, list[StepFile]]:
+        """Each plan item of the current session with the files its edits and commands changed
+        (in the order they were first changed), each with its checkpoint from before the item
+        changed it and what undoing the item would do to it."""
+        with self._lock:
+            repository = self._repo()
+            session = [c for c in self.manifest.checkpoints if c.session == self.session]
+            items: list[str] = []
+            for checkpoint in session:
+                if checkpoint.todo_id is not None and checkpoint.todo_id not in items:
+                    if checkpoint.kind in AGENT_KINDS:
+                        items.append(checkpoint.todo_id)
+            found: dict[str, list[StepFile]] = {}
+            held: dict[int, dict[str, tuple[int, str]]] = {}
+            for todo_id in items:
+                files_of = step_baselines(self.manifest.checkpoints, self.session, todo_id)
+                for start in {b.seq: b for b in files_of.values() if b is not None}.values():
+                    if start.seq not in held:
+                        wanted = [p for p, b in files_of.items() if b is start]
+                        held[start.seq] = repository.ls_tree(start.tree, wanted)
+                listed: list[StepFile] = []
+                for path, baseline in files_of.items():
+                    now = os.path.lexists(self.root / path)
+                    change: Literal["added", "modified", "deleted"]
+                    if baseline is None:
+                        change = "modified" if now else "deleted"
+                        listed.append(StepFile(path, None, change))
+                        continue
+                    before = path in held.get(baseline.seq, {})
+                    if not before and not now:
+                        continue  # made and removed again by the step: nothing to undo
+                    change = "added" if not before else "deleted" if not now else "modified"
+                    listed.append(StepFile(path, baseline, change))
+                found[todo_id] = listed
+            return found
+
     def file_at(self, checkpoint_id: str, path: str) -> bytes | None:
         """A file's bytes at a checkpoint (a link's target for a link); None if it had none."""
         with self._lock:
@@ -361,6 +412,8 @@ class CheckpointStore:
     ) -> Checkpoint | None:
         repository = self._repo()
         last = self.latest()
+        if self._scan_first:
+            only, self._scan_first = None, False
         try:
             scan = self._scan(repository, only)
         except GitError as err:
@@ -469,6 +522,7 @@ class CheckpointStore:
         current_todo: str | None = None,
         before_extra: Mapping[str, Any] | None = None,
         after_extra: Mapping[str, Any] | None = None,
+        dry_run: bool = False,
     ) -> RestoreResult:
         """Put files back as they were at `checkpoint`, or as they were before item `todo_id`
         (of the current session) changed them; `paths` limits it to those files (or folders).
@@ -478,7 +532,9 @@ class CheckpointStore:
         checkpoints do not hold (restore.py). A checkpoint is taken first (`before`) and, when
         anything was restored, after (`after`, its changes the agent's). `current_todo`: the
         plan item in progress, for those two checkpoints; `before_extra`, `after_extra`: what
-        the embedder keeps with them.
+        the embedder keeps with them. `dry_run`: change nothing, say what a restore would do
+        (`restored` then lists what it would put back; what someone changed since the last
+        checkpoint is recorded first, as a restore would).
         """
         if (checkpoint is None) == (todo_id is None):
             raise CheckpointError("give either a checkpoint or a todoId to restore")
@@ -509,13 +565,24 @@ class CheckpointStore:
                         group.append(path)
                 target = self.restore_target(todo_id=todo_id)
                 doing, done = f"undoing step #{todo_id}", f"Undid step #{todo_id}"
-            before = self._snapshot(
-                "beforeRestore",
-                f"Before {doing}",
-                todo_id=current_todo,
-                agent=set(),
-                extra=before_extra,
-            )
+            if dry_run:
+                found = self._snapshot(
+                    "outside",
+                    "Changed outside Plansight",
+                    todo_id=current_todo,
+                    agent=set(),
+                    only_if_changed=True,
+                    extra=before_extra,
+                )
+                before = found or self.latest()
+            else:
+                before = self._snapshot(
+                    "beforeRestore",
+                    f"Before {doing}",
+                    todo_id=current_todo,
+                    agent=set(),
+                    extra=before_extra,
+                )
             assert before is not None
             planner = Planner(repository, self.manifest.checkpoints, self.root)
             changes, not_held = planner.changes(before, groups, selected)
@@ -527,6 +594,14 @@ class CheckpointStore:
                     actions.append(change)
                 else:
                     skipped.append(Skipped(change.path, reason))
+            if dry_run:
+                return RestoreResult(
+                    restored=tuple(sorted(a.path for a in actions)),
+                    skipped=tuple(sorted(skipped, key=lambda s: s.path)),
+                    before=before,
+                    after=None,
+                    target=target,
+                )
             restored, failed = apply(self.root, repository, actions, self.directory / _JOURNAL)
             skipped += failed
             after = None

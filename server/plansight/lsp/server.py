@@ -28,6 +28,8 @@ from plansight import __version__
 from plansight.lsp.logs import LogMessageHandler
 from plansight.lsp.stdio import serve_stdio
 from plansight.protocol import (
+    CHANGES,
+    CHECKPOINT_FILE,
     CHECKPOINTS,
     COMPACT,
     EDIT_PLAN,
@@ -214,7 +216,7 @@ class PlansightServer(LanguageServer):
             not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths)
         ):
             raise invalid_params("'paths' must be a list of paths relative to the workspace.")
-        flags = {name: field_of(params, name) for name in ("conversation", "force")}
+        flags = {name: field_of(params, name) for name in ("conversation", "force", "dryRun")}
         for name, value in flags.items():
             if value is not None and not isinstance(value, bool):
                 raise invalid_params(f"'{name}' must be true or false.")
@@ -225,11 +227,45 @@ class PlansightServer(LanguageServer):
                 paths=paths,
                 conversation=flags["conversation"] is True,
                 force=flags["force"] is True,
+                dry_run=flags["dryRun"] is True,
             )
         return {
             "restored": list(result.restored),
             "skipped": [{"path": s.path, "reason": s.reason} for s in result.skipped],
         }
+
+    async def changes(self) -> dict[str, Any]:
+        session = self.require_session()
+        with engine_errors():
+            steps = await session.step_changes()
+        return {
+            "steps": [
+                {
+                    "todoId": todo_id,
+                    "files": [
+                        {"path": f.path, "change": f.change}
+                        | ({"before": f.before.id} if f.before is not None else {})
+                        for f in files
+                    ],
+                }
+                for todo_id, files in steps.items()
+            ]
+        }
+
+    async def checkpoint_file(self, params: Any) -> dict[str, Any]:
+        session = self.require_session()
+        checkpoint = _optional_text(params, "checkpoint")
+        path = _optional_text(params, "path")
+        if checkpoint is None or path is None:
+            raise invalid_params("Give 'checkpoint' (an id) and 'path' (relative to the root).")
+        with engine_errors():
+            data = await session.checkpoint_file(checkpoint, path)
+        if data is None:
+            return {"exists": False}
+        try:
+            return {"exists": True, "text": data.decode("utf-8")}
+        except UnicodeDecodeError:
+            return {"exists": True, "binary": True}
 
     async def stop(self) -> None:
         """End the run in progress, close the model's connections and stop watching."""
@@ -362,6 +398,14 @@ def create_server() -> PlansightServer:
     @server.feature(RESTORE)
     async def restore(ls: PlansightServer, params: Any) -> dict[str, Any]:
         return await ls.restore(params)
+
+    @server.feature(CHANGES)
+    async def changes(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        return await ls.changes()
+
+    @server.feature(CHECKPOINT_FILE)
+    async def checkpoint_file(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        return await ls.checkpoint_file(params)
 
     return server
 
