@@ -263,6 +263,11 @@ async def test_each_steps_files_come_with_the_checkpoint_from_before_it(
         editor, "plansight/checkpointFile", {"checkpoint": "999", "path": "app.py"}
     )
     assert code_of(error) == -32602
+    # Undone, a step's files are as they were before it: it lists none.
+    await editor.request("plansight/restore", {"todoId": "1"})
+    after = await editor.request("plansight/changes", {})
+    assert [s["todoId"] for s in after["steps"]] == ["1", "2"]
+    assert after["steps"][0]["files"] == [] and after["steps"][1] == changes["steps"][1]
 
 
 async def test_a_dry_run_says_what_would_change_and_changes_nothing(

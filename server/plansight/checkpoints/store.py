@@ -317,10 +317,12 @@ class CheckpointStore:
 
     def steps(self) -> dict[str, list[StepFile]]:
         """Each plan item of the current session with the files its edits and commands changed
-        (in the order they were first changed), each with its checkpoint from before the item
+        (in the order they were first changed) and that differ now from how they were before it
+        (as the latest checkpoint holds them), each with its checkpoint from before the item
         changed it and what undoing the item would do to it."""
         with self._lock:
             repository = self._repo()
+            latest = self.latest()
             session = [c for c in self.manifest.checkpoints if c.session == self.session]
             items: list[str] = []
             for checkpoint in session:
@@ -328,25 +330,30 @@ class CheckpointStore:
                     if checkpoint.kind in AGENT_KINDS:
                         items.append(checkpoint.todo_id)
             found: dict[str, list[StepFile]] = {}
+            steps = {t: step_baselines(self.manifest.checkpoints, self.session, t) for t in items}
+            everything = sorted({p for files_of in steps.values() for p in files_of})
+            # "Now" is the latest checkpoint (taken after each change the agent makes).
+            now = repository.ls_tree(latest.tree, everything) if latest and everything else {}
             held: dict[int, dict[str, tuple[int, str]]] = {}
-            for todo_id in items:
-                files_of = step_baselines(self.manifest.checkpoints, self.session, todo_id)
+            for todo_id, files_of in steps.items():
                 for start in {b.seq: b for b in files_of.values() if b is not None}.values():
                     if start.seq not in held:
                         wanted = [p for p, b in files_of.items() if b is start]
                         held[start.seq] = repository.ls_tree(start.tree, wanted)
                 listed: list[StepFile] = []
                 for path, baseline in files_of.items():
-                    now = os.path.lexists(self.root / path)
+                    current = now.get(path)
                     change: Literal["added", "modified", "deleted"]
                     if baseline is None:
-                        change = "modified" if now else "deleted"
+                        change = "modified" if current is not None else "deleted"
                         listed.append(StepFile(path, None, change))
                         continue
-                    before = path in held.get(baseline.seq, {})
-                    if not before and not now:
-                        continue  # made and removed again by the step: nothing to undo
-                    change = "added" if not before else "deleted" if not now else "modified"
+                    before = held.get(baseline.seq, {}).get(path)
+                    if before == current:
+                        continue  # as it was before the step (undone, or made and removed)
+                    change = (
+                        "added" if before is None else "deleted" if current is None else "modified"
+                    )
                     listed.append(StepFile(path, baseline, change))
                 found[todo_id] = listed
             return found
