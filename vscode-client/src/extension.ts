@@ -3,6 +3,7 @@
  * plan, scratchpad, edit reviews, command approvals) and forwards what the user decides.
  */
 import * as vscode from 'vscode';
+import { registerChanges } from './changes/changesView';
 import { DemoRunner } from './commands/demo';
 import { editorContext, registerRunCommands, RunController, runningContextKey } from './commands/run';
 import { apiKeyCard, approvalCard, autoAcceptCard, registerCoreCards, reviewCard } from './conversation/cards';
@@ -50,6 +51,9 @@ export function activate(context: vscode.ExtensionContext): void {
   planReviews.registerCommands(context);
 
   registerPlanView(context, store, server, reviews);
+  const changes = registerChanges(context, server, store, (text) =>
+    model.addNotice({ icon: 'history', text: text.charAt(0).toUpperCase() + text.slice(1) }),
+  );
   registerScratchpadView(context, store);
   registerStatusBar(context, store);
 
@@ -88,6 +92,7 @@ export function activate(context: vscode.ExtensionContext): void {
     askUser: (params, token) => questions.request(params, token),
     event: (event) => {
       model.apply(event);
+      changes.onEvent(event);
       const edit = editFromEvent(event);
       if (edit && !store.findEdit(edit.id)) {
         store.addEdit(edit); // reviewed elsewhere (autoApprove.edits): still under its item

@@ -13,6 +13,8 @@ export const Methods = {
   checkpoints: 'plansight/checkpoints',
   restore: 'plansight/restore',
   history: 'plansight/history',
+  changes: 'plansight/changes',
+  checkpointFile: 'plansight/checkpointFile',
   todos: 'plansight/todos',
   scratchpad: 'plansight/scratchpad',
   event: 'plansight/event',
@@ -152,6 +154,36 @@ export interface Checkpoint {
   label: string;
   createdAt: string;
   paths: string[];
+  /** This server's addition: why it was taken. */
+  kind?: 'outside' | 'runStart' | 'itemStart' | 'edit' | 'command' | 'beforeRestore' | 'restore';
+}
+export interface CheckpointsResult {
+  checkpoints: Checkpoint[];
+}
+export interface RestoreParams {
+  checkpoint?: string;
+  todoId?: string;
+  paths?: string[];
+  conversation?: boolean;
+  force?: boolean;
+  /** This server's addition: say what would change, change nothing. */
+  dryRun?: boolean;
+}
+export interface RestoreResult {
+  restored: string[];
+  skipped: { path: string; reason: string }[];
+}
+/** What undoing the step does to a file now: `added` (the step made it) is deleted again. */
+export type FileChange = 'added' | 'modified' | 'deleted';
+/** `plansight/changes` (this server's addition): each step's files, for a Changes view. */
+export interface ChangesResult {
+  steps: { todoId: string; files: { path: string; change: FileChange; before?: string }[] }[];
+}
+/** `plansight/checkpointFile` (this server's addition): a file as a checkpoint holds it. */
+export interface CheckpointFileResult {
+  exists: boolean;
+  text?: string;
+  binary?: boolean;
 }
 /** How a proposed edit was decided (this server's extension): also for edits never asked about. */
 export interface EditReviewedEvent {

@@ -8,13 +8,25 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const contributes = pkg.contributes;
 
 describe('package.json', () => {
-  it('contributes the Plansight container: the conversation first, then the plan and scratchpad', () => {
+  it('contributes the Plansight container: the conversation first, then the plan, changes and scratchpad', () => {
     expect(contributes.viewsContainers.activitybar[0].id).toBe('plansight');
     expect(contributes.views.plansight.map((v: { id: string; type?: string }) => [v.id, v.type ?? 'tree'])).toEqual([
       ['plansight.conversation', 'webview'],
       ['plansight.plan', 'tree'],
+      ['plansight.changes', 'tree'],
       ['plansight.scratchpad', 'webview'],
     ]);
+  });
+
+  it('offers Undo Step on each plan item and on each step of the Changes view, Undo File on each file', () => {
+    const items = contributes.menus['view/item/context'] as { command: string; when: string; group: string }[];
+    const where = (command: string) => items.filter((m) => m.command === command).map((m) => m.when);
+    expect(where('plansight.changes.undoStep')).toEqual(
+      expect.arrayContaining([expect.stringMatching(/view == plansight\.plan && viewItem =~/), expect.stringMatching(/changes\.step/)]),
+    );
+    expect(where('plansight.changes.undoFile').every((w) => w.includes('changes\\.file'))).toBe(true);
+    const titles = contributes.menus['view/title'] as { command: string; when: string }[];
+    expect(titles.some((m) => m.command === 'plansight.changes.restoreCheckpoint' && m.when === 'view == plansight.changes')).toBe(true);
   });
 
   it('packages the webview script, its icons and its style', () => {

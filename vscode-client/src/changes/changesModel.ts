@@ -1,0 +1,194 @@
+/**
+ * The Changes view's model: what each plan step changed (`plansight/changes`) → tree rows,
+ * and the words of the confirmations before an undo or a restore (from a `dryRun` of it).
+ * Pure: no `vscode` import, so vitest can test it.
+ */
+import type { RowSpec } from '../plan/planModel';
+import { statusIcons } from '../plan/planModel';
+import type { ChangesResult, Checkpoint, FileChange, RestoreResult, TodoItem } from '../protocol';
+import { oneLine, truncate } from '../text';
+
+export interface StepNode {
+  kind: 'step';
+  todoId: string;
+}
+export interface FileNode {
+  kind: 'file';
+  todoId: string;
+  path: string;
+  change: FileChange;
+  /** The checkpoint holding the file as it was before the step (absent when pruned). */
+  before?: string;
+}
+export type ChangeNode = StepNode | FileNode;
+
+export const changeWords: Readonly<Record<FileChange, string>> = {
+  added: 'created by the step',
+  modified: 'changed',
+  deleted: 'deleted by the step',
+};
+export const changeIcons: Readonly<Record<FileChange, string>> = {
+  added: 'diff-added',
+  modified: 'diff-modified',
+  deleted: 'diff-removed',
+};
+const changeColors: Readonly<Record<FileChange, string>> = {
+  added: 'gitDecoration.addedResourceForeground',
+  modified: 'gitDecoration.modifiedResourceForeground',
+  deleted: 'gitDecoration.deletedResourceForeground',
+};
+
+/** The steps that changed files, in plan order, each with its files. */
+export function stepNodes(changes: ChangesResult): StepNode[] {
+  return changes.steps.filter((s) => s.files.length > 0).map((s) => ({ kind: 'step', todoId: s.todoId }));
+}
+
+export function fileNodes(changes: ChangesResult, todoId: string): FileNode[] {
+  const step = changes.steps.find((s) => s.todoId === todoId);
+  return (step?.files ?? []).map((f) => ({ kind: 'file', todoId, ...f }));
+}
+
+/** "#2 Add docstrings" (just "#2" for an item no longer in the plan). */
+export function stepTitle(todoId: string, items: readonly TodoItem[]): string {
+  const item = items.find((i) => i.id === todoId);
+  return item ? `#${todoId} ${truncate(oneLine(item.text), 80)}` : `#${todoId}`;
+}
+
+export function stepRow(changes: ChangesResult, todoId: string, items: readonly TodoItem[]): RowSpec {
+  const files = fileNodes(changes, todoId);
+  const item = items.find((i) => i.id === todoId);
+  const count = `${files.length} file${files.length === 1 ? '' : 's'}`;
+  return {
+    id: `step:${todoId}`,
+    label: stepTitle(todoId, items),
+    iconId: item ? statusIcons[item.status] : 'history',
+    description: count,
+    tooltip: `${stepTitle(todoId, items)}: ${count} changed by its edits and commands. Open Changes shows them; Undo Step puts them back.`,
+    contextValue: 'changes.step',
+    hasChildren: files.length > 0,
+  };
+}
+
+export function fileRow(node: FileNode): RowSpec {
+  return {
+    id: `file:${node.todoId}:${node.path}`,
+    label: node.path,
+    iconId: changeIcons[node.change],
+    iconColor: changeColors[node.change],
+    description: changeWords[node.change],
+    tooltip:
+      `${node.path}: ${changeWords[node.change]} (step #${node.todoId}). ` +
+      (node.before ? 'Click for the diff from before the step to now.' : 'The checkpoint from before the step was pruned.'),
+    contextValue: node.before ? 'changes.file' : 'changes.file.pruned',
+    hasChildren: false,
+  };
+}
+
+/** What a confirmation says; `message` is the question, `detail` the lines below it. */
+export interface Confirmation {
+  message: string;
+  detail: string;
+  action: string;
+}
+
+/** The restored paths grouped by what happens to each (from what the step did to it). */
+function describe(preview: RestoreResult, changes: ReadonlyMap<string, FileChange>): string[] {
+  const lines: string[] = [];
+  const back = preview.restored.filter((p) => (changes.get(p) ?? 'modified') === 'modified');
+  const removed = preview.restored.filter((p) => changes.get(p) === 'added');
+  const returned = preview.restored.filter((p) => changes.get(p) === 'deleted');
+  if (back.length) lines.push(`Puts back ${list(back)}.`);
+  if (removed.length) lines.push(`Deletes ${list(removed)} (made since).`);
+  if (returned.length) lines.push(`Brings back ${list(returned)} (deleted since).`);
+  if (!preview.restored.length) lines.push('No file needs restoring.');
+  for (const skipped of preview.skipped) {
+    lines.push(`Leaves ${skipped.path} as it is: ${skipped.reason}.`);
+  }
+  return lines;
+}
+
+function list(paths: readonly string[]): string {
+  if (paths.length <= 6) return paths.join(', ');
+  return `${paths.slice(0, 6).join(', ')} and ${paths.length - 6} more`;
+}
+
+const undoNote = 'A checkpoint is taken first: Restore to Checkpoint can undo this.';
+
+export function undoStepConfirmation(
+  todoId: string,
+  items: readonly TodoItem[],
+  files: readonly FileNode[],
+  preview: RestoreResult,
+): Confirmation {
+  const changes = new Map(files.map((f) => [f.path, f.change]));
+  return {
+    message: `Undo step ${stepTitle(todoId, items)}?`,
+    detail: [
+      ...describe(preview, changes),
+      `The step becomes pending in the plan.`,
+      undoNote,
+    ].join('\n'),
+    action: 'Undo Step',
+  };
+}
+
+export function undoFileConfirmation(file: FileNode, items: readonly TodoItem[], preview: RestoreResult): Confirmation {
+  return {
+    message: `Undo what step ${stepTitle(file.todoId, items)} did to ${file.path}?`,
+    detail: [...describe(preview, new Map([[file.path, file.change]])), undoNote].join('\n'),
+    action: 'Undo File',
+  };
+}
+
+export function restoreConfirmation(checkpoint: Checkpoint, preview: RestoreResult, conversation: boolean): Confirmation {
+  const lines = describe(preview, new Map());
+  if (conversation) {
+    lines.push('The conversation and the plan go back to that point as well.');
+  }
+  lines.push(undoNote);
+  return {
+    message: `Restore checkpoint ${checkpoint.id} “${checkpoint.label}”?`,
+    detail: lines.join('\n'),
+    action: conversation ? 'Restore Files and Conversation' : 'Restore Files',
+  };
+}
+
+/** After a restore: what it did, in one line (the notification). */
+export function resultMessage(what: string, result: RestoreResult, undoId: string | undefined): string {
+  const count = result.restored.length;
+  const restored = count ? `restored ${count} file${count === 1 ? '' : 's'}` : 'no file needed restoring';
+  const left = result.skipped.length ? `; left ${result.skipped.map((s) => `${s.path} (${s.reason})`).join('; ')}` : '';
+  const undo = count && undoId ? ` Restore checkpoint ${undoId} to undo it.` : '';
+  return `Plansight: ${what}: ${restored}${left}.${undo}`;
+}
+
+/** The checkpoint that undoes the restore just made: the newest taken before one. */
+export function undoCheckpoint(checkpoints: readonly Checkpoint[]): string | undefined {
+  return [...checkpoints].reverse().find((c) => c.kind === 'beforeRestore')?.id;
+}
+
+export interface CheckpointPick {
+  label: string;
+  description: string;
+  detail?: string;
+  checkpoint: Checkpoint;
+}
+
+/** Checkpoints for a QuickPick, newest first. */
+export function checkpointPicks(checkpoints: readonly Checkpoint[], now: Date = new Date()): CheckpointPick[] {
+  return [...checkpoints].reverse().map((checkpoint) => ({
+    label: `${checkpoint.id}  ${truncate(oneLine(checkpoint.label), 70)}`,
+    description: [checkpoint.todoId ? `#${checkpoint.todoId}` : '', when(checkpoint.createdAt, now)].filter(Boolean).join(' · '),
+    ...(checkpoint.paths.length ? { detail: list(checkpoint.paths) } : {}),
+    checkpoint,
+  }));
+}
+
+/** "14:02:31" today, else "Dec 1, 14:02" (local time). */
+export function when(iso: string, now: Date = new Date()): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const time = at.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  if (at.toDateString() === now.toDateString()) return time;
+  return `${at.toLocaleDateString('en-US', { month: 'short', day: 'numeric' })}, ${time.slice(0, 5)}`;
+}

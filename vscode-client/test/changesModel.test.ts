@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import {
+  checkpointPicks,
+  fileNodes,
+  fileRow,
+  restoreConfirmation,
+  resultMessage,
+  stepNodes,
+  stepRow,
+  undoCheckpoint,
+  undoFileConfirmation,
+  undoStepConfirmation,
+  when,
+} from '../src/changes/changesModel';
+import type { ChangesResult, Checkpoint, TodoItem } from '../src/protocol';
+
+const items: TodoItem[] = [
+  { id: '1', text: 'Change the greeting', status: 'completed' },
+  { id: '2', text: 'Write the notes', status: 'in_progress' },
+  { id: '3', text: 'Nothing changed here', status: 'pending' },
+];
+const changes: ChangesResult = {
+  steps: [
+    {
+      todoId: '1',
+      files: [
+        { path: 'app.py', change: 'modified', before: '3' },
+        { path: 'README.md', change: 'deleted', before: '4' },
+        { path: 'made.txt', change: 'added', before: '4' },
+      ],
+    },
+    { todoId: '2', files: [{ path: 'notes.txt', change: 'added' }] },
+    { todoId: '3', files: [] },
+  ],
+};
+
+describe('the rows of the Changes view', () => {
+  it('shows the steps that changed files, in order, with their plan text and status', () => {
+    expect(stepNodes(changes).map((s) => s.todoId)).toEqual(['1', '2']);
+    const row = stepRow(changes, '1', items);
+    expect(row).toMatchObject({
+      id: 'step:1',
+      label: '#1 Change the greeting',
+      iconId: 'pass',
+      description: '3 files',
+      contextValue: 'changes.step',
+      hasChildren: true,
+    });
+    expect(stepRow(changes, '2', []).label).toBe('#2'); // an item no longer in the plan
+    expect(stepRow(changes, '2', []).description).toBe('1 file');
+  });
+
+  it('shows each file with what the step did to it, and whether it can be diffed', () => {
+    const [app, readme, made] = fileNodes(changes, '1');
+    expect(fileRow(app!)).toMatchObject({ label: 'app.py', iconId: 'diff-modified', description: 'changed', contextValue: 'changes.file' });
+    expect(fileRow(readme!).description).toBe('deleted by the step');
+    expect(fileRow(made!).iconId).toBe('diff-added');
+    const pruned = fileNodes(changes, '2')[0]!;
+    expect(fileRow(pruned).contextValue).toBe('changes.file.pruned');
+    expect(fileRow(pruned).tooltip).toMatch(/pruned/);
+  });
+});
+
+describe('confirmations say what will change', () => {
+  it('undoing a step: put back, deleted, brought back, left alone, and the plan', () => {
+    const preview = {
+      restored: ['README.md', 'app.py', 'made.txt'],
+      skipped: [{ path: 'util.py', reason: 'it was changed outside Plansight after checkpoint 4' }],
+    };
+    const said = undoStepConfirmation('1', items, fileNodes(changes, '1'), preview);
+    expect(said.message).toBe('Undo step #1 Change the greeting?');
+    expect(said.action).toBe('Undo Step');
+    expect(said.detail.split('\n')).toEqual([
+      'Puts back app.py.',
+      'Deletes made.txt (made since).',
+      'Brings back README.md (deleted since).',
+      'Leaves util.py as it is: it was changed outside Plansight after checkpoint 4.',
+      'The step becomes pending in the plan.',
+      'A checkpoint is taken first: Restore to Checkpoint can undo this.',
+    ]);
+  });
+
+  it('undoing one file, and a restore that has nothing to do', () => {
+    const made = fileNodes(changes, '1')[2]!;
+    const said = undoFileConfirmation(made, items, { restored: ['made.txt'], skipped: [] });
+    expect(said.message).toBe('Undo what step #1 Change the greeting did to made.txt?');
+    expect(said.detail).toContain('Deletes made.txt (made since).');
+    const nothing = undoFileConfirmation(made, items, { restored: [], skipped: [] });
+    expect(nothing.detail).toContain('No file needs restoring.');
+  });
+
+  it('restoring a checkpoint, with the conversation', () => {
+    const checkpoint: Checkpoint = { id: '2', label: 'Run started', createdAt: '2026-12-01T10:00:00Z', paths: [], kind: 'runStart' };
+    const said = restoreConfirmation(checkpoint, { restored: ['a.py', 'b.py'], skipped: [] }, true);
+    expect(said.message).toBe('Restore checkpoint 2 “Run started”?');
+    expect(said.detail).toContain('Puts back a.py, b.py.');
+    expect(said.detail).toContain('The conversation and the plan go back to that point as well.');
+    expect(said.action).toBe('Restore Files and Conversation');
+    expect(restoreConfirmation(checkpoint, { restored: [], skipped: [] }, false).action).toBe('Restore Files');
+  });
+});
+
+describe('after a restore', () => {
+  it('says what it did and which checkpoint undoes it', () => {
+    const checkpoints: Checkpoint[] = [
+      { id: '8', label: 'Before undoing step #1', createdAt: '', paths: [], kind: 'beforeRestore' },
+      { id: '9', label: 'Undid step #1 (3 files)', createdAt: '', paths: ['a'], kind: 'restore' },
+    ];
+    expect(undoCheckpoint(checkpoints)).toBe('8');
+    expect(resultMessage('step #1 undone', { restored: ['a', 'b'], skipped: [] }, '8')).toBe(
+      'Plansight: step #1 undone: restored 2 files. Restore checkpoint 8 to undo it.',
+    );
+    expect(resultMessage('step #1 undone', { restored: [], skipped: [{ path: 'a', reason: 'unsaved' }] }, '8')).toBe(
+      'Plansight: step #1 undone: no file needed restoring; left a (unsaved).',
+    );
+  });
+});
+
+describe('the checkpoint list', () => {
+  it('is newest first, with step, time and files', () => {
+    const now = new Date('2026-12-01T12:00:00');
+    const picks = checkpointPicks(
+      [
+        { id: '1', label: 'Run started', createdAt: new Date('2026-12-01T10:00:00').toISOString(), paths: [] },
+        { id: '2', label: 'Edited app.py', todoId: '1', createdAt: new Date('2026-12-01T10:00:05').toISOString(), paths: ['app.py'] },
+      ],
+      now,
+    );
+    expect(picks.map((p) => p.label)).toEqual(['2  Edited app.py', '1  Run started']);
+    expect(picks[0]!.description).toBe('#1 · 10:00:05');
+    expect(picks[0]!.detail).toBe('app.py');
+    expect(picks[1]!.detail).toBeUndefined();
+    expect(when(new Date('2026-11-02T09:30:00').toISOString(), now)).toBe('Nov 2, 09:30');
+  });
+});
