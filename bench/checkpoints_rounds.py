@@ -129,10 +129,15 @@ async def measure(tmp: Path) -> list[Row]:
         on, off = results[(kind, delay, "on")], results[(kind, delay, "off")]
         extra = percentile(on, 50) - percentile(off, 50)
         paced = delay > 0
+        waits = (
+            "an edit waits only for snapshots of its own file"
+            if kind == "edit"
+            else "the next command waits for the last one's scan"
+        )
         pacing = (
             "answers streamed over ~0.15 s (a real model takes longer)"
             if paced
-            else "answers at once: the next tool waits for the last checkpoint (worst case)"
+            else f"answers at once, the worst case: {waits}"
         )
         rows.append(
             Row(
