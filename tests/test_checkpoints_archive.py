@@ -81,3 +81,16 @@ def test_a_damaged_entry_makes_that_conversation_unavailable_not_wrong(tmp_path:
     assert archive.load(kept.digest) == [user("kept")]
     assert archive.load("0123abcd") is None
     assert archive.load("Lmissing") is None
+
+
+def test_pruning_keeps_the_conversation_last_captured_whose_checkpoint_is_on_its_way(
+    tmp_path: Path,
+) -> None:
+    archive = ConversationArchive(tmp_path / "conversations.jsonl")
+    messages = [user("still current")]
+    archive.write(archive.capture(messages))
+    pending = archive.capture(messages)  # already held: nothing new to write
+    assert pending.lines == ()
+    archive.prune([])  # no kept checkpoint names it (yet)
+    archive.write(pending)
+    assert archive.load(pending.digest) == messages

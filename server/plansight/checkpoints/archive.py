@@ -45,6 +45,7 @@ class ConversationArchive:
         # as before is the same message (the conversation appends; what changes a message,
         # as compaction does, makes a new one), except the last, which may still grow.
         self._seen: list[tuple[Message, str]] = []
+        self._last_list: str | None = None
         self._written: set[str] = set()
 
     def load_index(self) -> None:
@@ -74,6 +75,7 @@ class ConversationArchive:
         if list_digest not in self._written:
             lines.append(list_digest.encode() + b"\t" + listed + b"\n")
             self._written.add(list_digest)
+        self._last_list = list_digest
         return Captured(list_digest, tuple(lines))
 
     def write(self, captured: Captured) -> None:
@@ -94,10 +96,12 @@ class ConversationArchive:
         return [messages[digest] for digest in listed]
 
     def prune(self, kept_lists: Iterable[str]) -> None:
-        """Keep only what the kept checkpoints' conversations need."""
-        wanted_lists = set(kept_lists)
+        """Keep only what the kept checkpoints' conversations need, and the conversation last
+        captured (its checkpoint may still be on its way)."""
+        wanted_lists = set(kept_lists) | ({self._last_list} if self._last_list else set())
         lists = self._read(wanted_lists)
         wanted = wanted_lists | {d for listed in lists.values() for d in listed}
+        wanted |= {digest for _, digest in self._seen}
         kept: list[bytes] = []
         present: set[str] = set()
         for digest, raw in self._lines():
