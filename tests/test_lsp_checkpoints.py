@@ -145,6 +145,9 @@ async def test_a_run_takes_a_checkpoint_at_each_step_edit_and_command(
     assert all(c["label"] and c["createdAt"].endswith("Z") for c in listed)
     announced = [e["checkpoint"] for e in editor.recorder.events if e["type"] == "checkpoint"]
     assert announced == listed
+    # The run's checkpoints are announced before its runFinished, the run's last event.
+    types = editor.recorder.event_types()
+    assert "checkpoint" not in types[types.index("runFinished") + 1 :]
 
 
 # ----- undo by step ------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from plansight.compactor import Compactor
@@ -150,7 +151,7 @@ class AgentLoop:
         try:
             while True:
                 if rounds >= self.max_rounds:
-                    return self._finish(
+                    return await self._finish(
                         "limit", f"Stopped after {rounds} rounds (the round limit).", rounds, usage
                     )
                 rounds += 1
@@ -160,7 +161,7 @@ class AgentLoop:
                 except ModelError as err:
                     if not err.sent:
                         rounds -= 1  # nothing reached the model: not a round
-                    return self._finish(
+                    return await self._finish(
                         "error", f"The model API failed: {err}", rounds, usage, error=str(err)
                     )
                 usage.add(turn.usage)
@@ -173,7 +174,7 @@ class AgentLoop:
                         messages.pop()
                         self._changed()
                     text = turn.text or _refusal_explanation(turn) or REFUSED_TEXT
-                    return self._finish("refused", text, rounds, usage)
+                    return await self._finish("refused", text, rounds, usage)
                 content = turn.content
                 if turn.truncated and all(b["type"] in THINKING_TYPES for b in content):
                     # Cut before it said or called anything: nothing to keep but the thinking.
@@ -189,7 +190,7 @@ class AgentLoop:
                     cuts += 1
                     if cuts > MAX_CONTINUATIONS:
                         text = "".join(answer).rstrip()
-                        return self._finish(
+                        return await self._finish(
                             "limit",
                             f"{text}\n\n[The answer was cut off at the output token limit "
                             f"{cuts} times in a row.]",
@@ -221,14 +222,14 @@ class AgentLoop:
                         self._changed()
                         answer.clear()
                         continue
-                    return self._finish("done", "".join(answer), rounds, usage)
+                    return await self._finish("done", "".join(answer), rounds, usage)
                 results = await self._run_tools(tool_uses)
                 if self.ctx.run.ended is not None:
                     # A tool ended the run (the user cancelled the plan): its results are kept,
                     # and the model reads them with the next run's prompt.
                     self.conversation.add_user(results)
                     self._changed()
-                    return self._finish("done", self.ctx.run.ended, rounds, usage)
+                    return await self._finish("done", self.ctx.run.ended, rounds, usage)
                 plan_updated = self.ctx.plan.model_updates != plan_updates_before
                 reminder = counter.end_round(plan_updated) if self.plan_features else None
                 tail = self.notices.drain(self.ctx)
@@ -250,14 +251,14 @@ class AgentLoop:
             self.conversation.repair(CANCELLED_TOOL)
             self._changed()
             self._clear_reminder()
-            self._finish("cancelled", "The run was cancelled.", rounds, usage)
+            await self._finish("cancelled", "The run was cancelled.", rounds, usage, patience=0.5)
             raise
         except Exception as err:
             # A bug: keep the conversation valid and tell the listeners, then let it propagate.
             log.exception("the run failed unexpectedly")
             self.conversation.repair(f"The run stopped on an internal error: {err!r}")
             self._changed()
-            self._finish(
+            await self._finish(
                 "error",
                 "Plansight failed internally (see its log).",
                 rounds,
@@ -375,15 +376,22 @@ class AgentLoop:
     def _changed(self) -> None:
         self.events.emit(ConversationChanged())
 
-    def _finish(
+    async def _finish(
         self,
         status: RunStatus,
         text: str,
         rounds: int,
         usage: Usage,
         error: str | None = None,
+        *,
+        patience: float | None = None,
     ) -> RunResult:
+        """The run's last event. What the run's tools changed is recorded first (checkpoints
+        taken in the background are announced as they are done), so that `runFinished` is the
+        run's last word; `patience` bounds that wait (a cancelled run ends within a second)."""
         self._clear_reminder()  # a reminder is only visible while its run lasts
+        with suppress(TimeoutError):
+            await asyncio.wait_for(self.ctx.changes.settled(), patience)
         result = RunResult(status=status, text=text, rounds=rounds, usage=usage, error=error)
         self.events.emit(RunFinished(result))
         return result

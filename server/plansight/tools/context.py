@@ -38,6 +38,9 @@ class ChangeRecorder(Protocol):
     def command_ran(self, command: str) -> None:
         """After a command ended (or was stopped): it may have changed any file."""
 
+    async def settled(self) -> None:
+        """Returns once what was told so far is recorded (the run ends after that)."""
+
 
 class NoRecorder:
     """Nothing listens."""
@@ -52,6 +55,9 @@ class NoRecorder:
         return None
 
     def command_ran(self, command: str) -> None:
+        return None
+
+    async def settled(self) -> None:
         return None
 
 
