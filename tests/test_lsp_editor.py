@@ -1,7 +1,8 @@
 """The editor bridge over stdio with a real LSP client (pytest-lsp): a cancelled run withdraws
 the requests it was waiting on (an edit review, a command approval, the showMessageRequest
 fallback) with `$/cancelRequest` carrying their id; nothing is written or run, and an answer
-that still arrives changes nothing and logs nothing."""
+that still arrives changes nothing and logs nothing. An error answer is a refusal, never a
+crash of the tool."""
 
 from __future__ import annotations
 
@@ -85,6 +86,8 @@ async def start_editor(
         asked.ids.append(str(client.protocol.msg_id))
         asked.params.append(plain(params))
         await asked.release.wait()
+        if isinstance(asked.answer, Exception):
+            raise asked.answer  # the editor answers with a JSON-RPC error
         return asked.answer
 
     client.feature(asked.method)(on_request)
@@ -208,3 +211,35 @@ async def test_a_cancelled_run_withdraws_its_pending_request(
         await asyncio.wait_for(client.shutdown_session(), PATIENCE)
         await client.stop()
     assert editor.noise() == []
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_an_error_answer_is_a_rejection_the_model_reads(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path, case: str
+) -> None:
+    method, _, experimental, step = CASES[case]
+    fake_api.push(step, text("Understood."))
+    asked = Asked(method, RuntimeError("the review panel failed"))
+    asked.release.set()
+    editor = await start_editor(
+        hello_workspace, fake_api, tmp_path, asked, experimental=experimental, honour_cancel=True
+    )
+    client = editor.client
+    try:
+        result = plain(await client.protocol.send_request_async("plansight/run", {"prompt": "Go"}))
+        assert result["status"] == "done"
+        assert not (hello_workspace / "new.py").exists()
+        assert not (hello_workspace / "ran.txt").exists()
+        [answered] = fake_api.message_requests[1].body["messages"][-1]["content"]
+        assert answered["is_error"] is True
+        # A refusal that says why, not an internal error of the tool.
+        assert "internal error" not in answered["content"]
+        told = "did not answer" if case == "showMessageRequest" else "answered the"
+        assert told in answered["content"]
+        reviewed = [e for e in editor.events if e["type"] == "editReviewed"]
+        if case != "approveCommand":
+            assert [e["outcome"] for e in reviewed] == ["rejected"]
+    finally:
+        await asyncio.wait_for(client.shutdown_session(), PATIENCE)
+        await client.stop()
+    assert not any("Traceback" in line for line in editor.noise())

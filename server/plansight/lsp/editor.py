@@ -9,7 +9,8 @@ A client without `reviewPlan` / `askUser` is asked through `window/showMessageRe
 with `Approve` and `Cancel`, a question with its options as the actions (a multi-select
 question as a single choice; one without options cannot be asked so and counts as
 dismissed). No answer, an error answer or one the protocol does not know is a cancel (plan) or a
-dismissal (question).
+dismissal (question); an error answer to an edit review or a command approval is a rejection
+the model reads (nothing is written or run).
 """
 
 from __future__ import annotations
@@ -115,7 +116,11 @@ class EditorBridge:
         }
         if proposal.todo_id is not None:
             params["todoId"] = proposal.todo_id
-        result = await self.request(REVIEW_EDIT, params)
+        try:
+            result = await self.request(REVIEW_EDIT, params)
+        except JsonRpcException as err:
+            log.warning("the client answered %s with an error (%s): a rejection", REVIEW_EDIT, err)
+            return EditDecision(accepted=False, feedback=_error_feedback("review", err))
         accepted = field_of(result, "accepted") is True
         feedback = field_of(result, "feedback")
         new_text = field_of(result, "newText")
@@ -126,16 +131,10 @@ class EditorBridge:
         )
 
     async def _review_fallback(self, proposal: EditProposal) -> EditDecision:
-        answer = await self.request(
-            types.WINDOW_SHOW_MESSAGE_REQUEST,
-            types.ShowMessageRequestParams(
-                type=types.MessageType.Info,
-                message=f"Plansight wants to change {proposal.relative_path}: "
-                f"{proposal.description}",
-                actions=[types.MessageActionItem(ACCEPT), types.MessageActionItem(REJECT)],
-            ),
+        title = await self._show_message_request(
+            f"Plansight wants to change {proposal.relative_path}: {proposal.description}",
+            [ACCEPT, REJECT],
         )
-        title = field_of(answer, "title")
         if title == ACCEPT:
             return EditDecision(accepted=True)
         return EditDecision(
@@ -153,9 +152,13 @@ class EditorBridge:
                 feedback="This editor cannot ask the user to approve commands and "
                 "autoApprove.commands is off, so commands are refused.",
             )
-        result = await self.request(
-            APPROVE_COMMAND, {"command": request.command, "cwd": request.cwd}
-        )
+        try:
+            result = await self.request(
+                APPROVE_COMMAND, {"command": request.command, "cwd": request.cwd}
+            )
+        except JsonRpcException as err:
+            log.warning("the client answered %s with an error (%s): a refusal", APPROVE_COMMAND, err)
+            return CommandDecision(approved=False, feedback=_error_feedback("approval", err))
         feedback = field_of(result, "feedback")
         return CommandDecision(
             approved=field_of(result, "approved") is True,
@@ -222,6 +225,10 @@ class EditorBridge:
             return None
         title = field_of(answer, "title")
         return title if isinstance(title, str) else None
+
+
+def _error_feedback(asked: str, err: JsonRpcException) -> str:
+    return f"none: the editor answered the {asked} with an error ({err}), the user never saw it."
 
 
 def plan_decision(result: Any) -> PlanDecision:
