@@ -21,6 +21,7 @@ from plansight.fakeapi import tool_reply as tool
 from plansight.hooks import accept_all_edits, approve_all_commands
 from plansight.model import ModelSettings, ThinkingOption
 from plansight.session import Session, SessionBusy, SessionSettings
+from plansight.storage import SessionStore
 
 MODEL = "claude-sonnet-5-5"
 PLAN = {
@@ -224,6 +225,37 @@ async def test_compact_on_request_and_refused_while_running(hello_workspace: Pat
         run.cancel()
         with pytest.raises(asyncio.CancelledError):
             await run
+
+
+async def test_compact_on_request_asks_as_the_runs_do_and_names_the_last_prompt(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    """The summary request has the runs' own system prompt and tools (with `planning: false`
+    too: the cached prefix serves it), and the header names the last run's prompt, also after
+    a restart."""
+    names = big_files(hello_workspace, 3)
+    steps = [*[tool("read_file", {"path": name}) for name in names], text("Read.")]
+    model = Model(steps, "SUMMARY on request")
+    with FakeMessagesAPI(model.script()) as api:
+        settings = SessionSettings(
+            ModelSettings(model=MODEL, api_key="test-key", base_url=api.base_url), planning=False
+        )
+
+        def start() -> Session:
+            return Session(hello_workspace, settings, store=SessionStore(tmp_path / "state"))
+
+        session = start()
+        assert (await session.run("Read the modules")).status == "done"
+        run_request = api.bodies[-1]
+        await session.compact()
+        summary_request = model.summary_requests[-1]
+        assert summary_request["system"] == run_request["system"]
+        assert summary_request["tools"] == run_request["tools"]
+        restarted = start()
+        assert restarted.restore()
+        await restarted.compact()
+        header = restarted.conversation.messages[0]["content"][0]["text"]
+        assert "<current-prompt>\nRead the modules\n</current-prompt>" in header
 
 
 async def test_thinking_of_summarized_turns_goes_and_the_last_rounds_stays(

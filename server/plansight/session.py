@@ -315,7 +315,7 @@ class Session:
             ctx=self.ctx,
             conversation=self.conversation,
             notices=self.notices,
-            system_prompt=system_prompt(self.root.name, planning=self.settings.planning),
+            system_prompt=self.system_prompt(),
             max_rounds=self.settings.max_rounds,
             plan_features=self.settings.planning,
             events=self.events,
@@ -347,14 +347,22 @@ class Session:
         try:
             result = await self.compactor.compact(
                 self.model,
-                system=system_prompt(self.root.name),
-                current_prompt=self._last_prompt or "(none yet)",
+                system=self.system_prompt(),  # the runs' own: the cached prefix serves it
+                current_prompt=self._last_prompt or self._stored_prompt() or "(none yet)",
                 summarize=True,
             )
         finally:
             self._running = None
         self.total_usage.add(result.usage)
         return result
+
+    def system_prompt(self) -> str:
+        return system_prompt(self.root.name, planning=self.settings.planning)
+
+    def _stored_prompt(self) -> str:
+        """The last run's prompt as the history kept it (after a restart)."""
+        runs = self.store.history.runs(1) if self.store is not None else []
+        return str(runs[-1]["prompt"]) if runs else ""
 
     def cancel(self) -> bool:
         """Cancel the run in progress (its task); False when nothing runs."""
