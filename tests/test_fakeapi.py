@@ -1036,6 +1036,17 @@ async def test_thinking_kinds_follow_the_models_capabilities() -> None:
     assert [b.type for b in adaptive.content] == ["text"], "adaptive may answer without thinking"
 
 
+def test_max_tokens_above_the_models_output_limit_is_refused() -> None:
+    model = model_info(MODEL, max_tokens=8192)
+    problem = validate_request(body_with([user("x")], max_tokens=16_000), model=model)
+    assert problem == (
+        f"max_tokens: 16000 > 8192, which is the maximum allowed number of output tokens for "
+        f"{MODEL}"
+    )
+    assert validate_request(body_with([user("x")], max_tokens=8192), model=model) is None
+    assert validate_request(body_with([user("x")], max_tokens=16_000)) is None  # unknown model
+
+
 async def test_without_models_the_models_api_is_absent() -> None:
     with FakeMessagesAPI() as api:
         async with client_for(api) as client:

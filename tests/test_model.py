@@ -16,7 +16,15 @@ from typing import Any
 
 import pytest
 
-from plansight.fakeapi import Drop, FakeMessagesAPI, HttpError, reply, text_reply, tool_reply
+from plansight.fakeapi import (
+    Drop,
+    FakeMessagesAPI,
+    HttpError,
+    model_info,
+    reply,
+    text_reply,
+    tool_reply,
+)
 from plansight.model import ModelClient, ModelError, ModelSettings, ModelTurn, newest_sonnet
 
 from conftest import strip_cache_control
@@ -181,6 +189,19 @@ async def test_without_a_model_the_newest_sonnet_the_sdk_names_is_asked(
         await client.close()
     name = fake_api.bodies[0]["model"]
     assert name == newest_sonnet() and name.startswith("claude-sonnet-")
+
+
+async def test_max_tokens_stays_within_the_models_output_limit() -> None:
+    """The real API refuses a `max_tokens` above the model's output limit (`max_tokens: 8192 >
+    4096, which is the maximum allowed number of output tokens for ...`): where the Models API
+    gives the limit, requests keep to it."""
+    with FakeMessagesAPI([text_reply("hi")], models=[model_info(MODEL, max_tokens=4096)]) as api:
+        client = ModelClient(ModelSettings(model=MODEL, api_key="test-key", base_url=api.base_url))
+        try:
+            assert (await turn(client, [user("hi")])).text == "hi"
+        finally:
+            await client.close()
+    assert api.bodies[-1]["max_tokens"] == 4096
 
 
 async def test_rate_limits_and_overload_are_retried_by_the_sdk(

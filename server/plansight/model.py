@@ -198,16 +198,17 @@ def thinking_request(
 ) -> tuple[dict[str, Any] | None, int]:
     """The request's ``thinking`` and ``max_tokens``: adaptive where the Models API says the
     model takes it, else enabled with the budget (at least 1024), ``max_tokens`` raised above
-    the budget where it is not (thinking counts toward it)."""
-    if option is None:
-        return None, max_tokens
-    if facts is not None and facts.adaptive_thinking:
-        return {"type": "adaptive"}, max_tokens
+    the budget where it is not (thinking counts toward it). ``max_tokens`` never passes the
+    model's output limit where the Models API gives it (the API refuses more)."""
+    limit = facts.max_tokens if facts is not None else None
+    if option is None or (facts is not None and facts.adaptive_thinking):
+        thinking = None if option is None else {"type": "adaptive"}
+        return thinking, min(max_tokens, limit) if limit else max_tokens
     budget = max(MIN_THINKING_BUDGET, option.budget_tokens)
     if max_tokens <= budget:
         max_tokens = budget + DEFAULT_MAX_TOKENS
-    if facts is not None and facts.max_tokens and max_tokens > facts.max_tokens:
-        max_tokens = facts.max_tokens
+    if limit and max_tokens > limit:
+        max_tokens = limit
         budget = max(MIN_THINKING_BUDGET, min(budget, max_tokens - 1))
     return {"type": "enabled", "budget_tokens": budget}, max_tokens
 
@@ -413,7 +414,7 @@ class ModelClient:
                 "No API key: set ANTHROPIC_API_KEY (or try `plansight demo`, which needs none).",
                 sent=False,
             )
-        facts = await self.facts() if self.settings.thinking is not None else None
+        facts = await self.facts()
         thinking, max_tokens = thinking_request(
             self.settings.thinking, facts, self.settings.max_tokens
         )

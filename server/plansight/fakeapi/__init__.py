@@ -14,7 +14,8 @@ a request over ``context_window`` input tokens gets the real 400 ``prompt is too
 > W maximum``; empty and whitespace-only text blocks, trailing whitespace at the end of a final
 assistant message, and the thinking rules (budget >= 1024 and < max_tokens, signatures that
 must come back unchanged, the last tool loop's assistant turn starting with its thinking, no
-forced tool_choice with thinking) are refused with the real messages; thinking blocks are
+forced tool_choice with thinking), and a ``max_tokens`` above the output limit of a model the
+fake knows, are refused with the real messages; thinking blocks are
 signed (``sign_thinking``) and, with ``thinking: enabled``, every reply starts with one;
 ``stop_reason: "max_tokens"`` after a tool_use cuts that call's JSON as the real stream does;
 a refusal carries ``stop_details``; ``GET /v1/models/{id}`` serves the ``models`` given

@@ -108,7 +108,7 @@ def _is_number(value: object) -> bool:
 def _validate(body: object, model: Mapping[str, Any] | None) -> None:
     if not isinstance(body, dict):
         raise _Invalid("The request body must be a JSON object")
-    _check_model_and_limits(body)
+    _check_model_and_limits(body, model)
     thinking = _check_thinking_config(body, model)
     counter = _CacheControlCounter()
     tools = _check_tools(body.get("tools"), counter)
@@ -128,7 +128,7 @@ def _validate(body: object, model: Mapping[str, Any] | None) -> None:
         )
 
 
-def _check_model_and_limits(body: dict[str, Any]) -> None:
+def _check_model_and_limits(body: dict[str, Any], model: Mapping[str, Any] | None) -> None:
     if "model" not in body:
         raise _Invalid("model: Field required")
     if not isinstance(body["model"], str):
@@ -141,6 +141,12 @@ def _check_model_and_limits(body: dict[str, Any]) -> None:
         raise _Invalid("max_tokens: Input should be a valid integer")
     if body["max_tokens"] < 1:
         raise _Invalid("max_tokens: Input should be greater than or equal to 1")
+    limit = model.get("max_tokens") if model is not None else None
+    if _is_int(limit) and body["max_tokens"] > limit:
+        raise _Invalid(
+            f"max_tokens: {body['max_tokens']} > {limit}, which is the maximum allowed number "
+            f"of output tokens for {body['model']}"
+        )
     if "stream" in body and body["stream"] is not None and not isinstance(body["stream"], bool):
         raise _Invalid("stream: Input should be a valid boolean")
     temperature = body.get("temperature")
