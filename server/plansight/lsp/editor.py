@@ -157,7 +157,7 @@ class EditorBridge:
                 APPROVE_COMMAND, {"command": request.command, "cwd": request.cwd}
             )
         except JsonRpcException as err:
-            log.warning("the client answered %s with an error (%s): a refusal", APPROVE_COMMAND, err)
+            log.warning("the client answered %s with an error (%s): refused", APPROVE_COMMAND, err)
             return CommandDecision(approved=False, feedback=_error_feedback("approval", err))
         feedback = field_of(result, "feedback")
         return CommandDecision(
