@@ -140,13 +140,7 @@ test('checkpoints: each step\'s changes, Undo Step, a reload, Restore to Checkpo
   log('reloading the window: the Changes view comes back from the server');
   await page.reload();
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-  // The sidebar may come back open or be restoring: open the container only while it is not.
-  const container = page.locator('.activitybar .action-item', { has: page.locator('[aria-label^="Plansight"]') }).first();
-  await waitFor('the Plansight container after the reload', async () => {
-    if (await wb.pane('Plan').isVisible()) return true;
-    if (!/\bchecked\b/.test((await container.getAttribute('class')) ?? '')) await container.click();
-    return false;
-  });
+  await wb.openPlansight();
   await wb.expandPane('Changes');
   await wb.planAt('1/2', [PENDING, DONE], ITEMS);
   await waitFor('step 2 and its file in the Changes view after the reload', listed('#2 Write release notes', 'NOTES.md'));

@@ -46,13 +46,17 @@ export function workbench(page) {
 
     /** Opens the Plansight container and widens the sidebar so plan items read in full. */
     async openPlansight() {
-      const icon = page.locator('.activitybar [aria-label^="Plansight"]').first();
-      await icon.waitFor({ timeout: WAIT });
-      // A click on the container already shown would close the sidebar (after a reload, say).
-      if (!(await pane('Plan').isVisible())) {
-        await icon.click();
-      }
-      await pane('Plan').waitFor({ timeout: WAIT });
+      const container = page
+        .locator('.activitybar .action-item', { has: page.locator('[aria-label^="Plansight"]') })
+        .first();
+      await container.waitFor({ timeout: WAIT });
+      // After a reload the container may come back open but still be restoring its views: a
+      // click then would close it. Click only while the container is not the one shown.
+      await waitFor('the Plansight container with its Plan view', async () => {
+        if (await pane('Plan').isVisible()) return true;
+        if (!/\bchecked\b/.test((await container.getAttribute('class')) ?? '')) await container.click();
+        return false;
+      });
       const box = await sidebar.boundingBox();
       if (box.width < 400) {
         await page.mouse.move(box.x + box.width + 1, box.y + box.height / 2);
