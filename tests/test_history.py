@@ -50,6 +50,7 @@ def test_a_run_is_kept_with_text_deltas_merged_and_tool_input_left_out(tmp_path:
     expected = [
         {"type": "runStarted", "prompt": "Fix it"},
         {"type": "textDelta", "text": "Let me look."},
+        {"type": "planDraft", "items": []},
         {"type": "toolCall", "id": "t1", "name": "read_file", "input": {"path": "a.py"}},
         {"type": "toolResult", "id": "t1", "name": "read_file", "isError": False, "summary": "3"},
         {"type": "thinkingDelta", "text": "Hmm."},

@@ -11,8 +11,10 @@ cut short by a full disk, or damaged otherwise, is skipped when the log is read)
 Consecutive `textDelta`s (and `thinkingDelta`s) are merged: gathered in memory and written as
 one record when another event comes, at the end of the run, or once they pass a size; records
 that still follow each other are merged again when read, so the history shows one per stretch.
-`toolInputDelta` and `planDraft` are not kept (the finished `toolCall` and `plansight/todos`
-say the same). Events outside a run are not part of any run's history.
+Every other payload is kept as it was sent (PROTOCOL.md: "the stored `plansight/event`
+payloads", only `toolInputDelta`s left out), `planDraft` and `checkpoint` included; a run's
+`checkpoint` events come before its `runFinished`. Events outside a run are not part of any
+run's history.
 
 Bounded: at most `max_runs` runs and about `max_bytes` on disk; past either, the log is
 rewritten atomically with the newest runs that fit. A string longer than `max_value` characters
@@ -35,9 +37,8 @@ from plansight.atomic import append_whole, write_atomic
 log = logging.getLogger(__name__)
 
 HISTORY = "history.jsonl"
-# A checkpoint is announced when its snapshot, in the background, is done (after its run, at
-# times): plansight/checkpoints lists them all, so the history leaves them out.
-NOT_KEPT = frozenset({"toolInputDelta", "planDraft", "checkpoint"})
+# Left out, as PROTOCOL.md says (the finished `toolCall` has the whole input).
+NOT_KEPT = frozenset({"toolInputDelta"})
 MERGED = frozenset({"textDelta", "thinkingDelta"})
 DEFAULT_LIMIT = 20
 
