@@ -23,6 +23,8 @@ from plansight.model import ModelSettings, ThinkingOption
 from plansight.session import Session, SessionBusy, SessionSettings
 from plansight.storage import SessionStore
 
+from conftest import strip_cache_control
+
 MODEL = "claude-sonnet-5-5"
 PLAN = {
     "items": [
@@ -144,6 +146,14 @@ async def test_a_summary_when_clearing_is_not_enough(hello_workspace: Path) -> N
     index = next(i for i, b in enumerate(api.bodies) if b is request or b == request)
     before = api.bodies[index - 1]
     assert request["system"] == before["system"] and request["tools"] == before["tools"]
+    # It summarizes the conversation before the last round, as the previous request sent it
+    # (so its cached prefix serves): that request's messages, then the instruction.
+    asked, sent = strip_cache_control(request["messages"]), strip_cache_control(before["messages"])
+    assert asked[:-1] == sent[:-1]
+    assert asked[-1]["content"] == [
+        *sent[-1]["content"],
+        {"type": "text", "text": SUMMARY_INSTRUCTION},
+    ]
     after = api.bodies[index + 1]["messages"]
     header = after[0]["content"][0]["text"]
     assert after[0]["role"] == "user" and header.startswith(HEADER_OPEN)

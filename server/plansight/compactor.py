@@ -2,8 +2,9 @@
 
 Before each model request the loop asks `Compactor.before_request`; above ``compactAt ×
 contextWindow`` it compacts: old tool results are cleared first, and only if that is not
-enough the model is asked for a summary (one request with the same system prompt and tools,
-``tool_choice: none``) and the conversation becomes the summarized one. Either way the
+enough the model is asked for a summary of the conversation before the last round (one request
+with the same system prompt and tools, ``tool_choice: none``: the previous request, whose cached
+prefix serves it) and the conversation becomes the summarized one. Either way the
 conversation is replaced in one step (storage rewrites it atomically) and a `Compacted` event
 announces it. The rules themselves are pure functions in `plansight.compaction`.
 
@@ -25,6 +26,7 @@ from plansight.compaction import (
     clearing_notice,
     estimate_tokens,
     fallback_summary,
+    split_last_round,
     summarized_conversation,
     summary_request,
 )
@@ -165,7 +167,10 @@ class Compactor:
                 after = self.meter.full(candidate, overhead)
                 return self._replace(candidate, before, after, "clearToolResults", Usage())
             return CompactionResult(before, before, None, Usage())
-        summary, usage = await self._summary(model, system, candidate, overhead, window)
+        # The summary covers the conversation before the last round (which is kept as it
+        # was), not cleared: that is the previous request, whose cached prefix serves it.
+        earlier, _ = split_last_round(messages)
+        summary, usage = await self._summary(model, system, earlier, overhead, window)
         new = summarized_conversation(
             messages,
             summary=summary,
