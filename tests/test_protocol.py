@@ -305,7 +305,9 @@ def test_options_as_pygls_delivers_them_are_read() -> None:
 
 
 def test_a_bad_thinking_budget_leaves_thinking_on_with_the_default_budget() -> None:
-    options = InitOptions.parse({"thinking": {"budgetTokens": 0}})
+    # 0 is a budget below the minimum (raised to 1024 when requests are made), not a bad one.
+    assert InitOptions.parse({"thinking": {"budgetTokens": 0}}).thinking == Thinking(0)
+    options = InitOptions.parse({"thinking": {"budgetTokens": -5}})
     assert options.thinking == Thinking(budget_tokens=None)
     assert options.problems[0].startswith("initializationOptions.thinking.budgetTokens must be")
 

@@ -16,7 +16,7 @@ from plansight.events import Event, PlanChanged, RunFinished, RunStarted
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.model import ModelSettings, ThinkingOption
+from plansight.model import ModelSettings, ThinkingOption, thinking_request
 from plansight.protocol import InitOptions, Thinking
 from plansight.session import DEFAULT_MAX_ROUNDS, Session, SessionBusy, SessionSettings
 from plansight.storage import default_storage_dir
@@ -223,3 +223,11 @@ async def test_start_removes_the_temporary_files_of_a_killed_writer(tmp_path: Pa
     assert ours.exists() and ignored.exists()
     assert (root / "pkg" / "mod.py").read_text() == "print('intact')\n"
     await session.close()
+
+
+def test_a_thinking_budget_of_zero_is_raised_to_the_minimum_not_replaced_by_the_default() -> None:
+    options = InitOptions.parse({"thinking": {"budgetTokens": 0}})
+    settings = SessionSettings.from_options(options, {})
+    assert settings.model.thinking == ThinkingOption(budget_tokens=0)
+    thinking, max_tokens = thinking_request(settings.model.thinking, None, 8192)
+    assert thinking == {"type": "enabled", "budget_tokens": 1024} and max_tokens > 1024

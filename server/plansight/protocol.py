@@ -411,7 +411,10 @@ class InitOptions:
         top = _OptionReader(raw, "", problems)
         auto = _OptionReader(top.object("autoApprove") or {}, "autoApprove.", problems)
         thinking = top.object("thinking", nullable=True)
-        budget = _OptionReader(thinking or {}, "thinking.", problems).whole("budgetTokens")
+        # Any budget below the API's minimum (0 included) is raised to it (PROTOCOL.md).
+        budget = _OptionReader(thinking or {}, "thinking.", problems).whole(
+            "budgetTokens", minimum=0
+        )
         return cls(
             model=top.text("model"),
             max_rounds=top.whole("maxRounds"),
@@ -450,13 +453,13 @@ class _OptionReader:
         self._ignore(key, "must be a non-empty string")
         return None
 
-    def whole(self, key: str) -> int | None:
+    def whole(self, key: str, *, minimum: int = 1) -> int | None:
         value = self.raw.get(key)
         if value is None:
             return None
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
             return value
-        self._ignore(key, "must be a whole number of at least 1")
+        self._ignore(key, f"must be a whole number of at least {minimum}")
         return None
 
     def share(self, key: str) -> float | None:

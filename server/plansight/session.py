@@ -108,7 +108,11 @@ class SessionSettings:
             api_key=env.get("ANTHROPIC_API_KEY") or None,
             base_url=env.get("ANTHROPIC_BASE_URL") or None,
             thinking=(
-                ThinkingOption(thinking.budget_tokens or DEFAULT_THINKING_BUDGET)
+                ThinkingOption(
+                    DEFAULT_THINKING_BUDGET
+                    if thinking.budget_tokens is None
+                    else thinking.budget_tokens
+                )
                 if thinking is not None
                 else None
             ),
