@@ -1073,6 +1073,19 @@ async def test_a_scripted_reply_the_real_model_cannot_give_is_a_fake_error() -> 
                 await client.messages.create(model=MODEL, max_tokens=64, messages=[user("q")])
 
 
+async def test_a_scripted_call_of_a_tool_the_request_does_not_offer_is_a_fake_error() -> None:
+    # The real model calls only the tools it is given: a script that does otherwise is wrong.
+    steps = [tool_reply("delete_everything", {}), tool_reply("read_file", {"path": "a.py"})]
+    with FakeMessagesAPI(steps) as api:
+        async with client_for(api) as client:
+            with pytest.raises(anthropic.InternalServerError, match="'delete_everything'"):
+                await client.messages.create(
+                    model=MODEL, max_tokens=64, messages=[user("q")], tools=TOOLS
+                )
+            with pytest.raises(anthropic.InternalServerError, match="does not offer"):
+                await client.messages.create(model=MODEL, max_tokens=64, messages=[user("q")])
+
+
 def signed(thinking: str) -> dict[str, Any]:
     return {"type": "thinking", "thinking": thinking, "signature": sign_thinking(thinking)}
 
