@@ -46,6 +46,17 @@ describe('ConversationRenderer', () => {
     expect(html).toContain('<div class="label">Result</div><pre>Ran 2 tests: OK (exit status 0)</pre>');
   });
 
+  it('shows a submitted plan as words on its row and as Markdown in its body', () => {
+    const { model, renderer } = setup();
+    const summary = '## Approach\n\n- Rename **greet** in `hello.py`\n- Run the [tests](tests/)';
+    model.apply({ type: 'toolCall', id: 't1', name: 'submit_plan', input: { summary } });
+    const html = renderer.entry(model.current!.entries[0]!);
+    expect(html).toMatch(/<span class="input">Approach Rename greet in hello\.py Run the tests<\/span>/);
+    expect(html).toContain('<h2>Approach</h2>');
+    expect(html).toContain('<strong>greet</strong>');
+    expect(html).not.toContain('## Approach');
+  });
+
   it('keeps thinking collapsed and says what a compaction did', () => {
     const { model, renderer } = setup();
     model.apply({ type: 'thinkingDelta', text: 'Let me think.' });

@@ -11,7 +11,7 @@
  */
 import type { PlansightEvent, RunResult, Usage } from '../protocol';
 import { parsePrompt, type ShownPrompt } from '../commands/prompt';
-import { formatCount, oneLine, truncate } from '../text';
+import { formatCount, oneLine, plainOneLine, truncate } from '../text';
 
 export interface UserEntry {
   kind: 'user';
@@ -453,7 +453,7 @@ export function toolInputSummary(name: string, input: Record<string, unknown>): 
     case 'ask_user':
       return truncate(oneLine(str(input['question']) ?? ''), 100);
     case 'submit_plan':
-      return truncate(oneLine(str(input['summary']) ?? ''), 100);
+      return truncate(plainOneLine(str(input['summary']) ?? ''), 100);
     default:
       return truncate(oneLine(JSON.stringify(input) ?? ''), 100);
   }

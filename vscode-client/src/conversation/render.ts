@@ -80,7 +80,7 @@ function clip(text: string): string {
   return text.length > maxBody ? `${text.slice(0, maxBody)}\n… (${text.length - maxBody} more characters)` : text;
 }
 
-function toolBody(entry: ToolEntry): string {
+function toolBody(entry: ToolEntry, markdown: (text: string) => string): string {
   const { name, input } = entry;
   const pre = (label: string, text: string): string =>
     `<div class="label">${escapeHtml(label)}</div><pre>${escapeHtml(clip(text))}</pre>`;
@@ -93,6 +93,9 @@ function toolBody(entry: ToolEntry): string {
     parts.push(pre('Path', String(input['path'] ?? '')), pre('Content', input['content']));
   } else if (name === 'write_scratchpad' && typeof input['content'] === 'string') {
     parts.push(pre('Notes', input['content']));
+  } else if (name === 'submit_plan' && typeof input['summary'] === 'string') {
+    // The summary is the model's Markdown, shown as the proposed plan's card shows it.
+    parts.push(`<div class="label">Summary</div><div class="md">${markdown(input['summary'])}</div>`);
   } else if (Object.keys(input).length) {
     parts.push(pre('Input', JSON.stringify(input, null, 2)));
   }
@@ -104,7 +107,7 @@ function toolBody(entry: ToolEntry): string {
   return parts.join('');
 }
 
-function renderTool(entry: ToolEntry): string {
+function renderTool(entry: ToolEntry, markdown: (text: string) => string): string {
   const state = entry.result ? (entry.result.isError ? 'error' : 'ok') : 'running';
   const iconId = state === 'running' ? 'loading codicon-modifier-spin' : state === 'error' ? 'error' : (toolIcons[entry.name] ?? 'tools');
   const input = toolInputSummary(entry.name, entry.input);
@@ -114,7 +117,7 @@ function renderTool(entry: ToolEntry): string {
     `<summary>${icon(iconId)}<span class="name">${escapeHtml(entry.name)}</span>` +
     `${input ? ` <span class="input">${escapeHtml(input)}</span>` : ''}` +
     `${result ? ` <span class="result">→ ${escapeHtml(result)}</span>` : ''}</summary>` +
-    `<div class="body">${toolBody(entry)}</div></details>`
+    `<div class="body">${toolBody(entry, markdown)}</div></details>`
   );
 }
 
@@ -164,7 +167,7 @@ export class ConversationRenderer {
           `<div class="body md">${this.helpers.markdown(entry.text)}</div></details>`
         );
       case 'tool':
-        return renderTool(entry);
+        return renderTool(entry, (text) => this.helpers.markdown(text));
       case 'reminder':
         return renderReminder(entry);
       case 'notice':
