@@ -1068,7 +1068,8 @@ def _reply_problem(body: Mapping[str, Any], step: Reply) -> str | None:
     offered = {t.get("name") for t in body.get("tools") or () if isinstance(t, Mapping)}
     for block in step.content:
         if block.get("type") == "tool_use" and block.get("name") not in offered:
-            return f"the reply calls the tool {block.get('name')!r}, which the request does not offer"
+            name = block.get("name")
+            return f"the reply calls the tool {name!r}, which the request does not offer"
     if kinds & {"thinking", "redacted_thinking"} and _thinking_kind(body) is None:
         return "the reply has thinking blocks but the request did not turn thinking on"
     return None
