@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
@@ -135,6 +137,91 @@ async def test_the_agents_own_writes_are_not_reported_as_outside_changes(
     (hello_workspace / "marker.txt").write_text("outside\n")
     await editor.recorder.wait_for(lambda: "marker.txt" in reported())
     assert reported() == ["marker.txt"]
+
+
+# What the agent's command below changes: a file modified, one made, one deleted, a folder made.
+COMMAND = (
+    "echo '# by the command' >> hello.py && echo made > made.txt && rm test_hello.py"
+    " && mkdir -p out/logs && echo log > out/logs/run.log"
+)
+
+
+def files_reported(editor: EditorHandle) -> list[str]:
+    events = editor.recorder.events
+    return [p for e in events if e["type"] == "filesChanged" for p in e["paths"]]
+
+
+def user_texts(body: dict[str, Any]) -> list[str]:
+    return [b["text"] for b in body["messages"][-1]["content"] if b["type"] == "text"]
+
+
+@pytest.mark.parametrize(
+    "init_options", [{}, {"checkpoints": False}], ids=["checkpoints", "no-checkpoints"]
+)
+async def test_the_agents_own_commands_are_not_reported_as_outside_changes(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path, init_options: dict[str, Any]
+) -> None:
+    handle = await start_editor(
+        hello_workspace, fake_api, storage=tmp_path / "state", init_options=init_options
+    )
+    try:
+        edit = {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+        fake_api.push(
+            tool("read_file", {"path": "hello.py"}),
+            tool("bash", {"command": COMMAND}),
+            tool("edit_file", edit),  # the command changed it since the read: refused
+            tool("read_file", {"path": "hello.py"}),
+            tool("edit_file", edit),
+            text("ok"),
+        )
+        await handle.wait_watching()
+        first = len(fake_api.bodies)
+        result = await handle.request("plansight/run", {"prompt": "run it"})
+        assert result["status"] == "done", result
+        assert (hello_workspace / "out/logs/run.log").exists()
+        bodies = fake_api.bodies[first:]
+        refused = tool_results(bodies[3])[0]
+        assert refused.get("is_error") is True and "modified" in refused["content"]
+        assert not tool_results(bodies[5])[0].get("is_error")
+        assert (hello_workspace / "hello.py").read_text().startswith("import os\n")
+        assert (hello_workspace / "hello.py").read_text().endswith("# by the command\n")
+
+        # Someone else changes a file the command made: that is reported. The watcher reports
+        # in order, so once it is, any report of the command's own changes was judged too.
+        (hello_workspace / "made.txt").write_text("changed by someone else\n")
+        await handle.recorder.wait_for(lambda: "made.txt" in files_reported(handle))
+        assert files_reported(handle) == ["made.txt"]
+        # The model hears of that change alone, at its next turn.
+        fake_api.push(text("noted"))
+        await handle.request("plansight/run", {"prompt": "anything new?"})
+        told = [t for t in user_texts(fake_api.bodies[-1]) if "Changed outside" in t]
+        assert told == [
+            "<files-changed>Changed outside the agent since your last turn: made.txt. "
+            "Read them again before editing them.</files-changed>"
+        ]
+    finally:
+        await handle.stop()
+
+
+async def test_a_stopped_commands_changes_are_its_own(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    started = hello_workspace / "started.txt"
+    fake_api.push(
+        tool("bash", {"command": "echo x > started.txt && rm test_hello.py && sleep 60"}),
+        text("unreachable"),
+    )
+    await editor.wait_watching()
+    msg_id, run = editor.start_request("plansight/run", {"prompt": "run it"})
+    await editor.recorder.wait_for(
+        lambda: started.exists() and not (hello_workspace / "test_hello.py").exists()
+    )
+    editor.cancel(msg_id)
+    with contextlib.suppress(JsonRpcException):
+        await run
+    (hello_workspace / "marker.txt").write_text("outside\n")
+    await editor.recorder.wait_for(lambda: "marker.txt" in files_reported(editor))
+    assert files_reported(editor) == ["marker.txt"]
 
 
 @pytest.mark.parametrize(

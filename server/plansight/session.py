@@ -31,6 +31,7 @@ from plansight.compactor import (
     Compactor,
 )
 from plansight.conversation import Conversation
+from plansight.echoes import CommandEchoes, Echoes
 from plansight.events import (
     CheckpointTaken,
     ConversationChanged,
@@ -73,7 +74,7 @@ from plansight.protocol import InitOptions, event_payload
 from plansight.scratchpad import Scratchpad
 from plansight.storage import SessionStore, default_storage_dir
 from plansight.tools import default_tools
-from plansight.tools.context import ToolContext
+from plansight.tools.context import NoRecorder, ToolContext
 from plansight.watcher import IGNORED_DIRS
 from plansight.workspace import Workspace
 
@@ -195,10 +196,9 @@ class Session:
         self.model = ModelClient(settings.model, SdkLoader())
         self._running: asyncio.Task[Any] | None = None
         self._background: set[asyncio.Task[Any]] = set()
-        # What a restore left on disk (size, mtime), so that its echo from the watcher is not
-        # told to the model as someone else's change.
-        self._restore_echoes: dict[str, tuple[int, int] | None] = {}
-        self._held_reports: list[str] | None = None  # the watcher's, while a restore runs
+        # What the agent's restores and commands left on disk, so that the watcher's reports
+        # of them are not told to the model (or the editor) as someone else's changes.
+        self.echoes = Echoes(self.root, self._judge_changes)
         self.checkpointer: Checkpointer | None = None
         self.checkpoints_off = "checkpoints are off (the checkpoints option is false)"
         if settings.checkpoints:
@@ -206,7 +206,8 @@ class Session:
                 self.checkpoints_off = "checkpoints are off: this session has no storage folder"
             else:
                 self.checkpointer = self._make_checkpointer(store.directory / "checkpoints")
-                self.ctx.changes = self.checkpointer
+        self.command_echoes = CommandEchoes(self.echoes, self.checkpointer or NoRecorder())
+        self.ctx.changes = self.command_echoes
         self.events.subscribe(self._on_event, last=True)
 
     def _reviewed(self, review: ReviewHook) -> ReviewHook:
@@ -383,6 +384,7 @@ class Session:
             await asyncio.wait({task})
         if self.store is not None:
             self.store.history.flush()
+        await self.command_echoes.settled()  # a stopped command's end scan
         if self.checkpointer is not None:
             await self.checkpointer.close()
         await self.model.close()
@@ -413,12 +415,14 @@ class Session:
         self.events.emit(ScratchpadChanged(""))
 
     def files_changed(self, paths: list[str]) -> None:
-        """Files changed outside the agent: stale for edits, and the model hears of it."""
-        if self._held_reports is not None:  # a restore is writing: judge these after it
-            self._held_reports.extend(paths)
-            return
-        paths = [p for p in paths if not self._is_restore_echo(p)]
-        external = self.workspace.mark_stale(paths)  # drops the echoes of our own writes
+        """The watcher's report of changed files (relative): stale for edits; the model, the
+        editor and the checkpoints hear of those changed by someone else than the agent."""
+        self.echoes.report(paths)  # judged by `_judge_changes`, after a restore or command
+
+    def _judge_changes(self, own: list[str], others: list[str]) -> None:
+        # The agent's restores and commands: read again before an edit, but nobody else's.
+        self.workspace.mark_stale(own)
+        external = self.workspace.mark_stale(others)  # drops the echoes of our own writes
         if not external:
             return
         if self.checkpointer is not None:
@@ -465,7 +469,7 @@ class Session:
         task = asyncio.current_task()
         assert task is not None
         self._running = task  # a run asked for meanwhile is refused as busy
-        self._held_reports, self._restore_echoes = [], {}
+        self.echoes.hold()  # judged once what the restore wrote is known
         try:
             restored = await checkpointer.restore(
                 checkpoint=checkpoint,
@@ -479,9 +483,7 @@ class Session:
                 self._take_in(restored, checkpoint, todo_id)
         finally:
             self._running = None
-            held, self._held_reports = self._held_reports, None
-            if held:
-                self.files_changed(held)
+            self.echoes.release()
         return restored.result
 
     async def step_changes(self) -> dict[str, list[StepFile]]:
@@ -510,23 +512,15 @@ class Session:
             self.events.emit(PlanChanged(state))
         if result.restored:
             self.workspace.mark_stale(result.restored)  # to be read again before an edit
-            for path in result.restored:
-                self._restore_echoes[path] = _stamp(self.root / path)
+            self.echoes.left_as_they_are(result.restored)
         told = restore_notice(result, checkpoint, todo_id, restored.messages is not None)
         if told:
             self.notices.restores.append(told)
 
-    def _is_restore_echo(self, path: str) -> bool:
-        """Whether a reported change is the file as the last restore left it."""
-        if path not in self._restore_echoes:
-            return False
-        if _stamp(self.root / path) == self._restore_echoes[path]:
-            return True
-        del self._restore_echoes[path]  # changed again since: someone else's change
-        return False
-
     def files_watched(self) -> None:
-        """A watcher calls `files_changed` from now on with others' changes of files."""
+        """A watcher calls `files_changed` from now on with the changes of files: the agent's
+        commands' are found from now on, to be told apart."""
+        self.command_echoes.watched = True
         if self.checkpointer is not None:
             self.checkpointer.watched()
 
@@ -611,14 +605,6 @@ def todo_item(raw: Mapping[str, Any]) -> TodoItem:
         status=raw["status"],
         retries=int(raw.get("retries", 0)),
     )
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.lstat()
-    except OSError:
-        return None
-    return (st.st_size, st.st_mtime_ns)
 
 
 def restore_notice(

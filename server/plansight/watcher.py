@@ -109,8 +109,27 @@ def _stamp(st: os.stat_result) -> Stamp:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def scan(root: Path, keep: WorkspaceFilter, below: str = "") -> dict[str, Stamp]:
-    """The stamp of every file the watcher reports on, under `below` (relative, "" for all)."""
+def _folder_stamp(st: os.stat_result) -> Stamp:
+    # Its inode alone: what the watcher reports of a folder is its making, removal or renaming
+    # (its times change with every file made or removed in it, reported as those files).
+    return (st.st_ino, -1, 0, 0)
+
+
+def stamp_of(path: Path) -> Stamp | None:
+    """A file's stamp as `scan` takes it (a folder's as `scan(folders=True)` does), None when
+    there is nothing at `path`."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return _folder_stamp(st) if stat.S_ISDIR(st.st_mode) else _stamp(st)
+
+
+def scan(
+    root: Path, keep: WorkspaceFilter, below: str = "", *, folders: bool = False
+) -> dict[str, Stamp]:
+    """The stamp of every file the watcher reports on, under `below` (relative, "" for all);
+    with `folders`, of every folder it reports on too."""
     found: dict[str, Stamp] = {}
     pending = [tuple(below.split("/")) if below else ()]
     while pending:
@@ -129,6 +148,8 @@ def scan(root: Path, keep: WorkspaceFilter, below: str = "") -> dict[str, Stamp]
                     continue
                 if is_dir:
                     pending.append(parts)
+                    if folders:
+                        found["/".join(parts)] = _folder_stamp(entry.stat(follow_symlinks=False))
                 else:
                     found["/".join(parts)] = _stamp(entry.stat(follow_symlinks=False))
             except OSError:

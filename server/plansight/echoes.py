@@ -1,0 +1,148 @@
+"""The watcher's reports of the agent's own changes, told apart from everyone else's.
+
+The watcher reports every change of the workspace, the agent's own included, and late (its
+latency, longer on a busy machine). The agent's edits are told apart by the workspace (its
+write stamps). What its restores and its commands changed is kept here (`Echoes`): each such
+file's stamp as the agent left it (None: removed). A report of that file while it still has
+that stamp is the agent's own echo; once the stamp differs, the file was changed again, by
+someone else.
+
+While a restore or a command runs, the watcher's reports are held, and judged once what it
+changed is known. What a command changed is the difference between two scans of the workspace
+under the watcher's rules (what it would report), one just before the command and one after
+it ends (however it ends: exit, timeout, cancel). A change someone else made while the command
+ran is counted as the command's: nothing tells them apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from plansight.tools.context import ChangeRecorder
+from plansight.watcher import Stamp, WorkspaceFilter, scan, stamp_of
+
+log = logging.getLogger(__name__)
+
+# Kept at most (the oldest go first): a build writing a whole tree of files is not a leak.
+MAX_ECHOES = 100_000
+
+
+class Echoes:
+    """The agent's own changes the watcher may still report, and the reports held meanwhile.
+
+    `judge(own, others)` gets each report split in two, once nothing holds it back.
+    """
+
+    def __init__(self, root: Path, judge: Callable[[list[str], list[str]], None]) -> None:
+        self.root = root
+        self._judge = judge
+        self._left: dict[str, Stamp | None] = {}
+        self._holds = 0
+        self._held: list[str] = []
+
+    def report(self, paths: Iterable[str]) -> None:
+        """Files (or folders) that changed, relative: judged now, or when the hold ends."""
+        if self._holds:
+            self._held.extend(paths)
+            return
+        own: list[str] = []
+        others: list[str] = []
+        for path in dict.fromkeys(paths):
+            (own if self._is_echo(path) else others).append(path)
+        self._judge(own, others)
+
+    def hold(self) -> None:
+        """Hold the reports until `release` (a restore or a command is changing files)."""
+        self._holds += 1
+
+    def release(self) -> None:
+        self._holds -= 1
+        if self._holds == 0 and self._held:
+            held, self._held = self._held, []
+            self.report(held)
+
+    def left(self, stamps: Mapping[str, Stamp | None]) -> None:
+        """The agent left these files so (its restore, its command)."""
+        for path, stamp in stamps.items():
+            self._left.pop(path, None)  # moved to the end: the newest
+            self._left[path] = stamp
+        while len(self._left) > MAX_ECHOES:
+            del self._left[next(iter(self._left))]
+
+    def left_as_they_are(self, paths: Iterable[str]) -> None:
+        self.left({path: stamp_of(self.root / path) for path in paths})
+
+    def _is_echo(self, path: str) -> bool:
+        if path not in self._left:
+            return False
+        if stamp_of(self.root / path) == self._left[path]:
+            return True
+        del self._left[path]  # changed again since: someone else's change
+        return False
+
+
+class CommandEchoes:
+    """The session's `ChangeRecorder`: tells `inner` (the checkpointer, or nothing), and, once
+    a watcher reports changes (`watched`), finds what each command changed and tells `echoes`.
+    """
+
+    def __init__(self, echoes: Echoes, inner: ChangeRecorder) -> None:
+        self.echoes = echoes
+        self.inner = inner
+        self.watched = False  # without a watcher, nothing reports a command's changes
+        self._before: tuple[WorkspaceFilter, dict[str, Stamp]] | None = None
+        self._judging: asyncio.Task[None] | None = None
+
+    async def before_edit(self, path: str) -> None:
+        await self.inner.before_edit(path)
+
+    def edited(self, path: str) -> None:
+        self.inner.edited(path)
+
+    async def before_command(self) -> None:
+        await self.inner.before_command()
+        await self._judged()  # the previous command's end scan: this one's start follows it
+        if not self.watched:
+            return
+        self.echoes.hold()
+        try:
+            # A filter of its own, the same for both scans: .gitignore as the command found it.
+            keep = WorkspaceFilter(self.echoes.root)
+            found = await asyncio.to_thread(scan, self.echoes.root, keep, folders=True)
+        except BaseException:  # cancelled: the command will not run
+            self.echoes.release()
+            raise
+        self._before = (keep, found)
+
+    def command_ran(self, command: str) -> None:
+        self.inner.command_ran(command)
+        before, self._before = self._before, None
+        if before is not None:
+            self._judging = asyncio.ensure_future(self._judge(*before))
+
+    async def settled(self) -> None:
+        await self._judged()
+        await self.inner.settled()
+
+    async def _judged(self) -> None:
+        if self._judging is not None:
+            await asyncio.shield(asyncio.wait([self._judging]))
+
+    async def _judge(self, keep: WorkspaceFilter, before: dict[str, Stamp]) -> None:
+        try:
+            after = await asyncio.to_thread(scan, self.echoes.root, keep, folders=True)
+            changed = {
+                path: after.get(path)
+                for path in before.keys() | after.keys()
+                if before.get(path) != after.get(path)
+            }
+            self.echoes.left(changed)
+            # Judged with the held reports: own (stale for edits), unless changed since.
+            self.echoes.report(sorted(changed))
+        except Exception:
+            log.exception("could not tell what a command changed")
+        finally:
+            self.echoes.release()
