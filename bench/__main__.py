@@ -28,6 +28,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "checkpoints": "bench.checkpoints",
         "checkpoint-rounds": "bench.checkpoints_rounds",
         "lifecycle": "bench.lifecycle",
+        "command-echoes": "bench.command_echoes",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).

@@ -103,16 +103,20 @@ class CommandEchoes:
         self.inner.edited(path)
 
     async def before_command(self) -> None:
-        await self.inner.before_command()
         await self._judged()  # the previous command's end scan: this one's start follows it
         if not self.watched:
+            await self.inner.before_command()
             return
         self.echoes.hold()
         try:
             # A filter of its own, the same for both scans: .gitignore as the command found it.
             keep = WorkspaceFilter(self.echoes.root)
-            found = await asyncio.to_thread(scan, self.echoes.root, keep, folders=True)
-        except BaseException:  # cancelled: the command will not run
+            # Beside the checkpointer's wait (it reads files, this only looks at their stamps).
+            _, found = await asyncio.gather(
+                self.inner.before_command(),
+                asyncio.to_thread(scan, self.echoes.root, keep, folders=True),
+            )
+        except BaseException:  # cancelled or failed: the command will not run
             self.echoes.release()
             raise
         self._before = (keep, found)
