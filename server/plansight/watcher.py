@@ -88,7 +88,7 @@ class WorkspaceFilter:
     def keeps_entry(self, path: str, parts: tuple[str, ...], is_dir: bool) -> bool:
         """The same rules for a walk, whose folders above `path` (`parts`, relative to the
         root) were kept already. A string, not a Path: a scan asks for every entry, and making
-        a Path of each took 40 % of it."""
+        a Path of each took a third of it."""
         from watchfiles import Change
 
         if not self.default(Change.added, path) or is_temp_file(parts[-1]):
