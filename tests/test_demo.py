@@ -130,10 +130,11 @@ async def test_the_compaction_demo_compacts_offline_and_keeps_the_plan(tmp_path:
     header = after[0]["content"][0]["text"]
     assert header.startswith(HEADER_OPEN)
     assert "Review hello.py and its tests" in header
-    # The plan and the scratchpad as they were when it compacted, verbatim.
+    # The plan and the scratchpad as they were when it compacted, verbatim: from the calls
+    # summarized (the conversation before the last round) and the last round's, kept after.
     calls = [
         b
-        for m in requests[summaries[0]].body["messages"]
+        for m in [*requests[summaries[0]].body["messages"], *after[1:]]
         if m["role"] == "assistant"
         for b in m["content"]
         if b["type"] == "tool_use"
