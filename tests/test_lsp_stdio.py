@@ -14,15 +14,17 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
+from plansight.lsp.stdio import ClientOutput
 
 from conftest import PATIENCE, wait_until
 from lsp_harness import server_env
@@ -342,3 +344,97 @@ async def test_requests_and_a_cancel_are_answered_while_the_sdk_is_still_importi
     await server.notify("exit")
     assert await server.exited() == 0
     server.assert_quiet()
+
+
+# ----- writing ----------------------------------------------------------------------------------
+# ClientOutput on real pipes, as stdout is when PYTHONUNBUFFERED=1 (the VS Code client sets it):
+# an unbuffered file, whose write(2) may take only part of a large message.
+
+
+def frame_of(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+class PipeReader:
+    """Reads the far end of a pipe in a thread until the writer closes it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.data = bytearray()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        while chunk := os.read(self.fd, 1 << 16):
+            self.data += chunk
+        os.close(self.fd)
+
+    def all(self) -> bytes:
+        self.thread.join(PATIENCE)
+        assert not self.thread.is_alive(), "the writer never closed the pipe"
+        return bytes(self.data)
+
+
+def pipe_to_reader(*, blocking: bool) -> tuple[ClientOutput, BinaryIO, PipeReader]:
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, blocking)
+    stream = open(write_fd, "wb", buffering=0)
+    return ClientOutput(stream), stream, PipeReader(read_fd)
+
+
+@pytest.mark.parametrize("buffered", [False, True], ids=["unbuffered", "buffered"])
+def test_a_message_larger_than_the_pipe_reaches_the_client_whole(buffered: bool) -> None:
+    # A non-blocking pipe takes what fits (64 KiB) and leaves the rest to the writer: before,
+    # the rest was dropped and the client waited forever for the bytes Content-Length promised.
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    stream = open(write_fd, "wb", buffering=-1 if buffered else 0)
+    reader = PipeReader(read_fd)
+    output = ClientOutput(stream)
+    messages = [frame_of(b'{"text": "%s"}' % (letter * 3_000_000)) for letter in (b"y", b"z")]
+    for message in messages:
+        output.write(message)
+    stream.close()
+    received = reader.all()
+    assert len(received) == sum(map(len, messages))
+    assert received == b"".join(messages)
+    assert not output.closed
+
+
+def test_messages_sent_from_several_threads_at_once_arrive_whole_and_apart() -> None:
+    # pygls sends log records from whichever thread logged them, while the event loop sends
+    # answers: a write that a full pipe splits must not let another message in between.
+    output, stream, reader = pipe_to_reader(blocking=True)
+    letters = b"abcdefgh"
+
+    def send(letter: bytes) -> None:
+        for _ in range(3):
+            output.write(frame_of(letter * 1_000_000))
+
+    threads = [threading.Thread(target=send, args=(bytes([c]),)) for c in letters]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(PATIENCE)
+    stream.close()
+    received = reader.all()
+    bodies = []
+    while received:
+        header, _, rest = received.partition(b"\r\n\r\n")
+        assert header.startswith(b"Content-Length: "), header[:80]
+        length = int(header.removeprefix(b"Content-Length: "))
+        bodies.append(rest[:length])
+        received = rest[length:]
+    assert sorted(body[:1] for body in bodies) == sorted(bytes([c]) for c in letters * 3)
+    assert all(body == body[:1] * 1_000_000 for body in bodies)
+
+
+def test_a_client_gone_mid_message_silences_the_output() -> None:
+    read_fd, write_fd = os.pipe()
+    stream = open(write_fd, "wb", buffering=0)
+    os.close(read_fd)  # the client is gone
+    output = ClientOutput(stream)
+    output.write(frame_of(b"y" * 1_000_000))
+    assert output.closed and output.lost.is_set()
+    output.write(frame_of(b"{}"))  # nothing more is tried
+    stream.close()

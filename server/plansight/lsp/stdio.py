@@ -1,9 +1,10 @@
 """How the server meets its client on stdio, and how it leaves.
 
 - Reading: `framing.read_messages`, in a thread of the server's pool.
-- Writing: `ClientOutput`, which goes quiet once the client is gone (after `exit`, or when the
-  pipe is closed): what is sent then is dropped, instead of an error being logged and reported
-  to a client that cannot hear it (which fails again, and again).
+- Writing: `ClientOutput`, which writes each message whole and alone, and goes quiet once the
+  client is gone (after `exit`, or when the pipe is closed): what is sent then is dropped,
+  instead of an error being logged and reported to a client that cannot hear it (which fails
+  again, and again).
 - Leaving, on `exit`, at the end of input, or on SIGINT / SIGTERM (Ctrl-C in a terminal): the
   run in progress is cancelled (its commands' process groups killed, the conversation kept
   valid and saved), the model's connections closed, and the exit code returned at once; the
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import selectors
 import signal
 import sys
 import threading
@@ -36,26 +38,75 @@ SIGNAL_EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 class ClientOutput:
-    """pygls's writer for stdout: every message flushed whole; silent once the client is gone."""
+    """pygls's writer for stdout: every message written whole and alone, then flushed; silent
+    once the client is gone.
+
+    Messages go to the unbuffered file (stdout already is one with `PYTHONUNBUFFERED=1`, which
+    the VS Code client sets), whose `write` is a single write(2): on a pipe, that may take only
+    part of a large message and say how much, or take nothing and return None (a full
+    non-blocking pipe). The rest is written here: dropped, it would leave the client waiting
+    forever for the bytes its Content-Length promised. Messages are also sent from other
+    threads (log records): a lock keeps one message's bytes from landing inside another's.
+    """
 
     def __init__(self, stream: BinaryIO) -> None:
-        self.stream = stream
+        # Past the buffer, if any: a BufferedWriter on a non-blocking pipe raises once its
+        # buffer fills, after taking an unknown part of the message. Nothing else writes here.
+        raw = getattr(stream, "raw", None)
+        if raw is not None:
+            stream.flush()
+        self.stream: BinaryIO = raw if raw is not None else stream
         self.closed = False
         self.lost = asyncio.Event()  # set when a write finds the client gone
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The loop that waits on `lost` (a write from another thread sets it through it)."""
+        self._loop = loop
 
     def write(self, data: bytes) -> None:
-        if self.closed:
-            return
-        try:
-            self.stream.write(data)
-            self.stream.flush()
-        except (OSError, ValueError) as err:  # a closed pipe, a closed file
-            self.closed = True
-            log.info("the client is gone (%s); nothing more is sent", err)
-            self.lost.set()
+        with self._lock:
+            if self.closed:
+                return
+            try:
+                write_all(self.stream, data)
+                self.stream.flush()
+                return
+            except (OSError, ValueError) as err:  # a closed pipe, a closed file
+                self.closed = True
+                error = err
+        # Outside the lock: the log record may itself be sent to the client (and dropped).
+        log.info("the client is gone (%s); nothing more is sent", error)
+        self._set_lost()
 
     def close(self) -> None:
         self.closed = True
+
+    def _set_lost(self) -> None:
+        loop = self._loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is None or loop is running:
+            self.lost.set()
+        else:
+            with suppress(RuntimeError):  # the loop has closed: nobody waits any more
+                loop.call_soon_threadsafe(self.lost.set)
+
+
+def write_all(stream: BinaryIO, data: bytes) -> None:
+    """Write all of `data`, however many calls that takes (see `ClientOutput`)."""
+    view = memoryview(data)
+    while view:
+        written: int | None = stream.write(view)  # FileIO: None when nothing fits
+        if written is None:  # a full non-blocking pipe: wait until the client reads
+            with selectors.DefaultSelector() as selector:
+                selector.register(stream, selectors.EVENT_WRITE)
+                selector.select()
+            continue
+        view = view[written:]
 
 
 def serve_stdio(server: PlansightServer, stdin: BinaryIO, stdout: BinaryIO) -> int:
@@ -83,6 +134,7 @@ async def _serve(server: PlansightServer, stdin: BinaryIO, output: ClientOutput)
         leave(code)
 
     server.exit_requested = leave
+    output.attach(loop)
     server.protocol.set_writer(output)
     for signum in SIGNAL_EXIT_CODES:
         loop.add_signal_handler(signum, on_signal, signum)
