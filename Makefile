@@ -23,10 +23,12 @@ lint:
 
 # Parallel workers (pytest-xdist), one per core by default: most of a test's time is a server
 # starting or waiting for its child processes. PYTEST_WORKERS=0 runs everything in one process.
+# Work stealing: a worker that runs out takes tests queued for the other, so the two end
+# together (the slow tests, started first, otherwise leave one core idle at the end).
 PYTEST_WORKERS ?= auto
 
 test-python:
-	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS)
+	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
 
 test-vscode:
 	cd vscode-client && npm run typecheck && npm run test:unit && npm run test:e2e
