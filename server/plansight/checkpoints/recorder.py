@@ -329,26 +329,15 @@ class Checkpointer:
                 plan, messages = self._rewind_of(target)
             if todo_id is not None:
                 plan = with_pending(plan or now_plan, todo_id)
-            if dry_run:
-                self.archive.write(now)
-                result = self.store.restore(
-                    checkpoint=checkpoint,
-                    todo_id=todo_id,
-                    paths=paths,
-                    force=force,
-                    unsaved=unsaved,
-                    current_todo=in_progress,
-                    before_extra=now_extra,
-                    dry_run=True,
-                )
-                return Restored(result, None, None)
-            after_extra = dict(now_extra)
-            if plan is not None:
-                after_extra["plan"] = plan
-            if messages is not None:
-                rewound = self.archive.capture(messages)
-                self.archive.write(rewound)
-                after_extra["conversation"] = rewound.digest
+            after_extra: dict[str, Any] | None = None
+            if not dry_run:
+                after_extra = dict(now_extra)
+                if plan is not None:
+                    after_extra["plan"] = plan
+                if messages is not None:
+                    rewound = self.archive.capture(messages)
+                    self.archive.write(rewound)
+                    after_extra["conversation"] = rewound.digest
             self.archive.write(now)
             result = self.store.restore(
                 checkpoint=checkpoint,
@@ -359,7 +348,10 @@ class Checkpointer:
                 current_todo=in_progress,
                 before_extra=now_extra,
                 after_extra=after_extra,
+                dry_run=dry_run,
             )
+            if dry_run:
+                return Restored(result, None, None)
             return Restored(result, plan, messages)
 
         restored = await asyncio.to_thread(work)
