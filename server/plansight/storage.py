@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from plansight.atomic import remove_leftovers, write_atomic
+from plansight.atomic import append_whole, remove_leftovers, write_atomic
 from plansight.history import RunHistory
 
 log = logging.getLogger(__name__)
@@ -107,13 +107,7 @@ class ConversationLog:
         data = "".join(f"{line}\n" for line in new).encode()
         if not saved:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            written = os.write(fd, data)  # one syscall: all of it or, on a full disk, an error
-        finally:
-            os.close(fd)
-        if written != len(data):
-            raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+        append_whole(self.path, data)  # one write(): kill -9 cannot cut it in half
         saved.extend(new)
 
     def load(self) -> list[Any] | None:
