@@ -26,18 +26,20 @@ _DEFINITION = re.compile(
 _CALLABLE = frozenset({"def", "function", "func", "fn", "sub"})
 
 
-def _lines(n: int) -> str:
+def n_lines(n: int) -> str:
+    """'1 line', '3 lines'."""
     return f"{n} line" if n == 1 else f"{n} lines"
 
 
-def _count_lines(text: str) -> int:
+def count_lines(text: str) -> int:
+    """Lines of `text`, a last one without its newline counted."""
     if not text:
         return 0
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
 def describe_new_file(text: str) -> str:
-    return f"New file ({_lines(_count_lines(text))})"
+    return f"New file ({n_lines(count_lines(text))})"
 
 
 def describe_change(before: str, after: str) -> str:
@@ -55,7 +57,7 @@ def describe_change(before: str, after: str) -> str:
     if not old_mid and not new_mid:
         return "No change"
     if len(old_mid) > _MAX_DIFF_LINES or len(new_mid) > _MAX_DIFF_LINES:
-        return f"Change lines {prefix + 1}-{prefix + len(old_mid)} (now {_lines(len(new_mid))})"
+        return f"Change lines {prefix + 1}-{prefix + len(old_mid)} (now {n_lines(len(new_mid))})"
     opcodes = difflib.SequenceMatcher(None, old_mid, new_mid, autojunk=False).get_opcodes()
     kept = itertools.chain(
         itertools.islice(old, prefix),
@@ -63,7 +65,7 @@ def describe_change(before: str, after: str) -> str:
         (line for tag, i1, i2, _j1, _j2 in opcodes if tag == "equal" for line in old_mid[i1:i2]),
     )
     if before.strip() and after.strip() and not any(line.strip() for line in kept):
-        return f"Rewrite the whole file ({_lines(_count_lines(after))}, was {_count_lines(before)})"
+        return f"Rewrite the whole file ({n_lines(count_lines(after))}, was {count_lines(before)})"
     changed = added = removed = 0
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "replace":
@@ -81,10 +83,10 @@ def describe_change(before: str, after: str) -> str:
         return _describe_addition(old, new[prefix + j1 : prefix + j2], first, added)
     if not changed and not added:
         return _describe_removal(old, first, old[first : prefix + i2], removed)
-    parts = [f"change {_lines(changed)}" if changed else ""]
+    parts = [f"change {n_lines(changed)}" if changed else ""]
     parts += [
-        f"add {_lines(added)}" if added else "",
-        f"remove {_lines(removed)}" if removed else "",
+        f"add {n_lines(added)}" if added else "",
+        f"remove {n_lines(removed)}" if removed else "",
     ]
     said = [part for part in parts if part]
     phrase = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
@@ -98,10 +100,10 @@ def _describe_addition(old: list[str], block: list[str], at: int, count: int) ->
     container = _container(old, at - 1, _depth(start))
     defined = _DEFINITION.match(start)
     if defined is not None:
-        return f"Add {_render(defined, container)} ({_lines(count)})"
+        return f"Add {_render(defined, container)} ({n_lines(count)})"
     if container is not None:
-        return f"Add {_lines(count)} to {_name(old, *container)}"
-    return f"Add {_lines(count)} after line {at}" if at > 0 else f"Add {_lines(count)} at the top"
+        return f"Add {n_lines(count)} to {_name(old, *container)}"
+    return f"Add {n_lines(count)} after line {at}" if at > 0 else f"Add {n_lines(count)} at the top"
 
 
 def _describe_removal(old: list[str], first: int, block: list[str], count: int) -> str:
@@ -110,10 +112,10 @@ def _describe_removal(old: list[str], first: int, block: list[str], count: int) 
     defined = _DEFINITION.match(start)
     if defined is not None:
         container = _container(old, first - 1, _depth(start))
-        return f"Remove {_render(defined, container)} ({_lines(count)})"
+        return f"Remove {_render(defined, container)} ({n_lines(count)})"
     where = _where(old, first)
     if where:
-        return f"Remove {_lines(count)} from {where}"
+        return f"Remove {n_lines(count)} from {where}"
     return f"Remove line {first + 1}" if count == 1 else f"Remove lines {first + 1}-{first + count}"
 
 

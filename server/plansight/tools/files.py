@@ -18,7 +18,12 @@ from typing import Any
 from plansight.hooks import EditProposal
 from plansight.textpages import ModelView, as_model_text
 from plansight.tools.context import ToolContext, workspace_errors
-from plansight.tools.describe import describe_change, describe_new_file
+from plansight.tools.describe import (
+    count_lines,
+    describe_change,
+    describe_new_file,
+    n_lines,
+)
 from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_int, require_str
 from plansight.workspace import EditBase, WorkspaceError
 
@@ -26,16 +31,6 @@ READ_MAX_LINES = 2000
 READ_MAX_BYTES = 100_000
 READ_MAX_LINE_CHARS = 2000
 DIFF_MAX_LINES = 120
-
-
-def _count_lines(text: str) -> int:
-    if not text:
-        return 0
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
-
-
-def _lines(n: int) -> str:
-    return f"{n} line" if n == 1 else f"{n} lines"
 
 
 # ----- read_file ---------------------------------------------------------------------------------
@@ -60,7 +55,7 @@ async def read_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         return f"[{rel} is empty]"
     if offset > page.total_lines:
         raise ToolError(
-            f"offset={offset} is past the end of {rel}, which has {_lines(page.total_lines)}."
+            f"offset={offset} is past the end of {rel}, which has {n_lines(page.total_lines)}."
         )
     ctx.touch(rel, page.first_line - 1, page.last_line - 1)
     out = [f"{page.first_line + i:>6}\t{line}" for i, line in enumerate(page.lines)]
@@ -77,7 +72,7 @@ async def read_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         )
     if page.truncated_lines:
         notes.append(
-            f"[note: {_lines(page.truncated_lines)} longer than {READ_MAX_LINE_CHARS} "
+            f"[note: {n_lines(page.truncated_lines)} longer than {READ_MAX_LINE_CHARS} "
             "characters were cut.]"
         )
     if page.last_line < page.total_lines:
@@ -107,7 +102,7 @@ def read_summary(content: str) -> str:
     if page is not None:
         first, last, total = page.groups()
         return f"lines {first}-{last} of {total}"
-    return _lines(len(numbers))
+    return n_lines(len(numbers))
 
 
 READ_FILE = Tool(
@@ -149,7 +144,7 @@ def _changed_range(old: str, new: str) -> tuple[int, int]:
     limit = min(len(old_lines), len(new_lines)) - prefix
     while suffix < limit and old_lines[-1 - suffix] == new_lines[-1 - suffix]:
         suffix += 1
-    last_line = max(_count_lines(new) - 1, 0)
+    last_line = max(count_lines(new) - 1, 0)
     start = min(prefix, last_line)
     end = max(start, min(len(new_lines) - suffix - 1, last_line))
     return start, end
@@ -252,7 +247,7 @@ async def write_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         base,
         content,
         description,
-        lambda written: f"{done} {rel} ({_lines(_count_lines(written))}).",
+        lambda written: f"{done} {rel} ({n_lines(count_lines(written))}).",
     )
 
 
@@ -362,7 +357,7 @@ async def edit_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     begin, end = view.document_offset(start), view.document_offset(start + len(old))
     proposed = base.text[:begin] + view.to_document(new) + base.text[end:]
     line = text.count("\n", 0, start) + 1
-    n_old, n_new = _count_lines(old), _count_lines(new)
+    n_old, n_new = count_lines(old), count_lines(new)
     # A diff of the whole text, cheap as the common start and end are skipped first; in a
     # thread all the same, as a large change would hold the event loop.
     changed = text[:start] + new + text[start + len(old) :]
@@ -372,7 +367,7 @@ async def edit_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         base,
         proposed,
         description,
-        lambda written: f"Edited {rel}: replaced {_lines(n_old)} with {n_new} at line {line}.",
+        lambda written: f"Edited {rel}: replaced {n_lines(n_old)} with {n_new} at line {line}.",
     )
 
 
