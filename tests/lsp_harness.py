@@ -50,6 +50,21 @@ class Recorder:
     def event_types(self) -> list[str]:
         return [e["type"] for e in self.events]
 
+    def clear(self) -> None:
+        """Forget what was received (listeners stay): a shared server's next test starts blank."""
+        for name in (
+            "todos",
+            "scratchpad",
+            "events",
+            "reviews",
+            "approvals",
+            "plan_reviews",
+            "questions",
+            "messages",
+            "diagnostics",
+        ):
+            getattr(self, name).clear()
+
     async def wait_for(
         self, predicate: Callable[[], bool], timeout: float = PATIENCE, what: str = "condition"
     ) -> None:
@@ -240,3 +255,80 @@ async def start_editor(
         )
     )
     return EditorHandle(client, recorder, root, result)
+
+
+def tree_of(root: Path) -> dict[str, bytes]:
+    """Every file under `root` by relative path, with its bytes."""
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+class SharedEditor:
+    """One server (default options, its own fake API and workspace) for the tests of a module
+    that need no fresh one: a server start costs about a second of CPU, most of the suite's.
+
+    Before each test: the run has ended, `plansight/reset` has cleared plan, scratchpad and
+    conversation, and the fake API and the record are blank, so the test sees what a new
+    session's editor sees. After each test: the server still answers, nothing runs, and the
+    workspace is byte for byte as it was: a test that changes files needs its own server, and
+    one that does so anyway fails here instead of misleading the next test.
+    """
+
+    def __init__(self, handle: EditorHandle, api: FakeMessagesAPI) -> None:
+        self.handle = handle
+        self.api = api
+        self._tree = tree_of(handle.root)
+
+    @classmethod
+    async def start(cls, root: Path, storage: Path) -> SharedEditor:
+        api = FakeMessagesAPI().start()
+        try:
+            return cls(await start_editor(root, api, storage=storage), api)
+        except BaseException:
+            api.stop()
+            raise
+
+    async def stop(self) -> None:
+        try:
+            await self.handle.stop()
+        finally:
+            self.api.stop()
+
+    async def idle(self) -> None:
+        """Until no run is in progress (a cancelled run's end included)."""
+
+        async def running() -> bool:
+            return bool((await self.handle.request("plansight/state", {}))["running"])
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + PATIENCE
+        while await running():
+            if loop.time() > deadline:
+                raise TimeoutError(f"a run still in progress after {PATIENCE:g} s")
+            await asyncio.sleep(0.01)
+
+    async def begin(self) -> EditorHandle:
+        await self.idle()
+        recorder = self.handle.recorder
+        heard = len(recorder.todos), len(recorder.scratchpad)
+        await self.handle.request("plansight/reset", {})
+        # The reset's own notifications (an empty plan, an empty scratchpad) are the last
+        # thing of the previous test.
+        await recorder.wait_for(
+            lambda: len(recorder.todos) > heard[0] and len(recorder.scratchpad) > heard[1],
+            what="the reset's plan and scratchpad notifications",
+        )
+        self.api.reset()
+        recorder.clear()
+        self.handle.client.progress_reports.clear()
+        return self.handle
+
+    async def end(self) -> None:
+        await self.idle()
+        now = tree_of(self.handle.root)
+        was = self._tree
+        changed = sorted(name for name in now.keys() | was.keys() if now.get(name) != was.get(name))
+        assert not changed, f"a test on the shared server changed the workspace: {changed}"

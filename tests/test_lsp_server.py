@@ -1,12 +1,19 @@
-"""`plansight lsp` end to end over stdio, driven by a real LSP client, against the fake API."""
+"""`plansight lsp` end to end over stdio, driven by a real LSP client, against the fake API.
+
+The tests that take `editor` share one server (`SharedEditor`: reset before each test, the
+workspace checked unchanged after it); those that need other options or change files start
+their own.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -14,7 +21,10 @@ from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 
-from lsp_harness import EditorHandle, start_editor
+from conftest import FIXTURES, Held
+from lsp_harness import EditorHandle, SharedEditor, start_editor
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 REMINDER = "<reminder>Update your todos.</reminder>"
 
@@ -23,11 +33,27 @@ def plan(*specs: tuple[str, str, str]) -> dict[str, Any]:
     return {"items": [{"id": i, "text": t, "status": s} for i, t, s in specs]}
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    folder = tmp_path_factory.mktemp("shared")
+    root = folder / "hello"
+    shutil.copytree(FIXTURES / "hello", root)
+    server = await SharedEditor.start(root, storage=folder / "state")
+    yield server
+    await server.stop()
+
+
 @pytest.fixture
-async def editor(hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path) -> Any:
-    handle = await start_editor(hello_workspace, fake_api, storage=tmp_path / "state")
-    yield handle
-    await handle.stop()
+def fake_api(shared: SharedEditor) -> FakeMessagesAPI:
+    """The shared server's fake API, blank (also for the tests that start their own server)."""
+    shared.api.reset()
+    return shared.api
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def editor(shared: SharedEditor) -> Any:
+    yield await shared.begin()
+    await shared.end()
 
 
 async def test_initialize_announces_protocol_v2_and_document_sync(editor: EditorHandle) -> None:
@@ -83,17 +109,29 @@ async def test_a_run_notifies_plan_scratchpad_events_and_answers_run_result(
 
 
 async def test_progress_follows_the_plan(editor: EditorHandle, fake_api: FakeMessagesAPI) -> None:
-    fake_api.push(
+    # The model answers once the editor shows the progress: a plan changed before that is
+    # only the progress's first message, not a report.
+    first = Held(
         tool(
             "todo",
             plan(("1", "Add type hints", "completed"), ("2", "Add docstrings", "in_progress")),
-        ),
+        )
+    )
+    fake_api.push(
+        first,
         tool(
             "todo", plan(("1", "Add type hints", "completed"), ("2", "Add docstrings", "completed"))
         ),
         text("done"),
     )
-    await editor.request("plansight/run", {"prompt": "go"})
+    run = asyncio.ensure_future(editor.request("plansight/run", {"prompt": "go"}))
+    try:
+        await editor.recorder.wait_for(
+            lambda: any(editor.client.progress_reports.values()), what="the progress begun"
+        )
+    finally:
+        first.release()
+    await run
     reports = [p for ps in editor.client.progress_reports.values() for p in ps]
     messages = [getattr(v, "message", None) for v in reports]
     assert "1/2 · Add docstrings" in messages

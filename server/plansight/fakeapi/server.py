@@ -366,6 +366,17 @@ class FakeMessagesAPI:
         with self._cond:
             self._steps.extend(steps)
 
+    def reset(self) -> None:
+        """Forget the script, the recorded requests and the prompt cache, and count connections
+        from 0 again: a fake serving one client after another (the tests' shared server) looks
+        new to each. Ids stay unique; open connections stay open."""
+        with self._cond:
+            self._steps = []
+            self._cursor = 0
+            self._requests = []
+            self._connection_counter = 0
+            self.cache.clear()
+
     @property
     def steps_used(self) -> int:
         with self._cond:
