@@ -281,15 +281,34 @@ class SharedEditor:
         self.handle = handle
         self.api = api
         self._tree = tree_of(handle.root)
+        # How this test's editor answers plansight/reviewEdit and approveCommand (None: accept,
+        # as start_editor's default); begin() puts both back to None.
+        self.review: AsyncAnswer | None = None
+        self.approve: ReviewAnswer | None = None
 
     @classmethod
-    async def start(cls, root: Path, storage: Path) -> SharedEditor:
+    async def start(cls, root: Path, storage: Path, **options: Any) -> SharedEditor:
+        """`options`: start_editor's, other than `review` and `approve` (set those per test)."""
         api = FakeMessagesAPI().start()
+        started: list[SharedEditor] = []
+
+        def review(payload: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+            answer = started[0].review
+            return answer(payload) if answer is not None else {"accepted": True}
+
+        def approve(payload: dict[str, Any]) -> dict[str, Any]:
+            answer = started[0].approve
+            return answer(payload) if answer is not None else {"approved": True}
+
         try:
-            return cls(await start_editor(root, api, storage=storage), api)
+            handle = await start_editor(
+                root, api, storage=storage, review=review, approve=approve, **options
+            )
         except BaseException:
             api.stop()
             raise
+        started.append(cls(handle, api))
+        return started[0]
 
     async def stop(self) -> None:
         try:
@@ -322,6 +341,7 @@ class SharedEditor:
             what="the reset's plan and scratchpad notifications",
         )
         self.api.reset()
+        self.review = self.approve = None
         recorder.clear()
         self.handle.client.progress_reports.clear()
         return self.handle
