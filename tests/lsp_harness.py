@@ -267,8 +267,8 @@ def tree_of(root: Path) -> dict[str, bytes]:
 
 
 class SharedEditor:
-    """One server (default options, its own fake API and workspace) for the tests of a module
-    that need no fresh one: a server start costs about a second of CPU, most of the suite's.
+    """One server (its own workspace and a fake API) for the tests of a module that need no
+    fresh one: a server start costs about a second of CPU, most of the suite's.
 
     Before each test: the run has ended, `plansight/reset` has cleared plan, scratchpad and
     conversation, and the fake API and the record are blank, so the test sees what a new
@@ -277,19 +277,44 @@ class SharedEditor:
     one that does so anyway fails here instead of misleading the next test.
     """
 
-    def __init__(self, handle: EditorHandle, api: FakeMessagesAPI) -> None:
+    def __init__(
+        self, handle: EditorHandle, api: FakeMessagesAPI, *, owns_api: bool = True
+    ) -> None:
         self.handle = handle
         self.api = api
+        self._owns_api = owns_api
         self._tree = tree_of(handle.root)
         # How this test's editor answers plansight/reviewEdit and approveCommand (None: accept,
-        # as start_editor's default); begin() puts both back to None.
+        # as start_editor's default), showMessageRequest (None: start_editor's), and, on a
+        # server started with offer_review_plan / offer_ask_user, reviewPlan and askUser
+        # (None: a test that did not expect the request; end() fails it). begin() puts all
+        # back to None.
         self.review: AsyncAnswer | None = None
         self.approve: ReviewAnswer | None = None
+        self.show_message: MessageAnswer | None = None
+        self.review_plan: AsyncAnswer | None = None
+        self.ask_user: AsyncAnswer | None = None
+        self.unanswered: list[str] = []
 
     @classmethod
-    async def start(cls, root: Path, storage: Path, **options: Any) -> SharedEditor:
-        """`options`: start_editor's, other than `review` and `approve` (set those per test)."""
-        api = FakeMessagesAPI().start()
+    async def start(
+        cls,
+        root: Path,
+        storage: Path,
+        *,
+        api: FakeMessagesAPI | None = None,
+        offer_review_plan: bool = False,
+        offer_ask_user: bool = False,
+        **options: Any,
+    ) -> SharedEditor:
+        """`options`: start_editor's, other than the answers (set those per test).
+
+        `api`: a fake API several shared servers of a module use (their tests run one at a
+        time); the caller stops it. Without it the server has its own, stopped with it.
+        `offer_review_plan` / `offer_ask_user`: the editor advertises reviewPlan / askUser.
+        """
+        own_api = api is None
+        fake = FakeMessagesAPI().start() if api is None else api
         started: list[SharedEditor] = []
 
         def review(payload: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
@@ -300,21 +325,47 @@ class SharedEditor:
             answer = started[0].approve
             return answer(payload) if answer is not None else {"approved": True}
 
+        default_title = options.pop("show_message_answer", None)
+
+        def show_message(shown: dict[str, Any]) -> str | None:
+            answer = started[0].show_message
+            return answer(shown) if answer is not None else default_title
+
+        def expected(name: str) -> AsyncAnswer:
+            def answer(payload: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+                chosen: AsyncAnswer | None = getattr(started[0], name)
+                if chosen is None:
+                    started[0].unanswered.append(name)
+                    raise RuntimeError(f"this test set no {name} answer")
+                return chosen(payload)
+
+            return answer
+
         try:
             handle = await start_editor(
-                root, api, storage=storage, review=review, approve=approve, **options
+                root,
+                fake,
+                storage=storage,
+                review=review,
+                approve=approve,
+                show_message=show_message,
+                review_plan=expected("review_plan") if offer_review_plan else None,
+                ask_user=expected("ask_user") if offer_ask_user else None,
+                **options,
             )
         except BaseException:
-            api.stop()
+            if own_api:
+                fake.stop()
             raise
-        started.append(cls(handle, api))
+        started.append(cls(handle, fake, owns_api=own_api))
         return started[0]
 
     async def stop(self) -> None:
         try:
             await self.handle.stop()
         finally:
-            self.api.stop()
+            if self._owns_api:
+                self.api.stop()
 
     async def idle(self) -> None:
         """Until no run is in progress (a cancelled run's end included)."""
@@ -341,7 +392,9 @@ class SharedEditor:
             what="the reset's plan and scratchpad notifications",
         )
         self.api.reset()
-        self.review = self.approve = None
+        self.review = self.approve = self.review_plan = self.ask_user = None
+        self.show_message = None
+        self.unanswered.clear()
         recorder.clear()
         self.handle.client.progress_reports.clear()
         return self.handle
@@ -352,3 +405,4 @@ class SharedEditor:
         was = self._tree
         changed = sorted(name for name in now.keys() | was.keys() if now.get(name) != was.get(name))
         assert not changed, f"a test on the shared server changed the workspace: {changed}"
+        assert not self.unanswered, f"asked without an answer set by the test: {self.unanswered}"
