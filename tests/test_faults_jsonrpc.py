@@ -3,28 +3,41 @@ abuse as JSON-RPC says, never dies, keeps answering `plansight/state`, and write
 framed JSON-RPC on stdout.
 
 No LSP client library here: a client library would refuse to send most of these bytes.
+
+The tests share one server per kind of stdout (a pipe, a non-blocking pipe), started on first
+use: every test's abuse reaches the same process in turn, which is at least as telling as a
+fresh one each ("the server never dies on bad input"). Before each test the server answers in
+step (`begin`: nothing runs, `plansight/reset`, its messages cleared, so a test sees only what
+arrived after it began) and after each test it is alive and wrote nothing but JSON-RPC; at the
+end of the module it exits with 0 on `shutdown` + `exit`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
+from plansight.protocol import RESET, SCRATCHPAD, TODOS
 
-from conftest import PATIENCE
+from conftest import FIXTURES, PATIENCE
 from lsp_harness import server_env
 
 HEADER = re.compile(rb"(Content-Length|Content-Type): ([^\r\n]+)\r\n")
 STATE_KEYS = {"todos", "scratchpad", "running"}
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 def frame(body: bytes | dict[str, Any] | list[Any]) -> bytes:
@@ -36,6 +49,7 @@ class RawServer:
     """`python -m plansight lsp` on pipes; every byte it writes to stdout is checked."""
 
     def __init__(self) -> None:
+        self.root: Path | None = None
         self.proc: asyncio.subprocess.Process | None = None
         self.stdout: asyncio.StreamReader | None = None
         self._stdout_transport: asyncio.ReadTransport | None = None
@@ -52,6 +66,7 @@ class RawServer:
         """`stdout`: "pipe", or "non-blocking pipe": one whose write(2) takes only what fits
         (a large message always comes back short), with PYTHONUNBUFFERED=1 as the VS Code
         client starts the server."""
+        self.root = root
         env = {"PLANSIGHT_LOG_LEVEL": "WARNING"}
         write_fd: int | None = None
         if stdout == "non-blocking pipe":
@@ -202,6 +217,30 @@ class RawServer:
         answer = await self.request("plansight/state", {})
         assert set(answer["result"]) == STATE_KEYS, answer
 
+    async def begin(self) -> None:
+        """Before a test on a shared server: it answers in step, nothing runs, plan, scratchpad
+        and conversation are cleared, and `messages` holds only what arrives from now on."""
+        self.assert_sound()
+        async with asyncio.timeout(PATIENCE):
+            while True:  # a cancelled run's end included
+                state = await self.request("plansight/state", {})
+                if state["result"]["running"] is False:
+                    break
+                await asyncio.sleep(0.01)
+        mark = len(self.messages)
+        reset = await self.request(RESET, {})
+        assert "result" in reset and reset["result"] is None, reset
+        # The reset's own notifications (an empty plan, an empty scratchpad): the last thing
+        # of the previous test.
+        for method in (TODOS, SCRATCHPAD):
+            await self.wait_for(lambda m, method=method: m.get("method") == method, since=mark)
+        self.messages.clear()
+
+    def assert_sound(self) -> None:
+        """Alive, and every byte on stdout so far was framed JSON-RPC."""
+        assert not self.exited, f"the server died: {self.stderr[-3000:].decode()}"
+        assert self.violations == [], self.violations
+
     @property
     def exited(self) -> bool:
         return self.proc is not None and self.proc.returncode is not None
@@ -223,25 +262,58 @@ class RawServer:
             self._stdout_transport.close()
 
 
+class SharedServers:
+    """One RawServer per kind of stdout, each started on first use on its own workspace copy,
+    all on one fake API; `close` checks each exits cleanly."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.api = FakeMessagesAPI().start()
+        self.servers: dict[str, RawServer] = {}
+
+    async def get(self, stdout: str) -> RawServer:
+        if stdout not in self.servers:
+            folder = self.folder / stdout.replace(" ", "-")
+            root = folder / "hello"
+            shutil.copytree(FIXTURES / "hello", root)
+            raw = RawServer()
+            self.servers[stdout] = raw
+            await raw.start(root, folder / "state", self.api, stdout=stdout)
+        return self.servers[stdout]
+
+    async def close(self) -> None:
+        async with contextlib.AsyncExitStack() as stopping:  # every server stopped, whatever
+            stopping.callback(self.api.stop)
+            for raw in self.servers.values():
+                stopping.push_async_callback(raw.stop)
+            for raw in self.servers.values():
+                raw.assert_sound()
+        for raw in self.servers.values():
+            assert raw.proc is not None and raw.proc.returncode == 0
+            assert raw.violations == []
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    servers = SharedServers(tmp_path_factory.mktemp("raw"))
+    yield servers
+    await servers.close()
+
+
 @pytest.fixture
-async def server(
-    request: pytest.FixtureRequest,
-    hello_workspace: Path,
-    fake_api: FakeMessagesAPI,
-    tmp_path: Path,
-) -> Any:
-    raw = RawServer()
-    await raw.start(
-        hello_workspace, tmp_path / "state", fake_api, stdout=getattr(request, "param", "pipe")
-    )
+def fake_api(shared: SharedServers) -> FakeMessagesAPI:
+    """The shared servers' fake API, blank."""
+    shared.api.reset()
+    return shared.api
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def server(request: pytest.FixtureRequest, shared: SharedServers) -> Any:
+    raw = await shared.get(getattr(request, "param", "pipe"))
+    await raw.begin()
+    shared.api.reset()
     yield raw
-    try:
-        assert not raw.exited, f"the server died: {raw.stderr[-3000:].decode()}"
-        assert raw.violations == [], raw.violations
-    finally:
-        await raw.stop()
-    assert raw.proc is not None and raw.proc.returncode == 0
-    assert raw.violations == []
+    raw.assert_sound()
 
 
 def is_error(message: dict[str, Any], code: int) -> bool:
@@ -393,9 +465,14 @@ async def test_wrong_param_types_for_edit_plan_get_invalid_params_and_change_not
 
 
 async def test_a_run_with_tools_and_noisy_commands_keeps_stdout_clean(
-    server: RawServer, fake_api: FakeMessagesAPI, hello_workspace: Path
+    server: RawServer, fake_api: FakeMessagesAPI
 ) -> None:
-    """Whatever the tools and their commands print goes to the model, never to our stdout."""
+    """Whatever the tools and their commands print goes to the model, never to our stdout.
+
+    The one test here that changes a file: the shared server's workspace is this module's own
+    copy, and no other test reads it."""
+    assert server.root is not None
+    hello_workspace = server.root
     noisy = "echo to-stdout; echo to-stderr >&2; seq 1 200000; printf '\\0\\r\\n'; python3 -c 1"
     fake_api.push(
         tool_reply("bash", {"command": noisy}),
