@@ -1,16 +1,25 @@
 """`plansight/history` as an editor sees it, through the real language server: past runs after
 a restart (their events as sent, text merged, no toolInputDelta), how each edit was decided
-(`editReviewed`), the run in progress, a new session, bad limits, and a kill -9 mid-run."""
+(`editReviewed`), the run in progress, a new session, bad limits, and a kill -9 mid-run.
+
+The bad limits and the cancelled review share one server (`SharedEditor`: reset before each
+test, the workspace checked unchanged after): `plansight/reset` keeps the history, so the
+cancelled review looks at the runs after those the history had when it began. The others need
+a fresh server: a restart, a kill, or the first run of a server that has had no reset (a reset
+marks the next run `newSession`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 
 from plansight.fakeapi import FakeMessagesAPI, Hang
@@ -19,7 +28,11 @@ from plansight.fakeapi import tool_reply as tool
 from plansight.history import HISTORY
 from plansight.protocol import INVALID_PARAMS
 
-from lsp_harness import EditorHandle, start_editor
+from conftest import FIXTURES
+from lsp_harness import EditorHandle, SharedEditor, start_editor
+
+# The tests on the shared server run in the module's event loop, as it does.
+on_shared = pytest.mark.asyncio(loop_scope="module")
 
 PLAN = {
     "items": [
@@ -32,6 +45,22 @@ HINTS = {
     "old_text": "def greet(name):",
     "new_text": "def greet(name: str) -> str:",
 }
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    folder = tmp_path_factory.mktemp("shared")
+    root = folder / "hello"
+    shutil.copytree(FIXTURES / "hello", root)
+    server = await SharedEditor.start(root, storage=folder / "state")
+    yield server
+    await server.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def shared_editor(shared: SharedEditor) -> Any:
+    yield await shared.begin()
+    await shared.end()
 
 
 def merged(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -160,48 +189,47 @@ async def test_the_run_in_progress_has_no_result_and_a_new_session_is_marked(
     assert [e["type"] for e in announced] in ([], ["checkpoint"])
 
 
+@on_shared
 @pytest.mark.parametrize("limit", [-1, "3", 2.5, True])
-async def test_a_bad_limit_is_refused(hello_workspace: Path, tmp_path: Path, limit: Any) -> None:
-    handle = await start_editor(hello_workspace, None, storage=tmp_path / "state")
-    try:
-        with pytest.raises(JsonRpcException) as refused:
-            await handle.request("plansight/history", {"limit": limit})
-        assert refused.value.code == INVALID_PARAMS
-        assert "limit" in str(refused.value.message)
-        assert await handle.request("plansight/history", {"limit": 0}) == {"runs": []}
-    finally:
-        await handle.stop()
+async def test_a_bad_limit_is_refused(shared_editor: EditorHandle, limit: Any) -> None:
+    handle = shared_editor
+    with pytest.raises(JsonRpcException) as refused:
+        await handle.request("plansight/history", {"limit": limit})
+    assert refused.value.code == INVALID_PARAMS
+    assert "limit" in str(refused.value.message)
+    assert await handle.request("plansight/history", {"limit": 0}) == {"runs": []}
 
 
+@on_shared
 async def test_a_cancelled_review_is_told_as_cancelled(
-    hello_workspace: Path, tmp_path: Path
+    shared: SharedEditor, shared_editor: EditorHandle
 ) -> None:
-    storage = tmp_path / "state"
-    steps = [tool("read_file", {"path": "hello.py"}), tool("edit_file", HINTS), Hang(30)]
-    with FakeMessagesAPI(steps) as api:
-        never: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        # The review stays open: the run is cancelled while it waits.
-        handle = await start_editor(hello_workspace, api, storage=storage, review=lambda _: never)
-        try:
-            msg_id, running = handle.start_request("plansight/run", {"prompt": "hints"})
-            await handle.recorder.wait_for(lambda: bool(handle.recorder.reviews), what="the review")
-            handle.cancel(msg_id)
-            await handle.recorder.wait_for(
-                lambda: "runFinished" in handle.recorder.event_types(), what="the cancelled run"
-            )
-            await asyncio.wait({running})
-            history = await handle.request("plansight/history", {})
-        finally:
-            never.cancel()
-            await handle.stop()
+    handle, api = shared_editor, shared.api
+    # The runs of earlier tests on the shared server (the history outlives a reset).
+    before = len((await handle.request("plansight/history", {}))["runs"])
+    api.push(tool("read_file", {"path": "hello.py"}), tool("edit_file", HINTS), Hang(30))
+    never: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+    # The review stays open: the run is cancelled while it waits.
+    shared.review = lambda _: never
+    try:
+        msg_id, running = handle.start_request("plansight/run", {"prompt": "hints"})
+        await handle.recorder.wait_for(lambda: bool(handle.recorder.reviews), what="the review")
+        handle.cancel(msg_id)
+        await handle.recorder.wait_for(
+            lambda: "runFinished" in handle.recorder.event_types(), what="the cancelled run"
+        )
+        await asyncio.wait({running})
+        history = await handle.request("plansight/history", {})
+    finally:
+        never.cancel()
     live = [e for e in handle.recorder.events if e["type"] == "editReviewed"]
     assert [(e["id"], e["outcome"]) for e in live] == [
         (handle.recorder.reviews[0]["id"], "cancelled")
     ]
-    [run] = history["runs"]
+    [run] = history["runs"][before:]
     assert [e for e in run["events"] if e["type"] == "editReviewed"] == live
     assert run["result"]["status"] == "cancelled"
-    assert (hello_workspace / "hello.py").read_text().startswith("import sys\n\n\ndef greet(name):")
+    assert (handle.root / "hello.py").read_text().startswith("import sys\n\n\ndef greet(name):")
 
 
 async def test_a_run_killed_mid_stream_is_kept_whole_up_to_the_kill(

@@ -1,4 +1,11 @@
-"""The server and the editor's documents and files: sync, unsaved text, outside changes, storage."""
+"""The server and the editor's documents and files: sync, unsaved text, outside changes, storage.
+
+Most tests here change files, rely on a fresh server's read/stale tracking or watcher, or
+restart or kill the server: each starts its own. The escape attempts and the unsaved text
+change nothing and need none of that: they share one server (`SharedEditor`: reset before each
+test, the workspace checked byte for byte unchanged after), whose workspace has the escape
+routes (a symlink to the folder above, one to a file outside) from the start.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +13,13 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -18,8 +27,11 @@ from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 
-from conftest import Held
-from lsp_harness import EditorHandle, start_editor
+from conftest import FIXTURES, Held
+from lsp_harness import EditorHandle, SharedEditor, start_editor
+
+# The tests on the shared server run in the module's event loop, as it does.
+on_shared = pytest.mark.asyncio(loop_scope="module")
 
 
 def plan(*specs: tuple[str, str, str]) -> dict[str, Any]:
@@ -37,6 +49,34 @@ async def editor(hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Pat
     await handle.stop()
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """hello/ with a link to the folder above it (which holds outside.txt) and one to that file."""
+    folder = tmp_path_factory.mktemp("shared")
+    root = folder / "hello"
+    shutil.copytree(FIXTURES / "hello", root)
+    outside = folder / "outside.txt"
+    outside.write_text("secret\n")
+    (root / "link").symlink_to(folder, target_is_directory=True)
+    (root / "filelink").symlink_to(outside)
+    # The storage is not under the folder the link leads to: the watcher follows that link, and
+    # would report the server's own storage writes as outside changes (link/state/...).
+    server = await SharedEditor.start(root, storage=tmp_path_factory.mktemp("shared-state"))
+    yield server
+    await server.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def shared_editor(shared: SharedEditor) -> Any:
+    yield await shared.begin()
+    await shared.end()
+
+
+@pytest.fixture
+def shared_api(shared: SharedEditor) -> FakeMessagesAPI:
+    return shared.api  # blank: shared_editor's begin() reset it
+
+
 def open_document(editor: EditorHandle, relative: str, text_: str) -> None:
     editor.client.text_document_did_open(
         types.DidOpenTextDocumentParams(
@@ -47,23 +87,35 @@ def open_document(editor: EditorHandle, relative: str, text_: str) -> None:
     )
 
 
+@on_shared
 async def test_the_agent_reads_unsaved_text_and_never_overwrites_it(
-    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
+    shared_editor: EditorHandle, shared_api: FakeMessagesAPI
 ) -> None:
-    on_disk = (hello_workspace / "hello.py").read_text()
+    editor, fake_api = shared_editor, shared_api
+    on_disk = (editor.root / "hello.py").read_text()
     unsaved = on_disk + "# typed by the user, not saved\n"
     open_document(editor, "hello.py", unsaved)
-    fake_api.push(
-        tool("read_file", {"path": "hello.py"}),
-        tool("edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}),
-        text("ok"),
-    )
-    await editor.request("plansight/run", {"prompt": "edit"})
+    try:
+        fake_api.push(
+            tool("read_file", {"path": "hello.py"}),
+            tool(
+                "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+            ),
+            text("ok"),
+        )
+        await editor.request("plansight/run", {"prompt": "edit"})
+    finally:
+        # The shared server's next test sees no open document.
+        editor.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=editor.uri("hello.py"))
+            )
+        )
     read = tool_results(fake_api.bodies[1])[0]
     assert "typed by the user, not saved" in read["content"]
     refused = tool_results(fake_api.bodies[2])[0]
     assert refused.get("is_error") is True and "unsaved" in refused["content"]
-    assert (hello_workspace / "hello.py").read_text() == on_disk
+    assert (editor.root / "hello.py").read_text() == on_disk
     assert editor.recorder.reviews == []  # refused before the user was asked
 
 
@@ -236,16 +288,17 @@ async def test_a_stopped_commands_changes_are_its_own(
         ("list_files", {"path": "/"}),
     ],
 )
+@on_shared
 async def test_escape_attempts_are_refused_over_the_protocol(
-    editor: EditorHandle,
-    fake_api: FakeMessagesAPI,
-    hello_workspace: Path,
+    shared_editor: EditorHandle,
+    shared_api: FakeMessagesAPI,
     tool_input: tuple[str, dict[str, Any]],
 ) -> None:
-    outside = hello_workspace.parent / "outside.txt"
-    outside.write_text("secret\n")
-    (hello_workspace / "link").symlink_to(hello_workspace.parent, target_is_directory=True)
-    (hello_workspace / "filelink").symlink_to(outside)
+    editor, fake_api = shared_editor, shared_api
+    # (the shared workspace's link, filelink and outside.txt: see `shared`)
+    outside = editor.root.parent / "outside.txt"
+    assert (editor.root / "link").readlink() == editor.root.parent
+    assert (editor.root / "filelink").readlink() == outside
     fake_api.push(tool(*tool_input), text("ok"))
     await editor.request("plansight/run", {"prompt": "escape"})
     result = tool_results(fake_api.bodies[1])[0]
