@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import uuid
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
@@ -391,6 +393,11 @@ class SharedEditor:
             lambda: len(recorder.todos) > heard[0] and len(recorder.scratchpad) > heard[1],
             what="the reset's plan and scratchpad notifications",
         )
+        # And every checkpoint asked for is taken and announced (its `checkpoint` event sent
+        # before this answer): the start-up one of the workspace as found, above all, which a
+        # loaded machine may finish only once the first test's run has begun.
+        with contextlib.suppress(JsonRpcException):  # (checkpoints off)
+            await self.handle.request("plansight/checkpoints", {})
         self.api.reset()
         self.review = self.approve = self.review_plan = self.ask_user = None
         self.show_message = None
