@@ -2,19 +2,31 @@
 the requests it was waiting on (an edit review, a command approval, the showMessageRequest
 fallback) with `$/cancelRequest` carrying their id; nothing is written or run, and an answer
 that still arrives changes nothing and logs nothing. An error answer is a refusal, never a
-crash of the tool."""
+crash of the tool.
+
+The cases share one server per set of capabilities the editor advertises (`Holders`): none
+changes a file, and each begins after `plansight/reset` with its own held request, its own
+record and its own part of the server's log.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import shutil
 import sys
 import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
@@ -22,9 +34,13 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
+from plansight.lsp.editor import EditorBridge
+from plansight.protocol import InitOptions
 
-from conftest import PATIENCE, wait_until
-from lsp_harness import plain, server_env
+from conftest import FIXTURES, PATIENCE, wait_until
+from lsp_harness import plain, server_env, tree_of
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 NOISE = ("Traceback", "ERROR", "WARNING", "InvalidStateError", "never retrieved", "unknown")
 CANCELLED_TOOL = "Cancelled by the user before this tool call finished."
@@ -48,16 +64,35 @@ class Editor:
     cancels: list[str]  # ids of the `$/cancelRequest`s the server sent
     events: list[dict[str, Any]]
     stderr: Path
+    root: Path
+    honour_cancel: bool
+    # Requests of the editor's methods other than the asked one (a shared server's).
+    unexpected: list[str] = field(default_factory=list)
+    # Where this test's part of the log begins: bytes of stderr, log messages.
+    since: tuple[int, int] = (0, 0)
 
     def noise(self) -> list[str]:
-        logged = self.stderr.read_text(errors="replace")
+        logged = self.stderr.read_bytes()[self.since[0] :].decode(errors="replace")
         lines = [line for line in logged.splitlines() if any(word in line for word in NOISE)]
         messages = [
             m.message
-            for m in self.client.log_messages
+            for m in self.client.log_messages[self.since[1] :]
             if m.type in (types.MessageType.Error, types.MessageType.Warning)
         ]
         return lines + messages
+
+    def mark(self) -> None:
+        """What the server logged so far is no longer this editor's noise."""
+        self.since = (self.stderr.stat().st_size, len(self.client.log_messages))
+
+    def hold(self, asked: Asked, *, honour_cancel: bool) -> Editor:
+        """The next request to answer (a shared server's next test), and nothing heard yet."""
+        self.asked, self.honour_cancel = asked, honour_cancel
+        self.cancels.clear()
+        self.events.clear()
+        self.unexpected.clear()
+        self.mark()
+        return self
 
 
 async def start_editor(
@@ -68,35 +103,45 @@ async def start_editor(
     *,
     experimental: dict[str, bool],
     honour_cancel: bool,
+    methods: Iterable[str] = (),
 ) -> Editor:
+    """`methods`: the requests the editor answers (`asked.method` only, if none are given);
+    those of another method than the one asked are answered with an error, as unknown."""
     client = LanguageClient(converter_factory=default_converter)
     register_lsp_features(client, DEFAULT_CLIENT_FEATURES)
-    cancels: list[str] = []
-    events: list[dict[str, Any]] = []
+    stderr = tmp_path / "server.stderr"
+    editor = Editor(client, asked, [], [], stderr, root, honour_cancel)
     honour = client.protocol._handle_cancel_notification
 
     def on_cancel(msg_id: str) -> None:
-        cancels.append(msg_id)
-        if honour_cancel:  # pygls's own: cancel the handler, answer RequestCancelled
+        editor.cancels.append(msg_id)
+        if editor.honour_cancel:  # pygls's own: cancel the handler, answer RequestCancelled
             honour(msg_id)
 
     client.protocol._handle_cancel_notification = on_cancel  # type: ignore[method-assign]
 
-    async def on_request(params: Any) -> Any:
-        asked.ids.append(str(client.protocol.msg_id))
-        asked.params.append(plain(params))
-        await asked.release.wait()
-        if isinstance(asked.answer, Exception):
-            raise asked.answer  # the editor answers with a JSON-RPC error
-        return asked.answer
+    def answering(method: str) -> Callable[[Any], Awaitable[Any]]:
+        async def on_request(params: Any) -> Any:
+            asked = editor.asked
+            if method != asked.method:
+                editor.unexpected.append(method)
+                raise RuntimeError(f"{method} was not expected")
+            asked.ids.append(str(client.protocol.msg_id))
+            asked.params.append(plain(params))
+            await asked.release.wait()
+            if isinstance(asked.answer, Exception):
+                raise asked.answer  # the editor answers with a JSON-RPC error
+            return asked.answer
 
-    client.feature(asked.method)(on_request)
+        return on_request
+
+    for method in dict.fromkeys(methods or [asked.method]):
+        client.feature(method)(answering(method))
 
     @client.feature("plansight/event")
     def on_event(params: Any) -> None:
-        events.append(plain(params))
+        editor.events.append(plain(params))
 
-    stderr = tmp_path / "server.stderr"
     await client.start_io(
         "/bin/sh",
         "-c",
@@ -116,7 +161,126 @@ async def start_editor(
             initialization_options={"storageDir": str(tmp_path / "state")},
         )
     )
-    return Editor(client, asked, cancels, events, stderr)
+    return editor
+
+
+# The server→client requests an editor answers when it advertises a capability; it always
+# answers showMessageRequest (the fallback of all of them).
+REQUESTS = {
+    "reviewEdit": "plansight/reviewEdit",
+    "approveCommand": "plansight/approveCommand",
+    "reviewPlan": "plansight/reviewPlan",
+    "askUser": "plansight/askUser",
+}
+
+
+async def idle(editor: Editor) -> None:
+    """Until no run is in progress (a cancelled run's end included)."""
+
+    async def running() -> bool:
+        state = await editor.client.protocol.send_request_async("plansight/state", {})
+        return bool(plain(state)["running"])
+
+    await wait_until_async(running, "the run to end")
+
+
+async def wait_until_async(busy: Callable[[], Awaitable[bool]], what: str) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + PATIENCE
+    while await busy():
+        if loop.time() > deadline:
+            raise TimeoutError(f"{what}: still waiting after {PATIENCE:g} s")
+        await asyncio.sleep(0.01)
+
+
+class Holders:
+    """One server per set of advertised capabilities, started when a case first needs it.
+
+    Before each case: no run in progress, `plansight/reset` (plan, scratchpad and
+    conversation cleared), the case's own held request, a blank record and log. After it:
+    nothing runs, no request of another method came, and the workspace is byte for byte the
+    copy it started as. At the end, the shutdowns themselves log no noise.
+    """
+
+    def __init__(self, folder: Path, api: FakeMessagesAPI) -> None:
+        self.folder = folder
+        self.api = api
+        self.started: dict[tuple[tuple[str, bool], ...], tuple[Editor, dict[str, bytes]]] = {}
+        self.current: tuple[Editor, dict[str, bytes]] | None = None
+
+    async def begin(
+        self, asked: Asked, *, experimental: dict[str, bool], honour_cancel: bool
+    ) -> Editor:
+        key = tuple(sorted(experimental.items()))
+        if key not in self.started:
+            place = self.folder / f"server-{len(self.started)}"
+            root = place / "hello"
+            shutil.copytree(FIXTURES / "hello", root)
+            methods = [types.WINDOW_SHOW_MESSAGE_REQUEST]
+            methods += [REQUESTS[name] for name, offered in experimental.items() if offered]
+            editor = await start_editor(
+                root,
+                self.api,
+                place,
+                asked,
+                experimental=experimental,
+                honour_cancel=honour_cancel,
+                methods=methods,
+            )
+            self.started[key] = editor, tree_of(root)
+        else:
+            editor = self.started[key][0]
+            await idle(editor)
+            await editor.client.protocol.send_request_async("plansight/reset", {})
+        self.current = self.started[key]
+        return editor.hold(asked, honour_cancel=honour_cancel)
+
+    async def end(self) -> None:
+        if self.current is None:
+            return
+        (editor, tree), self.current = self.current, None
+        editor.asked.release.set()
+        await idle(editor)
+        assert tree_of(editor.root) == tree, "a case on a shared server changed the workspace"
+        assert editor.unexpected == [], "requests of a method the case did not ask"
+        editor.mark()
+
+    async def stop(self) -> None:
+        for editor, _ in self.started.values():
+            await asyncio.wait_for(editor.client.shutdown_session(), PATIENCE)
+            await editor.client.stop()
+        for editor, _ in self.started.values():
+            assert editor.noise() == [], "noise as the server shut down"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_api() -> AsyncIterator[FakeMessagesAPI]:
+    api = FakeMessagesAPI().start()
+    yield api
+    api.stop()
+
+
+@pytest.fixture
+def fake_api(module_api: FakeMessagesAPI) -> FakeMessagesAPI:
+    """The module's fake API (its shared servers ask it), blank."""
+    module_api.reset()
+    return module_api
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def servers(
+    tmp_path_factory: pytest.TempPathFactory, module_api: FakeMessagesAPI
+) -> AsyncIterator[Holders]:
+    holders = Holders(tmp_path_factory.mktemp("holders"), module_api)
+    yield holders
+    await holders.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def holders(servers: Holders) -> AsyncIterator[Holders]:
+    """The shared servers; the case's own is checked when it ends."""
+    yield servers
+    await servers.end()
 
 
 NEW_FILE = {"path": "new.py", "content": "print('written')\n"}
@@ -145,23 +309,14 @@ CASES = {
 @pytest.mark.parametrize("honour_cancel", [True, False], ids=["client-cancels", "late-accept"])
 @pytest.mark.parametrize("case", list(CASES))
 async def test_a_cancelled_run_withdraws_its_pending_request(
-    hello_workspace: Path,
-    fake_api: FakeMessagesAPI,
-    tmp_path: Path,
-    case: str,
-    honour_cancel: bool,
+    holders: Holders, fake_api: FakeMessagesAPI, case: str, honour_cancel: bool
 ) -> None:
     method, answer, experimental, step = CASES[case]
     fake_api.push(step)
-    editor = await start_editor(
-        hello_workspace,
-        fake_api,
-        tmp_path,
-        Asked(method, answer),
-        experimental=experimental,
-        honour_cancel=honour_cancel,
+    editor = await holders.begin(
+        Asked(method, answer), experimental=experimental, honour_cancel=honour_cancel
     )
-    client, asked = editor.client, editor.asked
+    client, asked, root = editor.client, editor.asked, editor.root
     try:
         run_id = uuid.uuid4().hex
         run = asyncio.wrap_future(
@@ -186,8 +341,8 @@ async def test_a_cancelled_run_withdraws_its_pending_request(
         # Whatever came back, nothing was written or run, and the session is idle.
         state = plain(await client.protocol.send_request_async("plansight/state", {}))
         assert state["running"] is False
-        assert not (hello_workspace / "new.py").exists()
-        assert not (hello_workspace / "ran.txt").exists()
+        assert not (root / "new.py").exists()
+        assert not (root / "ran.txt").exists()
         assert [e for e in editor.events if e["type"] == "toolResult"] == []
         finished = [e for e in editor.events if e["type"] == "runFinished"]
         assert [e["result"]["status"] for e in finished] == ["cancelled"]
@@ -208,38 +363,70 @@ async def test_a_cancelled_run_withdraws_its_pending_request(
         assert asked.params and len(asked.ids) == 1  # asked once, never again
     finally:
         asked.release.set()
-        await asyncio.wait_for(client.shutdown_session(), PATIENCE)
-        await client.stop()
-    assert editor.noise() == []
+    assert editor.noise() == []  # and the server's shutdown, when Holders stops
 
 
 @pytest.mark.parametrize("case", list(CASES))
 async def test_an_error_answer_is_a_rejection_the_model_reads(
-    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path, case: str
+    holders: Holders, fake_api: FakeMessagesAPI, case: str
 ) -> None:
     method, _, experimental, step = CASES[case]
     fake_api.push(step, text("Understood."))
     asked = Asked(method, RuntimeError("the review panel failed"))
     asked.release.set()
-    editor = await start_editor(
-        hello_workspace, fake_api, tmp_path, asked, experimental=experimental, honour_cancel=True
-    )
+    editor = await holders.begin(asked, experimental=experimental, honour_cancel=True)
     client = editor.client
-    try:
-        result = plain(await client.protocol.send_request_async("plansight/run", {"prompt": "Go"}))
-        assert result["status"] == "done"
-        assert not (hello_workspace / "new.py").exists()
-        assert not (hello_workspace / "ran.txt").exists()
-        [answered] = fake_api.message_requests[1].body["messages"][-1]["content"]
-        assert answered["is_error"] is True
-        # A refusal that says why, not an internal error of the tool.
-        assert "internal error" not in answered["content"]
-        told = "did not answer" if case == "showMessageRequest" else "answered the"
-        assert told in answered["content"]
-        reviewed = [e for e in editor.events if e["type"] == "editReviewed"]
-        if case != "approveCommand":
-            assert [e["outcome"] for e in reviewed] == ["rejected"]
-    finally:
-        await asyncio.wait_for(client.shutdown_session(), PATIENCE)
-        await client.stop()
+    result = plain(await client.protocol.send_request_async("plansight/run", {"prompt": "Go"}))
+    assert result["status"] == "done"
+    assert not (editor.root / "new.py").exists()
+    assert not (editor.root / "ran.txt").exists()
+    [answered] = fake_api.message_requests[1].body["messages"][-1]["content"]
+    assert answered["is_error"] is True
+    # A refusal that says why, not an internal error of the tool.
+    assert "internal error" not in answered["content"]
+    told = "did not answer" if case == "showMessageRequest" else "answered the"
+    assert told in answered["content"]
+    reviewed = [e for e in editor.events if e["type"] == "editReviewed"]
+    if case != "approveCommand":
+        assert [e["outcome"] for e in reviewed] == ["rejected"]
     assert not any("Traceback" in line for line in editor.noise())
+
+
+async def test_a_late_error_answer_to_a_withdrawn_request_is_never_reported() -> None:
+    """The client that honours `$/cancelRequest` answers RequestCancelled: that answer belongs
+    to nobody, and is not logged as "Future exception was never retrieved" once collected."""
+    sent: list[Future[Any]] = []
+    notified: list[str] = []
+
+    class Protocol:
+        def send_request(self, method: str, params: Any, msg_id: str) -> Future[Any]:
+            sent.append(Future())
+            return sent[-1]
+
+        def notify(self, method: str, params: Any) -> None:
+            notified.append(method)
+
+    server = SimpleNamespace(protocol=Protocol())
+    bridge = EditorBridge(server, InitOptions())  # type: ignore[arg-type]
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    handler = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        asking = asyncio.ensure_future(bridge.request("plansight/reviewEdit", {}))
+        await wait_until(lambda: len(sent) == 1, "the request sent")
+        asking.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asking
+        assert notified == [types.CANCEL_REQUEST]
+        answered = asyncio.Event()
+        sent[0].add_done_callback(lambda _: loop.call_soon_threadsafe(answered.set))
+        sent[0].set_exception(JsonRpcRequestCancelled("the client cancelled it"))
+        await answered.wait()
+        await asyncio.sleep(0)  # the answer reaches the asyncio future wrapping it
+        del asking
+        sent.clear()
+        gc.collect()
+        assert reported == []
+    finally:
+        loop.set_exception_handler(handler)

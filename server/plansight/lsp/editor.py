@@ -62,6 +62,11 @@ def path_uri(path: Path) -> str:
     return from_fs_path(str(path)) or path.as_uri()
 
 
+def _ignore_answer(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled():
+        answer.exception()
+
+
 class EditorBridge:
     def __init__(self, server: LanguageServer, options: InitOptions) -> None:
         self.server = server
@@ -79,11 +84,14 @@ class EditorBridge:
         protocol = self.server.protocol
         answer = asyncio.wrap_future(protocol.send_request(method, params, msg_id=msg_id))
         try:
-            # Shielded: cancelling pygls's own future would make the late answer an error. (The
-            # shield also marks a late error answer as retrieved, so it is never reported.)
+            # Shielded: cancelling pygls's own future would make the late answer an error.
             return await asyncio.shield(answer)
         except asyncio.CancelledError:
             if not answer.done():
+                # The late answer is nobody's: an error one (the client's RequestCancelled) is
+                # marked retrieved, else asyncio logs "Future exception was never retrieved"
+                # when the future is collected (the shield stops watching it once cancelled).
+                answer.add_done_callback(_ignore_answer)
                 protocol.notify(CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
 
