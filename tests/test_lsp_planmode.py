@@ -3,16 +3,24 @@
 `plansight/run` with `mode` and `todoId`, the server→client requests `plansight/reviewPlan`
 and `plansight/askUser`, their `window/showMessageRequest` fallbacks, the tool list (and so
 the cached prefix) that never changes, and the requests withdrawn when a run is cancelled.
+
+The tests that change no file share servers (`SharedEditor`: reset before each test, the
+workspace checked unchanged after): `planning` advertises reviewPlan and askUser, `fallback`
+neither; the cancelled-run cases share one holding editor per advertised capability set
+(`Holders`, as in test_lsp_editor). A test that edits a file starts its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -20,10 +28,18 @@ from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 
-from conftest import PATIENCE, wait_until
-from lsp_harness import AsyncAnswer, EditorHandle, MessageAnswer, plain, start_editor
-from test_lsp_editor import Asked
-from test_lsp_editor import start_editor as start_holding_editor
+from conftest import FIXTURES, wait_until
+from lsp_harness import (
+    AsyncAnswer,
+    EditorHandle,
+    MessageAnswer,
+    SharedEditor,
+    plain,
+    start_editor,
+)
+from test_lsp_editor import Asked, Holders
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 EDIT = {"path": "hello.py", "old_text": '"Hello, "', "new_text": '"Hi, "'}
 NOT_APPROVED = "edit_file was not run: this run is in plan mode"
@@ -54,6 +70,80 @@ async def open_editor(
         ask_user=ask_user,
         show_message=show_message,
     )
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_api() -> AsyncIterator[FakeMessagesAPI]:
+    api = FakeMessagesAPI().start()
+    yield api
+    api.stop()
+
+
+@pytest.fixture
+def fake_api(module_api: FakeMessagesAPI) -> FakeMessagesAPI:
+    """The module's fake API, blank: the shared servers ask it, and so do the tests' own."""
+    module_api.reset()
+    return module_api
+
+
+async def start_shared(
+    factory: pytest.TempPathFactory, api: FakeMessagesAPI, **options: Any
+) -> SharedEditor:
+    folder = factory.mktemp("shared")
+    root = folder / "hello"
+    shutil.copytree(FIXTURES / "hello", root)
+    return await SharedEditor.start(root, storage=folder / "state", api=api, **options)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def planning_server(
+    tmp_path_factory: pytest.TempPathFactory, module_api: FakeMessagesAPI
+) -> AsyncIterator[SharedEditor]:
+    server = await start_shared(
+        tmp_path_factory, module_api, offer_review_plan=True, offer_ask_user=True
+    )
+    yield server
+    await server.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def planning(planning_server: SharedEditor) -> AsyncIterator[SharedEditor]:
+    """The shared editor that renders reviewPlan and askUser (the test sets their answers)."""
+    await planning_server.begin()
+    yield planning_server
+    await planning_server.end()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def fallback_server(
+    tmp_path_factory: pytest.TempPathFactory, module_api: FakeMessagesAPI
+) -> AsyncIterator[SharedEditor]:
+    server = await start_shared(tmp_path_factory, module_api)
+    yield server
+    await server.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def fallback(fallback_server: SharedEditor) -> AsyncIterator[SharedEditor]:
+    """The shared editor without reviewPlan / askUser: it is asked by showMessageRequest."""
+    await fallback_server.begin()
+    yield fallback_server
+    await fallback_server.end()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def holding_servers(
+    tmp_path_factory: pytest.TempPathFactory, module_api: FakeMessagesAPI
+) -> AsyncIterator[Holders]:
+    servers = Holders(tmp_path_factory.mktemp("holders"), module_api)
+    yield servers
+    await servers.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def holders(holding_servers: Holders) -> AsyncIterator[Holders]:
+    yield holding_servers
+    await holding_servers.end()
 
 
 def results_in(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -152,31 +242,23 @@ async def test_plan_mode_revise_edit_approve_then_the_same_run_edits(
 
 
 async def test_cancel_ends_the_run_done_with_the_plan_kept(
-    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+    planning: SharedEditor, fake_api: FakeMessagesAPI
 ) -> None:
-    editor = await open_editor(
-        hello_workspace,
-        fake_api,
-        tmp_path,
-        review_plan=lambda params: {"decision": "cancel", "items": []},
-    )
+    planning.review_plan = lambda params: {"decision": "cancel", "items": []}
+    editor = planning.handle
     fake_api.push(tool("todo", TWO), tool("submit_plan", {"summary": "s"}))
-    try:
-        result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
-        assert result["status"] == "done" and "cancelled the plan" in result["text"]
-        state = await editor.request("plansight/state", {})
-        assert state["todos"]["total"] == 2 and state["running"] is False
-        assert len(fake_api.bodies) == 2
-    finally:
-        await editor.stop()
+    result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
+    assert result["status"] == "done" and "cancelled the plan" in result["text"]
+    state = await editor.request("plansight/state", {})
+    assert state["todos"]["total"] == 2 and state["running"] is False
+    assert len(fake_api.bodies) == 2
 
 
 async def test_no_done_gate_in_plan_mode_one_request_to_submit_and_the_gate_after_approval(
-    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+    planning: SharedEditor, fake_api: FakeMessagesAPI
 ) -> None:
-    editor = await open_editor(
-        hello_workspace, fake_api, tmp_path, review_plan=lambda params: {"decision": "approve"}
-    )
+    planning.review_plan = lambda params: {"decision": "approve"}
+    editor = planning.handle
     fake_api.push(
         tool("todo", TWO),
         text("Here is my plan."),  # open items, plan mode: asked to submit, not gated
@@ -185,50 +267,43 @@ async def test_no_done_gate_in_plan_mode_one_request_to_submit_and_the_gate_afte
         text("Stopping here."),  # act mode now: the done gate lists the open items
         text("They stay open."),
     )
-    try:
-        result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
-        assert result["status"] == "done" and result["text"] == "They stay open."
-        asked = [b["text"] for b in fake_api.bodies[2]["messages"][-1]["content"]]
-        assert len(asked) == 1 and asked[0].startswith("<plan-mode>You ended your turn")
-        [again] = results_in(fake_api.bodies[4])
-        assert again["is_error"] is True and again["content"].startswith("submit_plan is only")
-        gate = [b["text"] for b in fake_api.bodies[5]["messages"][-1]["content"]]
-        assert gate[0].startswith("Your plan still has open items:\n#1: Add type hints")
-        assert len(editor.recorder.plan_reviews) == 1
-        # A model that never submits: asked once, and its next end of turn ends the run.
-        fake_api.push(text("Planning in my head."), text("Still not submitting."))
-        result = await editor.request("plansight/run", {"prompt": "Plan again", "mode": "plan"})
-        assert result["status"] == "done" and result["text"] == "Still not submitting."
-        assert len(fake_api.bodies) == 8
-    finally:
-        await editor.stop()
+    result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
+    assert result["status"] == "done" and result["text"] == "They stay open."
+    asked = [b["text"] for b in fake_api.bodies[2]["messages"][-1]["content"]]
+    assert len(asked) == 1 and asked[0].startswith("<plan-mode>You ended your turn")
+    [again] = results_in(fake_api.bodies[4])
+    assert again["is_error"] is True and again["content"].startswith("submit_plan is only")
+    gate = [b["text"] for b in fake_api.bodies[5]["messages"][-1]["content"]]
+    assert gate[0].startswith("Your plan still has open items:\n#1: Add type hints")
+    assert len(editor.recorder.plan_reviews) == 1
+    # A model that never submits: asked once, and its next end of turn ends the run.
+    fake_api.push(text("Planning in my head."), text("Still not submitting."))
+    result = await editor.request("plansight/run", {"prompt": "Plan again", "mode": "plan"})
+    assert result["status"] == "done" and result["text"] == "Still not submitting."
+    assert len(fake_api.bodies) == 8
 
 
 async def test_an_invalid_edited_plan_is_asked_again_with_the_rule_it_broke(
-    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+    planning: SharedEditor, fake_api: FakeMessagesAPI
 ) -> None:
     answers = [
         {"decision": "approve", "items": [{"id": "1", "text": "", "status": "pending"}]},
         {"decision": "nonsense"},
     ]
-    editor = await open_editor(
-        hello_workspace, fake_api, tmp_path, review_plan=lambda params: answers.pop(0)
-    )
+    planning.review_plan = lambda params: answers.pop(0)
+    editor = planning.handle
     fake_api.push(tool("todo", TWO), tool("submit_plan", {"summary": "s"}))
-    try:
-        result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
-        first, second = editor.recorder.plan_reviews
-        assert "problem" not in first
-        assert second["problem"].startswith("Your edited plan was not accepted: Item #1")
-        assert second["todos"] == first["todos"]  # nothing of the bad answer was applied
-        # An answer the protocol does not know is a cancel, never an approval.
-        assert result["status"] == "done" and "cancelled the plan" in result["text"]
-    finally:
-        await editor.stop()
+    result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
+    first, second = editor.recorder.plan_reviews
+    assert "problem" not in first
+    assert second["problem"].startswith("Your edited plan was not accepted: Item #1")
+    assert second["todos"] == first["todos"]  # nothing of the bad answer was applied
+    # An answer the protocol does not know is a cancel, never an approval.
+    assert result["status"] == "done" and "cancelled the plan" in result["text"]
 
 
 async def test_ask_user_with_options_multi_select_free_text_and_dismissal(
-    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+    planning: SharedEditor, fake_api: FakeMessagesAPI
 ) -> None:
     answers = [
         {"answers": ["hello.py", "test_hello.py"]},
@@ -236,9 +311,8 @@ async def test_ask_user_with_options_multi_select_free_text_and_dismissal(
         {"dismissed": True},
         {},
     ]
-    editor = await open_editor(
-        hello_workspace, fake_api, tmp_path, ask_user=lambda params: answers.pop(0)
-    )
+    planning.ask_user = lambda params: answers.pop(0)
+    editor = planning.handle
     fake_api.push(
         tool(
             "ask_user",
@@ -253,43 +327,38 @@ async def test_ask_user_with_options_multi_select_free_text_and_dismissal(
         tool("ask_user", {"question": "Anything else?"}),
         text("Decided: spaces."),
     )
-    try:
-        result = await editor.request("plansight/run", {"prompt": "Document it"})
-        assert result["status"] == "done"
-        assert editor.recorder.questions == [
-            {
-                "question": "Which files?",
-                "options": ["hello.py", "test_hello.py"],
-                "multiSelect": True,
-            },
-            {"question": "Which style?", "options": ["Google", "NumPy"]},
-            {"question": "Tabs or spaces?"},
-            {"question": "Anything else?"},
-        ]
-        contents = [results_in(body)[0] for body in fake_api.bodies[1:]]
-        assert contents[0]["content"] == "The user chose: hello.py; test_hello.py"
-        assert contents[1]["content"] == "The user answered: Use Google style"
-        for dismissed in contents[2:]:
-            assert dismissed["is_error"] is True
-            assert dismissed["content"].startswith("The user dismissed the question")
-            assert "Decide yourself, and say in your answer" in dismissed["content"]
-    finally:
-        await editor.stop()
+    result = await editor.request("plansight/run", {"prompt": "Document it"})
+    assert result["status"] == "done"
+    assert editor.recorder.questions == [
+        {
+            "question": "Which files?",
+            "options": ["hello.py", "test_hello.py"],
+            "multiSelect": True,
+        },
+        {"question": "Which style?", "options": ["Google", "NumPy"]},
+        {"question": "Tabs or spaces?"},
+        {"question": "Anything else?"},
+    ]
+    contents = [results_in(body)[0] for body in fake_api.bodies[1:]]
+    assert contents[0]["content"] == "The user chose: hello.py; test_hello.py"
+    assert contents[1]["content"] == "The user answered: Use Google style"
+    for dismissed in contents[2:]:
+        assert dismissed["is_error"] is True
+        assert dismissed["content"].startswith("The user dismissed the question")
+        assert "Decide yourself, and say in your answer" in dismissed["content"]
 
 
 # ----- fallbacks for clients without reviewPlan / askUser --------------------------------------
 
 
-@pytest.mark.parametrize("answer", ["Approve", "Cancel", None])
-async def test_without_review_plan_the_plan_is_a_message_with_approve_and_cancel(
-    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path, answer: str | None
-) -> None:
-    editor = await open_editor(
-        hello_workspace,
-        fake_api,
-        tmp_path,
-        show_message=lambda shown: answer if "proposes a plan" in shown["message"] else "Accept",
-    )
+def answer_plans_with(answer: str | None) -> MessageAnswer:
+    return lambda shown: answer if "proposes a plan" in shown["message"] else "Accept"
+
+
+async def run_a_plan_shown_as_a_message(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> dict[str, Any]:
+    """The plan is a message with Approve and Cancel; the run's result."""
     fake_api.push(
         tool("todo", TWO),
         tool("submit_plan", {"summary": "Hints, then docstrings."}),
@@ -298,32 +367,47 @@ async def test_without_review_plan_the_plan_is_a_message_with_approve_and_cancel
         tool("todo", TWO_DONE),
         text("Done."),
     )
+    result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
+    plan_message = editor.recorder.messages[0]
+    assert plan_message["actions"] == ["Approve", "Cancel"]
+    assert plan_message["message"].startswith("Plansight proposes a plan: Hints, then docstrings.")
+    assert "[ ] #2: Add docstrings" in plan_message["message"]
+    assert result["status"] == "done"
+    return result
+
+
+async def test_without_review_plan_the_plan_is_a_message_and_approve_runs_it(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    # Its own server: the approved plan's run edits hello.py.
+    editor = await open_editor(
+        hello_workspace, fake_api, tmp_path, show_message=answer_plans_with("Approve")
+    )
     try:
-        result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
-        plan_message = editor.recorder.messages[0]
-        assert plan_message["actions"] == ["Approve", "Cancel"]
-        assert plan_message["message"].startswith(
-            "Plansight proposes a plan: Hints, then docstrings."
-        )
-        assert "[ ] #2: Add docstrings" in plan_message["message"]
-        assert result["status"] == "done"
-        if answer == "Approve":
-            assert result["text"] == "Done."
-            assert '"Hi, "' in (hello_workspace / "hello.py").read_text()
-        else:  # Cancel, or no answer at all
-            assert "cancelled the plan" in result["text"] and len(fake_api.bodies) == 2
-            assert '"Hi, "' not in (hello_workspace / "hello.py").read_text()
+        result = await run_a_plan_shown_as_a_message(editor, fake_api)
+        assert result["text"] == "Done."
+        assert '"Hi, "' in (hello_workspace / "hello.py").read_text()
     finally:
         await editor.stop()
 
 
+@pytest.mark.parametrize("answer", ["Cancel", None])
+async def test_without_review_plan_the_plan_is_a_message_and_cancel_or_no_answer_ends_it(
+    fallback: SharedEditor, fake_api: FakeMessagesAPI, answer: str | None
+) -> None:
+    fallback.show_message = answer_plans_with(answer)
+    editor = fallback.handle
+    result = await run_a_plan_shown_as_a_message(editor, fake_api)
+    assert "cancelled the plan" in result["text"] and len(fake_api.bodies) == 2
+    assert '"Hi, "' not in (editor.root / "hello.py").read_text()
+
+
 async def test_without_ask_user_a_question_with_options_is_a_message(
-    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+    fallback: SharedEditor, fake_api: FakeMessagesAPI
 ) -> None:
     titles = ["NumPy", "b", None]
-    editor = await open_editor(
-        hello_workspace, fake_api, tmp_path, show_message=lambda shown: titles.pop(0)
-    )
+    fallback.show_message = lambda shown: titles.pop(0)
+    editor = fallback.handle
     fake_api.push(
         tool("ask_user", {"question": "Which style?", "options": ["Google", "NumPy"]}),
         tool("ask_user", {"question": "Which?", "options": ["a", "b"], "multiSelect": True}),
@@ -331,84 +415,77 @@ async def test_without_ask_user_a_question_with_options_is_a_message(
         tool("ask_user", {"question": "Unanswered?", "options": ["yes", "no"]}),
         text("Decided."),
     )
-    try:
-        await editor.request("plansight/run", {"prompt": "Document it"})
-        assert editor.recorder.messages == [
-            {"message": "Which style?", "actions": ["Google", "NumPy"]},
-            {"message": "Which?", "actions": ["a", "b"]},  # a single choice
-            {"message": "Unanswered?", "actions": ["yes", "no"]},
-        ]
-        contents = [results_in(body)[0] for body in fake_api.bodies[1:]]
-        assert contents[0]["content"] == "The user answered: NumPy"
-        assert contents[1]["content"] == "The user answered: b"
-        for dismissed in (contents[2], contents[3]):
-            assert dismissed["is_error"] is True
-            assert dismissed["content"].startswith("The user dismissed the question")
-    finally:
-        await editor.stop()
+    await editor.request("plansight/run", {"prompt": "Document it"})
+    assert editor.recorder.messages == [
+        {"message": "Which style?", "actions": ["Google", "NumPy"]},
+        {"message": "Which?", "actions": ["a", "b"]},  # a single choice
+        {"message": "Unanswered?", "actions": ["yes", "no"]},
+    ]
+    contents = [results_in(body)[0] for body in fake_api.bodies[1:]]
+    assert contents[0]["content"] == "The user answered: NumPy"
+    assert contents[1]["content"] == "The user answered: b"
+    for dismissed in (contents[2], contents[3]):
+        assert dismissed["is_error"] is True
+        assert dismissed["content"].startswith("The user dismissed the question")
 
 
 # ----- focused runs and bad parameters -----------------------------------------------------------
 
 
 async def test_todo_id_focuses_the_run_and_an_unknown_one_is_invalid_params(
-    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+    fallback: SharedEditor, fake_api: FakeMessagesAPI
 ) -> None:
-    editor = await open_editor(hello_workspace, fake_api, tmp_path)
+    editor = fallback.handle
     three = plan(
         ("1", "Hints", "pending"), ("2", "Docstrings", "pending"), ("3", "Guard", "pending")
     )
     fake_api.push(tool("todo", three), text("planned"), text("planned"))
-    try:
-        await editor.request("plansight/run", {"prompt": "Plan it"})
-        for bad in ({"todoId": "9"}, {"todoId": "1", "newSession": True}):
-            with pytest.raises(JsonRpcException) as refused:
-                await editor.request("plansight/run", {"prompt": "Go", **bad})
-            assert refused.value.code == -32602 and "no item" in refused.value.message
-        for params in ({"mode": "think"}, {"todoId": ["1"]}, {"todoId": True}):
-            with pytest.raises(JsonRpcException) as invalid:
-                await editor.request("plansight/run", {"prompt": "Go", **params})
-            assert invalid.value.code == -32602
-        state = await editor.request("plansight/state", {})
-        assert state["todos"]["total"] == 3  # nothing a refused run touched
-        fake_api.push(text("Guard looked at."), text("Left open: I only looked."))
-        result = await editor.request("plansight/run", {"prompt": "Step 3 please", "todoId": "3"})
-        assert result["text"] == "Left open: I only looked."
-        first = fake_api.bodies[3]["messages"][-1]["content"]
-        texts = [b["text"] for b in first if b["type"] == "text"]
-        assert texts[0] == "Step 3 please" and texts[1].startswith(
-            "<focus>Work on plan item #3: Guard"
-        )
-        gate = [b["text"] for b in fake_api.bodies[4]["messages"][-1]["content"]]
-        assert gate == [
-            "Your plan still has open items:\n#3: Guard (pending)\n"
-            "Finish them, mark them cancelled, or explain to the user why they stay open."
-        ]
-        started = [e for e in editor.recorder.events if e["type"] == "runStarted"][-1]
-        assert started == {
-            "type": "runStarted",
-            "prompt": "Step 3 please",
-            "mode": "act",
-            "todoId": "3",
-        }
-        assert len(fake_api.bodies) == 5  # the refused runs never reached the model
-    finally:
-        await editor.stop()
+    await editor.request("plansight/run", {"prompt": "Plan it"})
+    for bad in ({"todoId": "9"}, {"todoId": "1", "newSession": True}):
+        with pytest.raises(JsonRpcException) as refused:
+            await editor.request("plansight/run", {"prompt": "Go", **bad})
+        assert refused.value.code == -32602 and "no item" in refused.value.message
+    for params in ({"mode": "think"}, {"todoId": ["1"]}, {"todoId": True}):
+        with pytest.raises(JsonRpcException) as invalid:
+            await editor.request("plansight/run", {"prompt": "Go", **params})
+        assert invalid.value.code == -32602
+    state = await editor.request("plansight/state", {})
+    assert state["todos"]["total"] == 3  # nothing a refused run touched
+    fake_api.push(text("Guard looked at."), text("Left open: I only looked."))
+    result = await editor.request("plansight/run", {"prompt": "Step 3 please", "todoId": "3"})
+    assert result["text"] == "Left open: I only looked."
+    first = fake_api.bodies[3]["messages"][-1]["content"]
+    texts = [b["text"] for b in first if b["type"] == "text"]
+    assert texts[0] == "Step 3 please" and texts[1].startswith("<focus>Work on plan item #3: Guard")
+    gate = [b["text"] for b in fake_api.bodies[4]["messages"][-1]["content"]]
+    assert gate == [
+        "Your plan still has open items:\n#3: Guard (pending)\n"
+        "Finish them, mark them cancelled, or explain to the user why they stay open."
+    ]
+    started = [e for e in editor.recorder.events if e["type"] == "runStarted"][-1]
+    assert started == {
+        "type": "runStarted",
+        "prompt": "Step 3 please",
+        "mode": "act",
+        "todoId": "3",
+    }
+    assert len(fake_api.bodies) == 5  # the refused runs never reached the model
 
 
 # ----- a cancelled run withdraws the pending review or question ----------------------------------
 
 PENDING = {
+    # The two cases with reviewPlan / askUser share a server: their editor offers both.
     "reviewPlan": (
         "plansight/reviewPlan",
         {"decision": "approve"},
-        {"reviewPlan": True},
+        {"reviewPlan": True, "askUser": True},
         [tool("todo", TWO), tool("submit_plan", {"summary": "s"})],
     ),
     "askUser": (
         "plansight/askUser",
         {"answer": "yes"},
-        {"askUser": True},
+        {"reviewPlan": True, "askUser": True},
         [tool("ask_user", {"question": "Really?"})],
     ),
     "plan fallback": (
@@ -428,17 +505,12 @@ PENDING = {
 
 @pytest.mark.parametrize("case", list(PENDING))
 async def test_a_cancelled_run_withdraws_its_plan_review_or_question(
-    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path, case: str
+    holders: Holders, fake_api: FakeMessagesAPI, case: str
 ) -> None:
     method, answer, experimental, steps = PENDING[case]
     fake_api.push(*steps)
-    editor = await start_holding_editor(
-        hello_workspace,
-        fake_api,
-        tmp_path,
-        Asked(method, answer),
-        experimental=experimental,
-        honour_cancel=False,
+    editor = await holders.begin(
+        Asked(method, answer), experimental=experimental, honour_cancel=False
     )
     client, asked = editor.client, editor.asked
     try:
@@ -473,9 +545,7 @@ async def test_a_cancelled_run_withdraws_its_plan_review_or_question(
             if b["type"] == "tool_result" and b.get("is_error")
         ]
         assert cancelled == ["Cancelled by the user before this tool call finished."]
-        assert '"Hi, "' not in (hello_workspace / "hello.py").read_text()
+        assert '"Hi, "' not in (editor.root / "hello.py").read_text()
     finally:
         asked.release.set()
-        await asyncio.wait_for(client.shutdown_session(), PATIENCE)
-        await client.stop()
-    assert editor.noise() == []
+    assert editor.noise() == []  # and the server's shutdown, when Holders stops
