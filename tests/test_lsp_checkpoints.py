@@ -4,6 +4,10 @@ A scripted run of two plan items: step 1 edits a file and runs a command that cr
 file, modifies one and deletes one; step 2 writes another file. Then the editor lists the
 checkpoints, undoes step 1 (or restores a checkpoint), and the files on disk, the plan, and
 what the model hears at its next turn are checked.
+
+Nearly every test changes files and reads the checkpoint list, which `plansight/reset` keeps,
+so it starts its own server; only the two refusal tests, which change no file, share one
+(`SharedEditor`, their tests marked `on_the_shared_server`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -26,7 +31,7 @@ from plansight.fakeapi import FakeMessagesAPI, Hang, ScriptStep
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 
-from lsp_harness import EditorHandle, start_editor
+from lsp_harness import EditorHandle, SharedEditor, start_editor
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git program")
 
@@ -102,6 +107,28 @@ async def editor(
     handle = await start_editor(workspace, fake_api, storage=tmp_path / "state")
     yield handle
     await handle.stop()
+
+
+# The shared server's tests run on the module's event loop, as its client does.
+on_the_shared_server = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedEditor]:
+    folder = tmp_path_factory.mktemp("shared")
+    root = folder / "ws"
+    root.mkdir()
+    server = await SharedEditor.start(make_workspace(root), storage=folder / "state")
+    yield server
+    await server.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def untouched(shared: SharedEditor) -> AsyncIterator[SharedEditor]:
+    """The shared server, reset; the test must leave the workspace as it found it."""
+    await shared.begin()
+    yield shared
+    await shared.end()
 
 
 async def run_two_steps(editor: EditorHandle, fake_api: FakeMessagesAPI) -> dict[str, Any]:
@@ -370,9 +397,9 @@ async def test_undoing_a_step_with_the_conversation_takes_the_model_back_to_it(
 # ----- refusals ----------------------------------------------------------------------------
 
 
-async def test_a_restore_during_a_run_is_refused(
-    editor: EditorHandle, fake_api: FakeMessagesAPI
-) -> None:
+@on_the_shared_server
+async def test_a_restore_during_a_run_is_refused(untouched: SharedEditor) -> None:
+    editor, fake_api = untouched.handle, untouched.api
     fake_api.push(Hang(30.0, then=text("late")))
     msg_id, run = editor.start_request("plansight/run", {"prompt": "Think for a long time"})
     await editor.recorder.wait_for(lambda: len(fake_api.message_requests) >= 1)
@@ -387,10 +414,17 @@ async def test_a_restore_during_a_run_is_refused(
         await run
 
 
-async def test_bad_restore_requests_are_invalid_params(
-    editor: EditorHandle, fake_api: FakeMessagesAPI
-) -> None:
-    await run_two_steps(editor, fake_api)
+@on_the_shared_server
+async def test_bad_restore_requests_are_invalid_params(untouched: SharedEditor) -> None:
+    editor, fake_api = untouched.handle, untouched.api
+    # A run that only plans (items #1 and #2, and checkpoints), so no file changes.
+    fake_api.push(
+        tool("todo", plan("pending", "pending")),
+        text("Planned."),
+        text("Both stay open: I only planned."),  # after the done gate's question
+    )
+    result = await editor.request("plansight/run", {"prompt": "Plan both steps"})
+    assert result["status"] == "done", result
     for params, says in (
         ({}, "either 'checkpoint'"),
         ({"checkpoint": "1", "todoId": "1"}, "either 'checkpoint'"),
