@@ -268,6 +268,21 @@ def tree_of(root: Path) -> dict[str, bytes]:
     }
 
 
+async def until_idle(client: LanguageClient) -> None:
+    """Until the server says no run is in progress (a cancelled run's end included)."""
+
+    async def running() -> bool:
+        state = await client.protocol.send_request_async("plansight/state", {})
+        return bool(plain(state)["running"])
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + PATIENCE
+    while await running():
+        if loop.time() > deadline:
+            raise TimeoutError(f"a run still in progress after {PATIENCE:g} s")
+        await asyncio.sleep(0.01)
+
+
 class SharedEditor:
     """One server (its own workspace and a fake API) for the tests of a module that need no
     fresh one: a server start costs about a second of CPU, most of the suite's.
@@ -370,17 +385,7 @@ class SharedEditor:
                 self.api.stop()
 
     async def idle(self) -> None:
-        """Until no run is in progress (a cancelled run's end included)."""
-
-        async def running() -> bool:
-            return bool((await self.handle.request("plansight/state", {}))["running"])
-
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + PATIENCE
-        while await running():
-            if loop.time() > deadline:
-                raise TimeoutError(f"a run still in progress after {PATIENCE:g} s")
-            await asyncio.sleep(0.01)
+        await until_idle(self.handle.client)
 
     async def begin(self) -> EditorHandle:
         await self.idle()

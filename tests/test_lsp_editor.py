@@ -39,7 +39,7 @@ from plansight.lsp.editor import EditorBridge
 from plansight.protocol import InitOptions
 
 from conftest import FIXTURES, PATIENCE, wait_until
-from lsp_harness import plain, server_env, tree_of
+from lsp_harness import plain, server_env, tree_of, until_idle
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -175,25 +175,6 @@ REQUESTS = {
 }
 
 
-async def idle(editor: Editor) -> None:
-    """Until no run is in progress (a cancelled run's end included)."""
-
-    async def running() -> bool:
-        state = await editor.client.protocol.send_request_async("plansight/state", {})
-        return bool(plain(state)["running"])
-
-    await wait_until_async(running, "the run to end")
-
-
-async def wait_until_async(busy: Callable[[], Awaitable[bool]], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + PATIENCE
-    while await busy():
-        if loop.time() > deadline:
-            raise TimeoutError(f"{what}: still waiting after {PATIENCE:g} s")
-        await asyncio.sleep(0.01)
-
-
 class Holders:
     """One server per set of advertised capabilities, started when a case first needs it.
 
@@ -231,7 +212,7 @@ class Holders:
             self.started[key] = editor, tree_of(root)
         else:
             editor = self.started[key][0]
-            await idle(editor)
+            await until_idle(editor.client)
             await editor.client.protocol.send_request_async("plansight/reset", {})
         # Every checkpoint asked for is announced before this answer (the start-up one of the
         # workspace as found, above all), so none lands among the case's events.
@@ -245,7 +226,7 @@ class Holders:
             return
         (editor, tree), self.current = self.current, None
         editor.asked.release.set()
-        await idle(editor)
+        await until_idle(editor.client)
         assert tree_of(editor.root) == tree, "a case on a shared server changed the workspace"
         assert editor.unexpected == [], "requests of a method the case did not ask"
         editor.mark()
