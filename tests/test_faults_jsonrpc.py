@@ -252,12 +252,12 @@ class RawServer:
             try:
                 await self.request("shutdown")
                 await self.send(frame({"jsonrpc": "2.0", "method": "exit"}))
-                await asyncio.wait_for(self.proc.wait(), 5)
+                await asyncio.wait_for(self.proc.wait(), PATIENCE)
             except (TimeoutError, AssertionError, ConnectionError):
                 self.proc.kill()
                 await self.proc.wait()
         for task in self._tasks:
-            await asyncio.wait_for(task, 5)
+            await asyncio.wait_for(task, PATIENCE)
         if self._stdout_transport is not None:
             self._stdout_transport.close()
 
