@@ -8,10 +8,11 @@ own XDG_STATE_HOME, so that no two tests share anything but the source tree.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +43,20 @@ PATIENCE = 60.0
 
 
 async def wait_until(
-    predicate: Callable[[], bool], what: str = "condition", timeout: float = PATIENCE
+    predicate: Callable[[], bool | Awaitable[bool]],
+    what: str = "condition",
+    timeout: float = PATIENCE,
 ) -> None:
-    """Poll `predicate` (cheaply, every 10 ms) until it holds; TimeoutError after `timeout`."""
+    """Poll `predicate` (cheaply, every 10 ms) until it holds; TimeoutError after `timeout`.
+    An async predicate (a request to the server, say) is awaited each time."""
+
+    async def holds() -> bool:
+        result = predicate()
+        return await result if inspect.isawaitable(result) else result
+
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while not predicate():
+    while not await holds():
         if loop.time() > deadline:
             raise TimeoutError(f"{what}: not met within {timeout:g} s")
         await asyncio.sleep(0.01)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import default_converter
@@ -22,7 +24,7 @@ from plansight.fakeapi import FakeMessagesAPI
 from plansight.protocol import to_plain
 from plansight.watcher import WATCHING
 
-from conftest import PATIENCE, wait_until
+from conftest import FIXTURES, PATIENCE, wait_until
 
 Listener = Callable[[str, dict[str, Any]], None]
 
@@ -271,16 +273,11 @@ def tree_of(root: Path) -> dict[str, bytes]:
 async def until_idle(client: LanguageClient) -> None:
     """Until the server says no run is in progress (a cancelled run's end included)."""
 
-    async def running() -> bool:
+    async def idle() -> bool:
         state = await client.protocol.send_request_async("plansight/state", {})
-        return bool(plain(state)["running"])
+        return not plain(state)["running"]
 
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + PATIENCE
-    while await running():
-        if loop.time() > deadline:
-            raise TimeoutError(f"a run still in progress after {PATIENCE:g} s")
-        await asyncio.sleep(0.01)
+    await wait_until(idle, "no run in progress")
 
 
 class SharedEditor:
@@ -418,3 +415,11 @@ class SharedEditor:
         changed = sorted(name for name in now.keys() | was.keys() if now.get(name) != was.get(name))
         assert not changed, f"a test on the shared server changed the workspace: {changed}"
         assert not self.unanswered, f"asked without an answer set by the test: {self.unanswered}"
+
+
+async def start_shared_hello(factory: pytest.TempPathFactory, **options: Any) -> SharedEditor:
+    """A SharedEditor on a copy of fixtures/hello, its storage beside it (`options`: start's)."""
+    folder = factory.mktemp("shared")
+    root = folder / "hello"
+    shutil.copytree(FIXTURES / "hello", root)
+    return await SharedEditor.start(root, storage=folder / "state", **options)

@@ -31,7 +31,7 @@ import pytest_asyncio
 from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
 from plansight.protocol import RESET, SCRATCHPAD, TODOS
 
-from conftest import FIXTURES, PATIENCE
+from conftest import FIXTURES, PATIENCE, wait_until
 from lsp_harness import server_env
 
 HEADER = re.compile(rb"(Content-Length|Content-Type): ([^\r\n]+)\r\n")
@@ -221,12 +221,12 @@ class RawServer:
         """Before a test on a shared server: it answers in step, nothing runs, plan, scratchpad
         and conversation are cleared, and `messages` holds only what arrives from now on."""
         self.assert_sound()
-        async with asyncio.timeout(PATIENCE):
-            while True:  # a cancelled run's end included
-                state = await self.request("plansight/state", {})
-                if state["result"]["running"] is False:
-                    break
-                await asyncio.sleep(0.01)
+
+        async def idle() -> bool:  # a cancelled run's end included
+            state = await self.request("plansight/state", {})
+            return state["result"]["running"] is False
+
+        await wait_until(idle, "no run in progress")
         mark = len(self.messages)
         reset = await self.request(RESET, {})
         assert "result" in reset and reset["result"] is None, reset

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,7 @@ from plansight.fakeapi import tool_reply as tool
 from plansight.history import HISTORY
 from plansight.protocol import INVALID_PARAMS
 
-from conftest import FIXTURES
-from lsp_harness import EditorHandle, SharedEditor, start_editor
+from lsp_harness import EditorHandle, SharedEditor, start_editor, start_shared_hello
 
 # The tests on the shared server run in the module's event loop, as it does.
 on_shared = pytest.mark.asyncio(loop_scope="module")
@@ -49,10 +47,7 @@ HINTS = {
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def shared(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    folder = tmp_path_factory.mktemp("shared")
-    root = folder / "hello"
-    shutil.copytree(FIXTURES / "hello", root)
-    server = await SharedEditor.start(root, storage=folder / "state")
+    server = await start_shared_hello(tmp_path_factory)
     yield server
     await server.stop()
 

@@ -13,7 +13,6 @@ neither; the cancelled-run cases share one holding editor per advertised capabil
 from __future__ import annotations
 
 import asyncio
-import shutil
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,7 +27,7 @@ from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 
-from conftest import FIXTURES, wait_until
+from conftest import wait_until
 from lsp_harness import (
     AsyncAnswer,
     EditorHandle,
@@ -36,6 +35,7 @@ from lsp_harness import (
     SharedEditor,
     plain,
     start_editor,
+    start_shared_hello,
 )
 from test_lsp_editor import Asked, Holders
 
@@ -86,21 +86,12 @@ def fake_api(module_api: FakeMessagesAPI) -> FakeMessagesAPI:
     return module_api
 
 
-async def start_shared(
-    factory: pytest.TempPathFactory, api: FakeMessagesAPI, **options: Any
-) -> SharedEditor:
-    folder = factory.mktemp("shared")
-    root = folder / "hello"
-    shutil.copytree(FIXTURES / "hello", root)
-    return await SharedEditor.start(root, storage=folder / "state", api=api, **options)
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def planning_server(
     tmp_path_factory: pytest.TempPathFactory, module_api: FakeMessagesAPI
 ) -> AsyncIterator[SharedEditor]:
-    server = await start_shared(
-        tmp_path_factory, module_api, offer_review_plan=True, offer_ask_user=True
+    server = await start_shared_hello(
+        tmp_path_factory, api=module_api, offer_review_plan=True, offer_ask_user=True
     )
     yield server
     await server.stop()
@@ -118,7 +109,7 @@ async def planning(planning_server: SharedEditor) -> AsyncIterator[SharedEditor]
 async def fallback_server(
     tmp_path_factory: pytest.TempPathFactory, module_api: FakeMessagesAPI
 ) -> AsyncIterator[SharedEditor]:
-    server = await start_shared(tmp_path_factory, module_api)
+    server = await start_shared_hello(tmp_path_factory, api=module_api)
     yield server
     await server.stop()
 

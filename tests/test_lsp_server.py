@@ -8,7 +8,6 @@ their own.
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,8 @@ from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 
-from conftest import FIXTURES, PATIENCE, Held
-from lsp_harness import EditorHandle, SharedEditor, start_editor
+from conftest import PATIENCE, Held
+from lsp_harness import EditorHandle, SharedEditor, start_editor, start_shared_hello
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -35,10 +34,7 @@ def plan(*specs: tuple[str, str, str]) -> dict[str, Any]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def shared(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    folder = tmp_path_factory.mktemp("shared")
-    root = folder / "hello"
-    shutil.copytree(FIXTURES / "hello", root)
-    server = await SharedEditor.start(root, storage=folder / "state")
+    server = await start_shared_hello(tmp_path_factory)
     yield server
     await server.stop()
 
