@@ -17,8 +17,8 @@ from typing import Any
 from bench.editor import Editor
 from bench.fakeproc import FakeAPIProcess, Record
 from bench.table import Row
+from plansight.engine.model import newest_sonnet
 from plansight.fakeapi import ScriptStep, reply, text_reply
-from plansight.model import newest_sonnet
 
 GOAL = 0.85
 SOURCE = Path(__file__).resolve().parent.parent / "server" / "plansight"

@@ -25,8 +25,8 @@ from bench.checkpoints import distinct_tree
 from bench.editor import Editor
 from bench.fakeproc import FakeAPIProcess
 from bench.table import Row, ms, p50_p90, percentile
+from plansight.engine.model import newest_sonnet
 from plansight.fakeapi import ScriptStep, text_reply, tool_reply
-from plansight.model import newest_sonnet
 
 FILES = 20_000
 ROUNDS = 20

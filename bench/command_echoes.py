@@ -1,7 +1,7 @@
 """What telling a command's own changes apart costs: the two workspace scans around a command.
 
 A 5,000-file workspace (plus 250 ignored files under build/). Each round runs the session's
-recorder (`plansight.echoes.CommandEchoes`) around a "command" that rewrites three files: the
+recorder (`workspace.echoes.CommandEchoes`) around a "command" that rewrites three files: the
 scan before it, which the command waits for, and the scan after it with the difference judged,
 which the run waits for before it ends (the model's next request does not). One scan alone is
 timed too, for reference.
@@ -16,9 +16,9 @@ from pathlib import Path
 
 from bench.table import Row, p50_p90
 from bench.workspaces import large_tree
-from plansight.echoes import CommandEchoes, Echoes
 from plansight.tools.context import NoRecorder
-from plansight.watcher import WorkspaceFilter, scan
+from plansight.workspace.echoes import CommandEchoes, Echoes
+from plansight.workspace.watcher import WorkspaceFilter, scan
 
 FILES = 5_000
 ROUNDS = 15

@@ -21,8 +21,8 @@ from bench.editor import Editor
 from bench.fakeproc import FakeAPIProcess
 from bench.table import Row, ms, percentile
 from bench.workspaces import big_file, small_project
+from plansight.engine.model import newest_sonnet
 from plansight.fakeapi import ScriptStep, reply, text_reply
-from plansight.model import newest_sonnet
 from plansight.tools.files import READ_MAX_BYTES
 
 ROUNDS = 40

@@ -24,7 +24,7 @@ from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 
-from plansight.protocol import to_plain
+from plansight.protocol.names import to_plain
 
 SERVER_COMMAND = (sys.executable, "-m", "plansight", "lsp")
 _SHUTDOWN_TIMEOUT = 10.0

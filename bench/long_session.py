@@ -28,10 +28,10 @@ from typing import Any
 from bench.editor import Editor
 from bench.fakeproc import FakeAPIProcess, Record
 from bench.table import Row, ms
-from plansight.compaction import HEADER_OPEN, NOTE_PREFIX, SUMMARY_INSTRUCTION
-from plansight.compactor import CompactionSettings
+from plansight.engine.compaction.compactor import CompactionSettings
+from plansight.engine.compaction.rules import HEADER_OPEN, NOTE_PREFIX, SUMMARY_INSTRUCTION
+from plansight.engine.model import ModelClient, ModelSettings, ModelTurn, newest_sonnet
 from plansight.fakeapi import FakeMessagesAPI, ScriptStep, reply, text_reply
-from plansight.model import ModelClient, ModelSettings, ModelTurn, newest_sonnet
 
 ROUNDS = 150
 WINDOW = 200_000
@@ -122,7 +122,7 @@ class LongSession:
         }
 
     def _check(self, body: dict[str, Any]) -> None:
-        from plansight.plan import parse_items, render
+        from plansight.plan.plan import parse_items, render
 
         texts = _texts(body)
         if not self.compacted:
@@ -327,10 +327,10 @@ class TimedModel(ModelClient):
 
 
 async def cost_rows() -> list[Row]:
-    from plansight.hooks import accept_all_edits
-    from plansight.prompt import system_prompt
-    from plansight.session import Session, SessionSettings
-    from plansight.storage import SessionStore
+    from plansight.engine.hooks import accept_all_edits
+    from plansight.engine.prompt import system_prompt
+    from plansight.session.session import Session, SessionSettings
+    from plansight.session.storage import SessionStore
 
     messages = big_conversation(CONVERSATION_BYTES)
     size = len(json.dumps(messages))

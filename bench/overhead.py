@@ -30,9 +30,9 @@ from bench.editor import Editor, proc_cpu_ns
 from bench.fakeproc import FakeAPIProcess
 from bench.table import Row, ms, p50_p90, percentile
 from bench.workspaces import small_project
+from plansight.engine.model import newest_sonnet
+from plansight.engine.prompt import system_prompt
 from plansight.fakeapi import ScriptStep, text_reply, tool_reply
-from plansight.model import newest_sonnet
-from plansight.prompt import system_prompt
 from plansight.tools import default_tools
 
 ROUNDS = 20

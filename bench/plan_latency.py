@@ -27,8 +27,8 @@ from bench.editor import Editor, Received
 from bench.fakeproc import FakeAPIProcess
 from bench.table import Row, ms, p50_p90, percentile
 from bench.workspaces import small_project
+from plansight.engine.model import newest_sonnet
 from plansight.fakeapi import ScriptStep, text_reply, tool_reply
-from plansight.model import newest_sonnet
 
 ROUNDS = 20
 RUNS = 2  # of each kind, after a warm-up run

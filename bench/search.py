@@ -19,14 +19,14 @@ from typing import Any
 
 from bench.table import Row, ms, percentile
 from bench.workspaces import large_tree
-from plansight.events import EventBus
-from plansight.hooks import accept_all_edits, refuse_all_commands
-from plansight.plan import Plan
-from plansight.scratchpad import Scratchpad
+from plansight.engine.events import EventBus
+from plansight.engine.hooks import accept_all_edits, refuse_all_commands
+from plansight.plan.plan import Plan
+from plansight.plan.scratchpad import Scratchpad
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
 from plansight.tools.search import RG_COMMON, RG_GREP, rg_executable
-from plansight.workspace import Workspace
+from plansight.workspace.access import Workspace
 
 FILES = 50_000
 REPEATS = 9

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from plansight.fakeapi import FakeMessagesAPI
-from plansight.hooks import (
+from plansight.engine.hooks import (
     ApproveHook,
     AskHook,
     PlanReviewHook,
@@ -29,9 +28,10 @@ from plansight.hooks import (
     approve_all_plans,
     dismiss_all_questions,
 )
-from plansight.model import ModelSettings
-from plansight.session import Session, SessionSettings
-from plansight.storage import SessionStore
+from plansight.engine.model import ModelSettings
+from plansight.fakeapi import FakeMessagesAPI
+from plansight.session.session import Session, SessionSettings
+from plansight.session.storage import SessionStore
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -21,8 +21,8 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from plansight.fakeapi import FakeMessagesAPI
-from plansight.protocol import to_plain
-from plansight.watcher import WATCHING
+from plansight.protocol.names import to_plain
+from plansight.workspace.watcher import WATCHING
 
 from conftest import FIXTURES, PATIENCE, wait_until
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from plansight.atomic import TEMP_SUFFIX, is_temp_file, remove_leftovers, write_atomic
+from plansight.workspace.atomic import TEMP_SUFFIX, is_temp_file, remove_leftovers, write_atomic
 
 
 def _temp_files(folder: Path) -> list[str]:
@@ -56,7 +56,7 @@ def test_a_failed_write_leaves_the_target_and_no_litter(tmp_path: Path) -> None:
 KILLED_MID_WRITE = """
 import os, signal, sys
 from pathlib import Path
-from plansight import atomic
+from plansight.workspace import atomic
 atomic.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
 atomic.write_atomic(Path(sys.argv[1]), b"half", durable=True)
 """

@@ -11,8 +11,8 @@ import pytest
 
 from plansight.checkpoints import Checkpoint, CheckpointError
 from plansight.checkpoints.recorder import Checkpointer, SessionView
-from plansight.conversation import Conversation, text_block
-from plansight.plan import Plan
+from plansight.engine.conversation import Conversation, text_block
+from plansight.plan.plan import Plan
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git program")
 

@@ -15,7 +15,7 @@ import pytest
 
 from plansight.cli.client import question_prompt, read_answer
 from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
-from plansight.protocol import PLAN_TEXT_HELP, PlanTextError, parse_plan_text, plan_text
+from plansight.plan.text import PLAN_TEXT_HELP, PlanTextError, parse_plan_text, plan_text
 
 from conftest import FIXTURES
 from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from plansight.compaction import (
+from plansight.engine.compaction.rules import (
     HEADER_OPEN,
     NOTE_PREFIX,
     SUMMARY_INSTRUCTION,

@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from plansight.compaction import HEADER_OPEN, NOTE_PREFIX, SUMMARY_INSTRUCTION
-from plansight.compactor import DEFAULT_COMPACT_AT, CompactionSettings
-from plansight.events import Compacted, Event
+from plansight.engine.compaction.compactor import DEFAULT_COMPACT_AT, CompactionSettings
+from plansight.engine.compaction.rules import HEADER_OPEN, NOTE_PREFIX, SUMMARY_INSTRUCTION
+from plansight.engine.events import Compacted, Event
+from plansight.engine.hooks import accept_all_edits, approve_all_commands
+from plansight.engine.model import ModelSettings, ThinkingOption
 from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, Reply, Step
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.hooks import accept_all_edits, approve_all_commands
-from plansight.model import ModelSettings, ThinkingOption
-from plansight.session import Session, SessionBusy, SessionSettings
-from plansight.storage import SessionStore
+from plansight.session.session import Session, SessionBusy, SessionSettings
+from plansight.session.storage import SessionStore
 
 from conftest import strip_cache_control
 
@@ -300,7 +300,7 @@ async def test_thinking_of_summarized_turns_goes_and_the_last_rounds_stays(
 async def test_the_stored_conversation_is_the_compacted_one_even_when_only_its_head_changed(
     hello_workspace: Path, tmp_path: Path
 ) -> None:
-    from plansight.storage import SessionStore
+    from plansight.session.storage import SessionStore
 
     names = big_files(hello_workspace, 4)
     model = Model([*reading(names), *finish()], "SUMMARY again")

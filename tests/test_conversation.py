@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from plansight.conversation import Conversation, text_block, tool_result_block
+from plansight.engine.conversation import Conversation, text_block, tool_result_block
 from plansight.fakeapi import validate_request
 
 TOOLS = [

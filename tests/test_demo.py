@@ -107,8 +107,8 @@ async def test_the_server_appends_the_reminder_after_the_tool_results(tmp_path: 
 
 async def test_the_compaction_demo_compacts_offline_and_keeps_the_plan(tmp_path: Path) -> None:
     from plansight.cli.demo import COMPACTION_RECORDING
-    from plansight.compaction import HEADER_OPEN
-    from plansight.plan import parse_items, render
+    from plansight.engine.compaction.rules import HEADER_OPEN
+    from plansight.plan.plan import parse_items, render
 
     console = Console(file=io.StringIO(), width=120)
     outcome = await run_demo(
@@ -228,7 +228,7 @@ def test_the_plan_demo_revises_then_approves_and_runs_the_approved_plan(tmp_path
 
 async def test_the_plan_demo_model_reads_the_feedback_and_the_approval(tmp_path: Path) -> None:
     from plansight.cli.demo import PLAN_RECORDING
-    from plansight.planmode import PLAN_MODE_TEXT
+    from plansight.engine.planmode import PLAN_MODE_TEXT
 
     console = Console(file=io.StringIO(), width=120)
     outcome = await run_demo(

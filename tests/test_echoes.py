@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from plansight.echoes import CommandEchoes, Echoes
 from plansight.tools.context import NoRecorder
+from plansight.workspace.echoes import CommandEchoes, Echoes
 
 
 class Judged:

@@ -10,8 +10,8 @@ import anthropic
 import httpx2
 import pytest
 
+from plansight.engine.events import Usage
 from plansight.eval.meter import MessageAssembler, MeteringProxy
-from plansight.events import Usage
 from plansight.fakeapi import (
     Drop,
     FakeMessagesAPI,

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from plansight.engine.events import Usage
 from plansight.eval import report
 from plansight.eval.attempt import AttemptResult, Limits
 from plansight.eval.checks import CheckResult
 from plansight.eval.pricing import list_prices
-from plansight.events import Usage
 
 
 def result(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from plansight.engine.events import Usage
 from plansight.eval.pricing import Prices, list_prices
 from plansight.eval.stats import newcombe, wilson
-from plansight.events import Usage
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ import pytest
 import pytest_asyncio
 
 from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
-from plansight.protocol import RESET, SCRATCHPAD, TODOS
+from plansight.protocol.names import RESET, SCRATCHPAD, TODOS
 
 from conftest import FIXTURES, PATIENCE, wait_until
 from lsp_harness import server_env

@@ -32,8 +32,8 @@ from typing import Any
 
 import pytest
 
-from plansight.atomic import TEMP_SUFFIX
 from plansight.fakeapi import FakeMessagesAPI, Step, reply, text_reply
+from plansight.workspace.atomic import TEMP_SUFFIX
 
 from conftest import strip_cache_control
 from lsp_harness import EditorHandle, start_editor
@@ -356,7 +356,7 @@ async def test_kill_9_at_chosen_points_never_tears_files_or_the_session(
 DIE_MID_SAVE = """
 import os, signal, sys
 from pathlib import Path
-from plansight import atomic
+from plansight.workspace import atomic
 def die(src, dst):
     os.kill(os.getpid(), signal.SIGKILL)
 atomic.os.replace = die

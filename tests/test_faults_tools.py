@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from plansight.events import EventBus
+from plansight.engine.events import EventBus
+from plansight.engine.hooks import accept_all_edits, approve_all_commands
 from plansight.fakeapi import FakeMessagesAPI, text_reply
-from plansight.hooks import accept_all_edits, approve_all_commands
-from plansight.plan import Plan
-from plansight.scratchpad import Scratchpad
+from plansight.plan.plan import Plan
+from plansight.plan.scratchpad import Scratchpad
 from plansight.tools import ToolOutcome, default_tools
 from plansight.tools.context import ToolContext
-from plansight.workspace import Workspace
+from plansight.workspace.access import Workspace
 
 from conftest import PATIENCE, wait_until
 from lsp_harness import start_editor

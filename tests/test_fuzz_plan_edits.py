@@ -29,13 +29,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plansight.events import Event, EventBus, PlanChanged
-from plansight.hooks import accept_all_edits, refuse_all_commands
-from plansight.plan import Plan
-from plansight.scratchpad import Scratchpad
+from plansight.engine.events import Event, EventBus, PlanChanged
+from plansight.engine.hooks import accept_all_edits, refuse_all_commands
+from plansight.plan.plan import Plan
+from plansight.plan.scratchpad import Scratchpad
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
-from plansight.workspace import Workspace
+from plansight.workspace.access import Workspace
 
 from lsp_harness import EditorHandle, start_editor
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from plansight.gitignore import GitIgnore
+from plansight.workspace.ignore import GitIgnore
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The runs' history log (plansight.history): what is kept, merged, bounded, and survives."""
+"""The runs' history log (session.history): what is kept, merged, bounded, and survives."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from plansight.history import HISTORY, RunHistory
+from plansight.session.history import HISTORY, RunHistory
 
 USAGE = {
     "inputTokens": 1,
@@ -161,7 +161,7 @@ def test_a_new_session_is_marked_on_its_first_run(tmp_path: Path) -> None:
 KILLED_WRITER = """
 import os, sys
 from pathlib import Path
-from plansight.history import RunHistory
+from plansight.session.history import RunHistory
 h = RunHistory(Path(sys.argv[1]), flush_text_at=50)
 h.record({"type": "runStarted", "prompt": "long answer"})
 for n in range(1000):

@@ -10,13 +10,20 @@ from typing import Any
 
 import pytest
 
-from plansight.events import Event, PlanDraft, Reminder, ReminderCleared, RunFinished, TextDelta
+from plansight.engine.events import (
+    Event,
+    PlanDraft,
+    Reminder,
+    ReminderCleared,
+    RunFinished,
+    TextDelta,
+)
+from plansight.engine.hooks import EditDecision, EditProposal
 from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, StreamError, reply
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.hooks import EditDecision, EditProposal
-from plansight.plan import PlanError, StalePlanError
-from plansight.session import Session, SessionSettings
+from plansight.plan.plan import PlanError, StalePlanError
+from plansight.session.session import Session, SessionSettings
 
 from conftest import block_types, make_session, strip_cache_control, user_texts, wait_until
 

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from plansight.conversation import Conversation
-from plansight.events import Event, ThinkingDelta, ToolCall
+from plansight.engine.conversation import Conversation
+from plansight.engine.events import Event, ThinkingDelta, ToolCall
+from plansight.engine.hooks import accept_all_edits, approve_all_commands
+from plansight.engine.loop import CONTINUE_TEXT, MAX_CONTINUATIONS
+from plansight.engine.model import ModelSettings, ThinkingOption
 from plansight.fakeapi import FakeMessagesAPI, Reply, StreamError, model_info, reply
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.hooks import accept_all_edits, approve_all_commands
-from plansight.loop import CONTINUE_TEXT, MAX_CONTINUATIONS
-from plansight.model import ModelSettings, ThinkingOption
-from plansight.session import Session, SessionSettings
-from plansight.storage import SessionStore
+from plansight.session.session import Session, SessionSettings
+from plansight.session.storage import SessionStore
 
 from conftest import user_texts
 
@@ -314,7 +314,7 @@ async def test_a_small_budget_is_raised_to_the_apis_minimum(
 
 
 def test_thinking_request_rules() -> None:
-    from plansight.model import ModelFacts, thinking_request
+    from plansight.engine.model import ModelFacts, thinking_request
 
     assert thinking_request(None, None, 8192) == (None, 8192)
     assert thinking_request(ThinkingOption(4096), None, 8192) == (

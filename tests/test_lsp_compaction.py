@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from plansight.compaction import HEADER_OPEN, NOTE_PREFIX, SUMMARY_INSTRUCTION
+from plansight.engine.compaction.rules import HEADER_OPEN, NOTE_PREFIX, SUMMARY_INSTRUCTION
 from plansight.fakeapi import FakeMessagesAPI, Hang, Step, validate_request
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.protocol import REQUEST_FAILED
+from plansight.protocol.names import REQUEST_FAILED
 
 from lsp_harness import EditorHandle, start_editor
 
@@ -126,8 +126,8 @@ def assert_sendable(messages: list[Any], tools: list[Any], when: str) -> None:
     """What a restarted server sends from it is a request the real API accepts."""
     if not messages:
         return
-    from plansight.conversation import Conversation
-    from plansight.model import sendable
+    from plansight.engine.conversation import Conversation
+    from plansight.engine.model import sendable
 
     conversation = Conversation(json.loads(json.dumps(messages)))
     conversation.repair("The previous run stopped before this tool finished.")

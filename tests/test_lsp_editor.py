@@ -36,7 +36,7 @@ from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.lsp.editor import EditorBridge
-from plansight.protocol import InitOptions
+from plansight.protocol.options import InitOptions
 
 from conftest import FIXTURES, PATIENCE, wait_until
 from lsp_harness import plain, server_env, tree_of, until_idle

@@ -24,8 +24,8 @@ from pygls.exceptions import JsonRpcException
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.history import HISTORY
-from plansight.protocol import INVALID_PARAMS
+from plansight.protocol.names import INVALID_PARAMS
+from plansight.session.history import HISTORY
 
 from lsp_harness import EditorHandle, SharedEditor, start_editor, start_shared_hello
 

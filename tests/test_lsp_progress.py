@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plansight.lsp.progress import progress_message, progress_percentage
-from plansight.plan import TodoItem, TodoState
+from plansight.plan.plan import TodoItem, TodoState
 
 
 def state(*statuses: str) -> TodoState:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from plansight.engine.model import ModelClient, ModelError, ModelSettings, ModelTurn, newest_sonnet
 from plansight.fakeapi import (
     Drop,
     FakeMessagesAPI,
@@ -25,7 +26,6 @@ from plansight.fakeapi import (
     text_reply,
     tool_reply,
 )
-from plansight.model import ModelClient, ModelError, ModelSettings, ModelTurn, newest_sonnet
 
 from conftest import strip_cache_control
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plansight.plan import STATUSES, Plan, PlanError, StalePlanError, render
+from plansight.plan.plan import STATUSES, Plan, PlanError, StalePlanError, render
 
 
 def items(*specs: tuple[str, str, str]) -> list[dict[str, Any]]:

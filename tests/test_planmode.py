@@ -13,13 +13,9 @@ from typing import Any
 
 import pytest
 
-from plansight.events import Event, PlanChanged, RunStarted, ToolResult
-from plansight.fakeapi import FakeMessagesAPI, reply
-from plansight.fakeapi import text_reply as text
-from plansight.fakeapi import tool_reply as tool
-from plansight.hooks import PlanDecision, PlanProposal, Question, UserAnswer
-from plansight.plan import TodoItem, TodoState
-from plansight.planmode import (
+from plansight.engine.events import Event, PlanChanged, RunStarted, ToolResult
+from plansight.engine.hooks import PlanDecision, PlanProposal, Question, UserAnswer
+from plansight.engine.planmode import (
     CANCELLED_PLAN_RESULT,
     CANCELLED_PLAN_TEXT,
     DISMISSED_TEXT,
@@ -36,7 +32,11 @@ from plansight.planmode import (
     not_approved_text,
     revise_text,
 )
-from plansight.prompt import system_prompt
+from plansight.engine.prompt import system_prompt
+from plansight.fakeapi import FakeMessagesAPI, reply
+from plansight.fakeapi import text_reply as text
+from plansight.fakeapi import tool_reply as tool
+from plansight.plan.plan import TodoItem, TodoState
 
 from conftest import FIXTURES, make_session, user_texts
 

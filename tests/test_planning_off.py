@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from plansight.events import Reminder
+from plansight.engine.events import Reminder
+from plansight.engine.model import ModelSettings
+from plansight.engine.prompt import SYSTEM_PROMPT, UNPLANNED_EDITS, system_prompt, unplanned
 from plansight.fakeapi import FakeMessagesAPI, tool_reply
 from plansight.fakeapi import text_reply as text
-from plansight.model import ModelSettings
-from plansight.prompt import SYSTEM_PROMPT, UNPLANNED_EDITS, system_prompt, unplanned
-from plansight.protocol import InitOptions
-from plansight.session import Session, SessionSettings
+from plansight.protocol.options import InitOptions
+from plansight.session.session import Session, SessionSettings
 from plansight.tools import default_tools
 
 from conftest import FIXTURES, user_texts

@@ -15,9 +15,13 @@ from typing import Any
 
 import pytest
 
-from plansight import events, plan, protocol
 from plansight.checkpoints import Checkpoint
-from plansight.protocol import InitOptions, Thinking, event_payload
+from plansight.engine import events
+from plansight.plan import plan
+from plansight.protocol import names as protocol
+from plansight.protocol.names import event_payload
+from plansight.protocol.options import InitOptions, Thinking
+from plansight.protocol.reference import with_reference
 
 REPO = Path(__file__).resolve().parent.parent
 PROTOCOL_TS = REPO / "vscode-client" / "src" / "protocol.ts"
@@ -47,16 +51,37 @@ def modules_after_importing(*names: str) -> set[str]:
 def test_the_terminal_client_loads_nothing_of_the_server_but_the_protocol() -> None:
     loaded = modules_after_importing(*TERMINAL_CLIENT)
     ours = {m for m in loaded if m == "plansight" or m.startswith("plansight.")}
-    allowed = {"plansight", "plansight.protocol", "plansight.cli"}
+    allowed = {
+        "plansight",
+        "plansight.cli",
+        "plansight.plan",
+        "plansight.plan.text",
+        "plansight.protocol",
+        "plansight.protocol.names",
+        "plansight.protocol.options",
+    }
     stray = {m for m in ours if m not in allowed and not m.startswith("plansight.cli.")}
     assert stray == set(), f"the terminal client loads engine modules: {sorted(stray)}"
     assert "plansight.cli.demo" not in loaded  # the demo serves a recording: not the client
     assert not {m for m in loaded if m.split(".")[0] in {"anthropic", "httpx2", "watchfiles"}}
 
 
-def test_the_protocol_module_needs_only_the_standard_library() -> None:
-    loaded = modules_after_importing("plansight.protocol")
-    assert {m for m in loaded if m.startswith("plansight")} == {"plansight", "plansight.protocol"}
+def test_the_protocol_modules_need_only_the_standard_library() -> None:
+    loaded = modules_after_importing(
+        "plansight.protocol.names",
+        "plansight.protocol.options",
+        "plansight.protocol.reference",
+        "plansight.plan.text",
+    )
+    assert {m for m in loaded if m.startswith("plansight")} == {
+        "plansight",
+        "plansight.plan",
+        "plansight.plan.text",
+        "plansight.protocol",
+        "plansight.protocol.names",
+        "plansight.protocol.options",
+        "plansight.protocol.reference",
+    }
     assert not {m for m in loaded if m.split(".")[0] in {"pygls", "lsprotocol", "anthropic"}}
 
 
@@ -422,8 +447,9 @@ def test_protocol_ts_events_statuses_and_capabilities_are_the_servers() -> None:
 
 def test_the_docs_reference_tables_are_current() -> None:
     text = DOC.read_text(encoding="utf-8")
-    assert protocol.with_reference(text) == text, (
-        "docs/protocol.md is out of date: run `python -m plansight.protocol docs/protocol.md`"
+    assert with_reference(text) == text, (
+        "docs/protocol.md is out of date: run "
+        "`python -m plansight.protocol.reference docs/protocol.md`"
     )
 
 

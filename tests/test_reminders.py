@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from plansight.events import Event, Reminder
+from plansight.engine.events import Event, Reminder
+from plansight.engine.hooks import CommandDecision, CommandRequest
+from plansight.engine.reminders import ReminderCounter, reminder_for
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.hooks import CommandDecision, CommandRequest
-from plansight.reminders import ReminderCounter, reminder_for
 
 from conftest import make_session, user_texts
 

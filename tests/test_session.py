@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from plansight.compactor import CompactionSettings
-from plansight.events import Event, PlanChanged, RunFinished, RunStarted
+from plansight.engine.compaction.compactor import CompactionSettings
+from plansight.engine.events import Event, PlanChanged, RunFinished, RunStarted
+from plansight.engine.model import ModelSettings, ThinkingOption, thinking_request
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.model import ModelSettings, ThinkingOption, thinking_request
-from plansight.protocol import InitOptions, Thinking
-from plansight.session import DEFAULT_MAX_ROUNDS, Session, SessionBusy, SessionSettings
-from plansight.storage import default_storage_dir
+from plansight.protocol.options import InitOptions, Thinking
+from plansight.session.session import DEFAULT_MAX_ROUNDS, Session, SessionBusy, SessionSettings
+from plansight.session.storage import default_storage_dir
 
 from conftest import make_session, wait_until
 
@@ -170,7 +170,7 @@ def test_without_options_the_environment_and_the_defaults_apply(tmp_path: Path) 
 def test_a_bad_api_timeout_is_ignored_with_a_warning(
     raw: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="plansight.session"):
+    with caplog.at_level(logging.WARNING, logger="plansight.session.session"):
         settings = SessionSettings.from_options(InitOptions(), {"PLANSIGHT_API_TIMEOUT": raw})
     assert settings.model.timeout == ModelSettings().timeout
     assert f"PLANSIGHT_API_TIMEOUT={raw!r}" in caplog.text

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from plansight.atomic import TEMP_SUFFIX
-from plansight.events import PlanChanged
-from plansight.session import Session, SessionSettings
-from plansight.storage import SessionStore, default_storage_dir
+from plansight.engine.events import PlanChanged
+from plansight.session.session import Session, SessionSettings
+from plansight.session.storage import SessionStore, default_storage_dir
+from plansight.workspace.atomic import TEMP_SUFFIX
 
 
 def test_default_storage_is_per_workspace_and_outside_it(
@@ -31,8 +31,8 @@ def test_default_storage_is_per_workspace_and_outside_it(
 KILLED_MID_SAVE = """
 import os, signal, sys
 from pathlib import Path
-from plansight import atomic
-from plansight.storage import SessionStore
+from plansight.workspace import atomic
+from plansight.session.storage import SessionStore
 atomic.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
 SessionStore(Path(sys.argv[1])).save("plan", {"items": [], "version": 99})
 """

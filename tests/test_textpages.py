@@ -8,7 +8,7 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plansight.textpages import ModelView, page_from_scan, page_from_text, scan_lines
+from plansight.workspace.textpages import ModelView, page_from_scan, page_from_text, scan_lines
 
 
 @settings(max_examples=150, deadline=None)

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 import plansight
-from plansight.events import FilesChanged
-from plansight.hooks import EditDecision, EditProposal
+from plansight.engine.events import FilesChanged
+from plansight.engine.hooks import EditDecision, EditProposal
 from plansight.tools import files
 
 from tool_harness import (
@@ -535,13 +535,13 @@ NOBODY = 65534
 AS_A_USER = """
 import asyncio, json, os, sys
 from pathlib import Path
-from plansight.events import EventBus
-from plansight.hooks import EditDecision, approve_all_commands
-from plansight.plan import Plan
-from plansight.scratchpad import Scratchpad
+from plansight.engine.events import EventBus
+from plansight.engine.hooks import EditDecision, approve_all_commands
+from plansight.plan.plan import Plan
+from plansight.plan.scratchpad import Scratchpad
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
-from plansight.workspace import Workspace
+from plansight.workspace.access import Workspace
 
 async def review(proposal):
     if proposal.relative_path == "locked_during_review.txt":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from plansight.events import ScratchpadChanged
+from plansight.engine.events import ScratchpadChanged
 
 from tool_harness import call, make_ctx
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from plansight.events import PlanChanged, PlanDraft
+from plansight.engine.events import PlanChanged, PlanDraft
 from plansight.tools.planning import complete_items
 
 from tool_harness import REGISTRY, call, make_ctx

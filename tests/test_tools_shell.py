@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from plansight.hooks import CommandDecision, CommandRequest
+from plansight.engine.hooks import CommandDecision, CommandRequest
 from plansight.tools import shell
 
 from conftest import PATIENCE, wait_until

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from plansight.atomic import write_atomic
-from plansight.watcher import CLOCK_SLACK_NS, WorkspaceWatcher
+from plansight.workspace.atomic import write_atomic
+from plansight.workspace.watcher import CLOCK_SLACK_NS, WorkspaceWatcher
 
 from conftest import wait_until
 
@@ -162,7 +162,7 @@ async def test_a_name_that_is_not_utf8_loses_no_other_change(
     """watchfiles cannot decode such a name and gives up on the batch it was collecting: the
     real edit of another file made at the same moment must still be reported."""
     watcher, reports = watched
-    caplog.set_level(logging.WARNING, "plansight.watcher")
+    caplog.set_level(logging.WARNING, "plansight.workspace.watcher")
     with open(os.path.join(os.fsencode(ws), NOT_UTF8), "wb") as fh:
         fh.write(b"from an old zip archive\n")
     (ws / "src" / "app.py").write_text("print('edited at the same moment')\n")

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from plansight.atomic import TEMP_SUFFIX
-from plansight.workspace import (
+from plansight.workspace.access import (
     BinaryFileError,
     FileMissingError,
     NotAFileError,
@@ -21,6 +20,7 @@ from plansight.workspace import (
     UnsavedChangesError,
     Workspace,
 )
+from plansight.workspace.atomic import TEMP_SUFFIX
 
 
 class Documents:

@@ -8,13 +8,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from plansight.events import EventBus
-from plansight.hooks import EditDecision, EditProposal, approve_all_commands
-from plansight.plan import Plan
-from plansight.scratchpad import Scratchpad
+from plansight.engine.events import EventBus
+from plansight.engine.hooks import EditDecision, EditProposal, approve_all_commands
+from plansight.plan.plan import Plan
+from plansight.plan.scratchpad import Scratchpad
 from plansight.tools import ToolOutcome, default_tools
 from plansight.tools.context import ToolContext
-from plansight.workspace import Workspace
+from plansight.workspace.access import Workspace
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 REGISTRY = default_tools()

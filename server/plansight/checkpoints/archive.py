@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plansight import atomic
+from plansight.workspace import atomic
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 A file is written to a temporary file in its own folder and renamed over the old one, so a
 kill -9 leaves either the old file or the new one, never a mix; a symbolic link is made the
-same way. Regular files go through `plansight.atomic` (durable: these are the user's files),
+same way. Regular files go through `workspace.atomic` (durable: these are the user's files),
 links through the same temporary names (`.<name>.<pid>.<random>.plansight-tmp`), which the
 watcher ignores and the clean-up after a killed process recognises.
 """
@@ -15,7 +15,7 @@ import stat
 from contextlib import suppress
 from pathlib import Path
 
-from plansight import atomic
+from plansight.workspace import atomic
 
 MODE_FILE = 0o100644
 MODE_EXECUTABLE = 0o100755

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from plansight import atomic
+from plansight.workspace import atomic
 
 log = logging.getLogger(__name__)
 

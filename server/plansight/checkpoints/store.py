@@ -47,7 +47,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from plansight import atomic
 from plansight.checkpoints import files
 from plansight.checkpoints.git import Git, GitError, GitUnavailable, find_git
 from plansight.checkpoints.manifest import Checkpoint, Kind, Manifest
@@ -63,6 +62,7 @@ from plansight.checkpoints.restore import (
     selector,
     step_baselines,
 )
+from plansight.workspace import atomic
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from plansight.cli import render
-from plansight.protocol import CHECKPOINTS, RESTORE
+from plansight.protocol.names import CHECKPOINTS, RESTORE
 
 if TYPE_CHECKING:
     from plansight.cli.client import Answer

@@ -7,7 +7,7 @@ user goes through a `Frontend`, so tests can drive this part without a terminal.
 
 A plan review (`plansight/reviewPlan`) is answered `a` (approve), `c` (cancel), `e` (edit: the
 plan opens in the user's editor as `[ ] #1: text` lines, read back with
-`plansight.protocol.parse_plan_text`; a text that cannot be read is shown with its error and
+`plansight.protocol.names.parse_plan_text`; a text that cannot be read is shown with its error and
 kept for the next edit), or any other text: feedback, to revise. The user's edited plan goes
 with the answer as `items`. A question (`plansight/askUser`) is answered with an option's
 number, several numbers for a multi-select question, or free text; an empty line lets the
@@ -37,20 +37,17 @@ from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
 from plansight import __version__
-from plansight.protocol import (
+from plansight.plan.text import PLAN_TEXT_HELP, PlanTextError, parse_plan_text, plan_text
+from plansight.protocol.names import (
     APPROVE_COMMAND,
     ASK_USER,
     EVENT,
-    PLAN_TEXT_HELP,
     REQUEST_CANCELLED,
     REVIEW_EDIT,
     REVIEW_PLAN,
     RUN,
     SCRATCHPAD,
     TODOS,
-    PlanTextError,
-    parse_plan_text,
-    plan_text,
     to_plain,
 )
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.text import Text
 
-from plansight.protocol import TODO_MARKERS
+from plansight.plan.text import TODO_MARKERS
 
 MARKS: Mapping[str, str] = TODO_MARKERS
 STATUS_STYLES: Mapping[str, str] = MappingProxyType(

@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome
+from plansight.engine.events import Usage
 from plansight.eval.arms import Arm
 from plansight.eval.checks import CheckResult, run_checks
 from plansight.eval.meter import MeteringProxy
 from plansight.eval.pricing import Prices
 from plansight.eval.recordings import Recording
 from plansight.eval.tasks import Task, copy_tree
-from plansight.events import Usage
-from plansight.storage import CONVERSATION
+from plansight.session.storage import CONVERSATION
 
 REPLAY_API_KEY = "plansight-eval-replay"
 DEFAULT_UPSTREAM = "https://api.anthropic.com"

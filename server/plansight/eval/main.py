@@ -94,7 +94,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
                     "no ANTHROPIC_API_KEY: set it for a live run, or replay recordings "
                     "offline with --replay eval/recordings"
                 )
-            from plansight.model import newest_sonnet
+            from plansight.engine.model import newest_sonnet
 
             model = args.model or os.environ.get("PLANSIGHT_MODEL") or newest_sonnet()
             prices = prices or list_prices(model)

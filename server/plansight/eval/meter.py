@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx2
 
-from plansight.events import Usage
+from plansight.engine.events import Usage
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from plansight.events import Usage
+from plansight.engine.events import Usage
 
 MILLION = 1_000_000
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from plansight.events import Event, Location, Reminder, ReminderCleared
+from plansight.engine.events import Event, Location, Reminder, ReminderCleared
 
 SOURCE = "plansight"
 CODE = "plan-reminder"

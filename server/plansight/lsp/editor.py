@@ -25,7 +25,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
-from plansight.hooks import (
+from plansight.engine.hooks import (
     CommandDecision,
     CommandRequest,
     EditDecision,
@@ -35,17 +35,17 @@ from plansight.hooks import (
     Question,
     UserAnswer,
 )
-from plansight.protocol import (
+from plansight.protocol.names import (
     APPROVE_COMMAND,
     ASK_USER,
     CANCEL_REQUEST,
     REVIEW_EDIT,
     REVIEW_PLAN,
-    InitOptions,
     client_offers,
     field_of,
     to_plain,
 )
+from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

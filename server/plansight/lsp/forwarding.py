@@ -11,9 +11,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from plansight.events import Event, PlanChanged, ScratchpadChanged, TextDelta, ToolInputDelta
-from plansight.plan import TodoState
-from plansight.protocol import EVENT, SCRATCHPAD, TODOS, event_payload
+from plansight.engine.events import Event, PlanChanged, ScratchpadChanged, TextDelta, ToolInputDelta
+from plansight.plan.plan import TodoState
+from plansight.protocol.names import EVENT, SCRATCHPAD, TODOS, event_payload
 
 Notify = Callable[[str, Any], None]
 

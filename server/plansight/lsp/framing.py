@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 
 from pygls.protocol import JsonRPCProtocol
 
-from plansight.protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from plansight.protocol.names import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from plansight.events import Event, PlanChanged, RunFinished, RunStarted
-from plansight.plan import TodoState
+from plansight.engine.events import Event, PlanChanged, RunFinished, RunStarted
+from plansight.plan.plan import TodoState
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

@@ -27,7 +27,7 @@ from pygls.uris import to_fs_path
 from plansight import __version__
 from plansight.lsp.logs import LogMessageHandler
 from plansight.lsp.stdio import serve_stdio
-from plansight.protocol import (
+from plansight.protocol.names import (
     CHANGES,
     CHECKPOINT_FILE,
     CHECKPOINTS,
@@ -43,18 +43,18 @@ from plansight.protocol import (
     RUN_MODES,
     SERVER_NOT_INITIALIZED,
     STATE,
-    InitOptions,
     field_of,
     server_capability,
     to_plain,
 )
+from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
+    from plansight.engine.planmode import RunMode
     from plansight.lsp.forwarding import EventForwarder
     from plansight.lsp.progress import RunProgress
-    from plansight.planmode import RunMode
-    from plansight.session import Session
-    from plansight.watcher import WorkspaceWatcher
+    from plansight.session.session import Session
+    from plansight.workspace.watcher import WorkspaceWatcher
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class PlansightServer(LanguageServer):
         from plansight.lsp.editor import EditorBridge, path_uri
         from plansight.lsp.forwarding import EventForwarder
         from plansight.lsp.progress import RunProgress
-        from plansight.session import Session, SessionSettings
+        from plansight.session.session import Session, SessionSettings
 
         options = InitOptions.parse(params.initialization_options)
         for problem in options.problems:
@@ -148,7 +148,7 @@ class PlansightServer(LanguageServer):
         )
 
     def start_background(self) -> None:
-        from plansight.watcher import WorkspaceWatcher
+        from plansight.workspace.watcher import WorkspaceWatcher
 
         session = self.require_session()
         if session.restore() and self.forwarder is not None:
@@ -281,9 +281,9 @@ def engine_errors(model_failed: str = "") -> Iterator[None]:
     """The engine's refusals as the JSON-RPC errors the protocol gives them (a failed model
     request, outside a run, with its message after `model_failed`)."""
     from plansight.checkpoints import CheckpointError
-    from plansight.model import ModelError
-    from plansight.plan import PlanError, StalePlanError
-    from plansight.session import CheckpointsOff, SessionBusy
+    from plansight.engine.model import ModelError
+    from plansight.plan.plan import PlanError, StalePlanError
+    from plansight.session.session import CheckpointsOff, SessionBusy
 
     try:
         yield
@@ -384,7 +384,7 @@ def create_server() -> PlansightServer:
 
     @server.feature(HISTORY)
     def history(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        from plansight.history import DEFAULT_LIMIT
+        from plansight.session.history import DEFAULT_LIMIT
 
         limit = field_of(params, "limit", DEFAULT_LIMIT)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:

@@ -7,8 +7,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from plansight.events import EventBus, Location
-from plansight.hooks import (
+from plansight.engine.events import EventBus, Location
+from plansight.engine.hooks import (
     ApproveHook,
     AskHook,
     PlanReviewHook,
@@ -16,11 +16,11 @@ from plansight.hooks import (
     approve_all_plans,
     dismiss_all_questions,
 )
-from plansight.plan import Plan
-from plansight.planmode import RunState
-from plansight.scratchpad import Scratchpad
+from plansight.engine.planmode import RunState
+from plansight.plan.plan import Plan
+from plansight.plan.scratchpad import Scratchpad
 from plansight.tools.registry import ToolError
-from plansight.workspace import Workspace, WorkspaceError
+from plansight.workspace.access import Workspace, WorkspaceError
 
 
 class ChangeRecorder(Protocol):

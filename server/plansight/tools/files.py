@@ -1,7 +1,7 @@
 """The file tools: read_file, write_file and edit_file.
 
 Filesystem rules (paths, staleness, unsaved documents, atomic writes) live in
-`plansight.workspace`; this module turns them into what the model sees. Both edits end the same
+`workspace.access`; this module turns them into what the model sees. Both edits end the same
 way (`_propose`): the user reviews the whole new document, the server writes what the user
 accepted, and the model is told how that differs from its proposal.
 """
@@ -15,8 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from plansight.hooks import EditProposal
-from plansight.textpages import ModelView, as_model_text
+from plansight.engine.hooks import EditProposal
 from plansight.tools.context import ToolContext, workspace_errors
 from plansight.tools.describe import (
     count_lines,
@@ -25,7 +24,8 @@ from plansight.tools.describe import (
     n_lines,
 )
 from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_int, require_str
-from plansight.workspace import EditBase, WorkspaceError
+from plansight.workspace.access import EditBase, WorkspaceError
+from plansight.workspace.textpages import ModelView, as_model_text
 
 READ_MAX_LINES = 2000
 READ_MAX_BYTES = 100_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plansight.events import ScratchpadChanged
+from plansight.engine.events import ScratchpadChanged
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import Tool, require_str
 

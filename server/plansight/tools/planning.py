@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from plansight.events import PlanChanged, PlanDraft
-from plansight.plan import MAX_ITEMS, MAX_RETRIES, STATUSES, PlanError
+from plansight.engine.events import PlanChanged, PlanDraft
+from plansight.plan.plan import MAX_ITEMS, MAX_RETRIES, STATUSES, PlanError
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import Tool, ToolError
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from plansight.tools.context import ToolContext, workspace_errors
 from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_str, require_str
-from plansight.workspace import WorkspacePath
+from plansight.workspace.access import WorkspacePath
 
 LIST_MAX_FILES = 500
 GREP_MAX_LINES = 200

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plansight.hooks import CommandRequest
+from plansight.engine.hooks import CommandRequest
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, require_str
 

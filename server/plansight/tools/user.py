@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from plansight.events import PlanChanged
-from plansight.hooks import PlanDecision, PlanProposal, Question, UserAnswer
-from plansight.plan import PlanError, TodoState
-from plansight.planmode import (
+from plansight.engine.events import PlanChanged
+from plansight.engine.hooks import PlanDecision, PlanProposal, Question, UserAnswer
+from plansight.engine.planmode import (
     CANCELLED_PLAN_RESULT,
     CANCELLED_PLAN_TEXT,
     DISMISSED_TEXT,
@@ -24,6 +23,7 @@ from plansight.planmode import (
     invalid_plan_result,
     revise_text,
 )
+from plansight.plan.plan import PlanError, TodoState
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import Tool, ToolError, require_str
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from plansight.plan import TodoState
+from plansight.plan.plan import TodoState
 
 
 @dataclass(frozen=True)

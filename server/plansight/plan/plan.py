@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from plansight.protocol import TODO_MARKERS
+from plansight.plan.text import TODO_MARKERS
 
 Status = Literal["pending", "in_progress", "completed", "cancelled", "failed"]
 Source = Literal["model", "user", "restore"]

@@ -6,7 +6,7 @@ enough the model is asked for a summary of the conversation before the last roun
 with the same system prompt and tools, ``tool_choice: none``: the previous request, whose cached
 prefix serves it) and the conversation becomes the summarized one. Either way the
 conversation is replaced in one step (storage rewrites it atomically) and a `Compacted` event
-announces it. The rules themselves are pure functions in `plansight.compaction`.
+announces it. The rules themselves are pure functions in `plansight.engine.compaction.rules`.
 
 The window is ``contextWindow`` when given, else the model's ``max_input_tokens`` from the
 Models API where the endpoint serves it, else 200,000 tokens.
@@ -18,7 +18,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from plansight.compaction import (
+from plansight.engine.compaction.rules import (
     ContextMeter,
     Strategy,
     append_text,
@@ -30,11 +30,11 @@ from plansight.compaction import (
     summarized_conversation,
     summary_request,
 )
-from plansight.conversation import Conversation, Message
-from plansight.events import Compacted, ConversationChanged, EventBus, Usage
-from plansight.model import ModelClient, ModelError
-from plansight.plan import Plan
-from plansight.scratchpad import Scratchpad
+from plansight.engine.conversation import Conversation, Message
+from plansight.engine.events import Compacted, ConversationChanged, EventBus, Usage
+from plansight.engine.model import ModelClient, ModelError
+from plansight.plan.plan import Plan
+from plansight.plan.scratchpad import Scratchpad
 from plansight.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)

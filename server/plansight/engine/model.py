@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from plansight.events import Usage
+from plansight.engine.events import Usage
 
 if TYPE_CHECKING:
     import anthropic

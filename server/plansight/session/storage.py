@@ -1,6 +1,6 @@
 """Saving a session (plan, scratchpad, conversation, usage) so a restarted server picks it up.
 
-Plan, scratchpad and usage are small JSON files, replaced atomically (`plansight.atomic`: temp
+Plan, scratchpad and usage are small JSON files, replaced atomically (`workspace.atomic`: temp
 file + rename in the same folder, no fsync), so a kill -9 at any moment leaves either the old or
 the new file. The
 conversation grows every round, so rewriting it whole would cost more each round: it is a JSON
@@ -17,8 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from plansight.atomic import append_whole, remove_leftovers, write_atomic
-from plansight.history import RunHistory
+from plansight.session.history import RunHistory
+from plansight.workspace.atomic import append_whole, remove_leftovers, write_atomic
 
 log = logging.getLogger(__name__)
 

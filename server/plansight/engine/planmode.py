@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from plansight.plan import PlanError, TodoItem, TodoState
+from plansight.plan.plan import PlanError, TodoItem, TodoState
 
-RunMode = Literal["act", "plan"]  # plansight.protocol.RUN_MODES on the wire
+RunMode = Literal["act", "plan"]  # plansight.protocol.names.RUN_MODES on the wire
 
 
 class UnknownTodo(PlanError):

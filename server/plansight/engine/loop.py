@@ -1,6 +1,6 @@
 """The agent loop: model round, tools, reminders, done gate; reported as events, no LSP here.
 
-The run's mode and focus (`ctx.run`, a `plansight.planmode.RunState`) decide what follows the
+The run's mode and focus (`ctx.run`, a `plansight.engine.planmode.RunState`) decide what follows the
 prompt in its first message, what the model hears when it ends its turn (the done gate, or in
 plan mode the request to submit), and whether the run ends after a round's tools (a tool that
 ends it: the user cancelled the plan).
@@ -14,9 +14,9 @@ import logging
 from contextlib import suppress
 from dataclasses import dataclass, field
 
-from plansight.compactor import Compactor
-from plansight.conversation import Block, Conversation, text_block, tool_result_block
-from plansight.events import (
+from plansight.engine.compaction.compactor import Compactor
+from plansight.engine.conversation import Block, Conversation, text_block, tool_result_block
+from plansight.engine.events import (
     ConversationChanged,
     EventBus,
     Reminder,
@@ -32,9 +32,9 @@ from plansight.events import (
     ToolResult,
     Usage,
 )
-from plansight.model import THINKING_TYPES, ModelClient, ModelError, ModelTurn
-from plansight.planmode import ENDED_TEXT
-from plansight.reminders import ReminderCounter
+from plansight.engine.model import THINKING_TYPES, ModelClient, ModelError, ModelTurn
+from plansight.engine.planmode import ENDED_TEXT
+from plansight.engine.reminders import ReminderCounter
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import PreviewStream, ToolRegistry
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from plansight.tools.context import ChangeRecorder
-from plansight.watcher import Stamp, WorkspaceFilter, scan, stamp_of
+from plansight.workspace.watcher import Stamp, WorkspaceFilter, scan, stamp_of
 
 log = logging.getLogger(__name__)
 

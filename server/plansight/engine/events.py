@@ -1,7 +1,7 @@
 """Everything the engine reports while it works. Listeners (the LSP layer, tests) subscribe.
 
 Each event's `type` is the name it carries on the wire in `plansight/event`; those that go
-there become their payload field by field (`plansight.protocol.event_payload`: camelCase
+there become their payload field by field (`plansight.protocol.names.event_payload`: camelCase
 names, fields marked `LOCAL` left out). The others are for listeners in the server.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from plansight.checkpoints.manifest import Checkpoint
-from plansight.plan import TodoState
-from plansight.protocol import LOCAL
+from plansight.plan.plan import TodoState
+from plansight.protocol.names import LOCAL
 
 log = logging.getLogger(__name__)
 

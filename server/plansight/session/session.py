@@ -21,18 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plansight import atomic
 from plansight.checkpoints import Checkpoint, CheckpointError, RestoreResult, StepFile
 from plansight.checkpoints.recorder import Checkpointer, Restored, SessionView
-from plansight.compactor import (
+from plansight.engine.compaction.compactor import (
     DEFAULT_COMPACT_AT,
     CompactionResult,
     CompactionSettings,
     Compactor,
 )
-from plansight.conversation import Conversation
-from plansight.echoes import CommandEchoes, Echoes
-from plansight.events import (
+from plansight.engine.conversation import Conversation
+from plansight.engine.events import (
     CheckpointTaken,
     ConversationChanged,
     EditOutcome,
@@ -46,7 +44,7 @@ from plansight.events import (
     ScratchpadChanged,
     Usage,
 )
-from plansight.hooks import (
+from plansight.engine.hooks import (
     ApproveHook,
     AskHook,
     DocumentSource,
@@ -59,24 +57,27 @@ from plansight.hooks import (
     dismiss_all_questions,
     refuse_all_commands,
 )
-from plansight.loop import AgentLoop, Notices
-from plansight.model import (
+from plansight.engine.loop import AgentLoop, Notices
+from plansight.engine.model import (
     DEFAULT_THINKING_BUDGET,
     ModelClient,
     ModelSettings,
     SdkLoader,
     ThinkingOption,
 )
-from plansight.plan import Plan, TodoItem, TodoState
-from plansight.planmode import RunMode, RunState
-from plansight.prompt import system_prompt
-from plansight.protocol import InitOptions, event_payload
-from plansight.scratchpad import Scratchpad
-from plansight.storage import SessionStore, default_storage_dir
+from plansight.engine.planmode import RunMode, RunState
+from plansight.engine.prompt import system_prompt
+from plansight.plan.plan import Plan, TodoItem, TodoState
+from plansight.plan.scratchpad import Scratchpad
+from plansight.protocol.names import event_payload
+from plansight.protocol.options import InitOptions
+from plansight.session.storage import SessionStore, default_storage_dir
 from plansight.tools import default_tools
 from plansight.tools.context import NoRecorder, ToolContext
-from plansight.watcher import IGNORED_DIRS
-from plansight.workspace import Workspace
+from plansight.workspace import atomic
+from plansight.workspace.access import Workspace
+from plansight.workspace.echoes import CommandEchoes, Echoes
+from plansight.workspace.watcher import IGNORED_DIRS
 
 log = logging.getLogger(__name__)
 
@@ -302,7 +303,7 @@ class Session:
     ) -> RunResult:
         """One run; cancel the calling task to stop it (the conversation stays consistent).
 
-        `mode="plan"`: plan first, act once the user approves (`plansight.planmode`).
+        `mode="plan"`: plan first, act once the user approves (`plansight.engine.planmode`).
         `todo_id`: work on that plan item only; UnknownTodo (nothing changed) when the plan,
         as the run would see it, has no such item.
         """

@@ -1,7 +1,7 @@
 """The system prompt, in our own words.
 
 It is the same for every run (plan or act mode, focused or not): the cached prompt prefix
-depends on it. What differs between runs goes in their messages (`plansight.planmode`). Its
+depends on it. What differs between runs goes in their messages (`plansight.engine.planmode`). Its
 wording is kept under test (fixtures/prompt/system_prompt.txt): a change shows in a review.
 
 Without planning (the `planning: false` initialization option: the eval's `noplan` arm) the

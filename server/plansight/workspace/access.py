@@ -1,7 +1,7 @@
 """Filesystem access confined to one folder: path checks, paged reads, staleness, atomic writes.
 
-How a page of lines is cut from a file is `plansight.textpages`'s; the atomic write itself is
-`plansight.atomic`'s.
+How a page of lines is cut from a file is `textpages`'s; the atomic write itself is
+`atomic`'s.
 
 Knows nothing of tools or models. Every error is a `WorkspaceError` whose message is written so
 that whoever shows it (the model, a user) knows what to do next.
@@ -21,9 +21,9 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from plansight.atomic import write_atomic
-from plansight.hooks import DocumentSource
-from plansight.textpages import (
+from plansight.engine.hooks import DocumentSource
+from plansight.workspace.atomic import write_atomic
+from plansight.workspace.textpages import (
     BOM,
     BOM_BYTES,
     Scan,

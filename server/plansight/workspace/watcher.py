@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plansight.atomic import is_temp_file
-from plansight.gitignore import GitIgnore
+from plansight.workspace.atomic import is_temp_file
+from plansight.workspace.ignore import GitIgnore
 
 if TYPE_CHECKING:
     from watchfiles import Change, DefaultFilter

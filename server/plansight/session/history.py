@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plansight.atomic import append_whole, write_atomic
+from plansight.workspace.atomic import append_whole, write_atomic
 
 log = logging.getLogger(__name__)
 

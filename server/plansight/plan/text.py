@@ -1,0 +1,91 @@
+"""The plan as text: the lines `[ ] #1: text` that `TodoState.rendered` shows and that a
+terminal user edits in `$EDITOR`. Engine-free, like the protocol names it uses."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from plansight.protocol.names import field_of
+
+TODO_MARKERS: Mapping[str, str] = {
+    "pending": "[ ]",
+    "in_progress": "[>]",
+    "completed": "[x]",
+    "cancelled": "[-]",
+    "failed": "[!]",
+}
+_STATUS_OF_MARKER = {marker[1]: status for status, marker in TODO_MARKERS.items()}
+_ITEM_LINE = re.compile(r"\[(?P<mark>.)\]\s*(?:#(?P<id>[^\s:]+)\s*:)?\s*(?P<text>.*)")
+_COUNT_LINE = re.compile(r"\(\d+/\d+ completed\)")
+PLAN_TEXT_HELP = """\
+# The plan, one item a line: `[ ] #1: text`. Save and quit the editor when you are done.
+# [ ] pending   [>] in progress   [x] completed   [-] cancelled   [!] failed
+# Reorder, add or remove lines; a new item may leave out its id (`[ ] text`).
+# Lines starting with # are ignored.
+"""
+
+
+class PlanTextError(ValueError):
+    """Plan text that cannot be read; the message names the line and what is wrong."""
+
+
+def plan_text(items: Any) -> str:
+    """Plan items (wire dicts) as the lines `[ ] #1: text` that `TodoState.rendered` shows."""
+    lines = []
+    for item in items or []:
+        marker = TODO_MARKERS.get(str(field_of(item, "status")), "[ ]")
+        lines.append(f"{marker} #{field_of(item, 'id')}: {field_of(item, 'text')}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def parse_plan_text(text: str, reserved: Iterable[str] = ()) -> list[dict[str, str]]:
+    """The items of plan text, in order (`{id, text, status}`): the lines `plan_text` writes,
+    `rendered`'s count line, blank lines and `#` comments skipped. An item without an id gets
+    the next number that neither the text nor `reserved` (the ids of the plan that was edited:
+    a removed item's id is not given to a new one) uses. The plan's rules (at most 20 items,
+    one in progress) are the server's to check; this reads the text only, and raises
+    PlanTextError naming the line."""
+    parsed: list[tuple[int, str | None, str, str]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#") or _COUNT_LINE.fullmatch(line):
+            continue
+        match = _ITEM_LINE.fullmatch(line)
+        if match is None:
+            raise PlanTextError(
+                f"line {number}: {_quoted(line)} is not an item; write it as `[ ] #1: text`."
+            )
+        status = _STATUS_OF_MARKER.get(match["mark"])
+        if status is None:
+            raise PlanTextError(
+                f"line {number}: unknown marker [{match['mark']}]; use one of "
+                + " ".join(TODO_MARKERS.values())
+                + "."
+            )
+        item_text = match["text"].strip()
+        if match["id"] is None and item_text.startswith("#"):
+            raise PlanTextError(f"line {number}: write the id as `#1: text`, with its colon.")
+        if not item_text:
+            raise PlanTextError(f"line {number}: the item has no text.")
+        parsed.append((number, match["id"], item_text, status))
+    used = {item_id for _, item_id, _, _ in parsed if item_id} | set(reserved)
+    items: list[dict[str, str]] = []
+    seen: set[str] = set()
+    next_number = 1
+    for number, item_id, item_text, status in parsed:
+        if item_id is None:
+            while str(next_number) in used:
+                next_number += 1
+            item_id = str(next_number)
+            used.add(item_id)
+        if item_id in seen:
+            raise PlanTextError(f"line {number}: #{item_id} is used twice; ids must differ.")
+        seen.add(item_id)
+        items.append({"id": item_id, "text": item_text, "status": status})
+    return items
+
+
+def _quoted(line: str) -> str:
+    return repr(line if len(line) <= 40 else line[:37] + "...")

@@ -1,0 +1,131 @@
+"""`initializationOptions`, read and checked: a value that breaks its rule is ignored (the
+default applies) and described in `problems`, which the server logs for the user."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from plansight.protocol.names import to_plain
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """`thinking: {}` turns extended thinking on; None leaves the budget to the server."""
+
+    budget_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class InitOptions:
+    """`initializationOptions`, read and checked. A value that breaks its rule is ignored (the
+    default applies) and described in `problems`, which the server logs for the user."""
+
+    model: str | None = None
+    max_rounds: int | None = None
+    storage_dir: str | None = None
+    auto_approve_edits: bool = False
+    auto_approve_commands: bool = False
+    context_window: int | None = None  # tokens; None: what the Models API says, else 200000
+    compact_at: float | None = None  # share of the window; None: 0.8
+    thinking: Thinking | None = None  # None: no extended thinking
+    checkpoints: bool = True
+    planning: bool = True  # an extension: False for no plan tools, reminders or done gate
+    problems: tuple[str, ...] = field(default=(), compare=False)
+
+    @classmethod
+    def parse(cls, raw: Any) -> InitOptions:
+        raw = to_plain(raw)
+        if raw is None:
+            return cls()
+        if not isinstance(raw, dict):
+            return cls(problems=(f"initializationOptions must be an object, not {_shown(raw)}",))
+        problems: list[str] = []
+        top = _OptionReader(raw, "", problems)
+        auto = _OptionReader(top.object("autoApprove") or {}, "autoApprove.", problems)
+        thinking = top.object("thinking", nullable=True)
+        # Any budget below the API's minimum (0 included) is raised to it (PROTOCOL.md).
+        budget = _OptionReader(thinking or {}, "thinking.", problems).whole(
+            "budgetTokens", minimum=0
+        )
+        return cls(
+            model=top.text("model"),
+            max_rounds=top.whole("maxRounds"),
+            storage_dir=top.text("storageDir"),
+            auto_approve_edits=auto.flag("edits", False),
+            auto_approve_commands=auto.flag("commands", False),
+            context_window=top.whole("contextWindow"),
+            compact_at=top.share("compactAt"),
+            thinking=Thinking(budget) if thinking is not None else None,
+            checkpoints=top.flag("checkpoints", True),
+            planning=top.flag("planning", True),
+            problems=tuple(problems),
+        )
+
+
+class _OptionReader:
+    """Reads typed values from one options object, noting each value it has to ignore."""
+
+    def __init__(self, raw: Mapping[str, Any], prefix: str, problems: list[str]) -> None:
+        self.raw = raw
+        self.prefix = prefix
+        self.problems = problems
+
+    def _ignore(self, key: str, rule: str) -> None:
+        self.problems.append(
+            f"initializationOptions.{self.prefix}{key} {rule}, not {_shown(self.raw[key])}; "
+            "the default applies"
+        )
+
+    def text(self, key: str) -> str | None:
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str) and value.strip():
+            return value
+        self._ignore(key, "must be a non-empty string")
+        return None
+
+    def whole(self, key: str, *, minimum: int = 1) -> int | None:
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
+            return value
+        self._ignore(key, f"must be a whole number of at least {minimum}")
+        return None
+
+    def share(self, key: str) -> float | None:
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if math.isfinite(value) and 0 < value <= 1:
+                return float(value)
+        self._ignore(key, "must be a number above 0 and at most 1")
+        return None
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.raw.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            return value
+        self._ignore(key, "must be true or false")
+        return default
+
+    def object(self, key: str, *, nullable: bool = False) -> dict[str, Any] | None:
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if isinstance(value, dict):
+            return value
+        self._ignore(key, "must be an object or null" if nullable else "must be an object")
+        return None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
