@@ -1,5 +1,9 @@
 """The agent loop: model round, tools, reminders, done gate; reported as events, no LSP here.
 
+Each round is request → decide → apply: the model's turn is kept in the conversation, the pure
+`plansight.engine.turns.decide` says what follows it (continue with a user message, run the
+tools, finish), and the loop applies that: the messages, the notices, the events.
+
 The run's mode and focus (`ctx.run`, a `plansight.engine.planmode.RunState`) decide what follows the
 prompt in its first message, what the model hears when it ends its turn (the done gate, or in
 plan mode the request to submit), and whether the run ends after a round's tools (a tool that
@@ -12,10 +16,16 @@ import asyncio
 import json
 import logging
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from plansight.engine.compaction.compactor import Compactor
-from plansight.engine.conversation import Block, Conversation, text_block, tool_result_block
+from plansight.engine.conversation import (
+    Block,
+    Conversation,
+    Message,
+    text_block,
+    tool_result_block,
+)
 from plansight.engine.events import (
     ConversationChanged,
     EventBus,
@@ -34,29 +44,28 @@ from plansight.engine.events import (
 )
 from plansight.engine.model import THINKING_TYPES, ModelClient, ModelError, ModelTurn
 from plansight.engine.planmode import ENDED_TEXT
-from plansight.engine.reminders import ReminderCounter
+from plansight.engine.turns import (
+    CONTINUE_TEXT,
+    MAX_CONTINUATIONS,
+    Continue,
+    Finish,
+    LoopState,
+    RunTools,
+    ToolsFacts,
+    TurnFacts,
+    after_tools,
+    decide,
+    round_limit,
+)
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import PreviewStream, ToolRegistry
+
+# CONTINUE_TEXT and MAX_CONTINUATIONS live with the decisions; named here as before.
+__all__ = ["CANCELLED_TOOL", "CONTINUE_TEXT", "MAX_CONTINUATIONS", "AgentLoop", "Notices"]
 
 log = logging.getLogger(__name__)
 
 CANCELLED_TOOL = "Cancelled by the user before this tool call finished."
-MAX_CONTINUATIONS = 3  # a text answer cut by max_tokens is continued at most this often in a row
-CONTINUE_TEXT = (
-    "<output-cut>Your answer was cut off at the output token limit. Continue exactly where it "
-    "stopped, without repeating what you already wrote.</output-cut>"
-)
-REFUSED_TEXT = "The model declined to respond."
-
-
-def cut_tool_text(names: list[str]) -> str:
-    calls = ", ".join(names)
-    return (
-        f"<output-cut>Your response was cut off at the output token limit while you were "
-        f"writing a call to {calls}; that call was not run. Continue in smaller steps: split "
-        "large content over several calls (for example write a file in parts, or make several "
-        "smaller edits).</output-cut>"
-    )
 
 
 @dataclass
@@ -132,126 +141,47 @@ class AgentLoop:
         self.events.emit(RunStarted(prompt, run.mode, run.focus.id if run.focus else None))
         self.prompt = prompt
         usage = Usage()
-        rounds = 0
-        counter = ReminderCounter()
-        cuts = 0  # text answers cut by max_tokens in a row
-        answer: list[str] = []  # the answer's text over the turns it took (paused, cut)
+        state = LoopState(max_rounds=self.max_rounds, plan_features=self.plan_features)
         self._reminding = False
-        self.conversation.repair(CANCELLED_TOOL)
-        opened_at = len(self.conversation.messages)
-        # After the prompt: what the run's mode and focus say (plan mode, the focused item).
-        run_texts = [text_block(text) for text in run.opening(self.ctx.plan.state)]
-        self.conversation.add_user([text_block(prompt), *run_texts, *self.notices.drain(self.ctx)])
-        # The run's own opening message (None when it joined a trailing user message); a
-        # compaction keeps the last round's messages as the same objects.
-        opening = (
-            self.conversation.messages[-1] if len(self.conversation.messages) > opened_at else None
-        )
-        self._changed()
+        opening = self._open(prompt)
         try:
-            while True:
-                if rounds >= self.max_rounds:
-                    return await self._finish(
-                        "limit", f"Stopped after {rounds} rounds (the round limit).", rounds, usage
-                    )
-                rounds += 1
+            while (limit := round_limit(state)) is None:
+                state = state.next_round()
                 plan_updates_before = self.ctx.plan.model_updates
                 try:
                     turn = await self._request(usage)
                 except ModelError as err:
-                    if not err.sent:
-                        rounds -= 1  # nothing reached the model: not a round
+                    rounds = state.rounds if err.sent else state.rounds - 1  # unsent: no round
                     return await self._finish(
                         "error", f"The model API failed: {err}", rounds, usage, error=str(err)
                     )
                 usage.add(turn.usage)
-                if turn.stop_reason == "refusal":
-                    # Not stored: continuing a refused turn gets refused again, so the next
-                    # run starts from before it (and without this run's prompt, if no round
-                    # of this run was answered).
-                    messages = self.conversation.messages
-                    if opening is not None and messages and messages[-1] is opening:
-                        messages.pop()
-                        self._changed()
-                    text = turn.text or _refusal_explanation(turn) or REFUSED_TEXT
-                    return await self._finish("refused", text, rounds, usage)
-                content = turn.content
-                if turn.truncated and all(b["type"] in THINKING_TYPES for b in content):
-                    # Cut before it said or called anything: nothing to keep but the thinking.
-                    content = []
-                self.conversation.add_assistant(content)
-                self.compactor.record(turn.usage)
-                self._changed()
-                answer.append(turn.text)
-                if turn.stop_reason == "pause_turn":
-                    continue  # the paused turn goes back as it is, and the model goes on
-                tool_uses = turn.tool_uses
-                if turn.truncated and not tool_uses and not turn.cut_tools:
-                    cuts += 1
-                    if cuts > MAX_CONTINUATIONS:
-                        text = "".join(answer).rstrip()
-                        return await self._finish(
-                            "limit",
-                            f"{text}\n\n[The answer was cut off at the output token limit "
-                            f"{cuts} times in a row.]",
-                            rounds,
-                            usage,
-                        )
-                    self.conversation.add_user(
-                        [*self.notices.drain(self.ctx), text_block(CONTINUE_TEXT)]
-                    )
-                    self._changed()
-                    continue
-                cuts = 0
-                if tool_uses or turn.cut_tools:
-                    answer.clear()
-                if not tool_uses and turn.cut_tools:
-                    notice = text_block(cut_tool_text(turn.cut_tools))
-                    self.conversation.add_user([*self.notices.drain(self.ctx), notice])
-                    self._changed()
-                    continue
-                if not tool_uses:
-                    # The done gate, or in plan mode the request to submit: once per run.
-                    # Without plan features there is neither.
-                    plan = self.ctx.plan.state
-                    nudge = self.ctx.run.end_of_turn(plan) if self.plan_features else None
-                    if nudge is not None:
-                        self.conversation.add_user(
-                            [*self.notices.drain(self.ctx), text_block(nudge)]
-                        )
-                        self._changed()
-                        answer.clear()
-                        continue
-                    return await self._finish("done", "".join(answer), rounds, usage)
-                results = await self._run_tools(tool_uses)
-                if self.ctx.run.ended is not None:
-                    # A tool ended the run (the user cancelled the plan): its results are kept,
-                    # and the model reads them with the next run's prompt.
-                    self.conversation.add_user(results)
-                    self._changed()
-                    return await self._finish("done", self.ctx.run.ended, rounds, usage)
-                plan_updated = self.ctx.plan.model_updates != plan_updates_before
-                reminder = counter.end_round(plan_updated) if self.plan_features else None
-                tail = self.notices.drain(self.ctx)
-                if turn.cut_tools:
-                    tail.append(text_block(cut_tool_text(turn.cut_tools)))
-                if reminder:
-                    tail.append(text_block(reminder.text))
-                # tool_result blocks first: the API rejects anything before them.
-                self.conversation.add_user([*results, *tail])
-                self._changed()
-                if reminder:
-                    self._reminding = True
-                    self.events.emit(
-                        Reminder(
-                            reminder.text, reminder.level, reminder.rounds, self.ctx.last_location
-                        )
-                    )
+                facts = TurnFacts.of(turn)
+                if facts.refused:
+                    self._forget(opening)
+                else:
+                    self._add_assistant(turn)
+                decision = decide(self._with_nudge(facts), state)
+                results: list[Block] = []
+                if isinstance(decision, RunTools):
+                    results = await self._run_tools(turn.tool_uses)
+                    updated = self.ctx.plan.model_updates != plan_updates_before
+                    ran = ToolsFacts(ended=self.ctx.run.ended, plan_updated=updated)
+                    decision = after_tools(facts, ran, decision.state)
+                if isinstance(decision, Finish):
+                    if results:
+                        self._add_user(results)  # a tool ended the run: the results are kept
+                    return await self._finish(decision.status, decision.text, state.rounds, usage)
+                state = decision.state
+                self._reply(results, decision)
+            return await self._finish(limit.status, limit.text, state.rounds, usage)
         except asyncio.CancelledError:
             self.conversation.repair(CANCELLED_TOOL)
             self._changed()
             self._clear_reminder()
-            await self._finish("cancelled", "The run was cancelled.", rounds, usage, patience=0.5)
+            await self._finish(
+                "cancelled", "The run was cancelled.", state.rounds, usage, patience=0.5
+            )
             raise
         except Exception as err:
             # A bug: keep the conversation valid and tell the listeners, then let it propagate.
@@ -261,11 +191,65 @@ class AgentLoop:
             await self._finish(
                 "error",
                 "Plansight failed internally (see its log).",
-                rounds,
+                state.rounds,
                 usage,
                 error=f"internal error: {err!r}",
             )
             raise
+
+    def _open(self, prompt: str) -> Message | None:
+        """Add the run's opening message: the prompt, what the run's mode and focus say (plan
+        mode, the focused item), the notices. Returns it, or None when it joined a trailing
+        user message; a compaction keeps the last round's messages as the same objects."""
+        self.conversation.repair(CANCELLED_TOOL)
+        messages = self.conversation.messages
+        opened_at = len(messages)
+        run_texts = [text_block(text) for text in self.ctx.run.opening(self.ctx.plan.state)]
+        self._add_user([text_block(prompt), *run_texts, *self.notices.drain(self.ctx)])
+        return messages[-1] if len(messages) > opened_at else None
+
+    def _forget(self, opening: Message | None) -> None:
+        """A refused turn is not kept: continuing it gets refused again, so the next run starts
+        from before it (and without this run's prompt, if no round of this run was answered)."""
+        messages = self.conversation.messages
+        if opening is not None and messages and messages[-1] is opening:
+            messages.pop()
+            self._changed()
+
+    def _add_assistant(self, turn: ModelTurn) -> None:
+        content = turn.content
+        if turn.truncated and all(b["type"] in THINKING_TYPES for b in content):
+            # Cut before it said or called anything: nothing to keep but the thinking.
+            content = []
+        self.conversation.add_assistant(content)
+        self.compactor.record(turn.usage)
+        self._changed()
+
+    def _with_nudge(self, facts: TurnFacts) -> TurnFacts:
+        """The turn with what the run answers its end: the done gate, or in plan mode the
+        request to submit. Asked only when the turn ended (with plan features on), since
+        asking uses the answer up (once per run)."""
+        if not (facts.ends_turn and self.plan_features):
+            return facts
+        return replace(facts, nudge=self.ctx.run.end_of_turn(self.ctx.plan.state))
+
+    def _reply(self, results: list[Block], decision: Continue) -> None:
+        """The user message before the next request: tool_result blocks first (the API
+        rejects anything before them), the notices, then the decision's texts."""
+        notices = self.notices.drain(self.ctx) if decision.notices else []
+        blocks = [*results, *notices, *(text_block(text) for text in decision.texts)]
+        if blocks:
+            self._add_user(blocks)
+        reminder = decision.reminder
+        if reminder is not None:
+            self._reminding = True
+            self.events.emit(
+                Reminder(reminder.text, reminder.level, reminder.rounds, self.ctx.last_location)
+            )
+
+    def _add_user(self, blocks: list[Block]) -> None:
+        self.conversation.add_user(blocks)
+        self._changed()
 
     async def _request(self, usage: Usage) -> ModelTurn:
         """One model request, compacted first when it would be too big; a "prompt is too
@@ -395,9 +379,3 @@ class AgentLoop:
         result = RunResult(status=status, text=text, rounds=rounds, usage=usage, error=error)
         self.events.emit(RunFinished(result))
         return result
-
-
-def _refusal_explanation(turn: ModelTurn) -> str:
-    details = turn.stop_details or {}
-    explanation = details.get("explanation")
-    return explanation if isinstance(explanation, str) else ""
