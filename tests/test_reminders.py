@@ -16,7 +16,7 @@ import pytest
 
 from plansight.engine.events import Event, Reminder
 from plansight.engine.hooks import CommandDecision, CommandRequest
-from plansight.engine.reminders import ReminderCounter, reminder_for
+from plansight.engine.reminders import quiet_rounds_after, reminder_for
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
@@ -61,16 +61,19 @@ def test_the_wording_grows_firmer_at_six_and_nine_and_says_how_long() -> None:
         assert reminder.text.count("<reminder>") == 1 and "todo" in reminder.text
 
 
-def test_the_counter_counts_consecutive_rounds_and_an_update_starts_it_again() -> None:
-    counter = ReminderCounter()
-    seen = [counter.end_round(plan_updated=False) for _ in range(4)]
-    assert [r.rounds if r else None for r in seen] == [None, None, 3, 4]
-    assert counter.end_round(plan_updated=True) is None
-    assert counter.rounds_without_plan == 0
-    again = [counter.end_round(plan_updated=False) for _ in range(3)]
-    assert [r.rounds if r else None for r in again] == [None, None, 3]
-    counter.reset()  # a new run
-    assert counter.end_round(plan_updated=False) is None and counter.rounds_without_plan == 1
+def test_the_count_is_of_consecutive_rounds_and_an_update_starts_it_again() -> None:
+    def rounds(quiet: int, updates: list[bool]) -> list[int]:
+        counts = []
+        for updated in updates:
+            quiet = quiet_rounds_after(quiet, updated)
+            counts.append(quiet)
+        return counts
+
+    quiet = rounds(0, [False] * 4)
+    assert quiet == [1, 2, 3, 4]
+    assert [r.rounds if (r := reminder_for(n)) else None for n in quiet] == [None, None, 3, 4]
+    assert rounds(4, [True, False, False, False]) == [0, 1, 2, 3]
+    assert reminder_for(quiet_rounds_after(4, plan_updated=True)) is None
 
 
 def reminders_in(events: list[Event]) -> list[int]:

@@ -40,18 +40,7 @@ def reminder_for(rounds_without_plan: int) -> ReminderText | None:
     )
 
 
-class ReminderCounter:
-    """Counts consecutive rounds without an accepted todo call, from 0 at each run."""
-
-    def __init__(self) -> None:
-        self.rounds_without_plan = 0
-
-    def reset(self) -> None:
-        self.rounds_without_plan = 0
-
-    def end_round(self, plan_updated: bool) -> ReminderText | None:
-        if plan_updated:
-            self.rounds_without_plan = 0
-            return None
-        self.rounds_without_plan += 1
-        return reminder_for(self.rounds_without_plan)
+def quiet_rounds_after(quiet_rounds: int, plan_updated: bool) -> int:
+    """Consecutive rounds without an accepted todo call, after one more round (0 at each run's
+    start; an update starts the count again)."""
+    return 0 if plan_updated else quiet_rounds + 1

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from plansight.engine.events import RunStatus
 from plansight.engine.model import TRUNCATED, ModelTurn
-from plansight.engine.reminders import ReminderText, reminder_for
+from plansight.engine.reminders import ReminderText, quiet_rounds_after, reminder_for
 
 MAX_CONTINUATIONS = 3  # a text answer cut by max_tokens is continued at most this often in a row
 CONTINUE_TEXT = (
@@ -181,7 +181,7 @@ def after_tools(turn: TurnFacts, tools: ToolsFacts, state: LoopState) -> Continu
     texts = [cut_tool_text(turn.cut_tools)] if turn.cut_tools else []
     reminder = None
     if state.plan_features:
-        quiet = 0 if tools.plan_updated else state.quiet_rounds + 1
+        quiet = quiet_rounds_after(state.quiet_rounds, tools.plan_updated)
         reminder = reminder_for(quiet)
         state = replace(state, quiet_rounds=quiet)
     if reminder is not None:
