@@ -154,6 +154,12 @@ CASES = (
         ("node_cache_old/",),
     ),
     Case(
+        "a backslash makes a leading # or ! and a trailing space part of the name",
+        {"": "\\#notes\n\\!important\nspaced\\ \n"},
+        ("#notes", "!important", "src/spaced "),
+        ("notes", "important", "spaced"),
+    ),
+    Case(
         "patterns of .git/info/exclude apply to the whole workspace, below the .gitignore files",
         {"": "!keep.tmp\n"},
         ("a.tmp", "src/b.tmp", "local/", "local/x.txt"),

@@ -8,11 +8,13 @@ agent's or someone's change only after a restart, and the other way round never.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 from watchfiles import Change
 
+from plansight.tools.search import RG_COMMON, rg_executable
 from plansight.workspace.atomic import TEMP_SUFFIX
 from plansight.workspace.ignore import GitIgnoreSources
 from plansight.workspace.scan import IGNORED_DIRS, WorkspaceFilter, scan, stamp_of
@@ -149,3 +151,47 @@ def test_names_that_are_not_utf8_are_left_out(ws: Path) -> None:
 
 def test_stamp_of_a_missing_path_is_none(ws: Path) -> None:
     assert stamp_of(ws / "nothing-here") is None
+
+
+def test_the_search_tools_list_what_the_scan_keeps(tmp_path: Path, user_excludes: Path) -> None:
+    """rg (list_files, grep) reads .gitignore files, .git/info/exclude and the user's excludes
+    file itself: on a tree of only those rules it keeps what the watcher keeps."""
+    root = tmp_path / "ws"
+    files = {
+        ".git/info/exclude": "/data/\n!keep.tmp\n",
+        ".gitignore": "*.log\nout/**\n!out/keep.txt\n",
+        "src/.gitignore": "!debug.log\ngen/\n",
+        "data/big.csv": "",
+        "src/data/kept.csv": "",
+        "a.tmp": "",
+        "src/keep.tmp": "",
+        "app.log": "",
+        "src/debug.log": "",
+        "src/gen/x.py": "",
+        "out/a.o": "",
+        "out/keep.txt": "",
+        "docs/x.bak": "",
+        "README.md": "",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    user_excludes.write_text("*.tmp\n*.bak\n")
+    listed = subprocess.run(
+        [rg_executable(), *RG_COMMON, "--files"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    kept = sorted(scan(root, WorkspaceFilter(root)))
+    assert sorted(listed) == kept
+    assert kept == [
+        ".gitignore",
+        "README.md",
+        "out/keep.txt",
+        "src/.gitignore",
+        "src/data/kept.csv",
+        "src/debug.log",
+        "src/keep.tmp",
+    ]

@@ -12,7 +12,8 @@ pathspec's `GitIgnoreSpec`:
 
 Within one list the last matching pattern decides (`!` re-includes); a path is excluded when it
 or any folder above it is, since git never looks inside an excluded folder. Patterns ending in
-`/` match folders only.
+`/` match folders only. One difference from git is known, pathspec's: it reads `a/**/` (the
+folders inside `a`) as `a/` (`a` itself).
 
 `git_ignore_rules(root)` is git's own set for a workspace: every `.gitignore`,
 `.git/info/exclude` and the user's `core.excludesFile` (git's config; by default
