@@ -18,7 +18,7 @@ from bench.table import Row, p50_p90
 from bench.workspaces import large_tree
 from plansight.tools.context import NoRecorder
 from plansight.workspace.echoes import CommandEchoes, Echoes
-from plansight.workspace.watcher import WorkspaceFilter, scan
+from plansight.workspace.scan import WorkspaceFilter, scan
 
 FILES = 5_000
 ROUNDS = 15

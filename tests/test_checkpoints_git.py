@@ -66,7 +66,9 @@ def digest_tree(folder: Path, *, mtimes: bool = False) -> dict[str, tuple[int, i
 
 @pytest.fixture
 def user_home(tmp_path: Path) -> Path:
-    """A HOME whose global config and ignore/attribute files would change everything if read."""
+    """A HOME whose global config and attribute files would change everything if read. Its
+    excludes file is read, by Plansight, as the user's git reads it: only the one configured,
+    not git's default place."""
     home = tmp_path / "home"
     (home / ".config" / "git").mkdir(parents=True)
     hooks = home / "global-hooks"
@@ -85,7 +87,7 @@ def user_home(tmp_path: Path) -> Path:
         "[user]\n\tname = Leaked\n\temail = leaked@example.com\n"
         "[commit]\n\tgpgSign = true\n"
     )
-    (home / "global-ignore").write_text("*.py\n")
+    (home / "global-ignore").write_text("*.private\n")
     (home / "global-attributes").write_text("* text eol=crlf\n")
     (home / ".config" / "git" / "ignore").write_text("*.md\n")
     (home / ".config" / "git" / "attributes").write_text("* text eol=crlf\n")
@@ -208,6 +210,7 @@ def test_the_users_config_and_environment_do_not_leak_in(
     (user_repo / "dos.py").write_bytes(crlf)
     lf = b"one\ntwo\n"
     (user_repo / "unix.md").write_bytes(lf)
+    (user_repo / "keys.private").write_text("excluded by the user's excludes file\n")
 
     store = CheckpointStore(tmp_path / "storage", user_repo)
     store.open()
@@ -219,7 +222,8 @@ def test_the_users_config_and_environment_do_not_leak_in(
     result = store.restore(checkpoint=start.id)
     store.close()
 
-    assert set(result.restored) == {"dos.py", "unix.md"}  # not excluded by the user's ignores
+    # Not excluded: git's default excludes file (*.md) is not the one configured.
+    assert set(result.restored) == {"dos.py", "unix.md"}
     assert (user_repo / "dos.py").read_bytes() == crlf  # no end-of-line conversion either way
     assert (user_repo / "unix.md").read_bytes() == lf
     assert digest_tree(user_repo / ".git", mtimes=True) == git_folder
@@ -233,3 +237,13 @@ def test_the_users_config_and_environment_do_not_leak_in(
         env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"},
     ).stdout
     assert log.split()[0] == "Plansight"
+    # The user's core.excludesFile holds in the checkpoints as in the user's own git.
+    held = subprocess.run(
+        ["git", "--git-dir", str(store.git_dir), "ls-tree", "-r", "--name-only", start.tree],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"},
+    ).stdout.split()
+    assert "dos.py" in held and "keys.private" not in held
+    assert user_git(user_repo, "check-ignore", "keys.private", home=user_home) == "keys.private\n"

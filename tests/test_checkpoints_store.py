@@ -17,6 +17,7 @@ from plansight.checkpoints import (
     CheckpointStore,
     CheckpointsUnavailable,
 )
+from plansight.workspace.scan import WorkspaceFilter, scan
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git program")
 
@@ -116,6 +117,80 @@ def test_gitignore_files_are_honoured_nested_ones_too(
         "src/generated_keep.py",
         "src/util.py",
     ]
+
+
+@pytest.fixture
+def user_excludes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's excludes file at git's default place, in a HOME of the test's own."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    (tmp_path / "config" / "git").mkdir(parents=True)
+    path = tmp_path / "config" / "git" / "ignore"
+    path.write_text("")
+    return path
+
+
+def test_the_users_info_exclude_and_excludes_file_are_honoured_and_read_again(
+    tmp_path: Path, workspace: Path, user_excludes: Path
+) -> None:
+    (workspace / ".git" / "info").mkdir(parents=True)
+    exclude = workspace / ".git" / "info" / "exclude"
+    exclude.write_text("/data/\n")
+    user_excludes.write_text("*.swp\n")
+    (workspace / "data").mkdir()
+    (workspace / "data" / "big.csv").write_text("1,2\n")
+    (workspace / "src" / ".app.py.swp").write_text("swap\n")
+    store = CheckpointStore(tmp_path / "storage" / "checkpoints", workspace)
+    store.open()
+    try:
+        first = store.snapshot("runStart", "Run started")
+        assert first is not None
+        assert shadow_paths(store, first.id) == ["README.md", "src/app.py", "src/util.py"]
+        exclude.write_text("")  # the user takes data/ back in, mid-session
+        second = store.snapshot("outside", "Changed outside")
+        assert second is not None
+        assert "data/big.csv" in shadow_paths(store, second.id)
+        assert "src/.app.py.swp" not in shadow_paths(store, second.id)
+    finally:
+        store.close()
+
+
+def test_a_checkpoint_holds_the_files_the_watcher_reports_on(
+    tmp_path: Path, workspace: Path, user_excludes: Path
+) -> None:
+    """One set of rules: what the checkpoints capture is what the watcher's scan keeps."""
+    (workspace / ".git" / "info").mkdir(parents=True)
+    (workspace / ".git" / "info" / "exclude").write_text("/scratch/\n!keep.tmp\n")
+    user_excludes.write_text("*.tmp\n*.bak\n")
+    (workspace / ".gitignore").write_text("logs/\n!logs/\nout/**\n!out/keep.txt\n")
+    (workspace / "src" / ".gitignore").write_text("!*.bak\ngen/\n")
+    for rel in (
+        "scratch/a.txt",
+        "src/scratch/b.txt",
+        "a.tmp",
+        "src/keep.tmp",
+        "x.bak",
+        "src/y.bak",
+        "src/gen/z.py",
+        "logs/today.log",
+        "out/a.o",
+        "out/keep.txt",
+    ):
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(rel + "\n")
+    store = CheckpointStore(tmp_path / "storage" / "checkpoints", workspace)
+    store.open()
+    try:
+        checkpoint = store.snapshot("runStart", "Run started")
+        assert checkpoint is not None
+        held = shadow_paths(store, checkpoint.id)
+    finally:
+        store.close()
+    watched = sorted(scan(workspace, WorkspaceFilter(workspace)))
+    assert held == watched
+    assert "src/y.bak" in held and "src/keep.tmp" in held and "out/keep.txt" in held
+    assert not {"scratch/a.txt", "a.tmp", "x.bak", "src/gen/z.py", "out/a.o"} & set(held)
 
 
 def test_bytes_modes_and_links_come_back_exactly_whatever_gitattributes_say(

@@ -156,6 +156,22 @@ async def test_a_changed_gitignore_applies_to_the_next_change(
     assert all("notes.tmp" not in batch for batch in reports.batches[seen:])
 
 
+async def test_a_changed_info_exclude_applies_to_the_next_change(
+    ws: Path, watched: tuple[WorkspaceWatcher, Reports]
+) -> None:
+    _, reports = watched
+    (ws / "notes.tmp").write_text("1\n")
+    await reports.wait_for("notes.tmp")
+    # git init and an exclude of the user's own: .git is never watched, yet it applies.
+    (ws / ".git" / "info").mkdir(parents=True)
+    (ws / ".git" / "info" / "exclude").write_text("*.tmp\n")
+    seen = len(reports.batches)
+    (ws / "notes.tmp").write_text("2\n")
+    (ws / "marker.txt").write_text("after\n")
+    await reports.wait_for("marker.txt")
+    assert all("notes.tmp" not in batch for batch in reports.batches[seen:])
+
+
 async def test_a_name_that_is_not_utf8_loses_no_other_change(
     ws: Path, watched: tuple[WorkspaceWatcher, Reports], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -4,7 +4,9 @@ It knows git's formats and nothing of checkpoints' meaning. Its configuration is
 full by Plansight (no hooks, no end-of-line or filter conversion, no global excludes or
 attributes; the untracked cache, a split index and index version 4, each measured to make a
 snapshot faster in bench/checkpoints.py; no automatic gc), and its excludes are
-Plansight's: the workspace's `.gitignore` files apply as git applies them, plus `excludes`.
+Plansight's: the workspace's `.gitignore` files apply as git applies them, plus `excludes` (its
+info/exclude: the store puts the user's `.git/info/exclude` and `core.excludesFile` there, read
+by workspace/ignore.py, git's own reading of them being kept away from the user's config).
 """
 
 from __future__ import annotations
@@ -46,6 +48,13 @@ class TreeChange:
     old_sha: str
     new_mode: int
     new_sha: str
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.is_file() or path.read_text() != text:
+        pending = path.with_name(path.name + ".new")
+        pending.write_text(text)
+        os.replace(pending, path)
 
 
 def _quote(value: str) -> str:
@@ -105,15 +114,16 @@ class ShadowRepository:
         )
         info = self.git_dir / "info"
         info.mkdir(exist_ok=True)
-        for path, text in (
-            (self.git_dir / "config", config),
-            (info / "exclude", "".join(f"{line}\n" for line in excludes)),
-            (info / "attributes", _ATTRIBUTES),
-        ):
-            if not path.is_file() or path.read_text() != text:
-                pending = path.with_name(path.name + ".new")
-                pending.write_text(text)
-                os.replace(pending, path)
+        _write_if_changed(self.git_dir / "config", config)
+        _write_if_changed(info / "attributes", _ATTRIBUTES)
+        self.set_excludes(excludes)
+
+    def set_excludes(self, excludes: Iterable[str]) -> None:
+        """Make info/exclude hold these patterns (written only when they changed: git's
+        untracked cache starts again whenever the file does)."""
+        _write_if_changed(
+            self.git_dir / "info" / "exclude", "".join(f"{line}\n" for line in excludes)
+        )
 
     def remove_leftovers(self) -> None:
         """Lock files and temporary objects of git commands killed mid-way.

@@ -7,7 +7,9 @@ and `git status` run, none of which runs a hook; the environment and the configu
 Plansight's alone (git.py, repository.py).
 
 What a snapshot holds: every file git would see with the workspace's `.gitignore` files
-(nested ones included), minus `BUILTIN_EXCLUDES` and minus files over `max_file_bytes`
+(nested ones included), its `.git/info/exclude` and the user's `core.excludesFile` (the same
+rules as the watcher's, workspace/ignore.py; the latter two read again before every snapshot
+that looks at everything), minus `BUILTIN_EXCLUDES` and minus files over `max_file_bytes`
 (10 MiB by default), which are listed as *uncaptured* and never restored over or deleted.
 Bytes are kept exactly (no end-of-line or filter conversion, whatever `.gitattributes` say).
 A folder holding a repository of its own (a nested clone) is not captured either.
@@ -63,6 +65,7 @@ from plansight.checkpoints.restore import (
     step_baselines,
 )
 from plansight.workspace import atomic
+from plansight.workspace.ignore import GitIgnoreSources
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +148,7 @@ class CheckpointStore:
         self._lock_fd: int | None = None
         self._repository: ShadowRepository | None = None
         self._scan_first = False  # the next snapshot scans, whatever it is asked
+        self._ignore_sources: GitIgnoreSources | None = None  # found on open
 
     # ----- opening ---------------------------------------------------------------------------
 
@@ -174,6 +178,7 @@ class CheckpointStore:
                 if not repository.exists():
                     self.manifest.path.unlink(missing_ok=True)  # nothing to restore from
                     repository.create()
+                self._ignore_sources = GitIgnoreSources.find(self.root)
                 repository.configure(self._excludes())
                 self.manifest.load()
                 self._reconcile(repository)
@@ -212,7 +217,10 @@ class CheckpointStore:
             self._lock_fd = None
 
     def _excludes(self) -> list[str]:
-        excludes = list(BUILTIN_EXCLUDES)
+        """The user's workspace-wide ignore rules, then Plansight's own (last: they win)."""
+        sources = self._ignore_sources
+        excludes = sources.lines() if sources is not None else []
+        excludes += BUILTIN_EXCLUDES
         storage = Path(os.path.realpath(self.directory))
         if storage.is_relative_to(self.root):  # storage inside the workspace: never itself
             excludes.append("/" + storage.relative_to(self.root).as_posix() + "/")
@@ -421,6 +429,8 @@ class CheckpointStore:
         last = self.latest()
         if self._scan_first:
             only, self._scan_first = None, False
+        if only is None:  # `git status` applies the excludes (naming paths, nothing does)
+            repository.set_excludes(self._excludes())
         try:
             scan = self._scan(repository, only)
         except GitError as err:

@@ -9,9 +9,9 @@ someone else.
 
 While a restore or a command runs, the watcher's reports are held, and judged once what it
 changed is known. What a command changed is the difference between two scans of the workspace
-under the watcher's rules (what it would report), one just before the command and one after
-it ends (however it ends: exit, timeout, cancel). A change someone else made while the command
-ran is counted as the command's: nothing tells them apart.
+under the watcher's rules (what it would report: workspace/scan.py), one just before the
+command and one after it ends (however it ends: exit, timeout, cancel). A change someone else
+made while the command ran is counted as the command's: nothing tells them apart.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from plansight.tools.context import ChangeRecorder
-from plansight.workspace.watcher import Stamp, WorkspaceFilter, scan, stamp_of
+from plansight.workspace.scan import Stamp, WorkspaceFilter, scan, stamp_of
 
 log = logging.getLogger(__name__)
 
@@ -109,12 +109,9 @@ class CommandEchoes:
             return
         self.echoes.hold()
         try:
-            # A filter of its own, the same for both scans: .gitignore as the command found it.
-            keep = WorkspaceFilter(self.echoes.root)
             # Beside the checkpointer's wait (it reads files, this only looks at their stamps).
-            _, found = await asyncio.gather(
-                self.inner.before_command(),
-                asyncio.to_thread(scan, self.echoes.root, keep, folders=True),
+            _, (keep, found) = await asyncio.gather(
+                self.inner.before_command(), asyncio.to_thread(_first_scan, self.echoes.root)
             )
         except BaseException:  # cancelled or failed: the command will not run
             self.echoes.release()
@@ -150,3 +147,10 @@ class CommandEchoes:
             log.exception("could not tell what a command changed")
         finally:
             self.echoes.release()
+
+
+def _first_scan(root: Path) -> tuple[WorkspaceFilter, dict[str, Stamp]]:
+    """A filter of its own for a command, the same for both scans (the ignore rules as the
+    command found them), and the scan before it."""
+    keep = WorkspaceFilter(root)
+    return keep, scan(root, keep, folders=True)

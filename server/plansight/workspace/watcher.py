@@ -5,8 +5,8 @@ is not UTF-8, and drops the whole batch it was collecting (a real edit of anothe
 same moment included). So the watcher keeps a snapshot of what it last reported (each file's
 inode, size, mtime and ctime), and when watchfiles fails it starts a new one and compares the
 workspace with the snapshot: what changed meanwhile is reported as one batch, as a recrawl
-after an overflow does in watchman. Names that are not UTF-8 cannot be reported (the protocol
-speaks UTF-8) and are left out.
+after an overflow does in watchman. What it reports on, and how the workspace is scanned for
+the snapshot, is workspace/scan.py's (the ignore rules included).
 """
 
 from __future__ import annotations
@@ -22,32 +22,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plansight.workspace.atomic import is_temp_file
-from plansight.workspace.ignore import GitIgnore
+# IGNORED_DIRS: named here too for the session's clean-up of temporary files.
+from plansight.workspace.scan import IGNORED_DIRS as IGNORED_DIRS
+from plansight.workspace.scan import Stamp, WorkspaceFilter, file_stamp, scan
 
 if TYPE_CHECKING:
-    from watchfiles import Change, DefaultFilter
+    from watchfiles import Change
 
 # watchfiles pulls in anyio (about 25 ms of a start of 300 ms): it is imported once the watcher
 # starts, after `initialize` is answered.
 
 log = logging.getLogger(__name__)
-
-IGNORED_DIRS = (
-    ".git",
-    "node_modules",
-    ".venv",
-    "venv",
-    "env",
-    "__pycache__",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".tox",
-    ".hypothesis",
-    "site-packages",
-)
-
 
 WATCHING = "for changes made outside the agent"  # logged (to the editor too) once watching
 RESTART_PAUSE = 0.2
@@ -55,107 +40,6 @@ MAX_RESTART_PAUSE = 30.0
 # How much earlier than a change its file's ctime may say (the kernel's coarse clock, a tick of
 # 4 ms here) plus watchfiles' own handling of a batch before handing it over.
 CLOCK_SLACK_NS = 50_000_000
-
-Stamp = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
-
-
-class WorkspaceFilter:
-    """watchfiles' default filter with IGNORED_DIRS, then .gitignore and virtual environments."""
-
-    def __init__(self, root: Path) -> None:
-        from watchfiles import DefaultFilter
-
-        self.default: DefaultFilter = DefaultFilter(ignore_dirs=IGNORED_DIRS)
-        self.gitignore = GitIgnore(root)
-
-    def __call__(self, change: Change, path: str) -> bool:
-        if not self.default(change, path):
-            return False
-        candidate = Path(path)
-        if is_temp_file(candidate.name):
-            return False  # our own atomic writes' temporary files
-        if candidate.name == ".gitignore":
-            self.gitignore.invalidate()
-        # pyvenv.cfg marks a virtual environment under any name.
-        if any(
-            (parent / "pyvenv.cfg").exists()
-            for parent in candidate.parents
-            if parent.is_relative_to(self.gitignore.root) and parent != self.gitignore.root
-        ):
-            return False
-        return not self.gitignore.ignored(candidate, candidate.is_dir())
-
-    def keeps_entry(self, path: str, parts: tuple[str, ...], is_dir: bool) -> bool:
-        """The same rules for a walk, whose folders above `path` (`parts`, relative to the
-        root) were kept already. A string, not a Path: a scan asks for every entry, and making
-        a Path of each took a third of it."""
-        from watchfiles import Change
-
-        if not self.default(Change.added, path) or is_temp_file(parts[-1]):
-            return False
-        if is_dir and os.path.exists(os.path.join(path, "pyvenv.cfg")):
-            return False
-        return not self.gitignore.ignored_entry(parts, is_dir)
-
-
-def _reportable(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:  # os.fsdecode's surrogates: the name is not UTF-8
-        return False
-    return True
-
-
-def _stamp(st: os.stat_result) -> Stamp:
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _folder_stamp(st: os.stat_result) -> Stamp:
-    # Its inode alone: what the watcher reports of a folder is its making, removal or renaming
-    # (its times change with every file made or removed in it, reported as those files).
-    return (st.st_ino, -1, 0, 0)
-
-
-def stamp_of(path: Path) -> Stamp | None:
-    """A file's stamp as `scan` takes it (a folder's as `scan(folders=True)` does), None when
-    there is nothing at `path`."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return _folder_stamp(st) if stat.S_ISDIR(st.st_mode) else _stamp(st)
-
-
-def scan(
-    root: Path, keep: WorkspaceFilter, below: str = "", *, folders: bool = False
-) -> dict[str, Stamp]:
-    """The stamp of every file the watcher reports on, under `below` (relative, "" for all);
-    with `folders`, of every folder it reports on too."""
-    found: dict[str, Stamp] = {}
-    pending = [tuple(below.split("/")) if below else ()]
-    while pending:
-        folder = pending.pop()
-        try:
-            entries = list(os.scandir(root.joinpath(*folder)))
-        except OSError:
-            continue  # gone, or not a folder (any more)
-        for entry in entries:
-            if not _reportable(entry.name):
-                continue
-            parts = (*folder, entry.name)
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                if not keep.keeps_entry(entry.path, parts, is_dir):
-                    continue
-                if is_dir:
-                    pending.append(parts)
-                    if folders:
-                        found["/".join(parts)] = _folder_stamp(entry.stat(follow_symlinks=False))
-                else:
-                    found["/".join(parts)] = _stamp(entry.stat(follow_symlinks=False))
-            except OSError:
-                continue  # removed while we looked
-    return found
 
 
 @dataclass
@@ -192,7 +76,7 @@ class Snapshot:
             except OSError:
                 st = None
             if st is not None and not stat.S_ISDIR(st.st_mode):
-                seen[rel] = _stamp(st)
+                seen[rel] = file_stamp(st)
                 continue
             if self.files.pop(rel, None) is None:  # a folder, or a file we never saw
                 prefix = rel + "/"
@@ -258,7 +142,7 @@ class WorkspaceWatcher:
     async def _watch_once(self) -> None:
         from watchfiles import awatch
 
-        keep = WorkspaceFilter(self.root)
+        keep = await asyncio.to_thread(WorkspaceFilter, self.root)  # it runs `git config`
         attempt = _AttemptStop(self._stop)
         batches = awatch(
             self.root,
