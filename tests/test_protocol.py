@@ -452,6 +452,13 @@ def test_protocol_ts_events_statuses_and_capabilities_are_the_servers() -> None:
     assert sources and tuple(re.findall(r"'(\w+)'", sources.group(1))) == protocol.PLAN_SOURCES
     capability = ts_object(source, "clientCapability")
     assert set(capability) <= set(protocol.CLIENT_CAPABILITIES)
+    # Which items are done and which open: one rule, the server's, where the client counts.
+    for name, values in (
+        ("doneStatuses", protocol.DONE_STATUSES),
+        ("openStatuses", protocol.OPEN_STATUSES),
+    ):
+        listed = re.search(rf"export const {name}[^=]*=\s*\[(.*?)\]", source, re.S)
+        assert listed and tuple(re.findall(r"'(\w+)'", listed.group(1))) == values, name
 
 
 # ----- docs/protocol.md -----------------------------------------------------------------------

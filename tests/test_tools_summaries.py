@@ -42,6 +42,12 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         {"summary": "## Approach\n- Rename `greet` in **hello.py**\n- Run [the tests](x)"},
         "Approach Rename greet in hello.py Run the tests",
     ),
+    (
+        # The VS Code client's render test shows this summary's row as these words.
+        "submit_plan",
+        {"summary": "## Approach\n\n- Rename **greet** in `hello.py`\n- Run the [tests](tests/)"},
+        "Approach Rename greet in hello.py Run the tests",
+    ),
     ("ask_user", {"question": "Which style:\nNumPy or Google?"}, "Which style: NumPy or Google?"),
 ]
 

@@ -81,8 +81,8 @@ def _items_differ(before: TodoState, after: TodoState) -> bool:
     return key(before) != key(after)
 
 
-# The marks of a Markdown text that a one-line summary leaves out (the VS Code client's
-# `plainOneLine` reads the same): line marks (headings, lists, quotes), link targets, emphasis.
+# The marks of a Markdown text that a one-line summary leaves out: line marks (headings, lists,
+# quotes), link targets, emphasis and code marks.
 _LINE_MARK = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|>\s*|\d+[.)]\s+)")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~|`+)(\S(?:[\s\S]*?\S)?)\1")
