@@ -8,7 +8,7 @@ import { ConversationModel } from '../src/conversation/model';
 import { ConversationRenderer } from '../src/conversation/render';
 import { addItem } from '../src/plan/planEdits';
 import { currentItem, planViewDescription, progressText } from '../src/plan/planModel';
-import type { PlansightEvent, RunResult, TodoState } from '../src/protocol';
+import type { RunResult, TodoState, ToolCallEvent } from '../src/protocol';
 import { statusText } from '../src/status/statusText';
 
 const fixture = join(__dirname, '..', '..', 'fixtures', 'plan-counts');
@@ -16,7 +16,7 @@ const read = (name: string): unknown => JSON.parse(readFileSync(join(fixture, na
 
 interface Wire {
   todos: TodoState;
-  toolCalls: PlansightEvent[];
+  toolCalls: ToolCallEvent[];
   result: RunResult;
 }
 interface Expected {
