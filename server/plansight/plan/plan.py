@@ -65,6 +65,11 @@ class TodoState:
         return len(self.items)
 
     @property
+    def counts(self) -> dict[str, int]:
+        """Items by status, and how many are `done` (completed or cancelled) and `open`."""
+        return plan_counts(item.status for item in self.items)
+
+    @property
     def in_progress(self) -> TodoItem | None:
         return next((item for item in self.items if item.status == "in_progress"), None)
 
@@ -101,7 +106,7 @@ class TodoState:
             "version": self.version,
             # Optional fields (the contract allows adding them): what clients show, computed
             # here so that they all show the same. `counts.done` is what "2/5" counts.
-            "counts": plan_counts(item.status for item in self.items),
+            "counts": self.counts,
             "current": current.reference() if current is not None else None,
             "next": following.reference() if following is not None else None,
             "nextId": self.next_id,
