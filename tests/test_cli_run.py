@@ -132,9 +132,9 @@ def test_run_with_yes_streams_the_plan_tools_and_usage_and_exits_0(
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     # The plan with its marks, each time it changed, and the progress line.
-    assert "[>] #1: Add type hints\n[ ] #2: Run the tests\n(0/2 completed)" in out
-    assert "[x] #1: Add type hints\n[>] #2: Run the tests\n(1/2 completed)" in out
-    assert "(2/2 completed)" in out
+    assert "[>] #1: Add type hints\n[ ] #2: Run the tests\n(0/2 done)" in out
+    assert "[x] #1: Add type hints\n[>] #2: Run the tests\n(1/2 done)" in out
+    assert "(2/2 done)" in out
     assert "▶ 0/2 · Add type hints" in out and "▶ 1/2 · Run the tests" in out
     # Streamed text, one line per tool call and result, the edit shown as a diff.
     assert "Planning first." in out and "Type hints added; the tests pass." in out
@@ -290,12 +290,22 @@ def test_plan_and_progress_rendering() -> None:
         "completed": 1,
         "total": 5,
     }
+    # From an older server, without `counts` and `current`: counted by the server's rule, the
+    # cancelled item done (it needs no more work), the failed one not.
     assert render.plan_text(state).plain == (
         "[x] #1: Add type hints\n[>] #2: Add docstrings\n[-] #3: Add a main guard\n"
-        "[!] #4: Run tests\n[ ] #5: Ship\n(1/5 completed)"
+        "[!] #4: Run tests\n[ ] #5: Ship\n(2/5 done · 1 cancelled)"
     )
-    assert render.progress_line(state) == "1/5 · Add docstrings"
+    assert render.progress_line(state) == "2/5 · Add docstrings"
     assert render.progress_line(None) == "planning"
+    # What the server sends is shown as it is, not counted again.
+    sent = state | {
+        "counts": {"total": 5, "done": 3, "cancelled": 0},
+        "current": {"id": "9", "text": "The server's current item"},
+    }
+    assert render.progress_line(sent) == "3/5 · The server's current item"
+    assert render.plan_text(sent).plain.endswith("\n(3/5 done)")
+    assert render.progress_line(sent | {"current": None}) == "3/5"
     assert [render.exit_code(s) for s in ("done", "error", "limit", "cancelled")] == [
         0,
         1,
@@ -324,6 +334,19 @@ def test_diffs_and_usage_rendering() -> None:
     usage |= {"inputTokens": 0, "cacheReadInputTokens": 12345, "cacheCreationInputTokens": 0}
     assert render.usage_line(usage) == "tokens: input 12,345 (12,345 cached) · output 30"
     assert render.usage_line({}) == "tokens: input 0 · output 0"
+    # The server's total is shown as it is, not added up again.
+    sent = usage | {"totalInputTokens": 20_000}
+    assert render.usage_line(sent) == "tokens: input 20,000 (12,345 cached) · output 30"
+
+
+def test_a_tool_call_shows_the_summary_its_tool_made() -> None:
+    call = {"type": "toolCall", "name": "read_file", "input": {"path": "a.py", "offset": 3}}
+    line = render.tool_call_line("read_file", render.call_summary(call | {"summary": "a.py:3-"}))
+    assert line.plain == "⚙ read_file a.py:3-"
+    # An older server's call, without a summary: its input, as the server shows a tool without
+    # a summarizer of its own.
+    assert render.call_summary(call) == '{"path":"a.py","offset":3}'
+    assert render.call_summary({"type": "toolCall", "name": "read_scratchpad", "input": {}}) == ""
 
 
 def test_tool_result_lines() -> None:
@@ -356,7 +379,15 @@ def test_plain_output_keeps_markup_like_text_literal(tmp_path: Path) -> None:
     ui = TerminalUI(console, live=False)
     ui.on_event({"type": "textDelta", "text": "Checking [bold]x[/bold] "})
     ui.on_event({"type": "textDelta", "text": "now.\nNext"})
-    ui.on_event({"type": "toolCall", "id": "t1", "name": "read_file", "input": {"path": "a.py"}})
+    ui.on_event(
+        {
+            "type": "toolCall",
+            "id": "t1",
+            "name": "read_file",
+            "input": {"path": "a.py"},
+            "summary": "a.py",
+        }
+    )
     ui.on_event(
         {
             "type": "reminder",

@@ -67,8 +67,8 @@ def test_demo_command_runs_offline_and_leaves_a_refactored_project(tmp_path: Pat
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert_refactored(workspace)
-    # The plan with every item completed, the progress line, the nag, the edits and the tests.
-    assert "(4/4 completed)" in out
+    # The plan with every item done, the progress line, the nag, the edits and the tests.
+    assert "(4/4 done)" in out
     assert "[x] #4: Run the tests" in out
     assert "▶ 2/4 · Move the script code into main() behind a main guard" in out
     assert f"⚠ reminder after 3 rounds without a plan update: {REMINDER_WORDS}" in out

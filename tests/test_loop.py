@@ -221,6 +221,7 @@ async def test_usage_is_summed_over_the_run(
         "outputTokens": 7,
         "cacheReadInputTokens": 300,
         "cacheCreationInputTokens": 10,
+        "totalInputTokens": 321,  # the whole input: 11 + 300 + 10
     }
 
 

@@ -84,18 +84,28 @@ async def test_a_run_notifies_plan_scratchpad_events_and_answers_run_result(
         "outputTokens",
         "cacheReadInputTokens",
         "cacheCreationInputTokens",
+        "totalInputTokens",
     }
+    usage = result["usage"]
+    assert usage["totalInputTokens"] == sum(
+        usage[k] for k in ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
+    )
     rec = editor.recorder
     await rec.wait_for(lambda: "runFinished" in rec.event_types())
     assert rec.todos[0]["rendered"] == "[>] #1: Add type hints\n[ ] #2: Add docs\n(0/2 completed)"
     assert rec.todos[0]["source"] == "model" and rec.todos[0]["total"] == 2
     assert rec.todos[-1]["completed"] == 2 and rec.todos[-1]["version"] > rec.todos[0]["version"]
+    # What clients show of the plan comes with it: the count done, the item in progress.
+    assert rec.todos[0]["counts"]["done"] == 0 and rec.todos[-1]["counts"]["done"] == 2
+    assert rec.todos[0]["current"] == {"id": "1", "text": "Add type hints"}
+    assert rec.todos[-1]["current"] is None and rec.todos[-1]["nextId"] == "3"
     assert rec.scratchpad == ["hello.py lacks hints"]
     types_seen = rec.event_types()
     assert types_seen[0] == "runStarted" and types_seen[-1] == "runFinished"
     assert "textDelta" in types_seen
     call = next(e for e in rec.events if e["type"] == "toolCall")
     assert call["name"] == "todo" and call["input"]["items"][0]["id"] == "1"
+    assert call["summary"] == "2 items"  # made by the todo tool, shown as it is
     res = next(e for e in rec.events if e["type"] == "toolResult")
     assert res["isError"] is False and res["summary"].startswith("[>] #1")
     assert rec.events[-1]["result"]["status"] == "done"

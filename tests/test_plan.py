@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plansight.plan.plan import STATUSES, Plan, PlanError, StalePlanError, render
+from plansight.plan.text import free_id, parse_plan_text
 
 
 def items(*specs: tuple[str, str, str]) -> list[dict[str, Any]]:
@@ -41,6 +42,53 @@ def test_rendered_plan_uses_the_s03_markers_and_a_count_line() -> None:
 
 def test_empty_plan_renders_as_no_todos() -> None:
     assert render([]) == "No todos."
+
+
+def test_the_wire_state_says_what_clients_show() -> None:
+    plan = Plan()
+    state = plan.update_from_model(
+        items(
+            ("1", "Add type hints", "completed"),
+            ("2", "Add docstrings", "in_progress"),
+            ("4", "Rewrite in Rust", "cancelled"),
+            ("5", "Run mypy", "failed"),
+            ("6", "Ship", "pending"),
+        )
+    ).state
+    wire = state.to_wire()
+    # Done: no more work needed (completed or cancelled); a failed item is still open.
+    assert wire["counts"] == {
+        "total": 5,
+        "completed": 1,
+        "cancelled": 1,
+        "failed": 1,
+        "pending": 1,
+        "inProgress": 1,
+        "done": 2,
+        "open": 3,
+    }
+    assert wire["current"] == {"id": "2", "text": "Add docstrings"}
+    assert wire["next"] == {"id": "5", "text": "Run mypy"}  # the first not yet started
+    assert wire["nextId"] == "3"  # the lowest number no item uses
+    # The version 1 fields stay as they were.
+    assert (wire["completed"], wire["total"]) == (1, 5)
+    idle = plan.update_from_user(items(("1", "Add type hints", "completed"))).to_wire()
+    assert (idle["current"], idle["next"], idle["nextId"]) == (None, None, "2")
+    assert idle["counts"]["done"] == 1 and idle["counts"]["open"] == 0
+    empty = plan.clear().to_wire()
+    assert empty["counts"]["total"] == 0 and (empty["current"], empty["nextId"]) == (None, "1")
+
+
+def test_a_new_item_gets_the_same_id_from_the_plan_and_from_plan_text() -> None:
+    plan = Plan()
+    state = plan.update_from_model(items(("1", "a", "completed"), ("3", "b", "pending")))
+    added = parse_plan_text(
+        "[x] #1: a\n[ ] #3: b\n[ ] c\n", reserved=[i.id for i in state.state.items]
+    )
+    assert added[-1]["id"] == state.state.to_wire()["nextId"] == free_id({"1", "3"}) == "2"
+    # An id removed in the same edit is not given to the new item.
+    replaced = parse_plan_text("[x] #1: a\n[ ] c\n", reserved=["1", "2", "3"])
+    assert replaced[-1]["id"] == "4"
 
 
 @pytest.mark.parametrize(
@@ -142,6 +190,8 @@ def assert_invariants(plan: Plan) -> None:
     assert (
         state.rendered.endswith(f"({state.completed}/{state.total} completed)") or not state.items
     )
+    counts = state.to_wire()["counts"]
+    assert counts["done"] + counts["open"] == counts["total"] == len(state.items)
 
 
 @settings(max_examples=300, deadline=None)

@@ -155,6 +155,17 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
             },
         ),
         (
+            events.ToolCall("t2", "bash", {"command": "make test"}, "$ make test"),
+            # The call's one-line summary, made by its tool, is sent when there is one.
+            {
+                "type": "toolCall",
+                "id": "t2",
+                "name": "bash",
+                "input": {"command": "make test"},
+                "summary": "$ make test",
+            },
+        ),
+        (
             events.ToolResult("t1", "read_file", True, "No such file"),
             {
                 "type": "toolResult",
@@ -248,6 +259,7 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
                         "outputTokens": 6,
                         "cacheReadInputTokens": 7,
                         "cacheCreationInputTokens": 8,
+                        "totalInputTokens": 20,  # the whole input: 5 + 7 + 8
                     },
                     "error": "boom",
                 },
@@ -440,6 +452,13 @@ def test_protocol_ts_events_statuses_and_capabilities_are_the_servers() -> None:
     assert sources and tuple(re.findall(r"'(\w+)'", sources.group(1))) == protocol.PLAN_SOURCES
     capability = ts_object(source, "clientCapability")
     assert set(capability) <= set(protocol.CLIENT_CAPABILITIES)
+    # Which items are done and which open: one rule, the server's, where the client counts.
+    for name, values in (
+        ("doneStatuses", protocol.DONE_STATUSES),
+        ("openStatuses", protocol.OPEN_STATUSES),
+    ):
+        listed = re.search(rf"export const {name}[^=]*=\s*\[(.*?)\]", source, re.S)
+        assert listed and tuple(re.findall(r"'(\w+)'", listed.group(1))) == values, name
 
 
 # ----- docs/protocol.md -----------------------------------------------------------------------

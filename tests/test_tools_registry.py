@@ -121,3 +121,31 @@ def test_the_summary_clients_show_of_a_result(caplog: pytest.LogCaptureFixture) 
     with caplog.at_level(logging.ERROR):
         assert registry.summary("broken", result) == "first line"
     assert "summary of broken failed" in caplog.text
+
+
+def test_the_summary_clients_show_of_a_call(caplog: pytest.LogCaptureFixture) -> None:
+    def path_only(tool_input: dict[str, Any]) -> str:
+        return f"at {tool_input['path']}\n  and more"
+
+    def broken(tool_input: dict[str, Any]) -> str:
+        raise ValueError("a bug in the summary")
+
+    registry = ToolRegistry(
+        [
+            Tool("plain", "Plain.", SCHEMA, _ok),
+            Tool("own", "Summarizes itself.", SCHEMA, _ok, summarize_input=path_only),
+            Tool("broken", "Breaks.", SCHEMA, _ok, summarize_input=broken),
+        ]
+    )
+    # The tool's own line, kept on one line.
+    assert registry.input_summary("own", {"path": "a.py"}) == "at a.py and more"
+    # A tool without a summarizer, an unknown one, input that is no object: compact JSON.
+    assert registry.input_summary("plain", {"path": "a.py", "n": 2}) == '{"path":"a.py","n":2}'
+    assert registry.input_summary("nope", {"é": "ü"}) == '{"é":"ü"}'
+    assert registry.input_summary("own", ["x"]) == '["x"]'
+    assert registry.input_summary("plain", {}) == ""
+    long = registry.input_summary("plain", {"text": "x" * 500})
+    assert len(long) == 100 and long.endswith("…")
+    with caplog.at_level(logging.ERROR):
+        assert registry.input_summary("broken", {"path": "a.py"}) == '{"path":"a.py"}'
+    assert "input summary of broken failed" in caplog.text

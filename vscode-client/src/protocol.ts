@@ -44,11 +44,36 @@ export const todoStatuses: readonly TodoStatus[] = [
   'failed',
 ];
 
+/**
+ * An item needs no more work once completed or cancelled (counted as done: "2/5"); the others are
+ * open (the done gate asks about them). The server's `protocol/names.py` holds the same.
+ */
+export const doneStatuses: readonly TodoStatus[] = ['completed', 'cancelled'];
+export const openStatuses: readonly TodoStatus[] = ['pending', 'in_progress', 'failed'];
+
 export interface TodoItem {
   id: string;
   text: string;
   status: TodoStatus;
   retries?: number;
+}
+
+/** `TodoState.counts`: items by status, `done` (completed or cancelled) and `open` (the rest). */
+export interface PlanCounts {
+  total: number;
+  completed: number;
+  cancelled: number;
+  failed: number;
+  pending: number;
+  inProgress: number;
+  done: number;
+  open: number;
+}
+
+/** How `TodoState.current` and `next` name an item. */
+export interface ItemRef {
+  id: string;
+  text: string;
 }
 
 export interface TodoState {
@@ -58,6 +83,14 @@ export interface TodoState {
   rendered: string;
   source: 'model' | 'user' | 'restore';
   version: number;
+  /** Optional fields this server adds: what clients show, computed once by the server. */
+  counts?: PlanCounts;
+  /** The item in progress. */
+  current?: ItemRef | null;
+  /** The first item still to start (pending or failed). */
+  next?: ItemRef | null;
+  /** The id an item added to this plan gets: the lowest number no item uses. */
+  nextId?: string;
 }
 
 export interface Usage {
@@ -65,6 +98,8 @@ export interface Usage {
   outputTokens: number;
   cacheReadInputTokens: number;
   cacheCreationInputTokens: number;
+  /** Optional (this server's): the whole input, the three above added up by the server. */
+  totalInputTokens?: number;
 }
 
 export type RunStatus = 'done' | 'cancelled' | 'error' | 'limit' | 'refused';
@@ -116,6 +151,8 @@ export interface ToolCallEvent {
   id: string;
   name: string;
   input: Record<string, unknown>;
+  /** Optional (this server's): what the call does in one line, made by its tool. */
+  summary?: string;
 }
 export interface ToolResultEvent {
   type: 'toolResult';

@@ -22,11 +22,21 @@ describe('plan edits', () => {
   });
 
   it('adds after an item or at the end with a fresh id', () => {
-    expect(nextId(plan.items)).toBe('6');
-    expect(nextId(state([{ id: 'a', text: 'x', status: 'pending' }]).items)).toBe('2');
-    expect(nextId([])).toBe('1');
+    expect(nextId(plan)).toBe('6');
     expect(ids(addItem(plan, 'New', '1'))).toEqual(['1', '6', '2', '3', '4', '5']);
     expect(addItem(plan, 'New').items[5]).toEqual({ id: '6', text: 'New', status: 'pending' });
+  });
+
+  it("gives a new item the server's next id, else the lowest number no item uses, as the server does", () => {
+    const gap = state([
+      { id: '1', text: 'x', status: 'completed' },
+      { id: '4', text: 'y', status: 'pending' },
+    ]);
+    expect(nextId(gap)).toBe('2');
+    expect(nextId(state([{ id: 'a', text: 'x', status: 'pending' }]))).toBe('1');
+    expect(nextId(state([]))).toBe('1');
+    // What the server sends wins: it is the one rule.
+    expect(addItem({ ...gap, nextId: '7' }, 'New').items[2]).toEqual({ id: '7', text: 'New', status: 'pending' });
   });
 
   it('removes and reorders', () => {

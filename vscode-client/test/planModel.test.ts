@@ -59,14 +59,26 @@ describe('progress', () => {
     expect(progressText(emptyTodoState)).toBe('');
   });
   it('finds the item in progress, else the first open one', () => {
-    expect(currentItem(plan)?.id).toBe('2');
+    expect(currentItem(plan)).toEqual({ id: '2', text: 'Add docstrings', now: true });
     const noneInProgress = state([
       { id: 'a', text: 'done', status: 'completed' },
       { id: 'b', text: 'broken', status: 'failed' },
       { id: 'c', text: 'next', status: 'pending' },
     ]);
-    expect(currentItem(noneInProgress)?.id).toBe('b');
+    expect(currentItem(noneInProgress)).toEqual({ id: 'b', text: 'broken', now: false });
     expect(currentItem(state([{ id: 'a', text: 'x', status: 'completed' }]))).toBeUndefined();
+  });
+  it("shows the server's counts and items as sent, not counted again", () => {
+    const sent = {
+      ...plan,
+      counts: { total: 5, completed: 3, cancelled: 0, failed: 0, pending: 1, inProgress: 1, done: 3, open: 2 },
+      current: null,
+      next: { id: '9', text: "The server's next item" },
+    };
+    expect(progressText(sent)).toBe('3/5');
+    expect(planViewDescription(sent)).toBe('3/5');
+    expect(currentItem(sent)).toEqual({ id: '9', text: "The server's next item", now: false });
+    expect(currentItem({ ...sent, next: null })).toBeUndefined();
   });
 });
 

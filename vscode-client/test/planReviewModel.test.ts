@@ -87,7 +87,7 @@ describe('the plan as text', () => {
         '- [ ] **#4** ~~Rename greet~~ _(cancelled)_',
         '- [ ] **#5** Run the tests _(failed)_',
         '',
-        '1 of 5 completed.',
+        '2 of 5 done (1 cancelled).',
         '',
       ].join('\n'),
     );

@@ -35,13 +35,13 @@ describe('ConversationRenderer', () => {
 
   it('renders tool calls as rows that expand to their input and result', () => {
     const { model, renderer } = setup();
-    model.apply({ type: 'toolCall', id: 't1', name: 'bash', input: { command: 'python3 -m unittest' } });
+    model.apply({ type: 'toolCall', id: 't1', name: 'bash', input: { command: 'python3 -m unittest' }, summary: '$ python3 -m unittest' });
     const running = renderer.entry(model.current!.entries[0]!);
     expect(running).toMatch(/^<details class="entry tool running"/);
     expect(running).toContain('codicon-loading');
     model.apply({ type: 'toolResult', id: 't1', name: 'bash', isError: false, summary: 'Ran 2 tests: OK (exit status 0)' });
     const html = renderer.entry(model.current!.entries[0]!);
-    expect(html).toMatch(/<summary>.*bash.*python3 -m unittest.*→ Ran 2 tests: OK \(exit status 0\)<\/span><\/summary>/);
+    expect(html).toMatch(/<summary>.*bash.*<span class="input">\$ python3 -m unittest<\/span>.*→ Ran 2 tests: OK \(exit status 0\)<\/span><\/summary>/);
     expect(html).toContain('<div class="label">Command</div><pre>python3 -m unittest</pre>');
     expect(html).toContain('<div class="label">Result</div><pre>Ran 2 tests: OK (exit status 0)</pre>');
   });
@@ -49,12 +49,25 @@ describe('ConversationRenderer', () => {
   it('shows a submitted plan as words on its row and as Markdown in its body', () => {
     const { model, renderer } = setup();
     const summary = '## Approach\n\n- Rename **greet** in `hello.py`\n- Run the [tests](tests/)';
-    model.apply({ type: 'toolCall', id: 't1', name: 'submit_plan', input: { summary } });
+    // The row's words are the server's (the submit_plan tool's summary of its input).
+    const words = 'Approach Rename greet in hello.py Run the tests';
+    model.apply({ type: 'toolCall', id: 't1', name: 'submit_plan', input: { summary }, summary: words });
     const html = renderer.entry(model.current!.entries[0]!);
     expect(html).toMatch(/<span class="input">Approach Rename greet in hello\.py Run the tests<\/span>/);
     expect(html).toContain('<h2>Approach</h2>');
     expect(html).toContain('<strong>greet</strong>');
     expect(html).not.toContain('## Approach');
+  });
+
+  it("shows a call's summary as the server made it, escaped, else its input as the server would", () => {
+    const { model, renderer } = setup();
+    model.apply({ type: 'toolCall', id: 't1', name: 'read_file', input: { path: 'a.py', offset: 3 }, summary: 'a<b>.py:3-' });
+    model.apply({ type: 'toolCall', id: 't2', name: 'read_file', input: { path: 'a.py', offset: 3 } });
+    model.apply({ type: 'toolCall', id: 't3', name: 'read_scratchpad', input: {} });
+    const [sent, old, empty] = model.current!.entries.map((e) => renderer.entry(e));
+    expect(sent).toContain('<span class="input">a&lt;b&gt;.py:3-</span>');
+    expect(old).toContain('<span class="input">{&quot;path&quot;:&quot;a.py&quot;,&quot;offset&quot;:3}</span>');
+    expect(empty).not.toContain('<span class="input">');
   });
 
   it('keeps thinking collapsed and says what a compaction did', () => {
@@ -76,6 +89,12 @@ describe('ConversationRenderer', () => {
     const html = renderer.entry(model.current!.entries.at(-1)!);
     expect(html).toContain('Done');
     expect(html).toContain('3 rounds · 9,124 in (7,890 cached) · 56 out');
+    // The server's total is shown as it is, not added up again.
+    model.apply({
+      type: 'runFinished',
+      result: { status: 'done', text: 'ok', rounds: 1, usage: { inputTokens: 1, outputTokens: 2, cacheReadInputTokens: 3, cacheCreationInputTokens: 4, totalInputTokens: 9999 } },
+    });
+    expect(renderer.entry(model.current!.entries.at(-1)!)).toContain('1 round · 9,999 in (3 cached, 4 newly cached) · 2 out');
   });
 
   it('renders a review card with its diff and buttons, then its outcome', () => {

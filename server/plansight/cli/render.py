@@ -3,6 +3,12 @@
 Nothing here prints or keeps state, so the terminal UI and the tests share one rendering.
 All text goes through `Text` objects, never console markup: a plan line such as
 `[x] #1: Add type hints` must not be read as a markup tag.
+
+What the server computes is shown as it sends it, never computed again: the plan's counts
+(`TodoState.counts`: "2/5" is items done, completed or cancelled, of all) and its item in
+progress (`current`), a tool call's one-line summary (`toolCall.summary`) and the whole input of
+a run (`usage.totalInputTokens`). For an older server that does not send them, each has one
+fallback here, by the server's own rule (`plansight.protocol.names`).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 from rich.text import Text
 
 from plansight.plan.text import TODO_MARKERS
+from plansight.protocol.names import plain_input_summary, plan_counts
 
 MARKS: Mapping[str, str] = TODO_MARKERS
 STATUS_STYLES: Mapping[str, str] = MappingProxyType(
@@ -67,15 +74,32 @@ def plan_items(state: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
 
 
-def plan_counts(state: Mapping[str, Any]) -> tuple[int, int]:
-    items = plan_items(state)
-    completed = state.get("completed")
-    total = state.get("total")
-    if not isinstance(completed, int):
-        completed = sum(1 for i in items if i.get("status") == "completed")
-    if not isinstance(total, int):
-        total = len(items)
-    return completed, total
+def counts(state: Mapping[str, Any]) -> Mapping[str, int]:
+    """`TodoState.counts` as the server sent it, else counted from the items by its rule."""
+    sent = state.get("counts")
+    if isinstance(sent, Mapping) and all(isinstance(sent.get(k), int) for k in ("done", "total")):
+        return sent
+    return plan_counts(str(item.get("status")) for item in plan_items(state))
+
+
+def current_item(state: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """`TodoState.current` (the item in progress) as sent, else found in the items."""
+    if "current" in state:
+        current = state.get("current")
+        return current if isinstance(current, Mapping) else None
+    return next((i for i in plan_items(state) if i.get("status") == "in_progress"), None)
+
+
+def count_text(state: Mapping[str, Any]) -> str:
+    """`2/5`: the items done (completed or cancelled) of all."""
+    shown = counts(state)
+    return f"{shown['done']}/{shown['total']}"
+
+
+def count_detail(state: Mapping[str, Any]) -> str:
+    """`2/5 done · 1 cancelled`: the count, and the cancelled items it includes."""
+    cancelled = counts(state).get("cancelled", 0)
+    return f"{count_text(state)} done" + (f" · {cancelled} cancelled" if cancelled else "")
 
 
 def plan_text(state: Mapping[str, Any]) -> Text:
@@ -92,19 +116,17 @@ def plan_text(state: Mapping[str, Any]) -> Text:
             f"{mark} #{item.get('id', '?')}: {item.get('text', '')}\n",
             style=STATUS_STYLES.get(status, ""),
         )
-    completed, total = plan_counts(state)
-    text.append(f"({completed}/{total} completed)", style="dim")
+    text.append(f"({count_detail(state)})", style="dim")
     return text
 
 
 def progress_line(state: Mapping[str, Any] | None) -> str:
-    """`2/5 · Add docstrings`: the count of completed items and the item in progress."""
+    """`2/5 · Add docstrings`: the items done of all, and the item in progress."""
     if state is None or not plan_items(state):
         return "planning"
-    completed, total = plan_counts(state)
-    current = next((i for i in plan_items(state) if i.get("status") == "in_progress"), None)
-    counts = f"{completed}/{total}"
-    return f"{counts} · {current.get('text', '')}" if current is not None else counts
+    current = current_item(state)
+    shown = count_text(state)
+    return f"{shown} · {current.get('text', '')}" if current is not None else shown
 
 
 def activity_text(activity: str, elapsed: float) -> Text:
@@ -118,48 +140,27 @@ def activity_text(activity: str, elapsed: float) -> Text:
 # Tools ------------------------------------------------------------------------------------
 
 
-def running_text(name: str, tool_input: Mapping[str, Any]) -> str:
+def call_summary(event: Mapping[str, Any]) -> str:
+    """A `toolCall`'s one-line summary as its tool made it (`src/app.py:10-39`,
+    `$ make test`), else (an older server) its input as the server shows a tool without one."""
+    summary = event.get("summary")
+    if isinstance(summary, str):
+        return summary
+    return plain_input_summary(event.get("input"))
+
+
+def running_text(name: str, summary: str) -> str:
     """The activity while a tool runs: `running bash $ make test`."""
-    detail = tool_detail(name, tool_input)
-    return f"running {name}" + (f" {shorten(detail, 60)}" if detail else "")
+    return f"running {name}" + (f" {shorten(summary, 60)}" if summary else "")
 
 
-def tool_call_line(name: str, tool_input: Mapping[str, Any]) -> Text:
+def tool_call_line(name: str, summary: str) -> Text:
     """One line per tool call: `⚙ read_file hello.py`, `⚙ bash $ make test`."""
-    detail = tool_detail(name, tool_input)
     text = Text("⚙ ", style="cyan")
     text.append(name, style="bold cyan")
-    if detail:
-        text.append(" " + detail, style="cyan")
+    if summary:
+        text.append(" " + summary, style="cyan")
     return text
-
-
-def tool_detail(name: str, tool_input: Mapping[str, Any]) -> str:
-    def field(key: str) -> str:
-        value = tool_input.get(key)
-        return value if isinstance(value, str) else ""
-
-    if name == "bash":
-        return "$ " + shorten(field("command"))
-    if name in ("read_file", "write_file", "edit_file"):
-        detail = field("path")
-        offset, limit = tool_input.get("offset"), tool_input.get("limit")
-        if isinstance(offset, int) or isinstance(limit, int):
-            detail += f" (lines {offset or 1}{'+' + str(limit) if limit else '…'})"
-        return detail
-    if name == "todo":
-        items = tool_input.get("items")
-        return f"({len(items)} items)" if isinstance(items, list) else ""
-    if name == "write_scratchpad":
-        return f"({len(field('content'))} characters)"
-    if name == "submit_plan":
-        return "(asks you to approve the plan)"
-    if name == "ask_user":
-        return shorten(field("question"))
-    if name in ("grep", "list_files"):
-        parts = [field("pattern"), field("path"), field("glob")]
-        return shorten(" ".join(part for part in parts if part))
-    return shorten(", ".join(f"{k}={v!r}" for k, v in tool_input.items()))
 
 
 # A command's summary ends with its exit status (`… · exit code 1`, `… · killed by SIGKILL`).
@@ -279,8 +280,9 @@ def compacted_line(before: Any, after: Any, strategy: Any) -> Text:
 def usage_line(usage: Mapping[str, Any]) -> str:
     """`tokens: input 24,704 (21,245 cached, 3,459 newly cached) · output 1,318`.
 
-    The input is what the requests' prompts cost in all: `inputTokens` is only the part
-    neither read from nor written to the cache, so the cached parts are added to it.
+    The input is what the requests' prompts cost in all, `totalInputTokens` as the server adds
+    it up (an older server's: `inputTokens`, only the part neither read from nor written to the
+    cache, plus the cached parts).
     """
 
     def number(key: str) -> int:
@@ -292,7 +294,9 @@ def usage_line(usage: Mapping[str, Any]) -> str:
     if written:
         parts.append(f"{written:,} newly cached")
     detail = f" ({', '.join(parts)})" if parts else ""
-    total = number("inputTokens") + cached + written
+    total = usage.get("totalInputTokens")
+    if not isinstance(total, int) or isinstance(total, bool):
+        total = number("inputTokens") + cached + written
     return f"tokens: input {total:,}{detail} · output {number('outputTokens'):,}"
 
 

@@ -301,9 +301,10 @@ class TerminalUI:
         name = str(event.get("name", ""))
         tool_input = event.get("input")
         tool_input = tool_input if isinstance(tool_input, dict) else {}
+        summary = render.call_summary(event)
         self.streamed_text = False
-        self.set_activity(render.running_text(name, tool_input))
-        self.print(render.tool_call_line(name, tool_input))
+        self.set_activity(render.running_text(name, summary))
+        self.print(render.tool_call_line(name, summary))
         if self.inline_edits and name in EDIT_TOOLS:
             old = tool_input.get("old_text") if name == "edit_file" else ""
             new = tool_input.get("new_text") if name == "edit_file" else tool_input.get("content")
@@ -438,8 +439,7 @@ class TerminalUI:
         if error:
             self.console.print(Text(f"error: {error}", style="bold red"), soft_wrap=True)
         if self.plan is not None and render.plan_items(self.plan) and not self.live_mode:
-            completed, total = render.plan_counts(self.plan)
-            self.console.print(Text(f"plan: {completed}/{total} completed", style="blue"))
+            self.console.print(Text(f"plan: {render.count_detail(self.plan)}", style="blue"))
         usage = result.get("usage")
         if isinstance(usage, dict):
             self.console.print(Text(render.usage_line(usage), style="dim"))

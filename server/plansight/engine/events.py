@@ -28,6 +28,12 @@ class Usage:
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
 
+    @property
+    def total_input_tokens(self) -> int:
+        """The whole input, as the API bills it: `input_tokens` is only the part neither read
+        from nor written to the cache."""
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
@@ -40,6 +46,8 @@ class Usage:
             "outputTokens": self.output_tokens,
             "cacheReadInputTokens": self.cache_read_input_tokens,
             "cacheCreationInputTokens": self.cache_creation_input_tokens,
+            # An optional field: the sum clients show, made here once.
+            "totalInputTokens": self.total_input_tokens,
         }
 
 
@@ -119,6 +127,9 @@ class ToolCall:
     id: str
     name: str
     input: dict[str, Any]
+    # One line saying what the call does, made by the tool's own summarizer (`Tool.
+    # summarize_input`), so clients show it as it is; an optional field on the wire.
+    summary: str | None = None
     type: str = "toolCall"
 
 

@@ -327,6 +327,7 @@ class AgentLoop:
                         tool_input
                         if isinstance(tool_input, dict)
                         else {"_raw": json.dumps(tool_input)},
+                        self.tools.input_summary(use["name"], tool_input),
                     )
                 )
                 plan_updates_before = self.ctx.plan.model_updates

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 def closed(state: TodoState) -> int:
     """Items no longer open: completed, and cancelled (a step dropped is not a step left)."""
-    return sum(item.status in ("completed", "cancelled") for item in state.items)
+    return state.counts["done"]
 
 
 def progress_message(state: TodoState) -> str:
@@ -33,7 +33,7 @@ def progress_message(state: TodoState) -> str:
     if not state.items:
         return "planning"
     counts = f"{closed(state)}/{state.total}"
-    if cancelled := sum(item.status == "cancelled" for item in state.items):
+    if cancelled := state.counts["cancelled"]:
         counts += f" ({cancelled} cancelled)"
     current = state.in_progress
     return f"{counts} · {current.text}" if current else counts

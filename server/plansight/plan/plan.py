@@ -1,8 +1,10 @@
 """The plan: a validated list of todo items, replaced whole by the model or the user.
 
-Only the plan itself lives here: its rules, its rendering, its versions and retries. Who must
-hear of a change (the model, the editor) and how a streaming call is previewed are not its
-business.
+Only the plan itself lives here: its rules, its rendering, its versions and retries, and the
+facts about it that clients show (`TodoState.to_wire`: its counts, the item in progress, the
+next one, the id a new item gets), computed here once so that every client shows the same.
+Who must hear of a change (the model, the editor) and how a streaming call is previewed are not
+its business.
 """
 
 from __future__ import annotations
@@ -10,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from plansight.plan.text import TODO_MARKERS
+from plansight.plan.text import TODO_MARKERS, free_id
+from plansight.protocol.names import OPEN_STATUSES, plan_counts
 
 Status = Literal["pending", "in_progress", "completed", "cancelled", "failed"]
 Source = Literal["model", "user", "restore"]
 
 STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed", "cancelled", "failed")
-OPEN_STATUSES: frozenset[str] = frozenset({"pending", "in_progress", "failed"})
 MARKERS = TODO_MARKERS  # the wire's: `rendered` is part of the protocol
 MAX_ITEMS = 20
 MAX_RETRIES = 3
@@ -43,6 +45,10 @@ class TodoItem:
             wire["retries"] = self.retries
         return wire
 
+    def reference(self) -> dict[str, str]:
+        """`{id, text}`: how `TodoState.current` and `next` name an item."""
+        return {"id": self.id, "text": self.text}
+
 
 @dataclass(frozen=True)
 class TodoState:
@@ -59,18 +65,38 @@ class TodoState:
         return len(self.items)
 
     @property
+    def counts(self) -> dict[str, int]:
+        """Items by status, and how many are `done` (completed or cancelled) and `open`."""
+        return plan_counts(item.status for item in self.items)
+
+    @property
     def in_progress(self) -> TodoItem | None:
         return next((item for item in self.items if item.status == "in_progress"), None)
+
+    @property
+    def next_item(self) -> TodoItem | None:
+        """The first item still to start: pending or failed (what comes after the current one,
+        or instead of it when none is in progress)."""
+        return next(
+            (i for i in self.items if i.status in OPEN_STATUSES and i.status != "in_progress"),
+            None,
+        )
 
     @property
     def open_items(self) -> list[TodoItem]:
         return [item for item in self.items if item.status in OPEN_STATUSES]
 
     @property
+    def next_id(self) -> str:
+        """The id an item added to this plan gets: the lowest number no item uses."""
+        return free_id({item.id for item in self.items})
+
+    @property
     def rendered(self) -> str:
         return render(self.items)
 
     def to_wire(self) -> dict[str, Any]:
+        current, following = self.in_progress, self.next_item
         return {
             "items": [item.to_wire() for item in self.items],
             "completed": self.completed,
@@ -78,6 +104,12 @@ class TodoState:
             "rendered": self.rendered,
             "source": self.source,
             "version": self.version,
+            # Optional fields (the contract allows adding them): what clients show, computed
+            # here so that they all show the same. `counts.done` is what "2/5" counts.
+            "counts": self.counts,
+            "current": current.reference() if current is not None else None,
+            "next": following.reference() if following is not None else None,
+            "nextId": self.next_id,
         }
 
 

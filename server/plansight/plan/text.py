@@ -4,7 +4,7 @@ terminal user edits in `$EDITOR`. Engine-free, like the protocol names it uses."
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from plansight.protocol.names import field_of
@@ -40,13 +40,23 @@ def plan_text(items: Any) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def free_id(used: Collection[str]) -> str:
+    """The id a new item gets: the lowest number (1, 2, ...) that no id in `used` is. The one
+    rule for new ids: the server's `TodoState.nextId` (`used`: the plan's ids) and plan text
+    (`used`: the text's ids and those of the plan that was edited) both follow it."""
+    number = 1
+    while str(number) in used:
+        number += 1
+    return str(number)
+
+
 def parse_plan_text(text: str, reserved: Iterable[str] = ()) -> list[dict[str, str]]:
     """The items of plan text, in order (`{id, text, status}`): the lines `plan_text` writes,
     `rendered`'s count line, blank lines and `#` comments skipped. An item without an id gets
-    the next number that neither the text nor `reserved` (the ids of the plan that was edited:
-    a removed item's id is not given to a new one) uses. The plan's rules (at most 20 items,
-    one in progress) are the server's to check; this reads the text only, and raises
-    PlanTextError naming the line."""
+    the lowest number that neither the text nor `reserved` (the ids of the plan that was
+    edited: a removed item's id is not given to a new one) uses (`free_id`). The plan's rules
+    (at most 20 items, one in progress) are the server's to check; this reads the text only,
+    and raises PlanTextError naming the line."""
     parsed: list[tuple[int, str | None, str, str]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -73,12 +83,9 @@ def parse_plan_text(text: str, reserved: Iterable[str] = ()) -> list[dict[str, s
     used = {item_id for _, item_id, _, _ in parsed if item_id} | set(reserved)
     items: list[dict[str, str]] = []
     seen: set[str] = set()
-    next_number = 1
     for number, item_id, item_text, status in parsed:
         if item_id is None:
-            while str(next_number) in used:
-                next_number += 1
-            item_id = str(next_number)
+            item_id = free_id(used)
             used.add(item_id)
         if item_id in seen:
             raise PlanTextError(f"line {number}: #{item_id} is used twice; ids must differ.")

@@ -14,7 +14,8 @@ lands marks its methods and events `built=True` here.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -170,6 +171,11 @@ ERROR_CODES: Mapping[str, int] = {
 # Values -------------------------------------------------------------------------------------
 
 TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled", "failed")
+# An item needs no more work once completed or cancelled (a step dropped is not a step left to
+# do); a failed one still does. `TodoState.counts.done` counts these, `open` the others (the
+# items the done gate asks about).
+DONE_STATUSES = ("completed", "cancelled")
+OPEN_STATUSES = ("pending", "in_progress", "failed")
 RUN_STATUSES = ("done", "cancelled", "error", "limit", "refused")
 PLAN_SOURCES = ("model", "user", "restore")
 RUN_MODES = ("act", "plan")
@@ -191,7 +197,7 @@ class EventSpec:
 EVENTS: tuple[EventSpec, ...] = (
     EventSpec("runStarted", "prompt, mode?, todoId?", 1, True),
     EventSpec("textDelta", "text", 1, True),
-    EventSpec("toolCall", "id, name, input", 1, True),
+    EventSpec("toolCall", "id, name, input, summary?", 1, True),
     EventSpec("toolResult", "id, name, isError, summary", 1, True),
     EventSpec("reminder", "text, level, rounds", 1, True),
     EventSpec("filesChanged", "paths", 1, True),
@@ -243,6 +249,50 @@ def to_plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: to_plain(v) for k, v in value.items()}
     return value
+
+
+def plan_counts(statuses: Iterable[str]) -> dict[str, int]:
+    """`TodoState.counts` of a plan whose items have these statuses: how many have each status,
+    how many are `done` (completed or cancelled: they need no more work) and how many `open`
+    (pending, in progress or failed). The server sends it; the terminal client counts an older
+    server's `items` by this same rule."""
+    listed = list(statuses)
+    return {
+        "total": len(listed),
+        "completed": listed.count("completed"),
+        "cancelled": listed.count("cancelled"),
+        "failed": listed.count("failed"),
+        "pending": listed.count("pending"),
+        "inProgress": listed.count("in_progress"),
+        "done": sum(1 for status in listed if status in DONE_STATUSES),
+        "open": sum(1 for status in listed if status in OPEN_STATUSES),
+    }
+
+
+# Tool calls' summaries ----------------------------------------------------------------------
+
+# The most a `toolCall` summary holds: one line beside the tool's name.
+INPUT_SUMMARY_CHARS = 100
+
+
+def one_line(text: str, limit: int = INPUT_SUMMARY_CHARS) -> str:
+    """`text` with its whitespace runs (newlines too) made one space, cut to `limit` characters
+    with an ellipsis (the VS Code client's `truncate(oneLine(text))`, character for character)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(0, limit - 1)].rstrip() + "…"
+
+
+def plain_input_summary(tool_input: Any) -> str:
+    """The `toolCall` summary of a tool without a summarizer of its own: its input as compact
+    JSON on one line ("" for no input). Clients show the same for a `toolCall` without a
+    summary (from an older server), so a call looks alike wherever its summary was made."""
+    if tool_input is None or tool_input == {}:
+        return ""
+    try:
+        dumped = json.dumps(tool_input, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        dumped = str(tool_input)
+    return one_line(dumped)
 
 
 # A dataclass field with this metadata stays off the wire (a reminder's location, say).

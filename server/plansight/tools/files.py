@@ -23,7 +23,16 @@ from plansight.tools.describe import (
     describe_new_file,
     n_lines,
 )
-from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_int, require_str
+from plansight.tools.registry import (
+    OUTPUT_MAX_BYTES,
+    Tool,
+    ToolError,
+    line_number_of,
+    line_of,
+    optional_int,
+    require_str,
+    text_of,
+)
 from plansight.workspace.access import EditBase, WorkspaceError
 from plansight.workspace.textpages import ModelView, as_model_text
 
@@ -105,6 +114,16 @@ def read_summary(content: str) -> str:
     return n_lines(len(numbers))
 
 
+def read_input_summary(tool_input: dict[str, Any]) -> str:
+    """`src/app.py`, `src/app.py:10-39` (offset 10, limit 30), `src/app.py:10-` (to the end)."""
+    path = line_of(tool_input, "path")
+    offset, limit = line_number_of(tool_input, "offset"), line_number_of(tool_input, "limit")
+    if offset is None and limit is None:
+        return path
+    first = offset or 1
+    return f"{path}:{first}-{first + limit - 1 if limit is not None else ''}"
+
+
 READ_FILE = Tool(
     name="read_file",
     description=(
@@ -124,6 +143,7 @@ READ_FILE = Tool(
     },
     handler=read_file,
     summarize=read_summary,
+    summarize_input=read_input_summary,
 )
 
 
@@ -251,6 +271,12 @@ async def write_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     )
 
 
+def write_input_summary(tool_input: dict[str, Any]) -> str:
+    """`hello.py (12 lines)`: the file and the size of what it is to hold."""
+    lines = n_lines(count_lines(text_of(tool_input, "content")))
+    return f"{line_of(tool_input, 'path')} ({lines})"
+
+
 WRITE_FILE = Tool(
     name="write_file",
     description=(
@@ -267,6 +293,7 @@ WRITE_FILE = Tool(
         "required": ["path", "content"],
     },
     handler=write_file,
+    summarize_input=write_input_summary,
     changes_workspace=True,
 )
 
@@ -390,6 +417,7 @@ EDIT_FILE = Tool(
         "required": ["path", "old_text", "new_text"],
     },
     handler=edit_file,
+    summarize_input=lambda tool_input: line_of(tool_input, "path"),
     changes_workspace=True,
 )
 

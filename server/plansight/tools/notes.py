@@ -6,7 +6,10 @@ from typing import Any
 
 from plansight.engine.events import ScratchpadChanged
 from plansight.tools.context import ToolContext
-from plansight.tools.registry import Tool, require_str
+from plansight.tools.registry import Tool, line_of, require_str
+
+# How much of the new notes a write_scratchpad call's summary shows.
+NOTES_SUMMARY_CHARS = 80
 
 
 async def read_scratchpad(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
@@ -26,6 +29,7 @@ TOOLS: tuple[Tool, ...] = (
         description="Read your scratchpad: the working notes you wrote with write_scratchpad.",
         input_schema={"type": "object", "properties": {}},
         handler=read_scratchpad,
+        summarize_input=lambda tool_input: "",
         keeps_results=True,
     ),
     Tool(
@@ -40,6 +44,7 @@ TOOLS: tuple[Tool, ...] = (
             "required": ["content"],
         },
         handler=write_scratchpad,
+        summarize_input=lambda tool_input: line_of(tool_input, "content", NOTES_SUMMARY_CHARS),
         keeps_results=True,
     ),
 )

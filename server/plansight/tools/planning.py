@@ -26,6 +26,13 @@ async def todo(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     return result
 
 
+def todo_input_summary(tool_input: dict[str, Any]) -> str:
+    """`3 items`: the size of the plan sent (the plan itself comes as `plansight/todos`)."""
+    items = tool_input.get("items")
+    count = len(items) if isinstance(items, list) else 0
+    return f"{count} item" if count == 1 else f"{count} items"
+
+
 class TodoPreview:
     """One streaming todo call: its items shown as each one finishes, before the call is done."""
 
@@ -112,6 +119,7 @@ TOOLS: tuple[Tool, ...] = (
         input_schema=TODO_SCHEMA,
         handler=todo,
         preview=TodoPreview,
+        summarize_input=todo_input_summary,
         keeps_results=True,
         for_planning=True,
     ),

@@ -1,4 +1,6 @@
-"""One registry of the model's tools: each tool's schema sits next to its handler."""
+"""One registry of the model's tools: each tool's schema sits next to its handler, and next to
+the functions that say in one line what a call does (`summarize_input`, for the `toolCall` event)
+and what its result was (`summarize`, for `toolResult`)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from plansight.protocol.names import INPUT_SUMMARY_CHARS, one_line, plain_input_summary
 
 if TYPE_CHECKING:
     from plansight.tools.context import ToolContext
@@ -20,6 +24,10 @@ SUMMARY_CHARS = 200
 Handler = Callable[["ToolContext", dict[str, Any]], Awaitable[str]]
 # The line clients show for a successful result, from its content (default: the first line).
 Summarizer = Callable[[str], str]
+# The line clients show for a call, from its input as the model sent it (not yet checked), e.g.
+# `src/app.py:10-39` for read_file (the clients show the tool's name beside it); default: the
+# input as compact JSON (`plain_input_summary`).
+InputSummarizer = Callable[[dict[str, Any]], str]
 
 
 class ToolPreview(Protocol):
@@ -45,6 +53,7 @@ class Tool:
     handler: Handler
     preview: PreviewFactory | None = None
     summarize: Summarizer | None = None
+    summarize_input: InputSummarizer | None = None
     # Results that compaction never clears: they hold the plan and the notes the model keeps.
     keeps_results: bool = False
     # It writes files or runs commands: refused while a plan awaits approval (plan mode).
@@ -123,6 +132,19 @@ class ToolRegistry:
                 log.exception("summary of %s failed", name)
         return line[:SUMMARY_CHARS]
 
+    def input_summary(self, name: str, tool_input: Any) -> str:
+        """One line for clients saying what a call does: its tool's own summary of the input,
+        else (an unknown tool, one without a summarizer, input that is not an object) the input
+        as compact JSON."""
+        tool = self._tools.get(name)
+        if tool is not None and tool.summarize_input is not None and isinstance(tool_input, dict):
+            try:
+                return one_line(tool.summarize_input(tool_input))
+            except Exception:
+                # A summary is a courtesy: its bug must not cost the run.
+                log.exception("input summary of %s failed", name)
+        return plain_input_summary(tool_input)
+
     async def call(self, ctx: ToolContext, name: str, tool_input: Any) -> ToolOutcome:
         tool = self._tools.get(name)
         if tool is None:
@@ -143,6 +165,25 @@ class ToolRegistry:
             return ToolOutcome(
                 f"{name} failed with an internal error (logged for the developers).", True
             )
+
+
+def text_of(tool_input: dict[str, Any], key: str) -> str:
+    """A field of unchecked input as a summary shows it: the string, else ""."""
+    value = tool_input.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def line_of(tool_input: dict[str, Any], key: str, limit: int = INPUT_SUMMARY_CHARS) -> str:
+    """A text field of unchecked input on one line, cut to `limit` characters."""
+    return one_line(text_of(tool_input, key), limit)
+
+
+def line_number_of(tool_input: dict[str, Any], key: str) -> int | None:
+    """A line number (1 or more) of unchecked input as a summary shows it, else None."""
+    value = tool_input.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        return None
+    return int(value) if value >= 1 else None
 
 
 def require_str(tool_input: dict[str, Any], key: str, *, allow_empty: bool = True) -> str:

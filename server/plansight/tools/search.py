@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from plansight.tools.context import ToolContext, workspace_errors
-from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_str, require_str
+from plansight.tools.registry import (
+    OUTPUT_MAX_BYTES,
+    Tool,
+    ToolError,
+    optional_str,
+    require_str,
+    text_of,
+)
 from plansight.workspace.access import WorkspacePath
 
 LIST_MAX_FILES = 500
@@ -266,6 +273,12 @@ async def list_files(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     return "\n".join(shown)
 
 
+def list_input_summary(tool_input: dict[str, Any]) -> str:
+    """`*.py in src`, `src`, `*.py`, or `.` for the whole workspace."""
+    parts = [text_of(tool_input, "pattern"), text_of(tool_input, "path")]
+    return " in ".join(part for part in parts if part) or "."
+
+
 LIST_FILES = Tool(
     name="list_files",
     description=(
@@ -281,6 +294,7 @@ LIST_FILES = Tool(
         },
     },
     handler=list_files,
+    summarize_input=list_input_summary,
 )
 
 
@@ -332,6 +346,12 @@ async def grep(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     return "\n".join(result)
 
 
+def grep_input_summary(tool_input: dict[str, Any]) -> str:
+    """`/def greet/`, `/TODO/ in src *.py`: the expression, and where it is searched."""
+    where = " ".join(part for part in (text_of(tool_input, k) for k in ("path", "glob")) if part)
+    return f"/{text_of(tool_input, 'pattern')}/" + (f" in {where}" if where else "")
+
+
 GREP = Tool(
     name="grep",
     description=(
@@ -350,6 +370,7 @@ GREP = Tool(
         "required": ["pattern"],
     },
     handler=grep,
+    summarize_input=grep_input_summary,
 )
 
 

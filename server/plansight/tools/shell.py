@@ -21,7 +21,7 @@ from typing import Any
 
 from plansight.engine.hooks import CommandRequest
 from plansight.tools.context import ToolContext
-from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, require_str
+from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, line_of, require_str
 
 log = logging.getLogger(__name__)
 
@@ -272,6 +272,8 @@ BASH = Tool(
     },
     handler=bash,
     summarize=command_summary,
+    # `$ make test`: the command line as a terminal shows it.
+    summarize_input=lambda tool_input: "$ " + line_of(tool_input, "command"),
     changes_workspace=True,
 )
 

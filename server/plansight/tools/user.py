@@ -9,6 +9,7 @@ is refused and the user asked again, with the rule it broke, at most `MAX_PLAN_R
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from plansight.engine.events import PlanChanged
@@ -25,7 +26,7 @@ from plansight.engine.planmode import (
 )
 from plansight.plan.plan import PlanError, TodoState
 from plansight.tools.context import ToolContext
-from plansight.tools.registry import Tool, ToolError, require_str
+from plansight.tools.registry import Tool, ToolError, line_of, require_str, text_of
 
 MAX_PLAN_REVIEWS = 3  # answers with an invalid edited plan before the review gives up
 
@@ -80,6 +81,24 @@ def _items_differ(before: TodoState, after: TodoState) -> bool:
     return key(before) != key(after)
 
 
+# The marks of a Markdown text that a one-line summary leaves out: line marks (headings, lists,
+# quotes), link targets, emphasis and code marks.
+_LINE_MARK = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|>\s*|\d+[.)]\s+)")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~|`+)(\S(?:[\s\S]*?\S)?)\1")
+
+
+def plain_words(markdown: str) -> str:
+    """The words of a Markdown text on one line, its marks left out."""
+    lines = "\n".join(_LINE_MARK.sub("", line, count=1) for line in markdown.split("\n"))
+    return " ".join(_EMPHASIS.sub(r"\2", _LINK.sub(r"\1", lines)).split())
+
+
+def submit_plan_input_summary(tool_input: dict[str, Any]) -> str:
+    """The summary's first words, as plain text (the user reads the whole of it in the review)."""
+    return plain_words(text_of(tool_input, "summary"))
+
+
 SUBMIT_PLAN = Tool(
     name="submit_plan",
     description=(
@@ -100,6 +119,7 @@ SUBMIT_PLAN = Tool(
         "required": ["summary"],
     },
     handler=submit_plan,
+    summarize_input=submit_plan_input_summary,
     for_planning=True,
 )
 
@@ -167,6 +187,7 @@ ASK_USER = Tool(
         "required": ["question"],
     },
     handler=ask_user,
+    summarize_input=lambda tool_input: line_of(tool_input, "question"),
 )
 
 

@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import { type ApiKeyCardData, apiKeyCard } from '../conversation/cards';
 import type { CardEntry, ConversationModel, Run } from '../conversation/model';
-import { ErrorCodes, Methods, type RunParams, type RunResult, type TodoItem } from '../protocol';
+import { ErrorCodes, Methods, openStatuses, type RunParams, type RunResult, type TodoItem } from '../protocol';
 import { apiKeySecret, type PlansightServer, ServerNotRunningError } from '../server/client';
 import type { SessionStore } from '../session';
 import { buildPrompt, type EditorContext } from './prompt';
@@ -223,7 +223,7 @@ function planItemOf(node: unknown): TodoItem | undefined {
 }
 
 async function pickOpenItem(store: SessionStore): Promise<TodoItem | undefined> {
-  const open = store.todos.items.filter((i) => i.status === 'pending' || i.status === 'in_progress' || i.status === 'failed');
+  const open = store.todos.items.filter((i) => openStatuses.includes(i.status));
   if (!open.length) {
     void vscode.window.showInformationMessage('Plansight: the plan has no open step to run.');
     return undefined;

@@ -11,7 +11,7 @@
  */
 import type { PlansightEvent, RunResult, Usage } from '../protocol';
 import { parsePrompt, type ShownPrompt } from '../commands/prompt';
-import { formatCount, oneLine, plainOneLine, truncate } from '../text';
+import { formatCount, oneLine, truncate } from '../text';
 
 export interface UserEntry {
   kind: 'user';
@@ -34,6 +34,8 @@ export interface ToolEntry {
   callId: string;
   name: string;
   input: Record<string, unknown>;
+  /** What the call does in one line, as its tool on the server said it (`toolCall.summary`). */
+  summary?: string;
   result?: { isError: boolean; summary: string };
 }
 export interface ReminderEntry {
@@ -259,12 +261,14 @@ export class ConversationModel {
         return;
       case 'toolCall': {
         const input = event['input'];
+        const summary = str(event['summary']);
         this.push(this.target(), {
           kind: 'tool',
           id: this.nextId('tool'),
           callId: str(event['id']) ?? '',
           name: str(event['name']) ?? 'tool',
           input: input && typeof input === 'object' ? (input as Record<string, unknown>) : {},
+          ...(summary !== undefined ? { summary } : {}),
         });
         return;
       }
@@ -416,53 +420,23 @@ export class ConversationModel {
 
 // ----- words shared by the renderers ------------------------------------------------------
 
-/** A short human summary of a tool call's input. */
-export function toolInputSummary(name: string, input: Record<string, unknown>): string {
-  const path = str(input['path']);
-  switch (name) {
-    case 'read_file': {
-      const offset = input['offset'];
-      const limit = input['limit'];
-      const range =
-        typeof offset === 'number' ? (typeof limit === 'number' ? `:${offset}-${offset + limit - 1}` : `:${offset}-`) : '';
-      return `${path ?? ''}${range}`;
-    }
-    case 'write_file': {
-      const content = str(input['content']) ?? '';
-      const lines = content === '' ? 0 : content.split('\n').length;
-      return `${path ?? ''} (${lines} line${lines === 1 ? '' : 's'})`;
-    }
-    case 'edit_file':
-      return path ?? '';
-    case 'list_files':
-      return [str(input['pattern']), path].filter(Boolean).join(' in ') || '.';
-    case 'grep': {
-      const where = [path, str(input['glob'])].filter(Boolean).join(' ');
-      return `/${str(input['pattern']) ?? ''}/${where ? ` in ${where}` : ''}`;
-    }
-    case 'bash':
-      return truncate(oneLine(str(input['command']) ?? ''), 100);
-    case 'todo': {
-      const items = Array.isArray(input['items']) ? input['items'].length : 0;
-      return `${items} item${items === 1 ? '' : 's'}`;
-    }
-    case 'read_scratchpad':
-      return '';
-    case 'write_scratchpad':
-      return truncate(oneLine(str(input['content']) ?? ''), 80);
-    case 'ask_user':
-      return truncate(oneLine(str(input['question']) ?? ''), 100);
-    case 'submit_plan':
-      return truncate(plainOneLine(str(input['summary']) ?? ''), 100);
-    default:
-      return truncate(oneLine(JSON.stringify(input) ?? ''), 100);
+/**
+ * What a tool call does in one line: the summary its tool made on the server, else (a call from
+ * an older server) its input as the server shows a tool without a summarizer of its own
+ * (`protocol/names.py` `plain_input_summary`): compact JSON, on one line, at most 100 characters.
+ */
+export function callSummary(entry: Pick<ToolEntry, 'input' | 'summary'>): string {
+  if (entry.summary !== undefined) {
+    return entry.summary;
   }
+  return Object.keys(entry.input).length ? truncate(oneLine(JSON.stringify(entry.input) ?? ''), 100) : '';
 }
 
 /**
  * "3 rounds · 9,174 in (7,890 cached, 50 newly cached) · 567 out": the input counted in all,
- * as the API bills it (RunResult's inputTokens is only the part neither read from nor written
- * to the cache), with its cached parts.
+ * as the API bills it, with its cached parts: the server's `totalInputTokens` (an older server's:
+ * RunResult's inputTokens, only the part neither read from nor written to the cache, plus the
+ * cached parts).
  */
 export function usageText(rounds: number, usage: Usage | undefined): string {
   const parts = rounds > 0 ? [`${rounds} round${rounds === 1 ? '' : 's'}`] : [];
@@ -472,7 +446,7 @@ export function usageText(rounds: number, usage: Usage | undefined): string {
     const cached: string[] = [];
     if (read) cached.push(`${formatCount(read)} cached`);
     if (written) cached.push(`${formatCount(written)} newly cached`);
-    const total = formatCount(usage.inputTokens + read + written);
+    const total = formatCount(usage.totalInputTokens ?? usage.inputTokens + read + written);
     parts.push(
       cached.length ? `${total} in (${cached.join(', ')})` : `${total} in`,
       `${formatCount(usage.outputTokens)} out`,

@@ -11,13 +11,13 @@
 import { escapeHtml, oneLine, truncate } from '../text';
 import { createMarkdown } from './markdown';
 import {
+  callSummary,
   type CardEntry,
   type Entry,
   type ReminderEntry,
   resultLabels,
   type Run,
   type ToolEntry,
-  toolInputSummary,
   usageText,
 } from './model';
 
@@ -110,7 +110,7 @@ function toolBody(entry: ToolEntry, markdown: (text: string) => string): string 
 function renderTool(entry: ToolEntry, markdown: (text: string) => string): string {
   const state = entry.result ? (entry.result.isError ? 'error' : 'ok') : 'running';
   const iconId = state === 'running' ? 'loading codicon-modifier-spin' : state === 'error' ? 'error' : (toolIcons[entry.name] ?? 'tools');
-  const input = toolInputSummary(entry.name, entry.input);
+  const input = callSummary(entry);
   const result = entry.result ? truncate(oneLine(entry.result.summary), 160) : '';
   return (
     `<details class="entry tool ${state}" data-entry="${entry.id}">` +

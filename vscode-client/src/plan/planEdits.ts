@@ -10,11 +10,16 @@ function wire(items: readonly TodoItem[]): WireItem[] {
   return items.map(({ id, text, status }) => ({ id, text, status }));
 }
 
-/** The next free id: one more than the largest numeric id, else "n" suffixed until free. */
-export function nextId(items: readonly TodoItem[]): string {
-  const numbers = items.map((i) => Number(i.id)).filter((n) => Number.isInteger(n) && n >= 0);
-  let candidate = numbers.length ? Math.max(...numbers) + 1 : items.length + 1;
-  const taken = new Set(items.map((i) => i.id));
+/**
+ * The id a new item gets: the server's `nextId`, else (an older server) by its rule, the lowest
+ * number (1, 2, ...) no item uses (`plan/text.py` `free_id`).
+ */
+export function nextId(state: Pick<TodoState, 'items' | 'nextId'>): string {
+  if (typeof state.nextId === 'string' && state.nextId) {
+    return state.nextId;
+  }
+  const taken = new Set(state.items.map((i) => i.id));
+  let candidate = 1;
   while (taken.has(String(candidate))) {
     candidate += 1;
   }
@@ -48,7 +53,7 @@ export function setText(state: TodoState, id: string, text: string): EditPlanPar
 
 /** Adds a pending item after `afterId` (or at the end). */
 export function addItem(state: TodoState, text: string, afterId?: string): EditPlanParams {
-  const item: TodoItem = { id: nextId(state.items), text, status: 'pending' };
+  const item: TodoItem = { id: nextId(state), text, status: 'pending' };
   const items = [...state.items];
   const at = afterId === undefined ? -1 : items.findIndex((i) => i.id === afterId);
   items.splice(at < 0 ? items.length : at + 1, 0, item);

@@ -1,7 +1,12 @@
 /**
  * Plan state → what the plan tree shows. Pure: no `vscode` import, so vitest can test it.
+ *
+ * The plan's counts and its current and next item are the server's (`TodoState.counts`,
+ * `current`, `next`), shown as sent; for an older server that does not send them, they are
+ * counted here by the server's rule (`doneStatuses`, `openStatuses`), and nowhere else.
  */
-import type { TodoItem, TodoState, TodoStatus } from '../protocol';
+import { doneStatuses, openStatuses, todoStatuses } from '../protocol';
+import type { ItemRef, PlanCounts, TodoItem, TodoState, TodoStatus } from '../protocol';
 import { escapeIcons, oneLine, truncate } from '../text';
 
 /** How one tree row looks, independent of the VS Code API. */
@@ -42,29 +47,70 @@ export const statusLabels: Readonly<Record<TodoStatus, string>> = {
   failed: 'Failed',
 };
 
-/** Items no longer open: completed, and cancelled (a step dropped is not a step left to do). */
-export function closedCount(state: Pick<TodoState, 'items'>): number {
-  return state.items.filter((i) => i.status === 'completed' || i.status === 'cancelled').length;
+/** The parts of a plan state the counts are read from (older servers send only `items`). */
+export type PlanFacts = Pick<TodoState, 'items'> & Partial<Pick<TodoState, 'counts' | 'current' | 'next'>>;
+
+/** `TodoState.counts` as the server sent it, else counted from the items by its rule. */
+export function planCounts(state: PlanFacts): PlanCounts {
+  if (state.counts && typeof state.counts.done === 'number' && typeof state.counts.total === 'number') {
+    return state.counts;
+  }
+  const count = (status: TodoStatus): number => state.items.filter((i) => i.status === status).length;
+  const byStatus = Object.fromEntries(todoStatuses.map((s) => [s, count(s)])) as Record<TodoStatus, number>;
+  return {
+    total: state.items.length,
+    completed: byStatus.completed,
+    cancelled: byStatus.cancelled,
+    failed: byStatus.failed,
+    pending: byStatus.pending,
+    inProgress: byStatus.in_progress,
+    done: doneStatuses.reduce((sum, s) => sum + byStatus[s], 0),
+    open: openStatuses.reduce((sum, s) => sum + byStatus[s], 0),
+  };
 }
 
-/** "2/5" (closed of all), or "" when there is no plan. */
-export function progressText(state: Pick<TodoState, 'items'>): string {
-  return state.items.length > 0 ? `${closedCount(state)}/${state.items.length}` : '';
+/** "2/5": the items done (completed or cancelled: they need no more work) of all, or "" when
+ * there is no plan. */
+export function progressText(state: PlanFacts): string {
+  const { done, total } = planCounts(state);
+  return total > 0 ? `${done}/${total}` : '';
 }
 
 /** "2/5 · 1 cancelled": the count, and the cancelled items it includes. */
-export function progressDetail(state: Pick<TodoState, 'items'>): string {
-  const cancelled = state.items.filter((i) => i.status === 'cancelled').length;
+export function progressDetail(state: PlanFacts): string {
+  const { cancelled } = planCounts(state);
   const progress = progressText(state);
   return cancelled && progress ? `${progress} · ${cancelled} cancelled` : progress;
 }
 
-/** The item the agent works on: the one in progress, else the first still open. */
-export function currentItem(state: Pick<TodoState, 'items'>): TodoItem | undefined {
-  return (
-    state.items.find((i) => i.status === 'in_progress') ??
-    state.items.find((i) => i.status === 'pending' || i.status === 'failed')
-  );
+/** The item in progress (the server's `current`), if any. */
+export function inProgressItem(state: PlanFacts): ItemRef | undefined {
+  if (state.current !== undefined) {
+    return state.current ?? undefined;
+  }
+  return refOf(state.items.find((i) => i.status === 'in_progress'));
+}
+
+/** The first item still to start: pending or failed (the server's `next`), if any. */
+export function nextItem(state: PlanFacts): ItemRef | undefined {
+  if (state.next !== undefined) {
+    return state.next ?? undefined;
+  }
+  return refOf(state.items.find((i) => i.status !== 'in_progress' && openStatuses.includes(i.status)));
+}
+
+/** The item the agent works on (`now`), else the next one to start. */
+export function currentItem(state: PlanFacts): (ItemRef & { now: boolean }) | undefined {
+  const now = inProgressItem(state);
+  if (now) {
+    return { ...now, now: true };
+  }
+  const next = nextItem(state);
+  return next ? { ...next, now: false } : undefined;
+}
+
+function refOf(item: TodoItem | undefined): ItemRef | undefined {
+  return item ? { id: item.id, text: item.text } : undefined;
 }
 
 /** What the user or model decided about a proposed edit. */

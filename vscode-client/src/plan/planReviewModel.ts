@@ -7,7 +7,7 @@ import type { CardEntry } from '../conversation/model';
 import type { RenderHelpers } from '../conversation/render';
 import type { ReviewPlanParams, ReviewPlanResult, TodoItem, TodoState } from '../protocol';
 import { oneLine, truncate } from '../text';
-import { statusLabels } from './planModel';
+import { planCounts, statusLabels } from './planModel';
 
 export const planReviewCard = 'planReview';
 
@@ -148,9 +148,9 @@ export function planMarkdown(todos: Pick<TodoState, 'items'>, summary?: string):
     const status = item.status === 'pending' || item.status === 'completed' ? '' : ` _(${statusLabels[item.status].toLowerCase()})_`;
     lines.push(`- ${box} **#${item.id}** ${text}${status}`);
   }
-  const closed = todos.items.filter((i) => i.status === 'completed').length;
-  if (todos.items.length) {
-    lines.push('', `${closed} of ${todos.items.length} completed.`);
+  const { done, total, cancelled } = planCounts(todos);
+  if (total) {
+    lines.push('', `${done} of ${total} done${cancelled ? ` (${cancelled} cancelled)` : ''}.`);
   }
   return lines.join('\n') + '\n';
 }

@@ -1,5 +1,5 @@
 /** The status bar item's text: "$(sync~spin) 2/5 · current item". Pure: no `vscode` import. */
-import { closedCount, currentItem, progressText } from '../plan/planModel';
+import { currentItem, planCounts, progressText } from '../plan/planModel';
 import type { TodoState } from '../protocol';
 import { escapeIcons, oneLine, truncate } from '../text';
 
@@ -23,11 +23,11 @@ export function statusText(state: TodoState, running: boolean, maxItemChars = 40
   const text = `${icon} ${parts || 'Plansight'}`;
   const tooltipLines = [waitingFor ? `Plansight is ${waitingFor}` : running ? 'Plansight is running' : 'Plansight'];
   if (progress) {
-    const cancelled = state.items.filter((i) => i.status === 'cancelled').length;
-    tooltipLines.push(`${closedCount(state)} of ${state.items.length} done${cancelled ? ` (${cancelled} cancelled)` : ''}`);
+    const { done, total, cancelled } = planCounts(state);
+    tooltipLines.push(`${done} of ${total} done${cancelled ? ` (${cancelled} cancelled)` : ''}`);
   }
   if (item) {
-    tooltipLines.push(`${item.status === 'in_progress' ? 'Now' : 'Next'}: #${item.id} ${itemText}`);
+    tooltipLines.push(`${item.now ? 'Now' : 'Next'}: #${item.id} ${itemText}`);
   }
   tooltipLines.push(waitingFor ? 'Click to show the conversation' : 'Click to show the plan');
   return { text, tooltip: tooltipLines.join('\n') };
