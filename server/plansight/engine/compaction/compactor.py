@@ -64,12 +64,7 @@ def _ignore(*_: Any) -> None:
 
 def usage_tokens(usage: Usage) -> int:
     """A response's whole size: its input (cached or not) and its output."""
-    return (
-        usage.input_tokens
-        + usage.cache_read_input_tokens
-        + usage.cache_creation_input_tokens
-        + usage.output_tokens
-    )
+    return usage.total_input_tokens + usage.output_tokens
 
 
 class Compactor:
