@@ -39,6 +39,13 @@ RETRIED_STREAM_ERRORS = {"overloaded_error": 529, "api_error": 500, "rate_limit_
 THINKING_TYPES = ("thinking", "redacted_thinking")
 # Stop reasons that mean the response was cut, not finished.
 TRUNCATED = ("max_tokens", "model_context_window_exceeded")
+# The counts of a usage object, as `Usage` names them.
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 
 
 def newest_sonnet() -> str:
@@ -295,13 +302,9 @@ def _mark_last_block(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _usage(raw: Any) -> Usage:
-    return Usage(
-        input_tokens=getattr(raw, "input_tokens", 0) or 0,
-        output_tokens=getattr(raw, "output_tokens", 0) or 0,
-        cache_read_input_tokens=getattr(raw, "cache_read_input_tokens", 0) or 0,
-        cache_creation_input_tokens=getattr(raw, "cache_creation_input_tokens", 0) or 0,
-    )
+def _counts(raw: Any) -> dict[str, Any]:
+    """An SDK usage object's counts by name (None where it has none)."""
+    return {key: getattr(raw, key, None) for key in USAGE_KEYS}
 
 
 def _api_error(err: anthropic.APIStatusError) -> tuple[str | None, str | None]:
@@ -476,8 +479,88 @@ class ModelClient:
         return turn.finish()
 
 
+class StreamAssembly:
+    """The parts of one streamed response, put together from its events' fields in order.
+
+    Pure (no SDK types, no I/O): `TurnBuilder` feeds it the fields of the SDK's raw events,
+    the eval meter (`plansight.eval.meter`) those of the JSON events it reads off the wire.
+    ``blocks`` by index as they grew, ``complete`` the indices whose ``content_block_stop``
+    came, ``usage`` the latest count each event gave (by `USAGE_KEYS` name, only those given).
+    """
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.tool_json: dict[int, list[str]] = {}
+        self.complete: list[int] = []
+        self.stop_reason: str | None = None
+        self.stop_details: dict[str, Any] | None = None
+        self.usage: dict[str, int] = {}
+        self.stopped = False
+
+    def start_message(self, usage: Mapping[str, Any]) -> None:
+        """``message_start``: its usage (the input counts)."""
+        self._count(usage)
+
+    def start_block(self, index: int, block: dict[str, Any]) -> None:
+        """``content_block_start``: a tool call's input comes as JSON deltas."""
+        if block.get("type") == "tool_use":
+            block["input"] = {}
+            self.tool_json[index] = []
+        elif block.get("type") == "thinking":
+            block.setdefault("thinking", "")
+        self.blocks[index] = block
+
+    def add_delta(self, index: int, kind: str, value: str) -> None:
+        """``content_block_delta`` of ``kind`` (text_delta, input_json_delta, thinking_delta,
+        signature_delta) with its one string; ignored for a block that never started."""
+        block = self.blocks.get(index)
+        if block is None:
+            return
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + value
+        elif kind == "input_json_delta":
+            self.tool_json.setdefault(index, []).append(value)
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + value
+        elif kind == "signature_delta":
+            block["signature"] = value
+
+    def stop_block(self, index: int) -> None:
+        """``content_block_stop``."""
+        if index in self.blocks:
+            self.complete.append(index)
+
+    def end_message(
+        self,
+        stop_reason: str | None,
+        stop_details: dict[str, Any] | None,
+        usage: Mapping[str, Any],
+    ) -> None:
+        """``message_delta``: the stop reason (and its details) and the final counts."""
+        self.stop_reason = stop_reason
+        if stop_details is not None:
+            self.stop_details = stop_details
+        self._count(usage)
+
+    def stop_message(self) -> None:
+        """``message_stop``: the response is complete."""
+        self.stopped = True
+
+    def tool_input(self, index: int) -> Any:
+        """The input of the tool call at ``index`` from its JSON deltas ({} when none came);
+        ValueError when the JSON is unfinished (a cut stream) or not JSON."""
+        raw = "".join(self.tool_json.get(index, ()))
+        return json.loads(raw) if raw else {}
+
+    def _count(self, usage: Mapping[str, Any]) -> None:
+        for key in USAGE_KEYS:
+            value = usage.get(key)
+            if isinstance(value, int):
+                self.usage[key] = value
+
+
 class TurnBuilder:
-    """Assembles one streamed response from the Messages API's raw events."""
+    """Assembles one streamed response from the Messages API's raw events (SDK objects)."""
 
     def __init__(
         self,
@@ -488,90 +571,86 @@ class TurnBuilder:
         self.on_text = on_text
         self.on_tool_input = on_tool_input
         self.on_thinking = on_thinking
-        self.blocks: dict[int, dict[str, Any]] = {}
-        self.tool_json: dict[int, list[str]] = {}
-        self.stop_reason: str | None = None
-        self.stop_details: dict[str, Any] | None = None
-        self.usage = Usage()
-        self.stopped = False
+        self.parts = StreamAssembly()
+
+    @property
+    def usage(self) -> Usage:
+        counts = self.parts.usage
+        return Usage(**{key: counts.get(key, 0) for key in USAGE_KEYS})
 
     def add(self, event: Any) -> None:
         kind = event.type
+        parts = self.parts
         if kind == "content_block_delta":
             self._delta(event.index, event.delta)
         elif kind == "content_block_start":
             block = event.content_block
             if block.type == "tool_use":
-                self.blocks[event.index] = {
-                    "type": "tool_use",
-                    "id": block.id,
-                    "name": block.name,
-                    "input": {},
-                }
-                self.tool_json[event.index] = []
+                parts.start_block(
+                    event.index,
+                    {"type": "tool_use", "id": block.id, "name": block.name, "input": {}},
+                )
             elif block.type == "text":
-                self.blocks[event.index] = {"type": "text", "text": block.text or ""}
+                parts.start_block(event.index, {"type": "text", "text": block.text or ""})
             else:
                 # thinking and redacted_thinking go back exactly as received
-                self.blocks[event.index] = block.model_dump(exclude_none=True)
+                parts.start_block(event.index, block.model_dump(exclude_none=True))
+        elif kind == "content_block_stop":
+            parts.stop_block(event.index)
         elif kind == "message_start":
-            self.usage = _usage(event.message.usage)
+            parts.start_message(_counts(event.message.usage))
         elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason
             details = getattr(event.delta, "stop_details", None)
-            if details is not None:
-                self.stop_details = details.model_dump()
-            usage = event.usage
-            self.usage.output_tokens = usage.output_tokens or self.usage.output_tokens
-            for name in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-                value = getattr(usage, name, None)
-                if value is not None:
-                    setattr(self.usage, name, value)
+            counts = _counts(event.usage)
+            if not counts.get("output_tokens"):
+                counts.pop("output_tokens", None)  # no output count: message_start's stands
+            parts.end_message(
+                event.delta.stop_reason, None if details is None else details.model_dump(), counts
+            )
         elif kind == "message_stop":
-            self.stopped = True
+            parts.stop_message()
 
     def _delta(self, index: int, delta: Any) -> None:
-        block = self.blocks[index]
+        block = self.parts.blocks[index]
         kind = delta.type
         if kind == "text_delta":
-            block["text"] += delta.text
+            self.parts.add_delta(index, kind, delta.text)
             if delta.text:
                 self.on_text(delta.text)
         elif kind == "input_json_delta":
-            self.tool_json[index].append(delta.partial_json)
+            self.parts.add_delta(index, kind, delta.partial_json)
             if delta.partial_json:
                 self.on_tool_input(block["id"], block["name"], delta.partial_json)
         elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta.thinking
+            self.parts.add_delta(index, kind, delta.thinking)
             if delta.thinking and self.on_thinking is not None:
                 self.on_thinking(delta.thinking)
         elif kind == "signature_delta":
-            block["signature"] = delta.signature
+            self.parts.add_delta(index, kind, delta.signature)
 
     def finish(self) -> ModelTurn:
-        if not self.stopped:
+        parts = self.parts
+        if not parts.stopped:
             raise ModelError("The model API stream ended before the message was complete.")
         content: list[dict[str, Any]] = []
         cut: list[str] = []
-        for index in sorted(self.blocks):
-            block = self.blocks[index]
+        for index in sorted(parts.blocks):
+            block = parts.blocks[index]
             if _blank(block):  # the API refuses empty and whitespace-only text blocks
                 continue
-            parts = self.tool_json.get(index)
-            if parts is not None:
-                raw = "".join(parts)
+            if index in parts.tool_json:
                 try:
-                    block["input"] = json.loads(raw) if raw else {}
+                    block["input"] = parts.tool_input(index)
                 except ValueError as err:
-                    if self.stop_reason in TRUNCATED:
+                    if parts.stop_reason in TRUNCATED:
                         cut.append(block["name"])  # cut by the token limit: never run it
                         continue
                     raise ModelError(f"The model sent tool input that is not JSON: {err}") from err
             content.append(block)
         return ModelTurn(
             content=content,
-            stop_reason=self.stop_reason,
+            stop_reason=parts.stop_reason,
             usage=self.usage,
-            stop_details=self.stop_details,
+            stop_details=parts.stop_details,
             cut_tools=cut,
         )

@@ -13,17 +13,17 @@ facts. The proxy never changes what passes through it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
-import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
 import httpx2
 
 from plansight.engine.events import Usage
+from plansight.engine.model import USAGE_KEYS, StreamAssembly
+from plansight.httpserve import HttpServer, Request, Responder
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +43,6 @@ HOP_BY_HOP = frozenset(
         "content-encoding",
     }
 )
-USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-)
 MAX_BODY = 64 * 1024 * 1024
 
 
@@ -58,18 +52,30 @@ def usage_of(raw: Any) -> Usage:
     return Usage(**{k: v if isinstance(v, int) else 0 for k, v in values.items()})
 
 
+def _index(event: dict[str, Any], default: int = -1) -> int:
+    return int(event.get("index", default))
+
+
 class MessageAssembler:
-    """A Message rebuilt from the Messages API's server-sent events, fed as bytes arrive."""
+    """A Message rebuilt from the Messages API's server-sent events, fed as bytes arrive.
+
+    The SSE framing is read here; the events go to the model client's own assembler
+    (`plansight.engine.model.StreamAssembly`), so the meter reads a stream as the agent does.
+    """
 
     def __init__(self) -> None:
         self._buffer = b""
-        self.blocks: dict[int, dict[str, Any]] = {}
-        self._json: dict[int, list[str]] = {}
-        self.complete: list[int] = []
-        self.stop_reason: str | None = None
-        self.usage: dict[str, int] = {}
+        self.parts = StreamAssembly()
         self.error: dict[str, Any] | None = None
-        self.finished = False
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """The counts the stream gave, by name (only those it gave)."""
+        return self.parts.usage
+
+    @property
+    def finished(self) -> bool:
+        return self.parts.stopped
 
     def feed(self, data: bytes) -> None:
         self._buffer += data.replace(b"\r\n", b"\n")
@@ -88,64 +94,46 @@ class MessageAssembler:
 
     def event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
+        parts = self.parts
         if kind == "message_start":
-            self._usage(event.get("message", {}).get("usage"))
+            usage = event.get("message", {}).get("usage")
+            parts.start_message(usage if isinstance(usage, dict) else {})
         elif kind == "content_block_start":
+            # Kept as sent (the replaying fake serves it again), the input from the deltas.
             block = dict(event.get("content_block") or {})
-            index = int(event.get("index", len(self.blocks)))
-            if block.get("type") == "tool_use":
-                block["input"] = {}
-                self._json[index] = []
-            elif block.get("type") == "thinking":
-                block.setdefault("thinking", "")
-            self.blocks[index] = block
+            parts.start_block(_index(event, len(parts.blocks)), block)
         elif kind == "content_block_delta":
-            self._delta(int(event.get("index", -1)), event.get("delta") or {})
+            delta = event.get("delta") or {}
+            kind = str(delta.get("type"))
+            field = _DELTA_FIELDS.get(kind)
+            if field is not None:
+                parts.add_delta(_index(event), kind, str(delta.get(field, "")))
         elif kind == "content_block_stop":
-            index = int(event.get("index", -1))
-            if index in self._json:
-                text = "".join(self._json.pop(index))
-                try:
-                    self.blocks[index]["input"] = json.loads(text) if text else {}
-                except ValueError:
-                    self.blocks[index]["input"] = {"_unparsed": text}
-            if index in self.blocks:
-                self.complete.append(index)
+            parts.stop_block(_index(event))
         elif kind == "message_delta":
             delta = event.get("delta") or {}
-            if isinstance(delta.get("stop_reason"), str):
-                self.stop_reason = delta["stop_reason"]
-            self._usage(event.get("usage"))
+            reason = delta.get("stop_reason")
+            usage = event.get("usage")
+            parts.end_message(
+                reason if isinstance(reason, str) else parts.stop_reason,
+                None,
+                usage if isinstance(usage, dict) else {},
+            )
         elif kind == "message_stop":
-            self.finished = True
+            parts.stop_message()
         elif kind == "error":
             self.error = event.get("error") if isinstance(event.get("error"), dict) else {}
-
-    def _delta(self, index: int, delta: dict[str, Any]) -> None:
-        block = self.blocks.get(index)
-        if block is None:
-            return
-        kind = delta.get("type")
-        if kind == "text_delta":
-            block["text"] = block.get("text", "") + str(delta.get("text", ""))
-        elif kind == "input_json_delta":
-            self._json.setdefault(index, []).append(str(delta.get("partial_json", "")))
-        elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + str(delta.get("thinking", ""))
-        elif kind == "signature_delta":
-            block["signature"] = str(delta.get("signature", ""))
-
-    def _usage(self, raw: Any) -> None:
-        if isinstance(raw, dict):
-            for key in USAGE_KEYS:
-                if isinstance(raw.get(key), int):
-                    self.usage[key] = raw[key]
 
     def content(self) -> list[dict[str, Any]]:
         """The complete blocks, in order; thinking signatures left for the replaying fake."""
         blocks = []
-        for index in sorted(set(self.complete)):
-            block = dict(self.blocks[index])
+        for index in sorted(set(self.parts.complete)):
+            block = dict(self.parts.blocks[index])
+            if index in self.parts.tool_json:
+                try:
+                    block["input"] = self.parts.tool_input(index)
+                except ValueError:
+                    block["input"] = {"_unparsed": "".join(self.parts.tool_json[index])}
             if block.get("type") == "thinking":
                 block.pop("signature", None)
             if block.get("type") == "text" and "citations" in block and not block["citations"]:
@@ -167,9 +155,18 @@ class MessageAssembler:
         if not self.finished:
             return {"fault": "drop", "after_blocks": len(content), "content": content}
         step: dict[str, Any] = {"content": content, "usage": dict(self.usage)}
-        if self.stop_reason is not None:
-            step["stop_reason"] = self.stop_reason
+        if self.parts.stop_reason is not None:
+            step["stop_reason"] = self.parts.stop_reason
         return step
+
+
+# The field that carries each kind of content_block_delta's one string.
+_DELTA_FIELDS = {
+    "text_delta": "text",
+    "input_json_delta": "partial_json",
+    "thinking_delta": "thinking",
+    "signature_delta": "signature",
+}
 
 
 def step_from_json(status: int, body: bytes) -> dict[str, Any] | None:
@@ -215,32 +212,21 @@ class MeteringProxy:
         self.messages = 0
         self.model: str | None = None  # as the first request to /v1/messages names it
         self.tools: list[str] = []  # the tools that request offered, by name
-        self._server: asyncio.Server | None = None
+        self._http = HttpServer(self._handle, host=host, max_body=MAX_BODY)
         self._client: httpx2.AsyncClient | None = None
-        self._connections: set[asyncio.Task[None]] = set()
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "start the proxy first"
-        port = self._server.sockets[0].getsockname()[1]
-        return f"http://{self.host}:{port}"
+        assert self._http.running, "start the proxy first"
+        return self._http.base_url
 
     async def start(self) -> MeteringProxy:
         self._client = httpx2.AsyncClient(timeout=httpx2.Timeout(None, connect=30.0))
-        self._server = await asyncio.start_server(self._on_connection, self.host, 0)
+        await self._http.start()
         return self
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        for task in list(self._connections):
-            with contextlib.suppress(BaseException):
-                await task
-        if self._server is not None:
-            with contextlib.suppress(Exception):
-                await self._server.wait_closed()
+        await self._http.stop()
         if self._client is not None:
             await self._client.aclose()
 
@@ -257,119 +243,64 @@ class MeteringProxy:
             out["models"] = list(self.models.values())
         return out
 
-    # Connections -------------------------------------------------------------------------
-    async def _on_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._connections.add(task)
-        try:
-            while await self._serve_one(reader, writer):
-                pass
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("the metering proxy failed on a request")
-        finally:
-            self._connections.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-
-    async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
-        line = await reader.readline()
-        while line in (b"\r\n", b"\n"):
-            line = await reader.readline()
-        if not line:
-            return False
-        method, target, version = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
-        headers: list[tuple[str, str]] = []
-        while True:
-            raw = await reader.readline()
-            if raw in (b"\r\n", b"\n", b""):
-                break
-            name, _, value = raw.decode("latin-1").partition(":")
-            headers.append((name.strip(), value.strip()))
-        lowered = {k.lower(): v for k, v in headers}
-        length = int(lowered.get("content-length", "0") or 0)
-        if length > MAX_BODY:
-            return False
-        body = await reader.readexactly(length) if length else b""
-        keep_alive = "close" not in lowered.get("connection", "").lower() and version == "HTTP/1.1"
-        forwarded = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
+    # Requests ----------------------------------------------------------------------------
+    async def _handle(self, request: Request, out: Responder) -> bool:
+        forwarded = [(k, v) for k, v in request.raw_headers if k.lower() not in HOP_BY_HOP]
         forwarded.append(("accept-encoding", "identity"))
-        path = urllib.parse.urlsplit(target).path
-        is_messages = method == "POST" and path == "/v1/messages"
-        is_model = method == "GET" and path.startswith("/v1/models/")
+        path = request.path
+        is_messages = request.method == "POST" and path == "/v1/messages"
+        is_model = request.method == "GET" and path.startswith("/v1/models/")
         if is_messages and self.model is None:
-            self._note_request(body)
-        return await self._forward(
-            writer, method, target, forwarded, body, keep_alive, is_messages, is_model
-        )
+            self._note_request(request.body)
+        return await self._forward(out, request, forwarded, is_messages, is_model)
 
     async def _forward(
         self,
-        writer: asyncio.StreamWriter,
-        method: str,
-        target: str,
+        out: Responder,
+        request: Request,
         headers: list[tuple[str, str]],
-        body: bytes,
-        keep_alive: bool,
         is_messages: bool,
         is_model: bool,
     ) -> bool:
+        """Pass the request on and its answer back; False when the connection must close."""
         assert self._client is not None
-        request = self._client.build_request(
-            method, self.upstream + target, headers=headers, content=body
+        upstream = self._client.build_request(
+            request.method, self.upstream + request.target, headers=headers, content=request.body
         )
         try:
-            response = await self._client.send(request, stream=True)
+            response = await self._client.send(upstream, stream=True)
         except httpx2.HTTPError as err:
             log.info("upstream %s failed: %s", self.upstream, err)
             payload = json.dumps(
                 {"type": "error", "error": {"type": "api_error", "message": str(err)}}
             ).encode()
-            writer.write(
-                b"HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\n"
-                + f"content-length: {len(payload)}\r\n\r\n".encode()
-                + payload
-            )
-            await writer.drain()
-            return keep_alive
+            await out.send(502, [("content-type", "application/json")], payload)
+            return True
         streamed = response.headers.get("content-type", "").startswith("text/event-stream")
         assembler = MessageAssembler() if is_messages and streamed else None
         kept = bytearray()
-        head = [f"HTTP/1.1 {response.status_code} {response.reason_phrase}\r\n".encode()]
-        for name, value in response.headers.multi_items():
-            if name.lower() not in HOP_BY_HOP:
-                head.append(f"{name}: {value}\r\n".encode("latin-1", "replace"))
-        head.append(b"transfer-encoding: chunked\r\n")
-        head.append(
-            b"connection: keep-alive\r\n\r\n" if keep_alive else b"connection: close\r\n\r\n"
-        )
-        writer.write(b"".join(head))
+        passed = [
+            (name, value)
+            for name, value in response.headers.multi_items()
+            if name.lower() not in HOP_BY_HOP
+        ]
+        await out.start_stream(response.status_code, passed, reason=response.reason_phrase)
         try:
             async for chunk in response.aiter_bytes():
                 if assembler is not None:
                     assembler.feed(chunk)
                 elif is_messages or is_model:
                     kept.extend(chunk)
-                writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                await writer.drain()
+                await out.send_chunk(chunk)
         except httpx2.HTTPError as err:
             # The upstream dropped the stream: drop ours too, as the server would have seen it.
             log.info("upstream stream broke: %s", err)
             if assembler is not None:
                 self._record(assembler.step(), assembler.usage)
-            await response.aclose()
             return False
         finally:
             await response.aclose()
-        writer.write(b"0\r\n\r\n")
-        await writer.drain()
+        await out.end_stream()
         if assembler is not None:
             self._record(assembler.step(), assembler.usage)
         elif is_messages:
@@ -381,7 +312,7 @@ class MeteringProxy:
                 info = json.loads(bytes(kept))
                 if isinstance(info, dict) and isinstance(info.get("id"), str):
                     self.models[info["id"]] = info
-        return keep_alive
+        return True
 
     def _note_request(self, body: bytes) -> None:
         try:

@@ -9,7 +9,7 @@ from a prompt-cache simulation (``plansight.fakeapi.cache``). Rejected requests 
 a step; when the script is exhausted every further request gets
 400 "fake API: script exhausted after N requests".
 
-It behaves as the real API does where clients trip (each is tested in tests/test_fakeapi.py):
+It behaves as the real API does where clients trip (each is tested in tests/test_fakeapi_*.py):
 a request over ``context_window`` input tokens gets the real 400 ``prompt is too long: N tokens
 > W maximum``; empty and whitespace-only text blocks, trailing whitespace at the end of a final
 assistant message, and the thinking rules (budget >= 1024 and < max_tokens, signatures that
