@@ -23,7 +23,8 @@ from plansight.tools.describe import (
     describe_new_file,
     n_lines,
 )
-from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_int, require_str
+from plansight.tools.errors import ToolError
+from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, optional_int, require_str
 from plansight.workspace.access import EditBase, WorkspaceError
 from plansight.workspace.textpages import ModelView, as_model_text
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from plansight.tools.context import ToolContext, workspace_errors
-from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, optional_str, require_str
+from plansight.tools.errors import ToolError
+from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, optional_str, require_str
 from plansight.workspace.access import WorkspacePath
 
 LIST_MAX_FILES = 500

@@ -25,7 +25,8 @@ from plansight.engine.planmode import (
 )
 from plansight.plan.plan import PlanError, TodoState
 from plansight.tools.context import ToolContext
-from plansight.tools.registry import Tool, ToolError, require_str
+from plansight.tools.errors import ToolError
+from plansight.tools.registry import Tool, require_str
 
 MAX_PLAN_REVIEWS = 3  # answers with an invalid edited plan before the review gives up
 
