@@ -36,7 +36,7 @@ FIRST = "dir_0/file_000.txt"
 CHILD = r"""
 import random, sys
 from pathlib import Path
-from plansight.checkpoints import CheckpointStore
+from plansight.checkpoints import CheckpointStore, RestoreRequest
 
 mode, storage, root = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 store = CheckpointStore(storage, root)
