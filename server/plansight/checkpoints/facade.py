@@ -98,9 +98,9 @@ class CheckpointFile:
 class SessionCheckpoints:
     def __init__(
         self,
-        directory: Path | None,
-        off_reason: str,
+        storage: Path | None,
         *,
+        on: bool,
         root: Path,
         gate: RunGate,
         events: EventBus,
@@ -111,9 +111,11 @@ class SessionCheckpoints:
         workspace: Workspace,
         echoes: Echoes,
     ) -> None:
-        """`directory`: where the checkpoints are kept (None: they are off, `off_reason`
-        says why)."""
-        self.off_reason = off_reason
+        """`storage`: the session's storage folder, which keeps the checkpoints (None: there
+        are none); `on`: the checkpoints option."""
+        self.off_reason = "checkpoints are off (the checkpoints option is false)"
+        if on and storage is None:
+            self.off_reason = "checkpoints are off: this session has no storage folder"
         self.gate = gate
         self.events = events
         self.plan = plan
@@ -123,9 +125,12 @@ class SessionCheckpoints:
         self.workspace = workspace
         self.echoes = echoes
         self.checkpointer: Checkpointer | None = None
-        if directory is not None:
+        if on and storage is not None:
             self.checkpointer = Checkpointer(
-                directory, root, self._view(), lambda c: events.emit(CheckpointTaken(c))
+                storage / "checkpoints",
+                root,
+                self._view(),
+                lambda c: events.emit(CheckpointTaken(c)),
             )
             events.subscribe(self._on_event, last=True)
         self._opening: asyncio.Task[None] | None = None

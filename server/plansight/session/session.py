@@ -159,14 +159,9 @@ class Session:
         # What the agent's restores and commands left on disk, so that the watcher's reports
         # of them are not told to the model (or the editor) as someone else's changes.
         self.echoes = Echoes(self.root, self._judge_changes)
-        folder, off = None, "checkpoints are off (the checkpoints option is false)"
-        if settings.checkpoints and store is None:
-            off = "checkpoints are off: this session has no storage folder"
-        elif settings.checkpoints and store is not None:
-            folder = store.directory / "checkpoints"
         self.checkpoints = SessionCheckpoints(
-            folder,
-            off,
+            store.directory if store is not None else None,
+            on=settings.checkpoints,
             root=self.root,
             gate=self.lock,
             events=self.events,
