@@ -30,7 +30,7 @@ from pathlib import Path
 
 from bench.table import Row, ms, p50_p90, percentile
 from bench.workspaces import python_module
-from plansight.checkpoints import CheckpointStore
+from plansight.checkpoints import CheckpointStore, RestoreRequest
 from plansight.checkpoints import git as git_module
 from plansight.checkpoints import repository as repository_module
 
@@ -257,7 +257,7 @@ def measure(tmp: Path) -> list[Row]:
         (root / paths[-1 - i]).unlink()
         store.snapshot("command", "python gen.py", todo_id=todo, agent_all=True)
         started = time.perf_counter()
-        result = store.restore(todo_id=todo)
+        result = store.restore(RestoreRequest(todo_id=todo))
         restores.append(time.perf_counter() - started)
         assert len(result.restored) == 5 and not result.skipped, result
     restore_p50 = percentile(restores, 50)

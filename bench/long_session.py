@@ -329,7 +329,8 @@ class TimedModel(ModelClient):
 async def cost_rows() -> list[Row]:
     from plansight.engine.hooks import accept_all_edits
     from plansight.engine.prompt import system_prompt
-    from plansight.session.session import Session, SessionSettings
+    from plansight.session.session import Session
+    from plansight.session.settings import SessionSettings
     from plansight.session.storage import SessionStore
 
     messages = big_conversation(CONVERSATION_BYTES)

@@ -30,7 +30,8 @@ from plansight.engine.hooks import (
 )
 from plansight.engine.model import ModelSettings
 from plansight.fakeapi import FakeMessagesAPI
-from plansight.session.session import Session, SessionSettings
+from plansight.session.session import Session
+from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore
 
 REPO = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from plansight.checkpoints import CheckpointStore
+from plansight.checkpoints import CheckpointStore, RestoreRequest
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git program")
 
@@ -166,10 +166,10 @@ def test_the_users_repository_is_untouched_byte_for_byte(
     (user_repo / "made.txt").write_text("by a command\n")
     (user_repo / "notes.md").unlink()
     store.snapshot("command", "make", todo_id="1", agent_all=True)
-    undo = store.restore(todo_id="1")
-    store.restore(checkpoint=undo.before.id)
+    undo = store.restore(RestoreRequest(todo_id="1"))
+    store.restore(RestoreRequest(checkpoint=undo.before.id))
     assert start is not None
-    store.restore(checkpoint=start.id)
+    store.restore(RestoreRequest(checkpoint=start.id))
     store.maintain()
     store.close()
 
@@ -219,7 +219,7 @@ def test_the_users_config_and_environment_do_not_leak_in(
     (user_repo / "dos.py").write_text("changed\n")
     (user_repo / "unix.md").write_text("changed\n")
     store.snapshot("command", "sed", agent_all=True)
-    result = store.restore(checkpoint=start.id)
+    result = store.restore(RestoreRequest(checkpoint=start.id))
     store.close()
 
     # Not excluded: git's default excludes file (*.md) is not the one configured.

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from plansight.checkpoints import CheckpointStore
+from plansight.checkpoints import CheckpointStore, RestoreRequest
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git program")
 
@@ -36,7 +36,7 @@ FIRST = "dir_0/file_000.txt"
 CHILD = r"""
 import random, sys
 from pathlib import Path
-from plansight.checkpoints import CheckpointStore
+from plansight.checkpoints import CheckpointStore, RestoreRequest
 
 mode, storage, root = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 store = CheckpointStore(storage, root)
@@ -56,7 +56,7 @@ if mode == "snapshot":
         print(f"done {i}", flush=True)
 else:
     print("restoring", flush=True)
-    result = store.restore(checkpoint=sys.argv[4], force=True)
+    result = store.restore(RestoreRequest(checkpoint=sys.argv[4], force=True))
     print(f"restored {len(result.restored)}", flush=True)
 """
 
@@ -197,7 +197,7 @@ def test_kill_9_during_snapshots_leaves_a_usable_repository(tmp_path: Path) -> N
     store = CheckpointStore(storage, root)
     store.open()
     # Forced: what the child wrote after its last finished snapshot counts as outside changes.
-    result = store.restore(checkpoint=start.id, force=True)
+    result = store.restore(RestoreRequest(checkpoint=start.id, force=True))
     assert result.skipped == ()
     assert disk_files(root) == original
     store.close()
@@ -247,7 +247,7 @@ def test_kill_9_during_a_restore_leaves_every_file_whole(tmp_path: Path) -> None
 
     store = CheckpointStore(storage, root)
     store.open()
-    result = store.restore(checkpoint=start.id, force=True)
+    result = store.restore(RestoreRequest(checkpoint=start.id, force=True))
     assert result.skipped == ()
     assert disk_files(root) == old
     store.close()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from plansight.checkpoints import Checkpoint, CheckpointError
+from plansight.checkpoints import Checkpoint, CheckpointError, RestoreRequest
 from plansight.checkpoints.recorder import Checkpointer, SessionView
 from plansight.engine.conversation import Conversation, text_block
 from plansight.plan.plan import Plan
@@ -144,9 +144,7 @@ async def test_undoing_a_step_with_the_conversation_goes_back_to_its_start(
     cp.edited("app.py")
     harness.set_plan("completed", "in_progress")
 
-    restored = await cp.restore(
-        checkpoint=None, todo_id="1", paths=None, force=False, conversation=True
-    )
+    restored = await cp.restore(RestoreRequest(todo_id="1", conversation=True))
 
     assert restored.result.restored == ("app.py",)
     assert (harness.root / "app.py").read_text() == "print('v1')\n"
@@ -156,13 +154,7 @@ async def test_undoing_a_step_with_the_conversation_goes_back_to_its_start(
     kinds = [c.kind for c in harness.announced]
     assert kinds[-2:] == ["beforeRestore", "restore"]
     # The checkpoint taken first can undo the restore, conversation included.
-    undo = await cp.restore(
-        checkpoint=restored.result.before.id,
-        todo_id=None,
-        paths=None,
-        force=False,
-        conversation=True,
-    )
+    undo = await cp.restore(RestoreRequest(checkpoint=restored.result.before.id, conversation=True))
     assert (harness.root / "app.py").read_text() == "print('step 1')\n"
     assert undo.messages == harness.conversation.messages
     plan: dict[str, Any] | None = undo.plan
@@ -176,9 +168,7 @@ async def test_unsaved_files_are_asked_about_on_the_event_loop(harness: Harness)
     (harness.root / "app.py").write_text("print('agent')\n")
     cp.edited("app.py")
     harness.unsaved.add("app.py")
-    restored = await cp.restore(
-        checkpoint="1", todo_id=None, paths=None, force=True, conversation=False
-    )
+    restored = await cp.restore(RestoreRequest(checkpoint="1", force=True))
     assert restored.result.restored == ()
     assert [s.reason for s in restored.result.skipped] == ["it has unsaved changes in the editor"]
     assert restored.plan is None and restored.messages is None
@@ -195,7 +185,7 @@ async def test_a_conversation_that_is_not_held_refuses_before_any_file_changes(
     await cp.settled()
     cp.archive.path.write_bytes(b"")  # the archive lost (deleted by hand, say)
     with pytest.raises(CheckpointError, match="does not hold the conversation"):
-        await cp.restore(checkpoint="1", todo_id=None, paths=None, force=False, conversation=True)
+        await cp.restore(RestoreRequest(checkpoint="1", conversation=True))
     assert (harness.root / "app.py").read_text() == "print('agent')\n"
 
 

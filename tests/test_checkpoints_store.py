@@ -16,6 +16,7 @@ from plansight.checkpoints import (
     CheckpointNotFound,
     CheckpointStore,
     CheckpointsUnavailable,
+    RestoreRequest,
 )
 from plansight.workspace.scan import WorkspaceFilter, scan
 
@@ -216,7 +217,7 @@ def test_bytes_modes_and_links_come_back_exactly_whatever_gitattributes_say(
     (workspace / "link").symlink_to("README.md")
     store.snapshot("command", "sed", todo_id="1", agent_all=True)
 
-    result = store.restore(todo_id="1")
+    result = store.restore(RestoreRequest(todo_id="1"))
 
     assert set(result.restored) == {"dos.txt", "blob.bin", "run.sh", "link"}
     assert tree_files(workspace) == before
@@ -242,7 +243,7 @@ def test_files_over_the_size_limit_are_listed_never_stored_and_never_touched(
     step = store.snapshot("command", "train", todo_id="1", agent_all=True)
     assert step is not None and step.changed == ("model.bin", "src/app.py")
 
-    result = store.restore(todo_id="1")
+    result = store.restore(RestoreRequest(todo_id="1"))
 
     assert result.restored == ("src/app.py",)
     assert [(s.path, s.reason) for s in result.skipped] == [
@@ -266,7 +267,7 @@ def test_a_file_that_grows_over_the_limit_leaves_the_checkpoints_and_is_not_over
     grown = store.snapshot("outside", "outside changes")
     assert grown is not None and grown.uncaptured == {"src/util.py": "large"}
     assert "src/util.py" in grown.changed
-    result = store.restore(checkpoint="1")
+    result = store.restore(RestoreRequest(checkpoint="1"))
     assert result.restored == ()
     assert [s.path for s in result.skipped] == ["src/util.py"]
     assert "restore with force" in result.skipped[0].reason
@@ -301,7 +302,7 @@ def test_restoring_a_checkpoint_brings_back_deleted_files_and_removes_created_on
     (workspace / "pkg" / "deep" / "new.py").write_text("new = True\n")
     store.snapshot("command", "make", agent_all=True)
 
-    result = store.restore(checkpoint=start.id)
+    result = store.restore(RestoreRequest(checkpoint=start.id))
 
     assert result.restored == ("README.md", "pkg/deep/new.py", "src/app.py")
     assert result.skipped == ()
@@ -321,10 +322,10 @@ def test_a_restore_can_be_undone_by_restoring_the_checkpoint_it_took_first(
     (workspace / "notes.txt").write_text("made by a command\n")
     store.snapshot("command", "edit", agent_all=True)
     edited = tree_files(workspace)
-    undo = store.restore(checkpoint=start.id)
+    undo = store.restore(RestoreRequest(checkpoint=start.id))
     assert tree_files(workspace) != edited
 
-    redo = store.restore(checkpoint=undo.before.id)
+    redo = store.restore(RestoreRequest(checkpoint=undo.before.id))
 
     assert redo.restored == ("notes.txt", "src/app.py")
     assert tree_files(workspace) == edited
@@ -352,7 +353,7 @@ def test_undo_by_step_puts_back_that_steps_files_only(
         "README.md",
     }
 
-    result = store.restore(todo_id="1")
+    result = store.restore(RestoreRequest(todo_id="1"))
 
     assert result.restored == ("README.md", "created.txt", "src/app.py", "src/util.py")
     assert (workspace / "src" / "app.py").read_text() == "print('hello')\n"
@@ -370,17 +371,17 @@ def test_undo_by_step_limited_to_paths(store: CheckpointStore, workspace: Path) 
     (workspace / "README.md").write_text("C\n")
     store.snapshot("command", "sed", todo_id="1", agent_all=True)
 
-    result = store.restore(todo_id="1", paths=["src/"])
+    result = store.restore(RestoreRequest(todo_id="1", paths=("src/",)))
 
     assert result.restored == ("src/app.py", "src/util.py")
     assert (workspace / "README.md").read_text() == "C\n"
-    only = store.restore(checkpoint="1", paths=["README.md"])
+    only = store.restore(RestoreRequest(checkpoint="1", paths=("README.md",)))
     assert only.restored == ("README.md",)
 
 
 def test_a_step_that_changed_nothing_restores_nothing(store: CheckpointStore) -> None:
     store.snapshot("itemStart", "#1 started", todo_id="1")
-    result = store.restore(todo_id="1")
+    result = store.restore(RestoreRequest(todo_id="1"))
     assert (result.restored, result.skipped, result.after) == ((), (), None)
     assert result.target is not None and result.target.todo_id == "1"
 
@@ -393,7 +394,9 @@ def test_files_with_unsaved_editor_changes_are_always_skipped(
     (workspace / "README.md").write_text("C\n")
     store.snapshot("command", "sed", todo_id="1", agent_all=True)
 
-    result = store.restore(todo_id="1", force=True, unsaved=lambda path: path == "README.md")
+    result = store.restore(
+        RestoreRequest(todo_id="1", force=True), unsaved=lambda path: path == "README.md"
+    )
 
     assert result.restored == ("src/app.py",)
     assert [(s.path, s.reason) for s in result.skipped] == [
@@ -412,14 +415,14 @@ def test_files_changed_outside_since_are_skipped_unless_forced(
     store.snapshot("command", "sed", todo_id="1", agent_all=True)
     (workspace / "README.md").write_text("the user's own words\n")  # after the agent
 
-    result = store.restore(todo_id="1")
+    result = store.restore(RestoreRequest(todo_id="1"))
 
     assert result.restored == ("src/app.py",)
     assert [s.path for s in result.skipped] == ["README.md"]
     assert "changed outside Plansight after checkpoint 2" in result.skipped[0].reason
     assert (workspace / "README.md").read_text() == "the user's own words\n"
 
-    forced = store.restore(todo_id="1", force=True)
+    forced = store.restore(RestoreRequest(todo_id="1", force=True))
     assert forced.restored == ("README.md",)
     assert (workspace / "README.md").read_text() == "# project\n"
 
@@ -433,7 +436,7 @@ def test_an_outside_change_seen_in_an_edit_checkpoint_is_not_the_agents(
     edit = store.snapshot("edit", "Edited src/app.py", agent=["src/app.py"])
     assert edit is not None and edit.changed == ("README.md", "src/app.py")
     assert edit.agent == ("src/app.py",)
-    result = store.restore(checkpoint="1")
+    result = store.restore(RestoreRequest(checkpoint="1"))
     assert result.restored == ("src/app.py",)
     assert [s.path for s in result.skipped] == ["README.md"]
 
@@ -446,9 +449,9 @@ def test_earlier_restores_count_as_the_agents_changes(
     (workspace / "src" / "app.py").write_text("agent\n")
     edit = store.snapshot("edit", "Edited", agent=["src/app.py"])
     assert edit is not None
-    store.restore(checkpoint=start.id)
+    store.restore(RestoreRequest(checkpoint=start.id))
     # Going forward again crosses the restore's own change: no outside change in the way.
-    result = store.restore(checkpoint=edit.id)
+    result = store.restore(RestoreRequest(checkpoint=edit.id))
     assert result.restored == ("src/app.py",)
     assert (workspace / "src" / "app.py").read_text() == "agent\n"
 
@@ -462,7 +465,7 @@ def test_a_file_not_held_by_the_checkpoints_is_not_overwritten_unless_forced(
     store.snapshot("command", "rm", agent_all=True)
     (workspace / ".gitignore").write_text("README.md\n")
     (workspace / "README.md").write_text("ignored, precious\n")
-    result = store.restore(checkpoint=start.id)
+    result = store.restore(RestoreRequest(checkpoint=start.id))
     assert "README.md" not in result.restored
     assert (workspace / "README.md").read_text() == "ignored, precious\n"
 
@@ -482,7 +485,7 @@ def test_a_step_that_turned_a_file_into_a_folder_is_undone(
         "src/util.py",
     }
 
-    result = store.restore(todo_id="1")
+    result = store.restore(RestoreRequest(todo_id="1"))
 
     assert result.restored == ("README.md", "README.md/index.md", "src/util.py")
     assert (workspace / "README.md").read_text() == "# project\n"
@@ -500,7 +503,7 @@ def test_a_restore_never_writes_through_a_link_that_leads_outside(
     store.snapshot("command", "rm -r src", agent_all=True)
     (workspace / "src").symlink_to(outside)  # someone swaps a link in
 
-    result = store.restore(checkpoint=start.id)
+    result = store.restore(RestoreRequest(checkpoint=start.id))
 
     assert result.restored == ()
     reasons = {s.path: s.reason for s in result.skipped}
@@ -508,7 +511,7 @@ def test_a_restore_never_writes_through_a_link_that_leads_outside(
     assert reasons["src/app.py"] == "its folder is a link that leads outside the workspace"
     assert list(outside.iterdir()) == []
     # Forced, the link itself goes (it is inside the workspace) and the folder comes back.
-    forced = store.restore(checkpoint=start.id, force=True)
+    forced = store.restore(RestoreRequest(checkpoint=start.id, force=True))
     assert forced.restored == ("src", "src/app.py", "src/util.py")
     assert list(outside.iterdir()) == []
     assert (workspace / "src").is_dir() and not (workspace / "src").is_symlink()
@@ -521,7 +524,7 @@ def test_todo_ids_belong_to_their_session(store: CheckpointStore, workspace: Pat
     store.new_session()
     store.snapshot("itemStart", "#1 started", todo_id="1")
     assert len(store.checkpoints()) == 3  # newSession keeps the checkpoints
-    result = store.restore(todo_id="1")
+    result = store.restore(RestoreRequest(todo_id="1"))
     assert result.restored == ()
     assert (workspace / "README.md").read_text() == "session one\n"
 
@@ -529,11 +532,11 @@ def test_todo_ids_belong_to_their_session(store: CheckpointStore, workspace: Pat
 def test_bad_requests_are_clear_errors(store: CheckpointStore) -> None:
     store.snapshot("runStart", "Run started")
     with pytest.raises(CheckpointNotFound, match="no checkpoint '99'"):
-        store.restore(checkpoint="99")
+        store.restore(RestoreRequest(checkpoint="99"))
     with pytest.raises(CheckpointError, match="either a checkpoint or a todoId"):
-        store.restore()
+        store.restore(RestoreRequest())
     with pytest.raises(CheckpointError, match="either a checkpoint or a todoId"):
-        store.restore(checkpoint="1", todo_id="1")
+        store.restore(RestoreRequest(checkpoint="1", todo_id="1"))
     assert len(store.checkpoints()) == 1  # a refused restore takes no checkpoint
 
 
@@ -592,7 +595,7 @@ def test_pruning_keeps_the_newest_and_deletes_what_only_old_ones_held(
         ["git", "--git-dir", str(store.git_dir), "cat-file", "-e", old_blob], check=False
     )
     assert gone.returncode != 0
-    result = store.restore(checkpoint="16")
+    result = store.restore(RestoreRequest(checkpoint="16"))
     assert result.restored == ("README.md",)
     assert (workspace / "README.md").read_text().startswith("version 15 ")
     store.close()
@@ -626,7 +629,7 @@ def test_an_undo_whose_checkpoints_were_pruned_says_so(tmp_path: Path, workspace
         (workspace / "src" / "app.py").write_text(f"{i}\n")
         store.snapshot("edit", "Edited app.py", todo_id="2", agent=["src/app.py"])
     store.maintain()
-    result = store.restore(todo_id="1")
+    result = store.restore(RestoreRequest(todo_id="1"))
     assert result.restored == ()
     assert [(s.path, s.reason) for s in result.skipped] == [
         ("README.md", "the checkpoint from before it was pruned")
@@ -661,7 +664,7 @@ def test_a_damaged_index_is_rebuilt(store: CheckpointStore, workspace: Path) -> 
     checkpoint = store.snapshot("edit", "Edited", agent=["README.md"])
     assert checkpoint is not None
     assert "README.md" in checkpoint.changed
-    assert store.restore(checkpoint="1").restored == ("README.md",)
+    assert store.restore(RestoreRequest(checkpoint="1")).restored == ("README.md",)
 
 
 def test_folder_modes_are_not_needed_to_restore_a_read_only_file(
@@ -675,7 +678,7 @@ def test_folder_modes_are_not_needed_to_restore_a_read_only_file(
     target.write_text("changed\n")
     target.chmod(0o444)
     store.snapshot("edit", "Edited", agent=["src/app.py"])
-    assert store.restore(checkpoint=start.id).restored == ("src/app.py",)
+    assert store.restore(RestoreRequest(checkpoint=start.id)).restored == ("src/app.py",)
     assert target.read_text() == "print('hello')\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o444
 
@@ -721,9 +724,9 @@ def test_a_dry_run_changes_nothing_and_says_what_a_restore_would(
     store.snapshot("edit", "Edited", agent=["src/app.py"], only=["src/app.py"])
     before = tree_files(workspace)
 
-    preview = store.restore(checkpoint=start.id, dry_run=True)
+    preview = store.restore(RestoreRequest(checkpoint=start.id, dry_run=True))
 
     assert preview.restored == ("src/app.py",) and preview.after is None
     assert tree_files(workspace) == before
     assert [c.kind for c in store.checkpoints()] == ["runStart", "edit"]  # nothing new changed
-    assert store.restore(checkpoint=start.id).restored == preview.restored
+    assert store.restore(RestoreRequest(checkpoint=start.id)).restored == preview.restored

@@ -20,7 +20,8 @@ from plansight.engine.model import ModelSettings, ThinkingOption
 from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, Reply, Step
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.session.session import Session, SessionBusy, SessionSettings
+from plansight.session.session import Session, SessionBusy
+from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore
 
 from conftest import strip_cache_control
@@ -262,7 +263,7 @@ async def test_compact_on_request_asks_as_the_runs_do_and_names_the_last_prompt(
         assert summary_request["system"] == run_request["system"]
         assert summary_request["tools"] == run_request["tools"]
         restarted = start()
-        assert restarted.restore()
+        assert restarted.load_stored()
         await restarted.compact()
         header = restarted.conversation.messages[0]["content"][0]["text"]
         assert "<current-prompt>\nRead the modules\n</current-prompt>" in header

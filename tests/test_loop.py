@@ -23,7 +23,8 @@ from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, StreamError, rep
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.plan.plan import PlanError, StalePlanError
-from plansight.session.session import Session, SessionSettings
+from plansight.session.session import Session
+from plansight.session.settings import SessionSettings
 
 from conftest import block_types, make_session, strip_cache_control, user_texts, wait_until
 

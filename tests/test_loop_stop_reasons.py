@@ -18,7 +18,8 @@ from plansight.engine.model import ModelSettings, ThinkingOption
 from plansight.fakeapi import FakeMessagesAPI, Reply, StreamError, model_info, reply
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.session.session import Session, SessionSettings
+from plansight.session.session import Session
+from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore
 
 from conftest import user_texts
@@ -250,7 +251,7 @@ async def test_a_stored_conversation_with_blank_text_does_not_fail_later_runs(
     )
     store.conversation.save(stored.messages)  # as an older version could have left it
     session = session_for(hello_workspace, fake_api, store=store)
-    assert session.restore()
+    assert session.load_stored()
     fake_api.push(text("Fine."))
     assert (await session.run("Next")).status == "done"
     answered(fake_api)

@@ -12,7 +12,8 @@ from plansight.engine.prompt import SYSTEM_PROMPT, UNPLANNED_EDITS, system_promp
 from plansight.fakeapi import FakeMessagesAPI, tool_reply
 from plansight.fakeapi import text_reply as text
 from plansight.protocol.options import InitOptions
-from plansight.session.session import Session, SessionSettings
+from plansight.session.session import Session
+from plansight.session.settings import SessionSettings
 from plansight.tools import default_tools
 
 from conftest import FIXTURES, user_texts

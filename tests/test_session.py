@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 
 from plansight.engine.compaction.compactor import CompactionSettings
-from plansight.engine.events import Event, PlanChanged, RunFinished, RunStarted
+from plansight.engine.events import Event, FilesChanged, PlanChanged, RunFinished, RunStarted
 from plansight.engine.model import ModelSettings, ThinkingOption, thinking_request
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.protocol.options import InitOptions, Thinking
-from plansight.session.session import DEFAULT_MAX_ROUNDS, Session, SessionBusy, SessionSettings
+from plansight.session.session import Session, SessionBusy
+from plansight.session.settings import DEFAULT_MAX_ROUNDS, SessionSettings
 from plansight.session.storage import default_storage_dir
 
 from conftest import make_session, wait_until
@@ -222,6 +223,31 @@ async def test_start_removes_the_temporary_files_of_a_killed_writer(tmp_path: Pa
     await wait_until(lambda: not killed.exists(), "the killed writer's temporary file removed")
     assert ours.exists() and ignored.exists()
     assert (root / "pkg" / "mod.py").read_text() == "print('intact')\n"
+    await session.close()
+
+
+async def test_a_started_session_watches_its_workspace_until_it_closes(tmp_path: Path) -> None:
+    session = Session(tmp_path, SessionSettings(checkpoints=False))
+    changed: list[str] = []
+    session.events.subscribe(
+        lambda event: changed.extend(event.paths) if isinstance(event, FilesChanged) else None
+    )
+    session.start()
+    watcher = session.watcher
+    assert watcher is not None
+    await wait_until(watcher.watching.is_set, "the session's watcher is watching")
+    (tmp_path / "theirs.py").write_text("changed by someone else\n")
+    await wait_until(lambda: "theirs.py" in changed, "the change reported as someone else's")
+    assert "theirs.py" in session.notices.changed_files  # the model hears of it too
+    await session.close()
+    assert session.watcher is None  # stopped by the close
+
+
+async def test_a_session_started_without_watching_reports_nothing(tmp_path: Path) -> None:
+    session = Session(tmp_path, SessionSettings(checkpoints=False))
+    session.start(watch=False)
+    assert session.watcher is None
+    assert not session.command_echoes.watched  # each command scans for its own changes
     await session.close()
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from plansight.engine.events import PlanChanged
-from plansight.session.session import Session, SessionSettings
+from plansight.session.session import Session
+from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore, default_storage_dir
 from plansight.workspace.atomic import TEMP_SUFFIX
 
@@ -51,7 +52,7 @@ def test_a_session_round_trips_and_drops_leftovers_of_a_killed_save(tmp_path: Pa
     second = Session(tmp_path, SessionSettings(), store=SessionStore(tmp_path / "store"))
     seen: list[object] = []
     second.events.subscribe(seen.append)
-    assert second.restore()
+    assert second.load_stored()
     assert second.plan.state.rendered == "[>] #1: keep me\n(0/1 completed)"
     assert second.plan.state.version == first.plan.state.version
     assert not leftover.exists()
@@ -63,7 +64,7 @@ def test_a_corrupt_part_is_set_aside_and_the_rest_still_loads(tmp_path: Path) ->
     store.save("scratchpad", {"content": "notes"})
     (store.directory / "plan.json").write_text("{not json")
     session = Session(tmp_path, SessionSettings(), store=store)
-    assert session.restore()
+    assert session.load_stored()
     assert session.scratchpad.content == "notes"
     assert session.plan.state.items == ()
     assert (store.directory / "plan.corrupt").exists()

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from plansight.tools import Tool, ToolError, ToolRegistry, default_tools
+from plansight.tools import Tool, ToolRegistry, default_tools
 from plansight.tools.context import ToolContext
+from plansight.tools.errors import ToolError
 
 from tool_harness import make_ctx
 

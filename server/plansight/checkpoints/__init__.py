@@ -5,7 +5,7 @@ and restores files from it; `Checkpoint` (manifest.py) is one snapshot's record.
 """
 
 from plansight.checkpoints.manifest import Checkpoint, Kind
-from plansight.checkpoints.restore import RestoreResult, Skipped
+from plansight.checkpoints.restore import RestoreRequest, RestoreResult, Skipped
 from plansight.checkpoints.store import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_CHECKPOINTS,
@@ -27,6 +27,7 @@ __all__ = [
     "CheckpointStore",
     "CheckpointsUnavailable",
     "Kind",
+    "RestoreRequest",
     "RestoreResult",
     "Skipped",
     "StepFile",

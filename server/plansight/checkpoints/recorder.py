@@ -31,7 +31,7 @@ from typing import Any
 
 from plansight.checkpoints.archive import ConversationArchive, Message
 from plansight.checkpoints.manifest import Checkpoint, Kind
-from plansight.checkpoints.restore import RestoreResult
+from plansight.checkpoints.restore import RestoreRequest, RestoreResult
 from plansight.checkpoints.store import (
     CheckpointError,
     CheckpointStore,
@@ -293,19 +293,12 @@ class Checkpointer:
         await self.settled()
         return self.store.checkpoints()
 
-    async def restore(
-        self,
-        *,
-        checkpoint: str | None,
-        todo_id: str | None,
-        paths: Sequence[str] | None,
-        force: bool,
-        conversation: bool,
-        dry_run: bool = False,
-    ) -> Restored:
-        """Restore files (CheckpointError on a bad request); with `conversation`, also say what
-        the plan and conversation go back to (the caller applies it). `dry_run`: change
-        nothing, say what would be restored (a conversation not held is refused all the same)."""
+    async def restore(self, request: RestoreRequest) -> Restored:
+        """Restore files (CheckpointError on a bad request); with `request.conversation`, also
+        say what the plan and conversation go back to (the caller applies it). `dry_run`:
+        change nothing, say what would be restored (a conversation not held is refused all the
+        same)."""
+        checkpoint, todo_id, dry_run = request.checkpoint, request.todo_id, request.dry_run
         await self.settled()
         latest = self.store.latest()
         loop = asyncio.get_running_loop()
@@ -324,7 +317,7 @@ class Checkpointer:
         def work() -> Restored:
             plan: dict[str, Any] | None = None
             messages: list[Message] | None = None
-            if conversation:
+            if request.conversation:
                 target = self.store.restore_target(checkpoint=checkpoint, todo_id=todo_id)
                 plan, messages = self._rewind_of(target)
             if todo_id is not None:
@@ -340,15 +333,11 @@ class Checkpointer:
                     after_extra["conversation"] = rewound.digest
             self.archive.write(now)
             result = self.store.restore(
-                checkpoint=checkpoint,
-                todo_id=todo_id,
-                paths=paths,
-                force=force,
+                request,
                 unsaved=unsaved,
                 current_todo=in_progress,
                 before_extra=now_extra,
                 after_extra=after_extra,
-                dry_run=dry_run,
             )
             if dry_run:
                 return Restored(result, None, None)

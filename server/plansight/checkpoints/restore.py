@@ -25,6 +25,7 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from plansight.checkpoints import files
 from plansight.checkpoints.files import RestoreRefused
@@ -32,6 +33,22 @@ from plansight.checkpoints.manifest import UNCAPTURED_REASONS, Checkpoint
 from plansight.checkpoints.repository import GITLINK, ShadowRepository
 
 AGENT_KINDS = frozenset({"edit", "command"})  # a plan item's own changes
+
+
+@dataclass(frozen=True)
+class RestoreRequest:
+    """What a user asked to restore, as it goes from the front door (the language server) to
+    the store unchanged: the files of one `checkpoint`, or those plan item `todo_id` changed
+    (exactly one of the two); `paths` limits it to those files or folders (relative, "/");
+    with `conversation`, the conversation and plan go back too; `force`: over files someone
+    else changed since; `dry_run`: change nothing, say what would be restored and skipped."""
+
+    checkpoint: str | None = None
+    todo_id: str | None = None
+    paths: tuple[str, ...] | None = None
+    conversation: bool = False
+    force: bool = False
+    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +64,13 @@ class RestoreResult:
     before: Checkpoint  # taken first: restoring to it undoes this restore
     after: Checkpoint | None  # the files as restored (None when nothing changed)
     target: Checkpoint | None  # what the conversation goes back to, if asked
+
+    def to_wire(self) -> dict[str, Any]:
+        """`plansight/restore`'s result."""
+        return {
+            "restored": list(self.restored),
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+        }
 
 
 @dataclass(frozen=True)

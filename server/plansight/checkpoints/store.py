@@ -57,6 +57,7 @@ from plansight.checkpoints.restore import (
     AGENT_KINDS,
     Change,
     Planner,
+    RestoreRequest,
     RestoreResult,
     Skipped,
     apply,
@@ -530,19 +531,16 @@ class CheckpointStore:
 
     def restore(
         self,
+        request: RestoreRequest,
         *,
-        checkpoint: str | None = None,
-        todo_id: str | None = None,
-        paths: Sequence[str] | None = None,
-        force: bool = False,
         unsaved: Callable[[str], bool] = lambda path: False,
         current_todo: str | None = None,
         before_extra: Mapping[str, Any] | None = None,
         after_extra: Mapping[str, Any] | None = None,
-        dry_run: bool = False,
     ) -> RestoreResult:
-        """Put files back as they were at `checkpoint`, or as they were before item `todo_id`
-        (of the current session) changed them; `paths` limits it to those files (or folders).
+        """Put files back as they were at `request.checkpoint`, or as they were before item
+        `request.todo_id` (of the current session) changed them; `request.paths` limits it to
+        those files (or folders). The request's `conversation` is the embedder's business.
 
         Skipped, with the reason: files `unsaved` says the editor holds unsaved changes of
         (always), files changed since by anyone but the agent (unless `force`), and files the
@@ -553,9 +551,15 @@ class CheckpointStore:
         (`restored` then lists what it would put back; what someone changed since the last
         checkpoint is recorded first, as a restore would).
         """
+        checkpoint, todo_id, force, dry_run = (
+            request.checkpoint,
+            request.todo_id,
+            request.force,
+            request.dry_run,
+        )
         if (checkpoint is None) == (todo_id is None):
             raise CheckpointError("give either a checkpoint or a todoId to restore")
-        selected = selector(paths)
+        selected = selector(request.paths)
         with self._lock:
             repository = self._repo()
             skipped: list[Skipped] = []

@@ -1,21 +1,43 @@
 """The nag made visible: at most one plan-reminder diagnostic, on what the agent last touched.
 
-A listener of the session's events: a `Reminder` shows it, a `ReminderCleared` clears it.
+A listener of the session's events (`setup` subscribes it): a `Reminder` shows it, a
+`ReminderCleared` clears it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from plansight.engine.events import Event, Location, Reminder, ReminderCleared
+from plansight.lsp.editor import path_uri
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+    from plansight.session.session import Session
 
 SOURCE = "plansight"
 CODE = "plan-reminder"
 
 Publish = Callable[[types.PublishDiagnosticsParams], None]
+
+
+def setup(server: LanguageServer, session: Session) -> ReminderDiagnostics:
+    """Show `session`'s reminders as diagnostics of `server`'s client, from now on."""
+
+    def open_document() -> str | None:
+        # Where a reminder goes when the agent has touched no file yet: an open document.
+        return next(iter(server.workspace.text_documents), None)
+
+    diagnostics = ReminderDiagnostics(
+        session.root, server.text_document_publish_diagnostics, path_uri, open_document
+    )
+    session.events.subscribe(diagnostics)
+    return diagnostics
 
 
 def reminder_diagnostic(reminder: Reminder, location: Location | None) -> types.Diagnostic:

@@ -2,20 +2,44 @@
 
 Text chunks that arrive together go out as one `textDelta` (sent on the next turn of the event
 loop, or before any other event, so the order is kept). `toolInputDelta` is sent only to a
-client that asked for it: it costs a notification per streamed chunk.
+client that asked for it: it costs a notification per streamed chunk. `setup` subscribes
+the forwarder to a session's events; `send_state` tells a client the plan and scratchpad as
+they are (a stored session, loaded).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plansight.engine.events import Event, PlanChanged, ScratchpadChanged, TextDelta, ToolInputDelta
 from plansight.plan.plan import TodoState
-from plansight.protocol.names import EVENT, SCRATCHPAD, TODOS, event_payload
+from plansight.protocol.names import EVENT, SCRATCHPAD, TODOS, client_offers, event_payload
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+    from plansight.session.session import Session
 
 Notify = Callable[[str, Any], None]
+
+
+def setup(server: LanguageServer, session: Session) -> EventForwarder:
+    """Forward `session`'s events to `server`'s client, from now on."""
+    caps = server.client_capabilities
+    forwarder = EventForwarder(
+        server.protocol.notify,
+        tool_input=caps is not None and client_offers(caps.experimental, "toolInputDelta"),
+    )
+    session.events.subscribe(forwarder)
+    return forwarder
+
+
+def send_state(notify: Notify, state: TodoState, scratchpad: str) -> None:
+    """The plan and scratchpad as they are (a stored session, loaded), outside any event."""
+    notify(TODOS, state.to_wire())
+    notify(SCRATCHPAD, {"content": scratchpad})
 
 
 class EventForwarder:
@@ -41,11 +65,6 @@ class EventForwarder:
             return
         elif (payload := event_payload(event)) is not None:
             self.notify(EVENT, payload)
-
-    def send_state(self, state: TodoState, scratchpad: str) -> None:
-        """The plan and scratchpad as they are (a restored session), outside any event."""
-        self.notify(TODOS, state.to_wire())
-        self.notify(SCRATCHPAD, {"content": scratchpad})
 
     def flush(self) -> None:
         if self._pending_text:

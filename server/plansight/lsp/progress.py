@@ -2,6 +2,8 @@
 
 A listener of the session's events: begun when a run starts, reported when the plan changes,
 ended with the run's status. Its cancel button cancels the run, as `$/cancelRequest` does.
+`setup` subscribes it to a session's events and answers the button
+(`window/workDoneProgress/cancel`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from plansight.plan.plan import TodoState
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
+
+    from plansight.session.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +45,18 @@ def progress_message(state: TodoState) -> str:
 
 def progress_percentage(state: TodoState) -> int:
     return round(100 * closed(state) / state.total) if state.total else 0
+
+
+def setup(server: LanguageServer, session: Session) -> RunProgress:
+    """Show `session`'s runs as work-done progress of `server`'s client, from now on."""
+    progress = RunProgress(server, lambda: session.plan.state, session.cancel)
+    session.events.subscribe(progress)
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def cancel_progress(params: types.WorkDoneProgressCancelParams) -> None:
+        progress.cancel(params.token)
+
+    return progress
 
 
 class RunProgress:

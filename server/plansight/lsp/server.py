@@ -1,21 +1,24 @@
 """Thin LSP handlers; the work happens in Session (engine) and the features beside this module.
 
-Features that own their state listen to the session's events: `forwarding` (notifications),
-`progress` (the run's work-done progress), `diagnostics` (the reminder). `editor` answers the
-engine's hooks with requests to the client; `stdio` is how the server meets its client and
-leaves it.
+Each handler reads its params (`params`: typed, -32602 naming the field at fault), calls the
+session, and answers the result's `to_wire()`; `engine_errors` turns the engine's refusals
+into the protocol's errors. The features that own their state set themselves up on the
+session once the client is initialized (`setup(server, session)` in each): `forwarding`
+(notifications), `progress` (the run's work-done progress), `diagnostics` (the reminder).
+`editor` answers the engine's hooks with requests to the client; `stdio` is how the server
+meets its client and leaves it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -26,7 +29,15 @@ from pygls.uris import to_fs_path
 
 from plansight import __version__
 from plansight.lsp.logs import LogMessageHandler
-from plansight.lsp.stdio import serve_stdio
+from plansight.lsp.params import (
+    CheckpointFileParams,
+    EditPlanParams,
+    HistoryParams,
+    ParamsReader,
+    RestoreParams,
+    RunParams,
+)
+from plansight.lsp.stdio import Leave, serve_stdio
 from plansight.protocol.names import (
     CHANGES,
     CHECKPOINT_FILE,
@@ -40,21 +51,14 @@ from plansight.protocol.names import (
     RESET,
     RESTORE,
     RUN,
-    RUN_MODES,
     SERVER_NOT_INITIALIZED,
     STATE,
-    field_of,
     server_capability,
-    to_plain,
 )
 from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
-    from plansight.engine.planmode import RunMode
-    from plansight.lsp.forwarding import EventForwarder
-    from plansight.lsp.progress import RunProgress
     from plansight.session.session import Session
-    from plansight.workspace.watcher import WorkspaceWatcher
 
 log = logging.getLogger(__name__)
 
@@ -92,26 +96,27 @@ class PlansightServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.session: Session | None = None
-        self.forwarder: EventForwarder | None = None
-        self.run_progress: RunProgress | None = None
-        self.watcher: WorkspaceWatcher | None = None
         self.init_params: types.InitializeParams | None = None
         self.shut_down = False
-        self.exit_requested = _not_serving
+        self.exit_requested: Leave = _not_serving
 
     def start_io(self, stdin: Any = None, stdout: Any = None) -> int:
         """Serve the client on stdio until `exit`, the end of input or a signal: the exit code."""
         return serve_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
 
-    # Set-up ----------------------------------------------------------------------------
-    def setup(self, params: types.InitializeParams) -> None:
+    @cached_property
+    def params(self) -> ParamsReader:
+        """Reads the requests' params (its converter is made on the first request)."""
+        return ParamsReader()
+
+    def setup(self, params: types.InitializeParams) -> Session:
+        """The session, its stored state loaded, the features set up on it, and started."""
         # The engine is imported here, after `initialize` was answered: the editor sees the
         # server ready sooner, and nothing it sends before `initialized` needs the engine.
-        from plansight.lsp.diagnostics import ReminderDiagnostics
-        from plansight.lsp.editor import EditorBridge, path_uri
-        from plansight.lsp.forwarding import EventForwarder
-        from plansight.lsp.progress import RunProgress
-        from plansight.session.session import Session, SessionSettings
+        from plansight.lsp import diagnostics, forwarding, progress
+        from plansight.lsp.editor import EditorBridge
+        from plansight.session.session import Session
+        from plansight.session.settings import SessionSettings
 
         options = InitOptions.parse(params.initialization_options)
         for problem in options.problems:
@@ -130,36 +135,20 @@ class PlansightServer(LanguageServer):
             store=settings.store_for(root),
         )
         self.session = session
-        forwarder = EventForwarder(
-            self.protocol.notify, tool_input=bridge.client_offers("toolInputDelta")
-        )
-        self.forwarder = forwarder
-        self.run_progress = RunProgress(self, lambda: session.plan.state, session.cancel)
-        diagnostics = ReminderDiagnostics(
-            session.root, self.text_document_publish_diagnostics, path_uri, self.open_uri
-        )
-        for listener in (forwarder, self.run_progress, diagnostics):
-            session.events.subscribe(listener)
+        for feature in (forwarding, progress, diagnostics):
+            feature.setup(self, session)
         log.info(
             "workspace %s, storage %s, model %s",
             root,
             session.store.directory if session.store else None,
             settings.model.model or "default",
         )
-
-    def start_background(self) -> None:
-        from plansight.workspace.watcher import WorkspaceWatcher
-
-        session = self.require_session()
-        if session.restore() and self.forwarder is not None:
-            self.forwarder.send_state(session.plan.state, session.scratchpad.content)
-        self.watcher = WorkspaceWatcher(session.root, session.files_changed)
-        self.watcher.start()
-        session.files_watched()
-        # The SDK's import (and the leftovers' removal) in threads, once the watcher's first
-        # step has imported watchfiles: imports that run side by side slow each other down,
-        # and this one is on the event loop.
-        asyncio.get_running_loop().call_soon(session.start)
+        if session.load_stored():
+            forwarding.send_state(
+                self.protocol.notify, session.plan.state, session.scratchpad.content
+            )
+        session.start()
+        return session
 
     def require_session(self) -> Session:
         if self.shut_down:
@@ -170,110 +159,10 @@ class PlansightServer(LanguageServer):
             )
         return self.session
 
-    def open_uri(self) -> str | None:
-        """Where a reminder goes when the agent has touched no file yet: an open document."""
-        return next(iter(self.workspace.text_documents), None)
-
-    # Requests --------------------------------------------------------------------------
-    async def run(
-        self, prompt: str, new_session: bool, mode: RunMode, todo_id: str | None
-    ) -> dict[str, Any]:
-        session = self.require_session()
-        with engine_errors():  # an unknown todoId is a PlanError: -32602
-            result = await session.run(prompt, new_session=new_session, mode=mode, todo_id=todo_id)
-        return result.to_wire()
-
-    def edit_plan(self, items: Any, version: int | None) -> dict[str, Any]:
-        session = self.require_session()
-        with engine_errors():
-            return session.edit_plan(to_plain(items), version).to_wire()
-
-    def reset(self) -> None:
-        session = self.require_session()
-        with engine_errors():
-            session.reset()
-
-    async def compact(self) -> dict[str, int]:
-        session = self.require_session()
-        with engine_errors("Compaction failed: "):
-            result = await session.compact()
-        return {"beforeTokens": result.before_tokens, "afterTokens": result.after_tokens}
-
-    async def checkpoints(self) -> dict[str, Any]:
-        session = self.require_session()
-        with engine_errors():
-            found = await session.checkpoints()
-        return {"checkpoints": [c.to_wire() for c in found]}
-
-    async def restore(self, params: Any) -> dict[str, Any]:
-        session = self.require_session()
-        checkpoint = _optional_text(params, "checkpoint")
-        todo_id = _optional_text(params, "todoId")
-        if (checkpoint is None) == (todo_id is None):
-            raise invalid_params("Give either 'checkpoint' (an id) or 'todoId' (a plan item).")
-        paths = to_plain(field_of(params, "paths"))
-        if paths is not None and (
-            not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths)
-        ):
-            raise invalid_params("'paths' must be a list of paths relative to the workspace.")
-        flags = {name: field_of(params, name) for name in ("conversation", "force", "dryRun")}
-        for name, value in flags.items():
-            if value is not None and not isinstance(value, bool):
-                raise invalid_params(f"'{name}' must be true or false.")
-        with engine_errors():
-            result = await session.restore_checkpoint(
-                checkpoint=checkpoint,
-                todo_id=todo_id,
-                paths=paths,
-                conversation=flags["conversation"] is True,
-                force=flags["force"] is True,
-                dry_run=flags["dryRun"] is True,
-            )
-        return {
-            "restored": list(result.restored),
-            "skipped": [{"path": s.path, "reason": s.reason} for s in result.skipped],
-        }
-
-    async def changes(self) -> dict[str, Any]:
-        session = self.require_session()
-        with engine_errors():
-            steps = await session.step_changes()
-        return {
-            "steps": [
-                {
-                    "todoId": todo_id,
-                    "files": [
-                        {"path": f.path, "change": f.change}
-                        | ({"before": f.before.id} if f.before is not None else {})
-                        for f in files
-                    ],
-                }
-                for todo_id, files in steps.items()
-            ]
-        }
-
-    async def checkpoint_file(self, params: Any) -> dict[str, Any]:
-        session = self.require_session()
-        checkpoint = _optional_text(params, "checkpoint")
-        path = _optional_text(params, "path")
-        if checkpoint is None or path is None:
-            raise invalid_params("Give 'checkpoint' (an id) and 'path' (relative to the root).")
-        with engine_errors():
-            data = await session.checkpoint_file(checkpoint, path)
-        if data is None:
-            return {"exists": False}
-        try:
-            return {"exists": True, "text": data.decode("utf-8")}
-        except UnicodeDecodeError:
-            return {"exists": True, "binary": True}
-
     async def stop(self) -> None:
         """End the run in progress, close the model's connections and stop watching."""
         if self.session is not None:
             await self.session.close()
-        if self.watcher is not None:
-            await self.watcher.stop()
-            self.watcher = None
 
 
 @contextmanager
@@ -281,9 +170,10 @@ def engine_errors(model_failed: str = "") -> Iterator[None]:
     """The engine's refusals as the JSON-RPC errors the protocol gives them (a failed model
     request, outside a run, with its message after `model_failed`)."""
     from plansight.checkpoints import CheckpointError
+    from plansight.checkpoints.facade import CheckpointsOff
     from plansight.engine.model import ModelError
     from plansight.plan.plan import PlanError, StalePlanError
-    from plansight.session.session import CheckpointsOff, SessionBusy
+    from plansight.session.session import SessionBusy
 
     try:
         yield
@@ -311,19 +201,6 @@ def workspace_root(params: types.InitializeParams) -> Path:
     return Path.cwd()
 
 
-def invalid_params(message: str) -> JsonRpcException:
-    return JsonRpcException(message=message, code=INVALID_PARAMS)
-
-
-def _optional_text(params: Any, name: str) -> str | None:
-    value = field_of(params, name)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise invalid_params(f"'{name}' must be a non-empty string.")
-    return value
-
-
 def create_server() -> PlansightServer:
     server = PlansightServer()
 
@@ -335,77 +212,76 @@ def create_server() -> PlansightServer:
     def initialized(ls: PlansightServer, params: types.InitializedParams) -> None:
         if ls.init_params is not None:
             ls.setup(ls.init_params)
-            ls.start_background()
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: PlansightServer, params: Any) -> None:
         ls.shut_down = True
         await ls.stop()
 
-    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-    def cancel_progress(ls: PlansightServer, params: types.WorkDoneProgressCancelParams) -> None:
-        if ls.run_progress is not None:
-            ls.run_progress.cancel(params.token)
-
     @server.feature(RUN)
     async def run(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        prompt = field_of(params, "prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise invalid_params("'prompt' must be a non-empty string.")
-        mode = field_of(params, "mode") or "act"
-        if mode not in RUN_MODES:
-            raise invalid_params(f"'mode' must be one of {', '.join(RUN_MODES)}, not {mode!r}.")
-        todo_id = field_of(params, "todoId")
-        if todo_id is not None:
-            if isinstance(todo_id, bool) or not isinstance(todo_id, str | int):
-                raise invalid_params("'todoId' must be a plan item's id (a string).")
-            todo_id = str(todo_id).strip()
-        new_session = field_of(params, "newSession") is True
-        return await ls.run(prompt, new_session, cast("RunMode", mode), todo_id)
+        asked = ls.params.read(params, RunParams)
+        session = ls.require_session()
+        with engine_errors():  # an unknown todoId is a PlanError: -32602
+            result = await session.run(
+                asked.prompt, asked.new_session, mode=asked.run_mode, todo_id=asked.todo_id
+            )
+        return result.to_wire()
 
     @server.feature(STATE)
     def state(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        return ls.require_session().state()
+        return ls.require_session().state().to_wire()
 
     @server.feature(EDIT_PLAN)
     def edit_plan(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        version = field_of(params, "version")
-        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-            raise invalid_params("'version' must be a whole number (the plan's version).")
-        return ls.edit_plan(field_of(params, "items"), version)
+        asked = ls.params.read(params, EditPlanParams)
+        session = ls.require_session()
+        with engine_errors():
+            return session.edit_plan(asked.items, asked.version).to_wire()
 
     @server.feature(RESET)
     def reset(ls: PlansightServer, params: Any) -> None:
-        ls.reset()
+        session = ls.require_session()
+        with engine_errors():
+            session.reset()
 
     @server.feature(COMPACT)
     async def compact(ls: PlansightServer, params: Any) -> dict[str, int]:
-        return await ls.compact()
+        session = ls.require_session()
+        with engine_errors("Compaction failed: "):
+            return (await session.compact()).to_wire()
 
     @server.feature(HISTORY)
     def history(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        from plansight.session.history import DEFAULT_LIMIT
-
-        limit = field_of(params, "limit", DEFAULT_LIMIT)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise invalid_params("'limit' must be a whole number of runs, 0 or more.")
-        return {"runs": ls.require_session().history(limit)}
+        asked = ls.params.read(params, HistoryParams)
+        return ls.require_session().history(asked.limit).to_wire()
 
     @server.feature(CHECKPOINTS)
     async def checkpoints(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        return await ls.checkpoints()
+        session = ls.require_session()
+        with engine_errors():
+            found = await session.checkpoints.taken()
+        return {"checkpoints": [c.to_wire() for c in found]}
 
     @server.feature(RESTORE)
     async def restore(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        return await ls.restore(params)
+        asked = ls.params.read(params, RestoreParams).request()
+        session = ls.require_session()
+        with engine_errors():
+            return (await session.checkpoints.restore(asked)).to_wire()
 
     @server.feature(CHANGES)
     async def changes(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        return await ls.changes()
+        session = ls.require_session()
+        with engine_errors():
+            return (await session.checkpoints.step_changes()).to_wire()
 
     @server.feature(CHECKPOINT_FILE)
     async def checkpoint_file(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        return await ls.checkpoint_file(params)
+        asked = ls.params.read(params, CheckpointFileParams)
+        session = ls.require_session()
+        with engine_errors():
+            return (await session.checkpoints.file_at(asked.checkpoint, asked.path)).to_wire()
 
     return server
 

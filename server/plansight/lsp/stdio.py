@@ -21,13 +21,13 @@ import selectors
 import signal
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
+
+from pygls.protocol import JsonRPCProtocol
 
 from plansight.lsp.framing import read_messages
-
-if TYPE_CHECKING:
-    from plansight.lsp.server import PlansightServer
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,27 @@ log = logging.getLogger(__name__)
 # process group ignores SIGTERM is killed within the tool's own grace, well inside this).
 EXIT_GRACE = 10.0
 SIGNAL_EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+class Leave(Protocol):
+    """Called to end serving, with the exit code (`client_gone`: nothing more can be sent)."""
+
+    def __call__(self, code: int, *, client_gone: bool = False) -> None: ...
+
+
+class Served(Protocol):
+    """What serving needs of the server: its protocol and thread pool, where to hear that it
+    should leave (`exit_requested`, set while it is served), and how it stops."""
+
+    exit_requested: Leave
+
+    @property
+    def protocol(self) -> JsonRPCProtocol: ...
+
+    @property
+    def thread_pool(self) -> ThreadPoolExecutor: ...
+
+    async def stop(self) -> None: ...
 
 
 class ClientOutput:
@@ -109,12 +130,12 @@ def write_all(stream: BinaryIO, data: bytes) -> None:
         view = view[written:]
 
 
-def serve_stdio(server: PlansightServer, stdin: BinaryIO, stdout: BinaryIO) -> int:
+def serve_stdio(server: Served, stdin: BinaryIO, stdout: BinaryIO) -> int:
     """Serve the client until it leaves or a signal comes; the process's exit code."""
     return asyncio.run(_serve(server, stdin, ClientOutput(stdout)))
 
 
-async def _serve(server: PlansightServer, stdin: BinaryIO, output: ClientOutput) -> int:
+async def _serve(server: Served, stdin: BinaryIO, output: ClientOutput) -> int:
     loop = asyncio.get_running_loop()
     leaving: asyncio.Future[int] = loop.create_future()
 

@@ -9,6 +9,7 @@ its business.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -48,6 +49,17 @@ class TodoItem:
     def reference(self) -> dict[str, str]:
         """`{id, text}`: how `TodoState.current` and `next` name an item."""
         return {"id": self.id, "text": self.text}
+
+    @classmethod
+    def from_record(cls, raw: Mapping[str, Any]) -> TodoItem:
+        """An item as `TodoState.to_record` stored it (KeyError, TypeError or ValueError when
+        it is malformed: a stored plan is trusted, not validated as a new one is)."""
+        return cls(
+            id=str(raw["id"]),
+            text=str(raw["text"]),
+            status=raw["status"],
+            retries=int(raw.get("retries", 0)),
+        )
 
 
 @dataclass(frozen=True)
@@ -111,6 +123,15 @@ class TodoState:
             "next": following.reference() if following is not None else None,
             "nextId": self.next_id,
         }
+
+    def to_record(self) -> dict[str, Any]:
+        """The plan as it is stored (and kept with each checkpoint): its items and version."""
+        return {"items": [item.to_wire() for item in self.items], "version": self.version}
+
+    @staticmethod
+    def items_of_record(record: Mapping[str, Any]) -> list[TodoItem]:
+        """The items of a `to_record` (errors as `TodoItem.from_record`'s)."""
+        return [TodoItem.from_record(raw) for raw in record.get("items", [])]
 
 
 def render(items: tuple[TodoItem, ...] | list[TodoItem]) -> str:
@@ -186,7 +207,9 @@ class Plan:
             )
         return self._replace(parse_items(raw), "user").state
 
-    def restore(self, items: list[TodoItem], version: int) -> TodoState:
+    def reinstate(self, items: list[TodoItem], version: int) -> TodoState:
+        """Put back a plan kept earlier (the stored one, a checkpoint's): no rules checked, no
+        retries counted; its source is "restore"."""
         self._state = TodoState(items=tuple(items), version=version, source="restore")
         return self._state
 

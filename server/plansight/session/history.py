@@ -103,6 +103,16 @@ def merge_into(events: list[dict[str, Any]], event: dict[str, Any]) -> None:
         events.append(dict(event))
 
 
+@dataclass(frozen=True)
+class RecentRuns:
+    """The last runs' events, newest last, as `plansight/history` answers them."""
+
+    runs: list[dict[str, Any]]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"runs": self.runs}
+
+
 class RunHistory:
     """The history log of one storage folder. Not thread-safe: the server's event loop owns it."""
 

@@ -1,48 +1,37 @@
 """One agent session over a workspace: the state the server owns, and the runs over it.
 
-Embedders (the language server, tests) create a Session with their settings and hooks,
-subscribe to `session.events`, and call `run`, `edit_plan`, `reset`, `files_changed`,
-`checkpoints`, `restore_checkpoint`, and `close` at the end. The session's rules hold whoever
-embeds it: one run at a time (a second `run`, and a `reset`, `compact` or restore during a run
-raise `SessionBusy`), settings from the environment and the initialization options (options
-win), and the leftovers of a killed server cleaned up. With checkpoints on (and a storage
-folder), its `Checkpointer` snapshots the workspace as runs go (see checkpoints/recorder.py).
+Front doors (the language server, tests) create a Session with their settings and hooks,
+subscribe to `session.events`, call `load_stored` and `start`, then `run`, `edit_plan`,
+`reset`, `compact`, `history`, `state` and the checkpoints' requests (`session.checkpoints`,
+checkpoints/facade.py), and `close` at the end. The session's rules hold whoever embeds it:
+one run at a time (a second `run`, and a `reset`, `compact` or restore during a run raise
+`SessionBusy`), settings from the environment and the initialization options
+(settings.py), changes saved as they happen (persistence.py), the workspace watched and the
+leftovers of a killed server cleaned up.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
-import math
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plansight.checkpoints import Checkpoint, CheckpointError, RestoreResult, StepFile
-from plansight.checkpoints.recorder import Checkpointer, Restored, SessionView
-from plansight.engine.compaction.compactor import (
-    DEFAULT_COMPACT_AT,
-    CompactionResult,
-    CompactionSettings,
-    Compactor,
-)
+from plansight.checkpoints.facade import SessionCheckpoints
+from plansight.engine.compaction.compactor import CompactionResult, Compactor
 from plansight.engine.conversation import Conversation
 from plansight.engine.events import (
-    CheckpointTaken,
-    ConversationChanged,
     EditOutcome,
     EditReviewed,
-    Event,
     EventBus,
     FilesChanged,
     PlanChanged,
-    RunFinished,
     RunResult,
     ScratchpadChanged,
-    Usage,
 )
 from plansight.engine.hooks import (
     ApproveHook,
@@ -58,97 +47,68 @@ from plansight.engine.hooks import (
     refuse_all_commands,
 )
 from plansight.engine.loop import AgentLoop, Notices
-from plansight.engine.model import (
-    DEFAULT_THINKING_BUDGET,
-    ModelClient,
-    ModelSettings,
-    SdkLoader,
-    ThinkingOption,
-)
+from plansight.engine.model import ModelClient, SdkLoader
 from plansight.engine.planmode import RunMode, RunState
 from plansight.engine.prompt import system_prompt
-from plansight.plan.plan import Plan, TodoItem, TodoState
+from plansight.plan.plan import Plan, TodoState
 from plansight.plan.scratchpad import Scratchpad
-from plansight.protocol.names import event_payload
-from plansight.protocol.options import InitOptions
-from plansight.session.storage import SessionStore, default_storage_dir
+from plansight.session.history import RecentRuns
+from plansight.session.persistence import SessionPersistence
+from plansight.session.settings import SessionSettings
+from plansight.session.storage import SessionStore
 from plansight.tools import default_tools
-from plansight.tools.context import NoRecorder, ToolContext
+from plansight.tools.context import ToolContext
 from plansight.workspace import atomic
 from plansight.workspace.access import Workspace
 from plansight.workspace.echoes import CommandEchoes, Echoes
-from plansight.workspace.watcher import IGNORED_DIRS
+from plansight.workspace.watcher import IGNORED_DIRS, WorkspaceWatcher
 
 log = logging.getLogger(__name__)
-
-DEFAULT_MAX_ROUNDS = 50
 
 
 class SessionBusy(Exception):
     """A run is already in progress."""
 
 
-class CheckpointsOff(Exception):
-    """Checkpoints are off here; the message says why."""
+class RunLock:
+    """One run at a time: a run, a compaction and a restore hold it (the task doing it);
+    whatever asks meanwhile is refused with SessionBusy."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[Any] | None = None
+
+    @property
+    def held(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def refuse_if_held(self, doing: str) -> None:
+        if self.held:
+            raise SessionBusy(f"A Plansight run is already in progress; cancel it before {doing}.")
+
+    @contextmanager
+    def hold(self, doing: str) -> Iterator[None]:
+        self.refuse_if_held(doing)
+        self.task = asyncio.current_task()
+        assert self.task is not None
+        try:
+            yield
+        finally:
+            self.task = None
 
 
 @dataclass(frozen=True)
-class SessionSettings:
-    model: ModelSettings = field(default_factory=ModelSettings)
-    compaction: CompactionSettings = field(default_factory=CompactionSettings)
-    max_rounds: int = DEFAULT_MAX_ROUNDS
-    storage_dir: Path | None = None  # None: the workspace's folder in the user's state dir
-    checkpoints: bool = True  # carried for the checkpoints feature
-    planning: bool = True  # False: no plan tools, no reminders, no done gate (`plansight eval`)
+class SessionState:
+    todos: TodoState
+    scratchpad: str
+    running: bool
 
-    @classmethod
-    def from_options(cls, options: InitOptions, env: Mapping[str, str]) -> SessionSettings:
-        """Settings from the environment and the initialization options; options win."""
-        thinking = options.thinking
-        model = ModelSettings(
-            model=options.model or env.get("PLANSIGHT_MODEL") or None,
-            api_key=env.get("ANTHROPIC_API_KEY") or None,
-            base_url=env.get("ANTHROPIC_BASE_URL") or None,
-            thinking=(
-                ThinkingOption(
-                    DEFAULT_THINKING_BUDGET
-                    if thinking.budget_tokens is None
-                    else thinking.budget_tokens
-                )
-                if thinking is not None
-                else None
-            ),
-        )
-        if (timeout := _seconds(env, "PLANSIGHT_API_TIMEOUT")) is not None:
-            model = dataclasses.replace(model, timeout=timeout)
-        return cls(
-            model=model,
-            compaction=CompactionSettings(
-                options.context_window,
-                options.compact_at if options.compact_at is not None else DEFAULT_COMPACT_AT,
-            ),
-            max_rounds=options.max_rounds or DEFAULT_MAX_ROUNDS,
-            storage_dir=Path(options.storage_dir) if options.storage_dir else None,
-            checkpoints=options.checkpoints,
-            planning=options.planning,
-        )
-
-    def store_for(self, root: Path) -> SessionStore:
-        return SessionStore(self.storage_dir or default_storage_dir(root))
-
-
-def _seconds(env: Mapping[str, str], name: str) -> float | None:
-    raw = env.get(name)
-    if not raw:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = 0.0
-    if math.isfinite(value) and value > 0:
-        return value
-    log.warning("ignoring %s=%r: not a positive number of seconds", name, raw)
-    return None
+    def to_wire(self) -> dict[str, Any]:
+        """`plansight/state`'s result."""
+        return {
+            "todos": self.todos.to_wire(),
+            "scratchpad": self.scratchpad,
+            "running": self.running,
+        }
 
 
 class Session:
@@ -171,7 +131,6 @@ class Session:
         self.scratchpad = Scratchpad()
         self.conversation = Conversation()
         self.notices = Notices(changed_files=set())
-        self.total_usage = Usage()
         self.workspace = Workspace(self.root, documents)
         self.tools = default_tools(planning=settings.planning)
         self.ctx = ToolContext(
@@ -195,21 +154,37 @@ class Session:
         )
         self._last_prompt = ""
         self.model = ModelClient(settings.model, SdkLoader())
-        self._running: asyncio.Task[Any] | None = None
-        self._background: set[asyncio.Task[Any]] = set()
+        self.lock = RunLock()
+        self.watcher: WorkspaceWatcher | None = None
         # What the agent's restores and commands left on disk, so that the watcher's reports
         # of them are not told to the model (or the editor) as someone else's changes.
         self.echoes = Echoes(self.root, self._judge_changes)
-        self.checkpointer: Checkpointer | None = None
-        self.checkpoints_off = "checkpoints are off (the checkpoints option is false)"
-        if settings.checkpoints:
-            if store is None:
-                self.checkpoints_off = "checkpoints are off: this session has no storage folder"
-            else:
-                self.checkpointer = self._make_checkpointer(store.directory / "checkpoints")
-        self.command_echoes = CommandEchoes(self.echoes, self.checkpointer or NoRecorder())
+        self.checkpoints = SessionCheckpoints(
+            store.directory if store is not None else None,
+            on=settings.checkpoints,
+            root=self.root,
+            gate=self.lock,
+            events=self.events,
+            plan=self.plan,
+            conversation=self.conversation,
+            compactor=self.compactor,
+            notices=self.notices,
+            workspace=self.workspace,
+            echoes=self.echoes,
+        )
+        self.command_echoes = CommandEchoes(self.echoes, self.checkpoints.recorder)
         self.ctx.changes = self.command_echoes
-        self.events.subscribe(self._on_event, last=True)
+        self.persistence = (
+            SessionPersistence.attach(
+                store,
+                self.events,
+                plan=self.plan,
+                scratchpad=self.scratchpad,
+                conversation=self.conversation,
+            )
+            if store is not None
+            else None
+        )
 
     def _reviewed(self, review: ReviewHook) -> ReviewHook:
         """The review hook, telling listeners how each edit was decided (`EditReviewed`)."""
@@ -240,45 +215,35 @@ class Session:
 
         return reviewed
 
-    def _make_checkpointer(self, directory: Path) -> Checkpointer:
-        conversation = self.conversation
-
-        def in_progress() -> str | None:
-            item = self.plan.state.in_progress
-            return item.id if item is not None else None
-
-        def complete_rounds() -> list[Any]:
-            # A round's tool calls without their results would not be a valid conversation.
-            if conversation.unanswered_tool_uses():
-                return conversation.messages[:-1]
-            return conversation.messages
-
-        view = SessionView(
-            in_progress=in_progress,
-            plan=lambda: plan_record(self.plan.state),
-            messages=complete_rounds,
-            unsaved=self.workspace.has_unsaved_changes,
-        )
-        return Checkpointer(
-            directory, self.root, view, lambda c: self.events.emit(CheckpointTaken(c))
-        )
-
     @property
     def running(self) -> bool:
-        return self._running is not None and not self._running.done()
+        return self.lock.held
 
-    def start(self) -> None:
-        """What a server does once it is up: import the SDK and remove the temporary files of
-        writes a killed server never finished (in threads), and open the checkpoints (in the
-        background: the first snapshot of a large workspace takes a second or two)."""
+    def load_stored(self) -> bool:
+        """Load the stored session (persistence.py); True when there was one."""
+        return self.persistence is not None and self.persistence.load_stored()
+
+    def start(self, *, watch: bool = True) -> None:
+        """What a server does once it is up (on its event loop): watch the workspace for
+        changes made by others (`watch=False`: nobody does; each command then scans for its
+        changes), then import the SDK and remove the temporary files of writes a killed server
+        never finished (in threads) and open the checkpoints (in the background)."""
+        if watch:
+            self.watcher = WorkspaceWatcher(self.root, self.files_changed)
+            self.watcher.start()
+            # The agent's commands' changes are found from now on, to be told apart.
+            self.command_echoes.watched = True
+            self.checkpoints.watched()
+        # Once the watcher's first step has imported watchfiles: imports that run side by side
+        # slow each other down, and that one is on the event loop.
+        asyncio.get_running_loop().call_soon(self._start_in_background)
+
+    def _start_in_background(self) -> None:
         self.model.sdk.start()
         threading.Thread(
             target=self.remove_leftovers, name="plansight-cleanup", daemon=True
         ).start()
-        if self.checkpointer is not None:
-            task = asyncio.get_running_loop().create_task(self.checkpointer.open(baseline=True))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+        self.checkpoints.start()
 
     def remove_leftovers(self) -> None:
         try:
@@ -288,10 +253,6 @@ class Session:
             return
         if removed:
             log.info("removed %d temporary files left by an interrupted write", len(removed))
-
-    def _refuse_if_running(self, doing: str) -> None:
-        if self.running:
-            raise SessionBusy(f"A Plansight run is already in progress; cancel it before {doing}.")
 
     async def run(
         self,
@@ -307,38 +268,32 @@ class Session:
         `todo_id`: work on that plan item only; UnknownTodo (nothing changed) when the plan,
         as the run would see it, has no such item.
         """
-        self._refuse_if_running("starting another")
-        # Checked before a new session clears the plan: a refused run changes nothing.
-        run_state = RunState.start(
-            mode, todo_id, TodoState((), 0, "user") if new_session else self.plan.state
-        )
-        if new_session:
-            self._clear()
-        self.ctx.run = run_state
-        loop = AgentLoop(
-            model=self.model,
-            tools=self.tools,
-            ctx=self.ctx,
-            conversation=self.conversation,
-            notices=self.notices,
-            system_prompt=self.system_prompt(),
-            max_rounds=self.settings.max_rounds,
-            plan_features=self.settings.planning,
-            events=self.events,
-            compactor=self.compactor,
-        )
-        self._last_prompt = prompt
-        task = asyncio.current_task()
-        assert task is not None
-        self._running = task
-        if self.checkpointer is not None:
-            self.checkpointer.run_started()
-        try:
-            return await loop.run(prompt)
-        finally:
-            self._running = None
-            if self.checkpointer is not None:
-                self.checkpointer.maintain()
+        with self.lock.hold("starting another"):
+            # Checked before a new session clears the plan: a refused run changes nothing.
+            run_state = RunState.start(
+                mode, todo_id, TodoState((), 0, "user") if new_session else self.plan.state
+            )
+            if new_session:
+                self._clear()
+            self.ctx.run = run_state
+            loop = AgentLoop(
+                model=self.model,
+                tools=self.tools,
+                ctx=self.ctx,
+                conversation=self.conversation,
+                notices=self.notices,
+                system_prompt=self.system_prompt(),
+                max_rounds=self.settings.max_rounds,
+                plan_features=self.settings.planning,
+                events=self.events,
+                compactor=self.compactor,
+            )
+            self._last_prompt = prompt
+            self.checkpoints.run_started()
+            try:
+                return await loop.run(prompt)
+            finally:
+                self.checkpoints.run_ended()
 
     async def compact(self) -> CompactionResult:
         """Compact on request (between runs): old tool results cleared, then a summary.
@@ -346,49 +301,44 @@ class Session:
         SessionBusy while a run is in progress; ModelError when the summary request fails
         (the conversation is then as it was).
         """
-        self._refuse_if_running("compacting")
-        task = asyncio.current_task()
-        assert task is not None
-        self._running = task  # a run asked for meanwhile is refused as busy
-        try:
+        with self.lock.hold("compacting"):  # a run asked for meanwhile is refused as busy
+            stored = self.persistence.last_prompt() if self.persistence is not None else ""
             result = await self.compactor.compact(
                 self.model,
                 system=self.system_prompt(),  # the runs' own: the cached prefix serves it
-                current_prompt=self._last_prompt or self._stored_prompt() or "(none yet)",
+                current_prompt=self._last_prompt or stored or "(none yet)",
                 summarize=True,
             )
-        finally:
-            self._running = None
-        self.total_usage.add(result.usage)
+        if self.persistence is not None:
+            self.persistence.spent(result.usage)
         return result
 
     def system_prompt(self) -> str:
         return system_prompt(self.root.name, planning=self.settings.planning)
 
-    def _stored_prompt(self) -> str:
-        """The last run's prompt as the history kept it (after a restart)."""
-        runs = self.store.history.runs(1) if self.store is not None else []
-        return str(runs[-1]["prompt"]) if runs else ""
-
     def cancel(self) -> bool:
         """Cancel the run in progress (its task); False when nothing runs."""
-        if self._running is None or self._running.done():
+        task = self.lock.task
+        if task is None or task.done():
             return False
-        self._running.cancel()
+        task.cancel()
         return True
 
     async def close(self) -> None:
-        """Stop the run in progress (it ends cancelled) and close the model's connections."""
-        task = self._running
+        """Stop the run in progress (it ends cancelled), close the model's connections and
+        stop watching."""
+        task = self.lock.task
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait({task})
-        if self.store is not None:
-            self.store.history.flush()
+        if self.persistence is not None:
+            self.persistence.flush()
         await self.command_echoes.settled()  # a stopped command's end scan
-        if self.checkpointer is not None:
-            await self.checkpointer.close()
+        await self.checkpoints.close()
         await self.model.close()
+        if self.watcher is not None:
+            await self.watcher.stop()
+            self.watcher = None
 
     def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
         """The user's change of the plan: same rules as the model's; PlanError on a bad plan."""
@@ -399,18 +349,16 @@ class Session:
 
     def reset(self) -> None:
         """Forget plan, scratchpad and conversation (and their stored copies); not mid-run."""
-        self._refuse_if_running("resetting")
+        self.lock.refuse_if_held("resetting")
         self._clear()
 
     def _clear(self) -> None:
-        if self.checkpointer is not None:
-            self.checkpointer.new_session()  # the checkpoints stay; a new plan's ids begin
+        self.checkpoints.new_session()
         self.conversation.clear()
         self.notices.clear()
         self.compactor.meter.reset()
-        if self.store is not None:
-            self.store.clear()  # the history stays: the next run starts a new session in it
-            self.store.history.mark_new_session()
+        if self.persistence is not None:
+            self.persistence.new_session()
         self.events.emit(PlanChanged(self.plan.clear()))
         self.scratchpad.clear()
         self.events.emit(ScratchpadChanged(""))
@@ -426,205 +374,13 @@ class Session:
         external = self.workspace.mark_stale(others)  # drops the echoes of our own writes
         if not external:
             return
-        if self.checkpointer is not None:
-            self.checkpointer.outside_changed(external)
+        self.checkpoints.outside_changed(external)
         self.notices.changed_files.update(external)
         self.events.emit(FilesChanged(tuple(external)))
 
-    def history(self, limit: int) -> list[dict[str, Any]]:
+    def history(self, limit: int) -> RecentRuns:
         """The last `limit` runs' events, newest last (`plansight/history`)."""
-        return self.store.history.runs(limit) if self.store is not None else []
+        return RecentRuns(self.persistence.history(limit) if self.persistence is not None else [])
 
-    # Checkpoints --------------------------------------------------------------------------
-
-    async def _require_checkpoints(self) -> Checkpointer:
-        checkpointer = self.checkpointer
-        if checkpointer is None:
-            raise CheckpointsOff(self.checkpoints_off)
-        if not await checkpointer.ready():
-            raise CheckpointsOff(checkpointer.off_reason or "checkpoints are off")
-        return checkpointer
-
-    async def checkpoints(self) -> list[Checkpoint]:
-        """The workspace's checkpoints, oldest first; CheckpointsOff when there are none."""
-        return await (await self._require_checkpoints()).checkpoints()
-
-    async def restore_checkpoint(
-        self,
-        *,
-        checkpoint: str | None = None,
-        todo_id: str | None = None,
-        paths: list[str] | None = None,
-        conversation: bool = False,
-        force: bool = False,
-        dry_run: bool = False,
-    ) -> RestoreResult:
-        """Put files back to a checkpoint, or undo plan item `todo_id` (which becomes pending);
-        with `conversation`, the conversation and plan go back too. Not during a run.
-        `dry_run`: change nothing; what would be restored and skipped."""
-        self._refuse_if_running("restoring")
-        checkpointer = await self._require_checkpoints()
-        self._refuse_if_running("restoring")  # a run may have begun while the store opened
-        if todo_id is not None and not any(i.id == todo_id for i in self.plan.state.items):
-            raise CheckpointError(f"the plan has no item #{todo_id}")
-        task = asyncio.current_task()
-        assert task is not None
-        self._running = task  # a run asked for meanwhile is refused as busy
-        self.echoes.hold()  # judged once what the restore wrote is known
-        try:
-            restored = await checkpointer.restore(
-                checkpoint=checkpoint,
-                todo_id=todo_id,
-                paths=paths,
-                force=force,
-                conversation=conversation,
-                dry_run=dry_run,
-            )
-            if not dry_run:
-                self._take_in(restored, checkpoint, todo_id)
-        finally:
-            self._running = None
-            self.echoes.release()
-        return restored.result
-
-    async def step_changes(self) -> dict[str, list[StepFile]]:
-        """The files each item of the current plan's session changed, in plan order."""
-        steps = await (await self._require_checkpoints()).steps()
-        order = {item.id: n for n, item in enumerate(self.plan.state.items)}
-        return dict(sorted(steps.items(), key=lambda kv: order.get(kv[0], len(order))))
-
-    async def checkpoint_file(self, checkpoint: str, path: str) -> bytes | None:
-        """A file as a checkpoint holds it, None if it held none (for a client's diff)."""
-        return await (await self._require_checkpoints()).file_at(checkpoint, path)
-
-    def _take_in(self, restored: Restored, checkpoint: str | None, todo_id: str | None) -> None:
-        """The session after a restore: conversation and plan as asked, the model told."""
-        result = restored.result
-        if restored.messages is not None:
-            self.conversation.replace(restored.messages)
-            self.compactor.meter.reset()
-            self.events.emit(ConversationChanged(rewritten=True))
-        if restored.plan is not None:
-            items = [todo_item(raw) for raw in restored.plan.get("items", [])]
-            state = self.plan.restore(items, self.plan.state.version + 1)
-            if self.checkpointer is not None:
-                self.checkpointer.follow_plan(state.in_progress.id if state.in_progress else None)
-            self.notices.plan_edited = True
-            self.events.emit(PlanChanged(state))
-        if result.restored:
-            self.workspace.mark_stale(result.restored)  # to be read again before an edit
-            self.echoes.left_as_they_are(result.restored)
-        told = restore_notice(result, checkpoint, todo_id, restored.messages is not None)
-        if told:
-            self.notices.restores.append(told)
-
-    def files_watched(self) -> None:
-        """A watcher calls `files_changed` from now on with the changes of files: the agent's
-        commands' are found from now on, to be told apart."""
-        self.command_echoes.watched = True
-        if self.checkpointer is not None:
-            self.checkpointer.watched()
-
-    def state(self) -> dict[str, Any]:
-        return {
-            "todos": self.plan.state.to_wire(),
-            "scratchpad": self.scratchpad.content,
-            "running": self.running,
-        }
-
-    # Storage -----------------------------------------------------------------------------
-
-    def restore(self) -> bool:
-        """Load the stored session; True when there was one."""
-        if self.store is None:
-            return False
-        self.store.remove_leftovers()
-        plan = self.store.load("plan")
-        scratch = self.store.load("scratchpad")
-        conversation = self.store.conversation.load()
-        usage = self.store.load("usage")
-        found = any(part is not None for part in (plan, scratch, conversation))
-        try:
-            if isinstance(plan, dict):
-                items = [todo_item(i) for i in plan.get("items", [])]
-                self.plan.restore(items, int(plan.get("version", 0)))
-            if isinstance(scratch, dict):
-                self.scratchpad.write(str(scratch.get("content", "")))
-            if conversation:
-                self.conversation.messages[:] = conversation
-                self.conversation.repair("The previous run stopped before this tool finished.")
-            if isinstance(usage, dict):
-                self.total_usage = Usage(**{k: int(v) for k, v in usage.items()})
-        except (KeyError, TypeError, ValueError) as err:
-            log.error("stored session is malformed (%s); starting fresh", err)
-            self.plan.clear()
-            self.scratchpad.clear()
-            self.conversation.clear()
-            return False
-        return found
-
-    def _on_event(self, event: Event) -> None:
-        if isinstance(event, RunFinished):
-            self.total_usage.add(event.result.usage)
-        if isinstance(event, PlanChanged) and self.checkpointer is not None:
-            item = event.state.in_progress
-            self.checkpointer.plan_changed(item.id if item is not None else None)
-        if self.store is None:
-            return
-        if (payload := event_payload(event)) is not None:
-            self.store.history.record(payload)
-        if isinstance(event, PlanChanged):
-            self.store.save("plan", plan_record(event.state))
-        elif isinstance(event, ScratchpadChanged):
-            self.store.save("scratchpad", {"content": event.content})
-        elif isinstance(event, ConversationChanged):
-            if event.rewritten:  # atomically: a kill leaves the old or the new one
-                self.store.conversation.rewrite(self.conversation.messages)
-            else:
-                self.store.conversation.save(self.conversation.messages)
-        elif isinstance(event, RunFinished):
-            self.store.save(
-                "usage",
-                {
-                    "input_tokens": self.total_usage.input_tokens,
-                    "output_tokens": self.total_usage.output_tokens,
-                    "cache_read_input_tokens": self.total_usage.cache_read_input_tokens,
-                    "cache_creation_input_tokens": self.total_usage.cache_creation_input_tokens,
-                },
-            )
-
-
-def plan_record(state: TodoState) -> dict[str, Any]:
-    """The plan as it is stored (and kept with each checkpoint)."""
-    return {"items": [i.to_wire() for i in state.items], "version": state.version}
-
-
-def todo_item(raw: Mapping[str, Any]) -> TodoItem:
-    return TodoItem(
-        id=str(raw["id"]),
-        text=str(raw["text"]),
-        status=raw["status"],
-        retries=int(raw.get("retries", 0)),
-    )
-
-
-def restore_notice(
-    result: RestoreResult, checkpoint: str | None, todo_id: str | None, rewound: bool
-) -> str:
-    """What the model is told at its next turn about a restore the user made."""
-    if not result.restored and not rewound:
-        return ""
-    if todo_id is not None:
-        said = f"The user undid plan item #{todo_id}: its files are back as they were before it"
-    else:
-        said = f"The user restored checkpoint {checkpoint}"
-    if rewound:
-        said += ", and the conversation was taken back to that point"
-    said += "."
-    if result.restored:
-        shown = ", ".join(result.restored)
-        said += f" Restored: {shown}. Read them again before editing them."
-    if result.skipped:
-        kept = "; ".join(f"{s.path} ({s.reason})" for s in result.skipped)
-        said += f" Left as they are: {kept}."
-    return said
+    def state(self) -> SessionState:
+        return SessionState(self.plan.state, self.scratchpad.content, self.running)

@@ -7,7 +7,7 @@ the plan (`Tool.for_planning`: todo, submit_plan) are left out of a session with
 
 from __future__ import annotations
 
-from plansight.tools.registry import Tool, ToolError, ToolOutcome, ToolRegistry
+from plansight.tools.registry import Tool, ToolOutcome, ToolRegistry
 
 
 def default_tools(*, planning: bool = True) -> ToolRegistry:
@@ -26,4 +26,4 @@ def default_tools(*, planning: bool = True) -> ToolRegistry:
     return ToolRegistry([tool for tool in tools if planning or not tool.for_planning])
 
 
-__all__ = ["Tool", "ToolError", "ToolOutcome", "ToolRegistry", "default_tools"]
+__all__ = ["Tool", "ToolOutcome", "ToolRegistry", "default_tools"]

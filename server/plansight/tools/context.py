@@ -19,7 +19,7 @@ from plansight.engine.hooks import (
 from plansight.engine.planmode import RunState
 from plansight.plan.plan import Plan
 from plansight.plan.scratchpad import Scratchpad
-from plansight.tools.registry import ToolError
+from plansight.tools.errors import ToolError
 from plansight.workspace.access import Workspace, WorkspaceError
 
 

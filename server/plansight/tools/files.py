@@ -23,10 +23,10 @@ from plansight.tools.describe import (
     describe_new_file,
     n_lines,
 )
+from plansight.tools.errors import ToolError
 from plansight.tools.registry import (
     OUTPUT_MAX_BYTES,
     Tool,
-    ToolError,
     line_number_of,
     line_of,
     optional_int,

@@ -8,7 +8,8 @@ from typing import Any
 from plansight.engine.events import PlanChanged, PlanDraft
 from plansight.plan.plan import MAX_ITEMS, MAX_RETRIES, STATUSES, PlanError
 from plansight.tools.context import ToolContext
-from plansight.tools.registry import Tool, ToolError
+from plansight.tools.errors import ToolError
+from plansight.tools.registry import Tool
 
 
 async def todo(ctx: ToolContext, tool_input: dict[str, Any]) -> str:

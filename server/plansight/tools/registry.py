@@ -7,12 +7,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from plansight.protocol.names import INPUT_SUMMARY_CHARS, one_line, plain_input_summary
-
-if TYPE_CHECKING:
-    from plansight.tools.context import ToolContext
+from plansight.tools.context import ToolContext
+from plansight.tools.errors import ToolError
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +20,7 @@ OUTPUT_MAX_BYTES = 30_000
 # The most a result's one-line summary (what clients show of it) holds.
 SUMMARY_CHARS = 200
 
-Handler = Callable[["ToolContext", dict[str, Any]], Awaitable[str]]
+Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[str]]
 # The line clients show for a successful result, from its content (default: the first line).
 Summarizer = Callable[[str], str]
 # The line clients show for a call, from its input as the model sent it (not yet checked), e.g.
@@ -39,10 +38,6 @@ class ToolPreview(Protocol):
 
 # Makes the preview of one call; whatever it remembers between chunks lives in it.
 PreviewFactory = Callable[["ToolContext"], ToolPreview]
-
-
-class ToolError(Exception):
-    """An expected failure: its message goes back to the model as an is_error result."""
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from plansight.tools.context import ToolContext, workspace_errors
+from plansight.tools.errors import ToolError
 from plansight.tools.registry import (
     OUTPUT_MAX_BYTES,
     Tool,
-    ToolError,
     optional_str,
     require_str,
     text_of,

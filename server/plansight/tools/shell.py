@@ -21,7 +21,8 @@ from typing import Any
 
 from plansight.engine.hooks import CommandRequest
 from plansight.tools.context import ToolContext
-from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, ToolError, line_of, require_str
+from plansight.tools.errors import ToolError
+from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, line_of, require_str
 
 log = logging.getLogger(__name__)
 

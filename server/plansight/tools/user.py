@@ -26,7 +26,8 @@ from plansight.engine.planmode import (
 )
 from plansight.plan.plan import PlanError, TodoState
 from plansight.tools.context import ToolContext
-from plansight.tools.registry import Tool, ToolError, line_of, require_str, text_of
+from plansight.tools.errors import ToolError
+from plansight.tools.registry import Tool, line_of, require_str, text_of
 
 MAX_PLAN_REVIEWS = 3  # answers with an invalid edited plan before the review gives up
 

@@ -57,6 +57,10 @@ class CompactionResult:
     strategy: Strategy | None  # None: nothing could be made smaller
     usage: Usage  # what the summary request cost (zero for a clearing)
 
+    def to_wire(self) -> dict[str, int]:
+        """`plansight/compact`'s result."""
+        return {"beforeTokens": self.before_tokens, "afterTokens": self.after_tokens}
+
 
 def _ignore(*_: Any) -> None:
     pass

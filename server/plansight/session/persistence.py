@@ -1,0 +1,142 @@
+"""Keeping a session across restarts: every change saved as it happens, loaded at start-up.
+
+`SessionPersistence` listens to the session's events (after every other listener: the editor
+hears of a change first) and saves what changed in the session's `SessionStore` (storage.py:
+each part replaced atomically, the conversation appended, so a kill at any moment leaves the
+old or the new state): the plan, the scratchpad, the conversation, and the usage total, which
+it keeps (added up at the end of each run). It records each wire event in the run history.
+
+`load_stored` puts a stored session back (the plan, the scratchpad, the conversation made
+consistent, the usage total) without announcing it as a change. A stored session that cannot
+be read as one is logged as an error and the session starts fresh.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from plansight.engine.conversation import Conversation
+from plansight.engine.events import (
+    ConversationChanged,
+    Event,
+    EventBus,
+    PlanChanged,
+    RunFinished,
+    ScratchpadChanged,
+    Usage,
+)
+from plansight.plan.plan import Plan, TodoState
+from plansight.plan.scratchpad import Scratchpad
+from plansight.protocol.names import event_payload
+from plansight.session.storage import SessionStore
+
+log = logging.getLogger(__name__)
+
+
+class SessionPersistence:
+    def __init__(
+        self,
+        store: SessionStore,
+        *,
+        plan: Plan,
+        scratchpad: Scratchpad,
+        conversation: Conversation,
+    ) -> None:
+        self.store = store
+        self.plan = plan
+        self.scratchpad = scratchpad
+        self.conversation = conversation
+        self.usage = Usage()  # of every run and compaction of this session, so far
+
+    @classmethod
+    def attach(
+        cls,
+        store: SessionStore,
+        events: EventBus,
+        *,
+        plan: Plan,
+        scratchpad: Scratchpad,
+        conversation: Conversation,
+    ) -> SessionPersistence:
+        """A persistence that saves what `events` say changed, from now on."""
+        persistence = cls(store, plan=plan, scratchpad=scratchpad, conversation=conversation)
+        events.subscribe(persistence, last=True)
+        return persistence
+
+    def __call__(self, event: Event) -> None:
+        if (payload := event_payload(event)) is not None:
+            self.store.history.record(payload)
+        if isinstance(event, PlanChanged):
+            self.store.save("plan", event.state.to_record())
+        elif isinstance(event, ScratchpadChanged):
+            self.store.save("scratchpad", {"content": event.content})
+        elif isinstance(event, ConversationChanged):
+            if event.rewritten:  # atomically: a kill leaves the old or the new one
+                self.store.conversation.rewrite(self.conversation.messages)
+            else:
+                self.store.conversation.save(self.conversation.messages)
+        elif isinstance(event, RunFinished):
+            self.spent(event.result.usage)
+
+    def spent(self, usage: Usage) -> None:
+        """Usage to add to the total (a run's, a compaction's on request), saved at once."""
+        self.usage.add(usage)
+        self.store.save(
+            "usage",
+            {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "cache_read_input_tokens": self.usage.cache_read_input_tokens,
+                "cache_creation_input_tokens": self.usage.cache_creation_input_tokens,
+            },
+        )
+
+    def load_stored(self) -> bool:
+        """Load the stored session; True when there was one (False, logged, when it was
+        malformed: the session then starts fresh)."""
+        store = self.store
+        store.remove_leftovers()
+        plan = store.load("plan")
+        scratch = store.load("scratchpad")
+        conversation = store.conversation.load()
+        usage = store.load("usage")
+        found = any(part is not None for part in (plan, scratch, conversation))
+        try:
+            if isinstance(plan, dict):
+                items = TodoState.items_of_record(plan)
+                self.plan.reinstate(items, int(plan.get("version", 0)))
+            if isinstance(scratch, dict):
+                self.scratchpad.write(str(scratch.get("content", "")))
+            if conversation:
+                self.conversation.messages[:] = conversation
+                self.conversation.repair("The previous run stopped before this tool finished.")
+            if isinstance(usage, dict):
+                self.usage = Usage(**{k: int(v) for k, v in usage.items()})
+        except (KeyError, TypeError, ValueError) as err:
+            log.error(
+                "stored session in %s is malformed (%s); starting fresh", store.directory, err
+            )
+            self.plan.clear()
+            self.scratchpad.clear()
+            self.conversation.clear()
+            return False
+        return found
+
+    def new_session(self) -> None:
+        """Forget the stored session; the history stays (the next run starts a new session in
+        it)."""
+        self.store.clear()
+        self.store.history.mark_new_session()
+
+    def last_prompt(self) -> str:
+        """The last run's prompt as the history kept it (after a restart)."""
+        runs = self.store.history.runs(1)
+        return str(runs[-1]["prompt"]) if runs else ""
+
+    def history(self, limit: int) -> list[dict[str, Any]]:
+        """The last `limit` runs' events, newest last."""
+        return self.store.history.runs(limit)
+
+    def flush(self) -> None:
+        self.store.history.flush()

@@ -1,0 +1,86 @@
+"""A session's settings: from the environment and the initialization options (options win).
+
+`SessionSettings.from_options` is the one place the two meet; a bad environment value is
+logged and ignored (the default applies), as a bad option is (protocol/options.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plansight.engine.compaction.compactor import (
+    DEFAULT_COMPACT_AT,
+    CompactionSettings,
+)
+from plansight.engine.model import DEFAULT_THINKING_BUDGET, ModelSettings, ThinkingOption
+from plansight.protocol.options import InitOptions
+from plansight.session.storage import SessionStore, default_storage_dir
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_ROUNDS = 50
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    model: ModelSettings = field(default_factory=ModelSettings)
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    storage_dir: Path | None = None  # None: the workspace's folder in the user's state dir
+    checkpoints: bool = True  # carried for the checkpoints feature
+    planning: bool = True  # False: no plan tools, no reminders, no done gate (`plansight eval`)
+
+    @classmethod
+    def from_options(cls, options: InitOptions, env: Mapping[str, str]) -> SessionSettings:
+        """Settings from the environment and the initialization options; options win."""
+        thinking = options.thinking
+        model = ModelSettings(
+            model=options.model or env.get("PLANSIGHT_MODEL") or None,
+            api_key=env.get("ANTHROPIC_API_KEY") or None,
+            base_url=env.get("ANTHROPIC_BASE_URL") or None,
+            thinking=(
+                ThinkingOption(
+                    DEFAULT_THINKING_BUDGET
+                    if thinking.budget_tokens is None
+                    else thinking.budget_tokens
+                )
+                if thinking is not None
+                else None
+            ),
+        )
+        if (timeout := seconds(env, "PLANSIGHT_API_TIMEOUT")) is not None:
+            model = dataclasses.replace(model, timeout=timeout)
+        return cls(
+            model=model,
+            compaction=CompactionSettings(
+                options.context_window,
+                options.compact_at if options.compact_at is not None else DEFAULT_COMPACT_AT,
+            ),
+            max_rounds=options.max_rounds or DEFAULT_MAX_ROUNDS,
+            storage_dir=Path(options.storage_dir) if options.storage_dir else None,
+            checkpoints=options.checkpoints,
+            planning=options.planning,
+        )
+
+    def store_for(self, root: Path) -> SessionStore:
+        return SessionStore(self.storage_dir or default_storage_dir(root))
+
+
+def seconds(env: Mapping[str, str], name: str) -> float | None:
+    """A positive number of seconds from the environment; None (logged) for anything else."""
+    raw = env.get(name)
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if math.isfinite(value) and value > 0:
+        return value
+    log.warning("ignoring %s=%r: not a positive number of seconds", name, raw)
+    return None
