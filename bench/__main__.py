@@ -1,4 +1,7 @@
-"""``python -m bench [--only cache,grep] [--markdown]``: run the benchmarks, print one table."""
+"""``python -m bench [--only cache,grep] [--markdown]``: run the benchmarks, print one table.
+
+``python -m bench durations ...``: seconds per test file of a pytest run (bench/durations.py).
+"""
 
 from __future__ import annotations
 
@@ -65,6 +68,11 @@ def run_one(name: str) -> tuple[list[Row], float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["durations"]:  # not a benchmark: the suite's time per test file
+        from bench import durations
+
+        return durations.main(given[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
         "--only",

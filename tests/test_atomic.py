@@ -7,12 +7,13 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from plansight.workspace.atomic import TEMP_SUFFIX, is_temp_file, remove_leftovers, write_atomic
+
+from conftest import wait_until_sync
 
 
 def _temp_files(folder: Path) -> list[str]:
@@ -103,8 +104,10 @@ def test_a_writer_killed_but_not_yet_reaped_counts_as_gone(tmp_path: Path) -> No
         child.send_signal(signal.SIGKILL)
         # Not reaped: a zombie, whose pid still answers kill(pid, 0). Wait for the state.
         stat_file = Path(f"/proc/{child.pid}/stat")
-        while stat_file.read_text().rsplit(")", 1)[1].split()[0] != "Z":
-            time.sleep(0.005)
+        wait_until_sync(
+            lambda: stat_file.read_text().rsplit(")", 1)[1].split()[0] == "Z",
+            "the killed child is a zombie",
+        )
         leftover = tmp_path / f".f.txt.{child.pid}.abc{TEMP_SUFFIX}"
         leftover.write_text("half")
         assert remove_leftovers(tmp_path) == [leftover]

@@ -24,7 +24,7 @@ from plansight.session.session import Session, SessionBusy
 from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore
 
-from conftest import strip_cache_control
+from conftest import strip_cache_control, wait_until
 
 MODEL = "claude-sonnet-5-5"
 PLAN = {
@@ -229,8 +229,7 @@ async def test_compact_on_request_and_refused_while_running(hello_workspace: Pat
         assert "SUMMARY on request" in messages[0]["content"][0]["text"]
         # while a run is in progress, compaction is refused
         run = asyncio.create_task(session.run("More"))
-        while not session.running:
-            await asyncio.sleep(0.01)
+        await wait_until(lambda: session.running, "the second run started")
         with pytest.raises(SessionBusy):
             await session.compact()
         run.cancel()

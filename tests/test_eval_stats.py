@@ -1,11 +1,9 @@
-"""Intervals against published values, and list prices by model id."""
+"""Intervals against published values. (List prices: test_eval_pricing.py.)"""
 
 from __future__ import annotations
 
 import pytest
 
-from plansight.engine.events import Usage
-from plansight.eval.pricing import Prices, list_prices
 from plansight.eval.stats import newcombe, wilson
 
 
@@ -54,28 +52,3 @@ def test_intervals_refuse_impossible_counts() -> None:
     with pytest.raises(ValueError):
         wilson(3, 2)
     assert wilson(0, 0).low == 0.0 and wilson(0, 0).high == 1.0
-
-
-@pytest.mark.parametrize(
-    ("model", "prices"),
-    [
-        ("claude-sonnet-5-5", (2, 10, 2.5, 0.2)),
-        ("claude-sonnet-4-20250514", (3, 15, 3.75, 0.3)),
-        ("claude-opus-4-1-20250805", (15, 75, 18.75, 1.5)),
-        ("claude-opus-4-5-20251101", (5, 25, 6.25, 0.5)),
-        ("claude-haiku-3-5", (0.8, 4, 1, 0.08)),
-    ],
-)
-def test_list_prices_by_model_id(model: str, prices: tuple[float, ...]) -> None:
-    found = list_prices(model)
-    assert found is not None
-    assert (found.input, found.output, found.cache_write, found.cache_read) == prices
-
-
-def test_unknown_models_have_no_price_and_prices_can_be_given() -> None:
-    assert list_prices("my-local-model") is None
-    given = Prices.parse("1, 2, 3, 0.5")
-    usage = Usage(input_tokens=1_000_000, output_tokens=500_000, cache_read_input_tokens=2_000_000)
-    assert given.cost(usage) == pytest.approx(1 + 1 + 1)
-    with pytest.raises(ValueError, match="four numbers"):
-        Prices.parse("1,2,3")

@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from plansight.lsp.framing import MAX_MESSAGE_BYTES, read_messages
 
-from conftest import PATIENCE
+from conftest import PATIENCE, wait_until
 
 HEADER = re.compile(rb"Content-Length: (\d+)\r\n(?:[^\r\n]+\r\n)*\r\n")
 
@@ -78,9 +78,11 @@ async def serve(chunks: Iterable[bytes]) -> tuple[list[dict[str, Any]], list[Any
     """Feed `chunks` through a pipe, then close it; return (messages written, notes heard)."""
     server = LanguageServer("framing-test", "1")
     heard: list[Any] = []
+    echoed: list[Any] = []  # the requests handed to the echo handler, each owed one answer
 
     @server.feature("test/echo")
     def echo(ls: LanguageServer, params: Any) -> Any:
+        echoed.append(params)
         return {"echo": plain(params)}
 
     @server.feature("test/note")
@@ -101,7 +103,12 @@ async def serve(chunks: Iterable[bytes]) -> tuple[list[dict[str, Any]], list[Any
     with os.fdopen(read_fd, "rb") as stdin:
         await asyncio.wait_for(read_messages(stdin, server.protocol, threading.Event()), PATIENCE)
     writer.join(PATIENCE)
-    await asyncio.sleep(0)  # async handlers' answers; ours are plain functions
+    # Only the echo handler answers with a result (the reader's own answers are errors): once
+    # each request it was handed has its result written, the server has said all it will.
+    await wait_until(
+        lambda: sum("result" in m for m in out.messages()) >= len(echoed),
+        "every echoed request answered",
+    )
     return out.messages(), heard
 
 

@@ -22,6 +22,7 @@ from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.protocol.names import REQUEST_FAILED
 
+from conftest import wait_until
 from lsp_harness import EditorHandle, start_editor
 
 PLAN = {"items": [{"id": "1", "text": "Read the modules", "status": "in_progress"}]}
@@ -99,8 +100,11 @@ async def test_compacted_events_and_compact_on_request(
             # a run in progress: compaction is refused with -32803, the run goes on
             model.steps = [Hang(30)]
             msg_id, running = handle.start_request("plansight/run", {"prompt": "More"})
-            while not (await handle.request("plansight/state", {}))["running"]:
-                await asyncio.sleep(0.02)
+
+            async def in_progress() -> bool:
+                return bool((await handle.request("plansight/state", {}))["running"])
+
+            await wait_until(in_progress, "the server reports the run as running")
             with pytest.raises(JsonRpcException) as refused:
                 await handle.request("plansight/compact", {})
             assert refused.value.code == REQUEST_FAILED  # type: ignore[attr-defined]

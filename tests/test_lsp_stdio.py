@@ -284,7 +284,8 @@ async def test_ctrl_c_on_an_idle_server_exits_cleanly(
 
 # Holds the execution of `import anthropic` until a file exists, as a slow import would (under
 # the module's own lock, not the global import lock): the SDK's import takes as long as the test
-# wants.
+# wants, up to PATIENCE: a test that never opens the gate gets a server that fails, not one
+# that hangs.
 SDK_GATE = """
 import importlib.abc, importlib.machinery, os, sys, time
 
@@ -296,7 +297,10 @@ class _GatedLoader(importlib.abc.Loader):
         return self.loader.create_module(spec)
 
     def exec_module(self, module):
+        deadline = time.monotonic() + float(os.environ["PLANSIGHT_TEST_SDK_PATIENCE"])
         while not os.path.exists(os.environ["PLANSIGHT_TEST_SDK_GATE"]):
+            if time.monotonic() > deadline:
+                raise ImportError("the test never opened the SDK gate")
             time.sleep(0.01)
         self.loader.exec_module(module)
 
@@ -323,6 +327,7 @@ async def test_requests_and_a_cancel_are_answered_while_the_sdk_is_still_importi
     env = {
         "PYTHONPATH": str(site),
         "PLANSIGHT_TEST_SDK_GATE": str(gate),
+        "PLANSIGHT_TEST_SDK_PATIENCE": str(PATIENCE),
     }
     await server.start(hello_workspace, tmp_path / "state", fake_api, extra_env=env)
     fake_api.push(text("Hello."))

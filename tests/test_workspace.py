@@ -5,8 +5,12 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+import threading
 import tracemalloc
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +25,8 @@ from plansight.workspace.access import (
     Workspace,
 )
 from plansight.workspace.atomic import TEMP_SUFFIX
+
+from conftest import PATIENCE, wait_until
 
 
 class Documents:
@@ -288,23 +294,58 @@ def _umask() -> int:
     return mask
 
 
+class HeldExecutor(ThreadPoolExecutor):
+    """The loop's threads, holding each call handed to them until `release()`: a write the test
+    keeps in flight as long as it needs, instead of one a fast disk finishes first."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self.handed = threading.Event()
+        self._released = threading.Event()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.handed.set()
+
+        def held() -> Any:
+            if not self._released.wait(PATIENCE):
+                raise TimeoutError("a held call was never released")
+            return fn(*args, **kwargs)
+
+        return super().submit(held)
+
+    def release(self) -> None:
+        self._released.set()
+
+
 async def test_a_started_write_completes_when_the_caller_is_cancelled(root: Path) -> None:
     target = root / "f.txt"
     target.write_text("old\n")
     ws = Workspace(root)
     await ws.read_page("f.txt")
     base = await ws.begin_edit("f.txt")
-    task = asyncio.create_task(ws.write(base, "new\n"))
-    await asyncio.sleep(0)  # the write has started
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    for _ in range(100):
-        if target.read_text() == "new\n":
-            break
-        await asyncio.sleep(0.01)
-    assert target.read_text() == "new\n"
-    await asyncio.sleep(0.01)  # the completion callback runs on the loop
+    threads = HeldExecutor()
+    asyncio.get_running_loop().set_default_executor(threads)
+    try:
+        task = asyncio.create_task(ws.write(base, "new\n"))
+        await wait_until(threads.handed.is_set, "the write started")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert target.read_text() == "old\n"  # cancelled while the write was in flight
+    finally:
+        threads.release()
+    await wait_until(lambda: target.read_text() == "new\n", "the write completed")
+
+    async def remembered() -> bool:
+        # The completion callback runs on the loop after the file is replaced; until then the
+        # workspace still holds the old snapshot and calls the file changed since read.
+        try:
+            await ws.begin_edit("f.txt")
+        except StaleFileError:
+            return False
+        return True
+
+    await wait_until(remembered, "the written file remembered as read")
     assert (await ws.begin_edit("f.txt")).text == "new\n"  # remembered: no new read needed
 
 
