@@ -113,6 +113,7 @@ def test_usage_adds_up_and_goes_on_the_wire_in_camel_case() -> None:
         "outputTokens": 3,
         "cacheReadInputTokens": 4,
         "cacheCreationInputTokens": 5,
+        "totalInputTokens": 20,
     }
 
 

@@ -59,11 +59,6 @@ def test_no_check_collected_is_no_pass(tmp_path: Path) -> None:
     assert result.failures == ("pytest exited with 5",)  # pytest: no tests collected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product bug: checks.py counts skipped checks as run (JUnit testcases), so a task "
-    "whose checks all skip (an importorskip of a module the agent never wrote) passes",
-)
 def test_checks_that_all_skip_are_no_pass(tmp_path: Path) -> None:
     task = task_with_checks(
         tmp_path, "import pytest\n\ndef test_x(project):\n    pytest.importorskip('nowhere')\n"
