@@ -20,7 +20,8 @@ from plansight.engine.model import ModelSettings, ThinkingOption
 from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, Reply, Step
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
-from plansight.session.session import Session, SessionBusy
+from plansight.session.lock import SessionBusy
+from plansight.session.session import Session
 from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore
 

@@ -18,7 +18,8 @@ from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.protocol.options import InitOptions, Thinking
-from plansight.session.session import Session, SessionBusy
+from plansight.session.lock import SessionBusy
+from plansight.session.session import Session
 from plansight.session.settings import DEFAULT_MAX_ROUNDS, SessionSettings
 from plansight.session.storage import default_storage_dir
 

@@ -7,11 +7,13 @@ client implement them directly. The engine never knows which.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from plansight.engine.events import EditOutcome, EditReviewed, EventBus
 from plansight.plan.plan import TodoState
 
 
@@ -126,3 +128,34 @@ async def approve_all_plans(proposal: PlanProposal) -> PlanDecision:
 
 async def dismiss_all_questions(question: Question) -> UserAnswer:
     return UserAnswer(dismissed=True)
+
+
+def reporting_reviews(review: ReviewHook, events: EventBus) -> ReviewHook:
+    """`review`, telling listeners how each edit was decided (`EditReviewed`): accepted,
+    changed (the user edited the proposal), rejected, or cancelled with the run."""
+
+    async def reviewed(proposal: EditProposal) -> EditDecision:
+        def tell(outcome: EditOutcome, feedback: str | None = None) -> None:
+            events.emit(
+                EditReviewed(
+                    id=proposal.id,
+                    path=proposal.relative_path,
+                    description=proposal.description,
+                    outcome=outcome,
+                    todo_id=proposal.todo_id,
+                    feedback=feedback,
+                )
+            )
+
+        try:
+            decision = await review(proposal)
+        except asyncio.CancelledError:
+            tell("cancelled")
+            raise
+        if not decision.accepted:
+            tell("rejected", decision.feedback)
+        else:
+            tell("accepted" if decision.new_text is None else "changed", decision.feedback)
+        return decision
+
+    return reviewed

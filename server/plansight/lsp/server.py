@@ -173,7 +173,7 @@ def engine_errors(model_failed: str = "") -> Iterator[None]:
     from plansight.checkpoints.facade import CheckpointsOff
     from plansight.engine.model import ModelError
     from plansight.plan.plan import PlanError, StalePlanError
-    from plansight.session.session import SessionBusy
+    from plansight.session.lock import SessionBusy
 
     try:
         yield

@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,8 +23,6 @@ from plansight.checkpoints.facade import SessionCheckpoints
 from plansight.engine.compaction.compactor import CompactionResult, Compactor
 from plansight.engine.conversation import Conversation
 from plansight.engine.events import (
-    EditOutcome,
-    EditReviewed,
     EventBus,
     FilesChanged,
     PlanChanged,
@@ -37,14 +33,13 @@ from plansight.engine.hooks import (
     ApproveHook,
     AskHook,
     DocumentSource,
-    EditDecision,
-    EditProposal,
     PlanReviewHook,
     ReviewHook,
     accept_all_edits,
     approve_all_plans,
     dismiss_all_questions,
     refuse_all_commands,
+    reporting_reviews,
 )
 from plansight.engine.loop import AgentLoop, Notices
 from plansight.engine.model import ModelClient, SdkLoader
@@ -53,6 +48,7 @@ from plansight.engine.prompt import system_prompt
 from plansight.plan.plan import Plan, TodoState
 from plansight.plan.scratchpad import Scratchpad
 from plansight.session.history import RecentRuns
+from plansight.session.lock import RunLock
 from plansight.session.persistence import SessionPersistence
 from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore
@@ -64,36 +60,6 @@ from plansight.workspace.echoes import CommandEchoes, Echoes
 from plansight.workspace.watcher import IGNORED_DIRS, WorkspaceWatcher
 
 log = logging.getLogger(__name__)
-
-
-class SessionBusy(Exception):
-    """A run is already in progress."""
-
-
-class RunLock:
-    """One run at a time: a run, a compaction and a restore hold it (the task doing it);
-    whatever asks meanwhile is refused with SessionBusy."""
-
-    def __init__(self) -> None:
-        self.task: asyncio.Task[Any] | None = None
-
-    @property
-    def held(self) -> bool:
-        return self.task is not None and not self.task.done()
-
-    def refuse_if_held(self, doing: str) -> None:
-        if self.held:
-            raise SessionBusy(f"A Plansight run is already in progress; cancel it before {doing}.")
-
-    @contextmanager
-    def hold(self, doing: str) -> Iterator[None]:
-        self.refuse_if_held(doing)
-        self.task = asyncio.current_task()
-        assert self.task is not None
-        try:
-            yield
-        finally:
-            self.task = None
 
 
 @dataclass(frozen=True)
@@ -137,7 +103,7 @@ class Session:
             plan=self.plan,
             scratchpad=self.scratchpad,
             workspace=self.workspace,
-            review=self._reviewed(review),
+            review=reporting_reviews(review, self.events),
             approve=approve,
             events=self.events,
             review_plan=review_plan,
@@ -185,35 +151,6 @@ class Session:
             if store is not None
             else None
         )
-
-    def _reviewed(self, review: ReviewHook) -> ReviewHook:
-        """The review hook, telling listeners how each edit was decided (`EditReviewed`)."""
-
-        async def reviewed(proposal: EditProposal) -> EditDecision:
-            def tell(outcome: EditOutcome, feedback: str | None = None) -> None:
-                self.events.emit(
-                    EditReviewed(
-                        id=proposal.id,
-                        path=proposal.relative_path,
-                        description=proposal.description,
-                        outcome=outcome,
-                        todo_id=proposal.todo_id,
-                        feedback=feedback,
-                    )
-                )
-
-            try:
-                decision = await review(proposal)
-            except asyncio.CancelledError:
-                tell("cancelled")
-                raise
-            if not decision.accepted:
-                tell("rejected", decision.feedback)
-            else:
-                tell("accepted" if decision.new_text is None else "changed", decision.feedback)
-            return decision
-
-        return reviewed
 
     @property
     def running(self) -> bool:
