@@ -1,5 +1,6 @@
 """What the engine asks of whoever embeds it: edit review, command approval, plan review,
-questions to the user, open documents.
+questions to the user, open documents, and (MCP) approval of a server's tool call and trust in a
+server that a workspace file names.
 
 The language server implements these with editor requests; tests and the terminal
 client implement them directly. The engine never knows which.
@@ -94,10 +95,40 @@ class UserAnswer:
         )
 
 
+@dataclass(frozen=True)
+class ToolApproval:
+    """A call of an MCP server's tool, for the user to allow (`plansight/approveTool`)."""
+
+    server: str
+    tool: str  # the server's own name of the tool (not the prefixed `mcp__server__tool`)
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolDecision:
+    approved: bool
+    feedback: str | None = None
+    always: bool = False  # no more asking for this tool in this workspace
+
+
+@dataclass(frozen=True)
+class ServerTrust:
+    """An MCP server named in a file inside the workspace: started only once the user trusts it
+    (`plansight/approveMcpServer`), so that opening a cloned repository runs nothing."""
+
+    name: str
+    source: str  # the file that names it
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    url: str | None = None
+
+
 ReviewHook = Callable[[EditProposal], Awaitable[EditDecision]]
 ApproveHook = Callable[[CommandRequest], Awaitable[CommandDecision]]
 PlanReviewHook = Callable[[PlanProposal], Awaitable[PlanDecision]]
 AskHook = Callable[[Question], Awaitable[UserAnswer]]
+ApproveToolHook = Callable[[ToolApproval], Awaitable[ToolDecision]]
+TrustHook = Callable[[ServerTrust], Awaitable[bool]]
 
 
 class DocumentSource(Protocol):
@@ -120,6 +151,16 @@ async def refuse_all_commands(request: CommandRequest) -> CommandDecision:
     return CommandDecision(
         approved=False, feedback="Commands are not allowed without approval in this client."
     )
+
+
+async def refuse_all_tools(request: ToolApproval) -> ToolDecision:
+    return ToolDecision(
+        approved=False, feedback="MCP tools are not allowed without approval in this client."
+    )
+
+
+async def distrust_all_servers(request: ServerTrust) -> bool:
+    return False
 
 
 async def approve_all_plans(proposal: PlanProposal) -> PlanDecision:
