@@ -49,7 +49,7 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
   log('the test command arrives as a card; approving it');
   const approval = await wb.openCard('approval', 'unittest');
   await approval.locator('button[data-action="approve"]').click();
-  await wb.conversationShows('the bash row with its result', /bash\s+python3 -m unittest -q test_hello/);
+  await wb.conversationShows('the bash row with its result', /bash\s+\$ python3 -m unittest -q test_hello/);
 
   log('waiting for the Markdown answer and the token usage');
   await wb.conversationShows('the run to finish with its usage', /Done\s*\d+ rounds · [\d,]+ in \([\d,]+ cached[^)]*\) · [\d,]+ out/);
