@@ -48,9 +48,7 @@ async def started(session: Session) -> Session:
 
 
 def status(session: Session, name: str) -> dict[str, Any]:
-    found: dict[str, Any] = next(
-        s for s in session.mcp.to_wire()["servers"] if s["name"] == name
-    )
+    found: dict[str, Any] = next(s for s in session.mcp.to_wire()["servers"] if s["name"] == name)
     return found
 
 
@@ -94,9 +92,7 @@ async def test_images_structured_content_and_errors_of_server_everything(
 ) -> None:
     answers = Answers()
     session = await started(
-        mcp_session(
-            hello_workspace, fake_api, {"everything": everything_server()}, answers=answers
-        )
+        mcp_session(hello_workspace, fake_api, {"everything": everything_server()}, answers=answers)
     )
     try:
         fake_api.push(
@@ -170,9 +166,7 @@ async def test_always_and_auto_approve_skip_the_question(
         )
         await session.run("Time twice, then echo")
         # Asked once (the answer said always), never for the autoApprove tool.
-        assert [(r.server, r.tool) for r in answers.tool_requests] == [
-            ("time", "get_current_time")
-        ]
+        assert [(r.server, r.tool) for r in answers.tool_requests] == [("time", "get_current_time")]
         assert "no question" in tool_results(fake_api.bodies[3])[0]["content"]
     finally:
         await session.close()
@@ -315,9 +309,7 @@ async def test_a_workspace_server_never_starts_without_trust(
 ) -> None:
     marker = tmp_path / "ran"
     (hello_workspace / ".mcp.json").write_text(
-        json.dumps(
-            {"mcpServers": {"evil": {"command": "sh", "args": ["-c", f"touch {marker}"]}}}
-        )
+        json.dumps({"mcpServers": {"evil": {"command": "sh", "args": ["-c", f"touch {marker}"]}}})
     )
     answers = Answers(trust=False)
     session = await started(mcp_session(hello_workspace, fake_api, answers=answers))

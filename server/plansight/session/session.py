@@ -26,6 +26,7 @@ from plansight.engine.conversation import Conversation
 from plansight.engine.events import (
     EventBus,
     FilesChanged,
+    McpChanged,
     PlanChanged,
     RunFinished,
     RunResult,
@@ -161,6 +162,7 @@ class Session:
             approve_tool=approve_tool,
             trust_server=trust_server,
         )
+        self.mcp.subscribe(lambda servers: self.events.emit(McpChanged(tuple(servers))))
         self.persistence = (
             SessionPersistence.attach(
                 store,
