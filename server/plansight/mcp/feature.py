@@ -5,7 +5,8 @@ before they start, started in the background, their tools fixed at the start of 
 user's file, the client's, and workspace servers the user trusted before with the entry as it
 is now) and then, in the background, asks the user about each other workspace server, one at
 a time, starting each the user allows. `tools_for_run()` waits for servers still starting, each
-at most until its `startupTimeout` has passed since it began, and answers the run's tools.
+at most until its `startupTimeout` has passed since it began (and for a trust question still
+open, as long), and answers the run's tools.
 `status()` is `plansight/mcp`'s answer; `subscribe` hears each change of it.
 """
 
@@ -49,6 +50,7 @@ class McpFeature:
         self.tools = McpTools(self.servers, self.trust, approve_tool)
         self._trust_server = trust_server
         self._asking: asyncio.Task[None] | None = None
+        self._asked_timeout = 0.0
 
     @property
     def configured(self) -> bool:
@@ -78,6 +80,7 @@ class McpFeature:
                 connection.mark_untrusted()
                 unknown.append(connection)
         if unknown:
+            self._asked_timeout = max(c.entry.startup_timeout for c in unknown)
             self._asking = asyncio.get_running_loop().create_task(self._ask(unknown))
 
     async def _ask(self, connections: list[McpConnection]) -> None:
@@ -107,6 +110,11 @@ class McpFeature:
         """The MCP tools of the run about to start (none without servers)."""
         if not self.configured:
             return []
+        asking = self._asking
+        if asking is not None and not asking.done():
+            # A trust question still open counts as part of its server's start: the run waits
+            # for the answer as long as it would for the server, and no longer.
+            await asyncio.wait({asking}, timeout=self._asked_timeout)
         await self.servers.until_up()
         if not self.servers.ready():
             return []
