@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +32,6 @@ from mcp_support import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def no_user_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No developer's own ~/.config/plansight/mcp.json in these tests."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    yield
 
 
 async def started(session: Session) -> Session:
@@ -363,3 +355,79 @@ async def test_trust_is_remembered_until_the_entry_changes(
     assert status(session, "local")["status"] == "untrusted"
     await session.close()
     assert len(marker.read_text().splitlines()) == 2
+
+
+async def test_a_cancelled_run_stops_the_mcp_call_within_a_second(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    servers = {"slow": fault_server(autoApprove=["sleep", "echo"])}
+    session = await started(mcp_session(hello_workspace, fake_api, servers))
+    try:
+        await until_ready(session, "slow")
+        fake_api.push(tool("mcp__slow__sleep", {"seconds": 60}))
+        calls: list[Any] = []
+        session.events.subscribe(lambda e: calls.append(e) if e.type == "toolCall" else None)
+        run = asyncio.create_task(session.run("Sleep a minute"))
+        await wait_until(lambda: calls, "the MCP call began")
+        began = time.monotonic()
+        session.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        assert time.monotonic() - began < 1.5
+        # The conversation stays valid and the server still answers the next run's call.
+        fake_api.push(tool("mcp__slow__echo", {"text": "still here"}), text("OK."))
+        await session.run("Echo")
+        assert tool_results(fake_api.bodies[-1])[0]["content"] == "still here"
+    finally:
+        await session.close()
+
+
+async def test_a_streamable_http_server_with_headers(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    import socket
+
+    from mcp_support import EVERYTHING, node
+
+    everything_server()  # installed, or the test fails saying how to install it
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = await asyncio.create_subprocess_exec(
+        node(),
+        str(EVERYTHING),
+        "streamableHttp",
+        env={"PATH": "/usr/bin:/bin", "PORT": str(port)},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+
+        async def listening() -> bool:
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                return False
+            writer.close()
+            return True
+
+        await wait_until(listening, "server-everything listening over HTTP")
+        servers = {
+            "web": {
+                "url": f"http://127.0.0.1:{port}/mcp",
+                "headers": {"X-Test": "${env:HOME}"},
+                "autoApprove": ["get-sum"],
+            }
+        }
+        session = await started(mcp_session(hello_workspace, fake_api, servers))
+        try:
+            await until_ready(session, "web")
+            fake_api.push(tool("mcp__web__get-sum", {"a": 2, "b": 3}), text("Five."))
+            await session.run("Add")
+            (summed,) = tool_results(fake_api.bodies[1])
+            assert "5" in summed["content"] and not summed.get("is_error")
+        finally:
+            await session.close()
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 10)

@@ -75,7 +75,10 @@ class McpConnection:
         self.entry = entry
         self._wrap = wrap
         self._on_change = on_change
-        self.status: Status = "disabled" if entry.disabled else "untrusted"
+        # A trusted server starts as the session starts; a workspace's waits for the user.
+        self.status: Status = (
+            "disabled" if entry.disabled else "starting" if entry.trusted else "untrusted"
+        )
         self.error: str | None = None
         self.tools: tuple[Any, ...] = ()  # the SDK's `Tool`s, as the server listed them
         self.tools_changed = False  # notifications/tools/list_changed: listed again next run
@@ -126,10 +129,17 @@ class McpConnection:
                 await asyncio.wait_for(self._up.wait(), remaining)
 
     async def stop(self) -> None:
+        """Close the connection: a ready server is let go in order (its transport ends the
+        process), one still starting is cancelled at once (a session never waits to close)."""
         task = self._task
         self._task = None
         self._stop.set()
         if task is None or task.done():
+            return
+        if self._session is None and not self._up.is_set():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
             return
         try:
             await asyncio.wait_for(asyncio.shield(task), STOP_PATIENCE)
