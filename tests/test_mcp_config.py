@@ -60,6 +60,7 @@ def test_env_references_are_replaced_in_env_headers_and_args(tmp_path: Path) -> 
     s, h = config.servers
     assert s.args == ("--token=t0k", "x") and s.env == {"KEY": "t0k"}
     assert s.startup_timeout == 5 and s.tool_timeout == 60
+    assert s.cwd == str(tmp_path)  # a stdio server runs in the workspace root
     assert h.headers == {"Authorization": "Bearer t0k"}
     assert any("MISSING" in w for w in config.warnings)
 

@@ -238,6 +238,15 @@ async def test_a_server_that_exits_is_an_error_naming_it_then_restarted_once(
         (back,) = tool_results(fake_api.bodies[2])
         assert back["content"] == "back again"
         assert len(marker.read_text().splitlines()) == 2  # started, and restarted once
+        # An exit found in one run: the next run still offers its tools, and its call restarts it.
+        fake_api.push(tool("mcp__crashy__exit_now", {}), text("Gone."))
+        await session.run("Crash again")
+        assert status(session, "crashy")["status"] == "error"
+        fake_api.push(tool("mcp__crashy__echo", {"text": "and back"}), text("OK."))
+        await session.run("Echo")
+        assert "mcp__crashy__echo" in offered_tools(fake_api.bodies[-1])
+        assert tool_results(fake_api.bodies[-1])[0]["content"] == "and back"
+        assert len(marker.read_text().splitlines()) == 3
     finally:
         await session.close()
 

@@ -61,7 +61,7 @@ class ServerEntry:
     command: str | None = None
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
+    cwd: str | None = None  # where a stdio server runs: the workspace root, or `cwd` relative to it
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     disabled: bool = False
@@ -99,12 +99,12 @@ def load_config(
     for path, keys, trusted in files:
         servers = _read_file(path, keys, warnings)
         for name, raw in servers.items():
-            entry = _entry(name, raw, str(path), trusted, environ, warnings)
+            entry = _entry(name, raw, str(path), trusted, root, environ, warnings)
             if entry is not None:
                 found[name] = entry
     if client_servers:
         for name, raw in client_servers.items():
-            entry = _entry(str(name), raw, CLIENT_SOURCE, True, environ, warnings)
+            entry = _entry(str(name), raw, CLIENT_SOURCE, True, root, environ, warnings)
             if entry is not None:
                 found[entry.name] = entry
     return McpConfig(tuple(found.values()), tuple(warnings))
@@ -150,6 +150,7 @@ def _entry(
     raw: Any,
     source: str,
     trusted: bool,
+    root: Path,
     env: Mapping[str, str],
     warnings: list[str],
 ) -> ServerEntry | None:
@@ -186,7 +187,7 @@ def _entry(
         command=command,
         args=tuple(subst.text(arg) for arg in args),
         env={k: subst.text(v) for k, v in _mapping(raw.get("env"), where, "env", warnings).items()},
-        cwd=raw["cwd"] if isinstance(raw.get("cwd"), str) else None,
+        cwd=str(root / raw["cwd"]) if isinstance(raw.get("cwd"), str) else str(root),
         url=url,
         headers={
             k: subst.text(v)

@@ -116,7 +116,7 @@ class McpFeature:
             # for the answer as long as it would for the server, and no longer.
             await asyncio.wait({asking}, timeout=self._asked_timeout)
         await self.servers.until_up()
-        if not self.servers.ready():
+        if not self.servers.offered():
             return []
         return self.tools.for_run(await context_window())
 

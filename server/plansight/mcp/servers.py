@@ -100,6 +100,14 @@ class McpConnection:
         if changed:
             self._on_change()
 
+    @property
+    def offered(self) -> bool:
+        """Whether a run offers its tools: ready, or exited with a restart due at its next call
+        (its tools as last listed, so that the call can restart it)."""
+        if self.status == "ready":
+            return True
+        return self.status == "error" and self._restart_pending and bool(self.tools)
+
     def mark_untrusted(self) -> None:
         self._set("untrusted", "not trusted: started only once the user allows it")
 
@@ -350,8 +358,9 @@ class McpServers:
             await asyncio.gather(*waits)
         await asyncio.gather(*(c.refresh_tools() for c in self.connections.values()))
 
-    def ready(self) -> list[McpConnection]:
-        return [c for c in self.connections.values() if c.status == "ready"]
+    def offered(self) -> list[McpConnection]:
+        """The servers whose tools a run offers (`McpConnection.offered`), in config order."""
+        return [c for c in self.connections.values() if c.offered]
 
     async def close(self) -> None:
         await asyncio.gather(*(c.stop() for c in self.connections.values()))

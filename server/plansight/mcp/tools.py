@@ -86,7 +86,7 @@ class McpTools:
     def for_run(self, context_window: int) -> list[Tool]:
         """The tools of the next run, from the servers ready now (fixed for the whole run)."""
         offered: dict[str, Offered] = {}
-        for connection in self.servers.ready():
+        for connection in self.servers.offered():
             for tool in connection.tools:
                 name = tool_name(connection.entry.name, tool.name)
                 if name in offered:
