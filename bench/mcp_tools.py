@@ -32,8 +32,9 @@ async def _allow(request: ToolApproval) -> ToolDecision:
     return ToolDecision(True)
 
 
-async def measure(tools: int) -> tuple[int, int, float, float, bool]:
-    """(MCP tools offered, their tokens, seconds to ready, seconds of one call, deferred)."""
+async def measure(tools: int) -> tuple[int, int, int, float, float, bool]:
+    """(MCP definitions offered, their tokens, the tokens of all the tools one by one, seconds
+    to ready, seconds of one call, deferred)."""
     base = {tool["name"] for tool in default_tools().definitions()}
     with tempfile.TemporaryDirectory(prefix="plansight-bench-mcp-") as tmp:
         root = Path(tmp) / "ws"
@@ -66,11 +67,12 @@ async def measure(tools: int) -> tuple[int, int, float, float, bool]:
             )
             api.push(tool_reply(*call), text_reply("Done."))
             await session.run("Call tool 1")
+            every = estimate_tokens(session.mcp.tools.definitions())
             await session.close()
             first, second = api.message_requests[:2]
             offered = [t for t in first.body["tools"] if t["name"] not in base]
             call_time = second.arrived_at - (first.finished_at or first.arrived_at)
-            return len(offered), estimate_tokens(offered), ready, call_time, deferred
+            return len(offered), estimate_tokens(offered), every, ready, call_time, deferred
         finally:
             api.stop()
 
@@ -78,8 +80,10 @@ async def measure(tools: int) -> tuple[int, int, float, float, bool]:
 async def run() -> list[Row]:
     rows: list[Row] = []
     for tools in (20, 200):
-        offered, tokens, ready, call, deferred = await measure(tools)
+        offered, tokens, every, ready, call, deferred = await measure(tools)
         how = f"{offered} definitions ({'mcp_search + mcp_call' if deferred else 'one per tool'})"
+        if deferred:
+            how += f"; one by one they would cost {every:,} tokens"
         rows.append(
             Row(
                 "mcp",

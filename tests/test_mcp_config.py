@@ -134,3 +134,27 @@ def test_the_options_carry_mcp_servers_and_auto_approve_mcp() -> None:
     assert bad.mcp_servers is None and not bad.auto_approve_mcp
     assert any("mcpServers" in p for p in bad.problems)
     assert any("autoApprove.mcp" in p for p in bad.problems)
+
+
+def test_a_session_without_mcp_servers_never_imports_the_sdk(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from plansight.session.session import Session\n"
+        "from plansight.session.settings import SessionSettings\n"
+        f"Session(Path({str(tmp_path)!r}), SessionSettings())\n"
+        "print('mcp' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "server"), "XDG_CONFIG_HOME": str(tmp_path / "c")},
+        timeout=60,
+    )
+    assert done.stdout.strip() == "False", done.stderr

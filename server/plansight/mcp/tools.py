@@ -107,6 +107,10 @@ class McpTools:
             return [self._search_tool(), self._call_tool()]
         return [self._direct(item) for item in offered.values()]
 
+    def definitions(self) -> list[dict[str, Any]]:
+        """This run's server tools one by one, as they are (or would be, undeferred) offered."""
+        return [item.definition() for item in self._offered.values()]
+
     # The tools -------------------------------------------------------------------------
     def _direct(self, item: Offered) -> Tool:
         async def handler(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolOutcome:
