@@ -57,7 +57,8 @@ async def test_an_option_server_is_approved_per_call_through_approve_tool(
         assert "get_current_time" in servers["time"]["tools"]
         # The mcp event told the editor as the server came up.
         mcp_events = [e for e in handle.recorder.events if e["type"] == "mcp"]
-        assert mcp_events and mcp_events[-1]["servers"][0]["status"] == "ready"
+        assert [e["servers"][0]["status"] for e in mcp_events] == ["ready"]  # once per change
+        assert mcp_events[0]["servers"][0]["tools"] == servers["time"]["tools"]
 
         fake_api.push(tool("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"}), text("OK"))
         result = await handle.request("plansight/run", {"prompt": "Time in Tokyo?"})

@@ -1,5 +1,4 @@
-"""Engine events → the editor: `plansight/todos`, `plansight/scratchpad` and `plansight/event`
-(and the MCP servers' status as `mcp` events).
+"""Engine events → the editor: `plansight/todos`, `plansight/scratchpad` and `plansight/event`.
 
 Text chunks that arrive together go out as one `textDelta` (sent on the next turn of the event
 loop, or before any other event, so the order is kept). `toolInputDelta` is sent only to a
@@ -21,7 +20,6 @@ from plansight.protocol.names import EVENT, SCRATCHPAD, TODOS, client_offers, ev
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-    from plansight.mcp.servers import ServerStatus
     from plansight.session.session import Session
 
 Notify = Callable[[str, Any], None]
@@ -35,8 +33,6 @@ def setup(server: LanguageServer, session: Session) -> EventForwarder:
         tool_input=caps is not None and client_offers(caps.experimental, "toolInputDelta"),
     )
     session.events.subscribe(forwarder)
-    # The MCP servers' status is the session's, not a run's: an event outside the run history.
-    session.mcp.subscribe(forwarder.mcp_changed)
     return forwarder
 
 
@@ -69,10 +65,6 @@ class EventForwarder:
             return
         elif (payload := event_payload(event)) is not None:
             self.notify(EVENT, payload)
-
-    def mcp_changed(self, servers: list[ServerStatus]) -> None:
-        self.flush()
-        self.notify(EVENT, {"type": "mcp", "servers": [s.to_wire() for s in servers]})
 
     def flush(self) -> None:
         if self._pending_text:
