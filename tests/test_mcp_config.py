@@ -158,3 +158,38 @@ def test_a_session_without_mcp_servers_never_imports_the_sdk(tmp_path: Path) -> 
         timeout=60,
     )
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_results_as_tool_result_content() -> None:
+    from mcp_types import CallToolResult, ImageContent, TextContent
+
+    from plansight.mcp.results import RESULT_MAX_BYTES, result_content
+
+    def result(*content: object, structured: object = None) -> CallToolResult:
+        return CallToolResult(content=list(content), structured_content=structured)  # type: ignore[arg-type]
+
+    text = TextContent(type="text", text="hello")
+    assert result_content(result(text, TextContent(type="text", text="world"))) == "hello\nworld"
+    # Structured content is added unless the text already says it.
+    assert result_content(result(text, structured={"result": "hello"})) == "hello"
+    assert (
+        result_content(result(TextContent(type="text", text='{"a": 1}'), structured={"a": 1}))
+        == '{"a": 1}'
+    )
+    assert '"b": 2' in str(result_content(result(text, structured={"b": 2})))
+    png = ImageContent(type="image", data="iVBORw==", mime_type="image/png")
+    blocks = result_content(result(text, png))
+    assert blocks == [
+        {"type": "text", "text": "hello"},
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw=="},
+        },
+    ]
+    svg = ImageContent(type="image", data="PHN2Zz4=", mime_type="image/svg+xml")
+    assert "image/svg+xml was left out" in str(result_content(result(svg)))
+    huge = ImageContent(type="image", data="A" * 8_000_000, mime_type="image/png")
+    assert "MB was left out" in str(result_content(result(huge)))
+    cut = str(result_content(result(TextContent(type="text", text="é" * RESULT_MAX_BYTES))))
+    assert "output cut at 100 kB" in cut and len(cut.encode()) < RESULT_MAX_BYTES + 200
+    assert result_content(result()) == "(the tool returned no output)"

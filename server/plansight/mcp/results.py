@@ -1,9 +1,10 @@
 """An MCP tool result (the SDK's `CallToolResult`) as a Messages API tool_result's content.
 
 Text content is joined; images become image blocks (base64, the four media types the API
-takes; any other is named in the text instead); structured content is added as JSON text
-unless the text already says the same (servers are asked to send both); audio, resources and
-links are named in words. The whole is cut at 100 kB of text with a note, as `read_file` is.
+takes, at most 5 MB; any other is named in the text instead); structured content is added as
+JSON text unless the text already says the same (servers are asked to send both); audio,
+resources and links are named in words. The whole is cut at 100 kB of text with a note, as
+`read_file` is.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from plansight.engine.conversation import Block, text_block
 
 RESULT_MAX_BYTES = 100_000
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+IMAGE_MAX_BYTES = 5_000_000  # the Messages API refuses a bigger image (the whole request fails)
 NO_OUTPUT = "(the tool returned no output)"
 
 
@@ -26,6 +28,11 @@ def result_content(result: Any) -> str | list[Block]:
         kind = getattr(item, "type", None)
         if kind == "text":
             texts.append(item.text)
+        elif kind == "image" and len(item.data) * 3 // 4 > IMAGE_MAX_BYTES:
+            texts.append(
+                f"[an image of {len(item.data) * 3 // 4 // 1_000_000} MB was left out: the API "
+                f"takes images of at most {IMAGE_MAX_BYTES // 1_000_000} MB]"
+            )
         elif kind == "image" and item.mime_type in IMAGE_TYPES:
             images.append(
                 {
