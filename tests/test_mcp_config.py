@@ -1,5 +1,6 @@
-"""plansight.mcp.config and .trust: the four sources in order, `${env:...}`, what is warned
-about, and trust remembered until the entry changes (pure: nothing is started)."""
+"""plansight.mcp's pure parts: the four sources in order, `${env:...}`, what is warned about,
+trust remembered until the entry changes, tool names, results as tool_result content, the
+options; and that a session without servers never loads the SDK. Nothing is started here."""
 
 from __future__ import annotations
 
