@@ -440,3 +440,29 @@ async def test_a_streamable_http_server_with_headers(
     finally:
         process.terminate()
         await asyncio.wait_for(process.wait(), 10)
+
+
+async def test_closing_while_a_server_starts_is_quick_and_leaves_no_process(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    import os
+
+    marker = tmp_path / "starts.txt"
+    servers = {"late": fault_server("--marker", str(marker), "--start-delay", "60")}
+    session = await started(mcp_session(hello_workspace, fake_api, servers))
+    await wait_until(lambda: marker.exists() and marker.read_text(), "the server's process began")
+    pid = int(marker.read_text().split()[1])
+    began = time.monotonic()
+    await session.close()
+    assert time.monotonic() - began < 30  # not the server's 60 s start
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # A zombie (exited, not yet reaped by anyone) is gone too.
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] == "Z"
+
+    await wait_until(gone, "the server's process ended")
