@@ -104,6 +104,16 @@ def private_state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
         yield state
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_config_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user's own MCP servers (`$XDG_CONFIG_HOME/plansight/mcp.json`) are never started by
+    a test: every server and session of the suite sees an empty config folder of its own."""
+    config = tmp_path_factory.mktemp("xdg-config")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CONFIG_HOME", str(config))
+        yield config
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked `slow` first, so that parallel workers do not wait for one at the end."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -40,6 +40,8 @@ class Recorder:
     approvals: list[dict[str, Any]] = field(default_factory=list)
     plan_reviews: list[dict[str, Any]] = field(default_factory=list)
     questions: list[dict[str, Any]] = field(default_factory=list)
+    tool_approvals: list[dict[str, Any]] = field(default_factory=list)  # plansight/approveTool
+    server_trusts: list[dict[str, Any]] = field(default_factory=list)  # approveMcpServer
     messages: list[dict[str, Any]] = field(default_factory=list)
     # Every publishDiagnostics, as (uri, diagnostics), so a test sees a publish and its clear.
     diagnostics: list[tuple[str, list[types.Diagnostic]]] = field(default_factory=list)
@@ -64,6 +66,8 @@ class Recorder:
             "approvals",
             "plan_reviews",
             "questions",
+            "tool_approvals",
+            "server_trusts",
             "messages",
             "diagnostics",
         ):
@@ -153,6 +157,8 @@ async def start_editor(
     show_message: MessageAnswer | None = None,
     review_plan: AsyncAnswer | None = None,
     ask_user: AsyncAnswer | None = None,
+    approve_tool: AsyncAnswer | None = None,
+    approve_mcp_server: AsyncAnswer | None = None,
     env: dict[str, str] | None = None,
 ) -> EditorHandle:
     """Start the server the way an editor does and record what it sends.
@@ -160,6 +166,8 @@ async def start_editor(
     `review_plan` / `ask_user`: the editor renders `plansight/reviewPlan` / `askUser` (it says
     so in its capabilities) and answers with them; without them the server falls back to
     `window/showMessageRequest`, answered with `show_message` (or `show_message_answer`).
+    `approve_tool` / `approve_mcp_server`: likewise for `plansight/approveTool` and
+    `plansight/approveMcpServer` (MCP).
     """
     client = LanguageClient(converter_factory=default_converter)
     recorder = Recorder()
@@ -229,6 +237,24 @@ async def start_editor(
             recorder.heard("plansight/askUser", payload)
             return await answered(ask_user, payload)
 
+    if approve_tool is not None:
+
+        @client.feature("plansight/approveTool")
+        async def on_approve_tool(params: Any) -> dict[str, Any]:
+            payload = plain(params)
+            recorder.tool_approvals.append(payload)
+            recorder.heard("plansight/approveTool", payload)
+            return await answered(approve_tool, payload)
+
+    if approve_mcp_server is not None:
+
+        @client.feature("plansight/approveMcpServer")
+        async def on_approve_mcp_server(params: Any) -> dict[str, Any]:
+            payload = plain(params)
+            recorder.server_trusts.append(payload)
+            recorder.heard("plansight/approveMcpServer", payload)
+            return await answered(approve_mcp_server, payload)
+
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def on_show_message_request(
         params: types.ShowMessageRequestParams,
@@ -247,6 +273,10 @@ async def start_editor(
         offered["reviewPlan"] = True
     if ask_user is not None:
         offered["askUser"] = True
+    if approve_tool is not None:
+        offered["approveTool"] = True
+    if approve_mcp_server is not None:
+        offered["approveMcpServer"] = True
     if offered:
         capabilities.experimental = {"plansight": offered}
     options = {"storageDir": str(storage), **(init_options or {})}

@@ -23,6 +23,8 @@ from fakeapi_support import (
 )
 from plansight.fakeapi import model_info, validate_request
 
+PNG = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw=="}}
+
 VALID = [
     body_with([user("hi")]),
     # tool results first, then a reminder text; consecutive user messages are merged
@@ -45,6 +47,15 @@ VALID = [
         cache_control=EPHEMERAL,
     ),
     body_with([user([text("plain")])], system="a string system"),
+    # an image inside a tool result (an MCP tool's), as the real API takes it
+    body_with(
+        [
+            user("look"),
+            assistant([tool_use("toolu_1")]),
+            user([{**tool_result("toolu_1"), "content": [text("a picture"), PNG]}]),
+        ],
+        tools=TOOLS,
+    ),
 ]
 
 
@@ -131,6 +142,26 @@ INVALID: list[tuple[Any, str]] = [
     (body_with([user("x")], system=[{"type": "image"}]), "system.0.type: Input should be 'text'"),
     (body_with([user("x")], system=[text("")]), "system: text content blocks must be non-empty"),
     (body_with([user("x")], system=42), "system: Input should be a valid string"),
+    (
+        body_with(
+            [
+                user("look"),
+                assistant([tool_use("toolu_1")]),
+                user(
+                    [
+                        {
+                            **tool_result("toolu_1"),
+                            "content": [
+                                {**PNG, "source": {**PNG["source"], "media_type": "image/svg"}}
+                            ],
+                        }
+                    ]
+                ),
+            ],
+            tools=TOOLS,
+        ),
+        "messages.2.content.0.content.0.source.base64.media_type: Input should be",
+    ),
     (
         body_with([user([text("x", cache_control={"type": "persistent"})])]),
         "messages.0.content.0.cache_control.type: Input should be 'ephemeral'",

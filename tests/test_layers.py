@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "server" / "plansight"
 # What each part of the package may import of the others (besides itself and `plansight`).
 FRONT_DOORS = {"lsp", "acp"}
 CLIENTS = {"cli"}
-BELOW_THE_FRONT_DOORS = ("engine", "plan", "workspace", "session", "tools", "checkpoints")
+BELOW_THE_FRONT_DOORS = ("engine", "plan", "workspace", "session", "tools", "checkpoints", "mcp")
 
 
 def module_name(path: Path) -> str:

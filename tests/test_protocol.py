@@ -17,6 +17,7 @@ import pytest
 
 from plansight.checkpoints import Checkpoint
 from plansight.engine import events
+from plansight.mcp.servers import ServerStatus
 from plansight.plan import plan
 from plansight.protocol import names as protocol
 from plansight.protocol.names import event_payload
@@ -263,6 +264,32 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
                     },
                     "error": "boom",
                 },
+            },
+        ),
+        (
+            events.McpChanged(
+                (
+                    ServerStatus("time", "client", "ready", ("get_current_time",)),
+                    ServerStatus("evil", "/ws/.mcp.json", "untrusted", (), "not trusted"),
+                )
+            ),
+            {
+                "type": "mcp",
+                "servers": [
+                    {
+                        "name": "time",
+                        "source": "client",
+                        "status": "ready",
+                        "tools": ["get_current_time"],
+                    },
+                    {
+                        "name": "evil",
+                        "source": "/ws/.mcp.json",
+                        "status": "untrusted",
+                        "tools": [],
+                        "error": "not trusted",
+                    },
+                ],
             },
         ),
     ]

@@ -1,4 +1,4 @@
-"""`plansight lsp | run | demo | checkpoints | undo | restore | eval`: the command line.
+"""`plansight lsp | run | demo | checkpoints | undo | restore | mcp | eval`: the command line.
 
 `plansight` with no command prints the whole help on stderr and exits 2: it is a command
 line that asks for nothing, a usage error like any other (`plansight bogus`, a missing
@@ -190,6 +190,25 @@ def build_parser() -> argparse.ArgumentParser:
             help="only this file or folder (relative to the workspace; repeat for more)",
         )
 
+    mcp = commands.add_parser(
+        "mcp",
+        help="list the workspace's MCP servers: status, tools and errors",
+        description=(
+            "Start the workspace's MCP servers as a session would (asking here before a server "
+            "named in a workspace file runs) and list each one's status, source, tools and "
+            "error. Servers come from ~/.config/plansight/mcp.json, .mcp.json and "
+            ".vscode/mcp.json."
+        ),
+    )
+    mcp.add_argument("--workspace", default=".", metavar="DIR", help="the project (default: .)")
+    mcp.add_argument(
+        "--wait",
+        type=float,
+        default=35.0,
+        metavar="SECONDS",
+        help="how long to wait for servers still starting (default: 35)",
+    )
+
     from plansight.eval.cli import add_eval_command
 
     add_eval_command(commands)
@@ -235,6 +254,10 @@ def main(argv: list[str] | None = None) -> int:
             conversation=args.conversation,
             force=args.force,
         )
+    if args.command == "mcp":
+        from plansight.cli.mcp import mcp_cli
+
+        return mcp_cli(args.workspace, args.wait)
     if args.command == "eval":
         from plansight.eval.cli import eval_cli
 

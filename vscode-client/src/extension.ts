@@ -25,6 +25,9 @@ import { PlansightServer } from './server/client';
 import { onDidChangePython } from './server/python';
 import { SessionStore } from './session';
 import { registerStatusBar } from './status/statusBar';
+import { McpUi } from './mcp/mcp';
+import { mcpToolCard, renderMcpToolCard } from './mcp/mcpModel';
+import type { McpServerStatus } from './protocol';
 
 let server: PlansightServer | undefined;
 
@@ -36,6 +39,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerCoreCards(renderer);
   renderer.registerCard(planReviewCard, renderPlanReviewCard);
   renderer.registerCard(questionCard, renderQuestionCard);
+  renderer.registerCard(mcpToolCard, renderMcpToolCard);
   const conversation = new ConversationView(context.extensionUri, model, renderer, output);
   registerConversationView(context, conversation);
   const surface = { model, visible: () => conversation.visible, onDidChangeVisibility: conversation.onDidChangeVisibility };
@@ -45,7 +49,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const approvals = new CommandApprovals(output, store, surface);
   const planReviews = new PlanReviews(output, store, surface);
   const questions = new Questions(output, store, surface);
-  context.subscriptions.push(output, server, reviews, approvals, planReviews, questions);
+  const mcp = new McpUi(output, server, surface);
+  context.subscriptions.push(output, server, reviews, approvals, planReviews, questions, mcp);
+  mcp.registerCommands(context);
   reviews.registerCommands(context);
   approvals.registerCommands(context);
   planReviews.registerCommands(context);
@@ -83,6 +89,7 @@ export function activate(context: vscode.ExtensionContext): void {
     conversation.registerCardActions(apiKeyCard, (card, action) => runs.apiKeyCardAction(card, action)),
     conversation.registerCardActions(planReviewCard, (card, action, fields) => planReviews.cardAction(card, action, fields)),
     conversation.registerCardActions(questionCard, (card, action) => questions.cardAction(card, action)),
+    conversation.registerCardActions(mcpToolCard, (card, action, fields) => mcp.cardAction(card, action, fields)),
   );
 
   server.setHandlers({
@@ -90,7 +97,13 @@ export function activate(context: vscode.ExtensionContext): void {
     approveCommand: (params, token) => approvals.request(params, token),
     reviewPlan: (params, token) => planReviews.request(params, token),
     askUser: (params, token) => questions.request(params, token),
+    approveTool: (params, token) => mcp.approveTool(params, token),
+    approveMcpServer: (params, token) => mcp.trust(params, token),
     event: (event) => {
+      if (event.type === 'mcp') {
+        mcp.update((event as { servers: McpServerStatus[] }).servers ?? []);
+        return;
+      }
       model.apply(event);
       changes.onEvent(event);
       const edit = editFromEvent(event);
@@ -104,6 +117,7 @@ export function activate(context: vscode.ExtensionContext): void {
         approvals.cancelAll('The run ended before the command was approved.');
         planReviews.cancelAll();
         questions.cancelAll();
+        mcp.cancelAll('The run ended before the tool call was approved.');
       }
     },
     history: ({ runs: past }) => {
@@ -155,6 +169,8 @@ export function activate(context: vscode.ExtensionContext): void {
         approvals.cancelAll('The Plansight server stopped.');
         planReviews.cancelAll();
         questions.cancelAll();
+        mcp.cancelAll('The Plansight server stopped.');
+        mcp.update([]);
         model.serverStopped();
       }
       updateComposer();
@@ -180,7 +196,10 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   }).then((disposable) => disposable && context.subscriptions.push(disposable));
   void vscode.commands.executeCommand('setContext', runningContextKey, false);
-  void server.start().then(() => demo?.resumePending());
+  void server.start().then(() => {
+    void mcp.refresh();
+    return demo?.resumePending();
+  });
 }
 
 export async function deactivate(): Promise<void> {

@@ -22,6 +22,9 @@ export const Methods = {
   approveCommand: 'plansight/approveCommand',
   reviewPlan: 'plansight/reviewPlan',
   askUser: 'plansight/askUser',
+  mcp: 'plansight/mcp',
+  approveMcpServer: 'plansight/approveMcpServer',
+  approveTool: 'plansight/approveTool',
 } as const;
 
 /** JSON-RPC error codes the client reacts to. */
@@ -33,7 +36,14 @@ export const ErrorCodes = {
 } as const;
 
 /** What the client announces in `initialize` (capabilities.experimental.plansight). */
-export const clientCapability = { reviewEdit: true, approveCommand: true, reviewPlan: true, askUser: true } as const;
+export const clientCapability = {
+  reviewEdit: true,
+  approveCommand: true,
+  reviewPlan: true,
+  askUser: true,
+  approveMcpServer: true,
+  approveTool: true,
+} as const;
 
 export type TodoStatus = 'pending' | 'in_progress' | 'completed' | 'cancelled' | 'failed';
 export const todoStatuses: readonly TodoStatus[] = [
@@ -237,6 +247,48 @@ export interface CheckpointEvent {
   checkpoint: Checkpoint;
 }
 
+/** An MCP server's state (`plansight/mcp`, the `mcp` event; version 3). */
+export type McpStatus = 'starting' | 'ready' | 'error' | 'disabled' | 'untrusted';
+export interface McpServerStatus {
+  name: string;
+  /** The file that names it, or `client` (the option `mcpServers`). */
+  source: string;
+  status: McpStatus;
+  tools: string[];
+  error?: string;
+}
+export interface McpResult {
+  servers: McpServerStatus[];
+}
+export interface McpEvent {
+  type: 'mcp';
+  servers: McpServerStatus[];
+}
+
+/** `plansight/approveTool`: one call of an MCP server's tool (its own name, not the prefixed one). */
+export interface ApproveToolParams {
+  server: string;
+  tool: string;
+  input: Record<string, unknown>;
+}
+export interface ApproveToolResult {
+  approved: boolean;
+  feedback?: string;
+  /** No more asking for this tool in this workspace. */
+  always?: boolean;
+}
+/** `plansight/approveMcpServer`: a server a workspace file names, before it is ever started. */
+export interface ApproveMcpServerParams {
+  name: string;
+  source: string;
+  command?: string;
+  args?: string[];
+  url?: string;
+}
+export interface ApproveMcpServerResult {
+  approved: boolean;
+}
+
 export type KnownEvent =
   | RunStartedEvent
   | TextDeltaEvent
@@ -248,7 +300,8 @@ export type KnownEvent =
   | ThinkingDeltaEvent
   | CompactedEvent
   | CheckpointEvent
-  | EditReviewedEvent;
+  | EditReviewedEvent
+  | McpEvent;
 
 /** What arrives in `plansight/event`: a known event, or one of a type this client ignores. */
 export type PlansightEvent = KnownEvent | { type: string; [key: string]: unknown };

@@ -2,7 +2,8 @@
 
 It speaks exactly the protocol an editor speaks (PROTOCOL.md): it spawns the language server
 on stdio, initializes it with the `reviewEdit` / `approveCommand` / `reviewPlan` / `askUser`
-capabilities, sends `plansight/run` and answers the server's requests. Everything shown to the
+capabilities (and MCP's `approveTool` / `approveMcpServer`), sends `plansight/run` and answers
+the server's requests. Everything shown to the
 user goes through a `Frontend`, so tests can drive this part without a terminal.
 
 A plan review (`plansight/reviewPlan`) is answered `a` (approve), `c` (cancel), `e` (edit: the
@@ -40,6 +41,8 @@ from plansight import __version__
 from plansight.plan.text import PLAN_TEXT_HELP, PlanTextError, parse_plan_text, plan_text
 from plansight.protocol.names import (
     APPROVE_COMMAND,
+    APPROVE_MCP_SERVER,
+    APPROVE_TOOL,
     ASK_USER,
     EVENT,
     REQUEST_CANCELLED,
@@ -54,9 +57,14 @@ from plansight.protocol.names import (
 log = logging.getLogger(__name__)
 
 ACCEPT_WORDS = frozenset({"a", "accept", "y", "yes"})
-REJECT_WORDS = frozenset({"r", "reject", "n", "no"})
+REJECT_WORDS = frozenset({"r", "reject", "n", "no", "d", "deny"})
 EDIT_QUESTION = "Apply this edit? [a]ccept, [r]eject, or type a reason to reject:"
 COMMAND_QUESTION = "Run this command? [a]ccept, [r]eject, or type a reason to reject:"
+TOOL_QUESTION = (
+    "Allow this MCP tool call? [a]llow, [always] allow this tool, [d]eny, or type a reason to deny:"
+)
+TRUST_QUESTION = "Start this MCP server? [a]llow or [d]eny:"
+ALWAYS_WORDS = frozenset({"always"})
 PLAN_QUESTION = "Approve this plan? [a]pprove, [e]dit, type feedback to revise, or [c]ancel:"
 APPROVE_WORDS = ACCEPT_WORDS | {"approve"}
 EDIT_WORDS = frozenset({"e", "edit"})
@@ -294,6 +302,8 @@ class PlansightClient:
         feature(EVENT)(sync(self._on_event))
         feature(REVIEW_EDIT)(asynchronous(self._on_review_edit))
         feature(APPROVE_COMMAND)(asynchronous(self._on_approve_command))
+        feature(APPROVE_TOOL)(asynchronous(self._on_approve_tool))
+        feature(APPROVE_MCP_SERVER)(asynchronous(self._on_approve_mcp_server))
         feature(REVIEW_PLAN)(asynchronous(self._on_review_plan))
         feature(ASK_USER)(asynchronous(self._on_ask_user))
         feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)(sync(self._ignore))
@@ -328,6 +338,31 @@ class PlansightClient:
         if self.options.approve_commands:
             return command_result(Decision(True))
         return command_result(await self._decision(COMMAND_QUESTION))
+
+    async def _on_approve_tool(self, params: Any) -> dict[str, Any]:
+        from plansight.cli.render import mcp_call_text
+
+        request = as_dict(params)
+        self.frontend.warn(mcp_call_text(request))
+        if self.options.approve_commands:
+            return {"approved": True}
+        while True:
+            answer = await self.ask(TOOL_QUESTION)
+            if isinstance(answer, str) and answer.strip().lower() in ALWAYS_WORDS:
+                return {"approved": True, "always": True}
+            decision = decide(answer)
+            if decision is not None:
+                return command_result(decision)
+
+    async def _on_approve_mcp_server(self, params: Any) -> dict[str, Any]:
+        """Trust in a workspace's MCP server: only a typed yes starts it (never `--yes`)."""
+        from plansight.cli.render import mcp_trust_text
+
+        self.frontend.warn(mcp_trust_text(as_dict(params)))
+        while True:
+            decision = decide(await self.ask(TRUST_QUESTION))
+            if decision is not None:
+                return {"approved": decision.approved}
 
     async def _on_review_plan(self, params: Any) -> dict[str, Any]:
         review = as_dict(params)
@@ -487,6 +522,8 @@ class PlansightClient:
                         "approveCommand": True,
                         "reviewPlan": True,
                         "askUser": True,
+                        "approveTool": True,
+                        "approveMcpServer": True,
                     }
                 },
             ),

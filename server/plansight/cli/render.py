@@ -14,7 +14,9 @@ fallback here, by the server's own rule (`plansight.protocol.names`).
 from __future__ import annotations
 
 import difflib
+import json
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -157,7 +159,13 @@ def running_text(name: str, summary: str) -> str:
 def tool_call_line(name: str, summary: str) -> Text:
     """One line per tool call: `⚙ read_file hello.py`, `⚙ bash $ make test`."""
     text = Text("⚙ ", style="cyan")
-    text.append(name, style="bold cyan")
+    mcp = mcp_tool_parts(name)
+    if mcp is not None:
+        # An MCP server's tool: its own name, and which server it belongs to.
+        text.append(mcp[1], style="bold cyan")
+        text.append(f" (MCP {mcp[0]})", style="dim")
+    else:
+        text.append(name, style="bold cyan")
     if summary:
         text.append(" " + summary, style="cyan")
     return text
@@ -319,3 +327,71 @@ def result_text(result: Mapping[str, Any], *, include_text: bool) -> Text:
     if include_text and body and not (error and error in body):
         line.append("\n" + body)
     return line
+
+
+# MCP ----------------------------------------------------------------------------------------
+
+MCP_PREFIX = "mcp__"
+
+
+def mcp_call_text(request: Mapping[str, Any]) -> str:
+    """A `plansight/approveTool` request in words: the server, the tool and its input."""
+    tool_input = request.get("input")
+    shown = json.dumps(tool_input, ensure_ascii=False) if tool_input else "no input"
+    return (
+        f"MCP tool {request.get('tool', '?')} of the server {request.get('server', '?')} "
+        f"wants to run with {shorten(shown, 300)}"
+    )
+
+
+def mcp_trust_text(request: Mapping[str, Any]) -> str:
+    """A `plansight/approveMcpServer` request in words: the file and what would run."""
+    command = request.get("command")
+    if isinstance(command, str):
+        args = request.get("args")
+        words = [command, *(str(a) for a in args)] if isinstance(args, list) else [command]
+        what = f"runs the command: {shlex.join(words)}"
+    else:
+        what = f"connects to {request.get('url', '?')}"
+    return (
+        f"{request.get('source', 'A workspace file')} names the MCP server "
+        f"{request.get('name', '?')}, which {what}\nOnly allow it if you trust this workspace."
+    )
+
+
+def mcp_server_lines(servers: Iterable[Mapping[str, Any]]) -> list[Text]:
+    """`plansight/mcp`'s servers, one block each: name, status, source, tools, error."""
+    styles = {"ready": "green", "starting": "cyan", "error": "bold red", "untrusted": "yellow"}
+    lines: list[Text] = []
+    for server in servers:
+        status = str(server.get("status", "?"))
+        line = Text.assemble(
+            (str(server.get("name", "?")), "bold"),
+            "  ",
+            (status, styles.get(status, "dim")),
+            (f"  {server.get('source', '')}", "dim"),
+        )
+        lines.append(line)
+        tools = [str(t) for t in server.get("tools", [])]
+        if tools:
+            lines.append(Text(f"  {len(tools)} tools: " + shorten(", ".join(tools), 300)))
+        error = server.get("error")
+        if isinstance(error, str) and error:
+            lines.append(Text(f"  {error}", style="red" if status == "error" else "dim"))
+    if not lines:
+        lines.append(
+            Text(
+                "No MCP servers configured: add them to ~/.config/plansight/mcp.json, the "
+                "workspace's .mcp.json or .vscode/mcp.json.",
+                style="dim",
+            )
+        )
+    return lines
+
+
+def mcp_tool_parts(name: str) -> tuple[str, str] | None:
+    """(server, tool) of an MCP tool's prefixed name (`mcp__server__tool`), else None."""
+    if not name.startswith(MCP_PREFIX):
+        return None
+    server, sep, tool = name[len(MCP_PREFIX) :].partition("__")
+    return (server, tool) if sep and server and tool else None

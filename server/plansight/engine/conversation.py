@@ -12,7 +12,8 @@ def text_block(text: str) -> Block:
     return {"type": "text", "text": text}
 
 
-def tool_result_block(tool_use_id: str, content: str, is_error: bool) -> Block:
+def tool_result_block(tool_use_id: str, content: str | list[Block], is_error: bool) -> Block:
+    """`content`: text, or content blocks (text and images, an MCP tool's result)."""
     block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
         block["is_error"] = True

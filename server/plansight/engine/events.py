@@ -225,6 +225,15 @@ class ConversationChanged:
     type: str = "conversationChanged"
 
 
+@dataclass(frozen=True)
+class McpChanged:
+    """The MCP servers' status changed (protocol v3): each a `plansight.mcp.servers.ServerStatus`
+    (typed loosely here: the engine knows nothing of MCP but that it is told)."""
+
+    servers: tuple[Any, ...]
+    type: str = "mcp"
+
+
 Event = (
     RunStarted
     | TextDelta
@@ -243,6 +252,7 @@ Event = (
     | ScratchpadChanged
     | CheckpointTaken
     | ConversationChanged
+    | McpChanged
 )
 
 EventListener = Callable[[Event], None]

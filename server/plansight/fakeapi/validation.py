@@ -344,6 +344,8 @@ def _check_block(block: object, path: str, role: str, counter: _CacheControlCoun
                     )
                 if sub["type"] == "text":
                     _check_text(sub, sub_path)
+                elif sub["type"] == "image":
+                    _check_image(sub, sub_path)
                 counter.visit(sub, sub_path)
         elif inner is not None and not isinstance(inner, str):
             raise _Invalid(f"{path}.content: Input should be a valid string or list")
@@ -359,9 +361,38 @@ def _check_block(block: object, path: str, role: str, counter: _CacheControlCoun
             raise _Invalid(f"{path}.data: Field required")
         if not valid_redacted_data(block["data"]):
             raise _Invalid(f"{path}: Invalid `data` in `redacted_thinking` block")
-    elif kind in ("image", "document") and not isinstance(block.get("source"), dict):
+    elif kind == "image":
+        _check_image(block, path)
+    elif kind == "document" and not isinstance(block.get("source"), dict):
         raise _Invalid(f"{path}.source: Field required")
     counter.visit(block, path)
+
+
+_IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+
+
+def _check_image(block: dict[str, Any], path: str) -> None:
+    """An image block, at the top of a message or inside a tool_result, as the API checks it."""
+    source = block.get("source")
+    if not isinstance(source, dict):
+        raise _Invalid(f"{path}.source: Field required")
+    kind = source.get("type")
+    if kind == "base64":
+        if source.get("media_type") not in _IMAGE_MEDIA_TYPES:
+            raise _Invalid(
+                f"{path}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', "
+                "'image/gif' or 'image/webp'"
+            )
+        if not isinstance(source.get("data"), str):
+            raise _Invalid(f"{path}.source.base64.data: Field required")
+    elif kind == "url":
+        if not isinstance(source.get("url"), str):
+            raise _Invalid(f"{path}.source.url.url: Field required")
+    elif kind != "file":
+        raise _Invalid(
+            f"{path}.source: Input tag '{kind}' found using 'type' does not match any of the "
+            "expected tags: 'base64', 'file', 'url'"
+        )
 
 
 def _check_text(block: dict[str, Any], path: str) -> None:

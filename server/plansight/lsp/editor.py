@@ -1,5 +1,5 @@
 """The engine's hooks, answered by the editor: edit review, command approval, plan review,
-questions, open documents.
+questions, open documents, MCP tool approval and trust in a workspace's MCP servers.
 
 A review, approval or question is a request to the client that the run awaits. When the run is
 cancelled the request is withdrawn: the client gets `$/cancelRequest` with its id (so it can
@@ -10,13 +10,16 @@ with `Approve` and `Cancel`, a question with its options as the actions (a multi
 question as a single choice; one without options cannot be asked so and counts as
 dismissed). No answer, an error answer or one the protocol does not know is a cancel (plan) or a
 dismissal (question); an error answer to an edit review or a command approval is a rejection
-the model reads (nothing is written or run).
+the model reads (nothing is written or run). An MCP tool call (`plansight/approveTool`) and a
+workspace's MCP server (`plansight/approveMcpServer`) fall back to `Allow` / `Deny`; anything
+but `Allow` is a denial.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import shlex
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,16 +36,22 @@ from plansight.engine.hooks import (
     PlanDecision,
     PlanProposal,
     Question,
+    ServerTrust,
+    ToolApproval,
+    ToolDecision,
     UserAnswer,
 )
 from plansight.protocol.names import (
     APPROVE_COMMAND,
+    APPROVE_MCP_SERVER,
+    APPROVE_TOOL,
     ASK_USER,
     CANCEL_REQUEST,
     REVIEW_EDIT,
     REVIEW_PLAN,
     client_offers,
     field_of,
+    plain_input_summary,
     to_plain,
 )
 from plansight.protocol.options import InitOptions
@@ -56,6 +65,8 @@ ACCEPT = "Accept"
 REJECT = "Reject"
 APPROVE = "Approve"
 CANCEL = "Cancel"
+ALLOW = "Allow"
+DENY = "Deny"
 
 
 def path_uri(path: Path) -> str:
@@ -172,6 +183,63 @@ class EditorBridge:
             approved=field_of(result, "approved") is True,
             feedback=feedback if isinstance(feedback, str) and feedback else None,
         )
+
+    # ApproveToolHook -------------------------------------------------------------------
+    async def approve_tool(self, request: ToolApproval) -> ToolDecision:
+        if self.options.auto_approve_mcp:
+            return ToolDecision(approved=True)
+        if not self.client_offers("approveTool"):
+            title = await self._show_message_request(
+                f"Plansight wants to call the tool {request.tool} of the MCP server "
+                f"{request.server} with {plain_input_summary(request.input) or 'no input'}",
+                [ALLOW, DENY],
+            )
+            return ToolDecision(
+                approved=title == ALLOW,
+                feedback=None if title in (ALLOW, DENY) else "The user did not answer.",
+            )
+        params = {"server": request.server, "tool": request.tool, "input": request.input}
+        try:
+            result = await self.request(APPROVE_TOOL, params)
+        except JsonRpcException as err:
+            log.warning("the client answered %s with an error (%s): denied", APPROVE_TOOL, err)
+            return ToolDecision(approved=False, feedback=_error_feedback("approval", err))
+        approved = field_of(result, "approved") is True
+        feedback = field_of(result, "feedback")
+        return ToolDecision(
+            approved=approved,
+            feedback=feedback if isinstance(feedback, str) and feedback else None,
+            always=approved and field_of(result, "always") is True,
+        )
+
+    # TrustHook -------------------------------------------------------------------------
+    async def trust_server(self, request: ServerTrust) -> bool:
+        if not self.client_offers("approveMcpServer"):
+            runs = (
+                f"runs `{shlex.join([request.command, *request.args])}`"
+                if request.command is not None
+                else f"connects to {request.url}"
+            )
+            title = await self._show_message_request(
+                f"{request.source} names the MCP server {request.name}, which {runs}. "
+                "Start it? Only allow what you trust.",
+                [ALLOW, DENY],
+            )
+            return title == ALLOW
+        params: dict[str, Any] = {"name": request.name, "source": request.source}
+        if request.command is not None:
+            params["command"] = request.command
+            params["args"] = list(request.args)
+        if request.url is not None:
+            params["url"] = request.url
+        try:
+            result = await self.request(APPROVE_MCP_SERVER, params)
+        except JsonRpcException as err:
+            log.warning(
+                "the client answered %s with an error (%s): denied", APPROVE_MCP_SERVER, err
+            )
+            return False
+        return field_of(result, "approved") is True
 
     # PlanReviewHook --------------------------------------------------------------------
     async def review_plan(self, proposal: PlanProposal) -> PlanDecision:

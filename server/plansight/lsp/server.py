@@ -47,6 +47,7 @@ from plansight.protocol.names import (
     HISTORY,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    MCP,
     REQUEST_FAILED,
     RESET,
     RESTORE,
@@ -133,6 +134,9 @@ class PlansightServer(LanguageServer):
             ask=bridge.ask,
             documents=bridge,
             store=settings.store_for(root),
+            approve_tool=bridge.approve_tool,
+            trust_server=bridge.trust_server,
+            mcp_servers=options.mcp_servers,
         )
         self.session = session
         for feature in (forwarding, progress, diagnostics):
@@ -255,6 +259,10 @@ def create_server() -> PlansightServer:
     def history(ls: PlansightServer, params: Any) -> dict[str, Any]:
         asked = ls.params.read(params, HistoryParams)
         return ls.require_session().history(asked.limit).to_wire()
+
+    @server.feature(MCP)
+    def mcp(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        return ls.require_session().mcp.to_wire()
 
     @server.feature(CHECKPOINTS)
     async def checkpoints(ls: PlansightServer, params: Any) -> dict[str, Any]:

@@ -32,6 +32,7 @@ COMPACT = "plansight/compact"
 CHECKPOINTS = "plansight/checkpoints"
 RESTORE = "plansight/restore"
 HISTORY = "plansight/history"
+MCP = "plansight/mcp"
 # Extensions of this server (optional for clients): what a client's Changes view needs.
 CHANGES = "plansight/changes"
 CHECKPOINT_FILE = "plansight/checkpointFile"
@@ -44,6 +45,8 @@ REVIEW_EDIT = "plansight/reviewEdit"
 APPROVE_COMMAND = "plansight/approveCommand"
 REVIEW_PLAN = "plansight/reviewPlan"
 ASK_USER = "plansight/askUser"
+APPROVE_MCP_SERVER = "plansight/approveMcpServer"
+APPROVE_TOOL = "plansight/approveTool"
 
 Direction = Literal["client→server", "server→client"]
 Kind = Literal["request", "notification"]
@@ -85,6 +88,15 @@ METHODS: tuple[MethodSpec, ...] = (
         True,
     ),
     MethodSpec(HISTORY, "client→server", "request", "{ limit? }", "{ runs }", 2, True),
+    MethodSpec(
+        MCP,
+        "client→server",
+        "request",
+        "{}",
+        "{ servers: [{ name, source, status, tools, error? }] }",
+        3,
+        True,
+    ),
     MethodSpec(
         CHANGES,
         "client→server",
@@ -142,6 +154,24 @@ METHODS: tuple[MethodSpec, ...] = (
         2,
         True,
     ),
+    MethodSpec(
+        APPROVE_MCP_SERVER,
+        "server→client",
+        "request",
+        "{ name, source, command?, args?, url? }",
+        "{ approved }",
+        3,
+        True,
+    ),
+    MethodSpec(
+        APPROVE_TOOL,
+        "server→client",
+        "request",
+        "{ server, tool, input }",
+        "{ approved, feedback?, always? }",
+        3,
+        True,
+    ),
 )
 
 CANCEL_REQUEST = "$/cancelRequest"  # LSP's own; the server sends it for requests a cancel withdrew
@@ -181,6 +211,7 @@ PLAN_SOURCES = ("model", "user", "restore")
 RUN_MODES = ("act", "plan")
 PLAN_DECISIONS = ("approve", "revise", "cancel")
 COMPACTION_STRATEGIES = ("clearToolResults", "summary")
+MCP_STATUSES = ("starting", "ready", "error", "disabled", "untrusted")
 MAX_TODO_ITEMS = 20
 
 # Events (`plansight/event` types) -----------------------------------------------------------
@@ -208,13 +239,22 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("toolInputDelta", "id, name, partialJson", 0, True),
     EventSpec("editReviewed", "id, path, description, outcome, todoId?, feedback?", 0, True),
     EventSpec("planDraft", "items", 0, True),
+    EventSpec("mcp", "servers", 3, True),
 )
 EVENT_TYPES = frozenset(spec.type for spec in EVENTS)
 
 # Capabilities -------------------------------------------------------------------------------
 
 # What a client may set true in `capabilities.experimental.plansight`.
-CLIENT_CAPABILITIES = ("reviewEdit", "approveCommand", "reviewPlan", "askUser", "toolInputDelta")
+CLIENT_CAPABILITIES = (
+    "reviewEdit",
+    "approveCommand",
+    "reviewPlan",
+    "askUser",
+    "toolInputDelta",
+    "approveMcpServer",
+    "approveTool",
+)
 
 
 def server_capability() -> dict[str, Any]:

@@ -33,6 +33,9 @@ class InitOptions:
     thinking: Thinking | None = None  # None: no extended thinking
     checkpoints: bool = True
     planning: bool = True  # an extension: False for no plan tools, reminders or done gate
+    # MCP servers in `.mcp.json`'s per-server shape (checked by plansight.mcp.config), trusted.
+    mcp_servers: dict[str, Any] | None = None
+    auto_approve_mcp: bool = False  # every MCP tool call runs without asking
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
@@ -61,6 +64,8 @@ class InitOptions:
             thinking=Thinking(budget) if thinking is not None else None,
             checkpoints=top.flag("checkpoints", True),
             planning=top.flag("planning", True),
+            mcp_servers=top.object("mcpServers"),
+            auto_approve_mcp=auto.flag("mcp", False),
             problems=tuple(problems),
         )
 

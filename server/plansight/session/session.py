@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,26 +26,34 @@ from plansight.engine.conversation import Conversation
 from plansight.engine.events import (
     EventBus,
     FilesChanged,
+    McpChanged,
     PlanChanged,
+    RunFinished,
     RunResult,
+    RunStarted,
     ScratchpadChanged,
 )
 from plansight.engine.hooks import (
     ApproveHook,
+    ApproveToolHook,
     AskHook,
     DocumentSource,
     PlanReviewHook,
     ReviewHook,
+    TrustHook,
     accept_all_edits,
     approve_all_plans,
     dismiss_all_questions,
+    distrust_all_servers,
     refuse_all_commands,
+    refuse_all_tools,
     reporting_reviews,
 )
 from plansight.engine.loop import AgentLoop, Notices
 from plansight.engine.model import ModelClient, SdkLoader
 from plansight.engine.planmode import RunMode, RunState
 from plansight.engine.prompt import system_prompt
+from plansight.mcp.feature import McpFeature
 from plansight.plan.plan import Plan, TodoState
 from plansight.plan.scratchpad import Scratchpad
 from plansight.session.history import RecentRuns
@@ -89,7 +98,13 @@ class Session:
         ask: AskHook = dismiss_all_questions,
         documents: DocumentSource | None = None,
         store: SessionStore | None = None,
+        approve_tool: ApproveToolHook = refuse_all_tools,
+        trust_server: TrustHook = distrust_all_servers,
+        mcp_servers: Mapping[str, Any] | None = None,
     ) -> None:
+        """`mcp_servers`: MCP servers the front door gives (`.mcp.json`'s per-server shape),
+        trusted; `approve_tool` asks before each MCP tool call, `trust_server` before a server
+        named in a workspace file starts (plansight.mcp)."""
         self.root = root.resolve()
         self.settings = settings
         self.events = EventBus()
@@ -140,6 +155,14 @@ class Session:
         )
         self.command_echoes = CommandEchoes(self.echoes, self.checkpoints.recorder)
         self.ctx.changes = self.command_echoes
+        self.mcp = McpFeature(
+            self.root,
+            store.directory if store is not None else None,
+            client_servers=mcp_servers,
+            approve_tool=approve_tool,
+            trust_server=trust_server,
+        )
+        self.mcp.subscribe(lambda servers: self.events.emit(McpChanged(tuple(servers))))
         self.persistence = (
             SessionPersistence.attach(
                 store,
@@ -171,6 +194,7 @@ class Session:
             # The agent's commands' changes are found from now on, to be told apart.
             self.command_echoes.watched = True
             self.checkpoints.watched()
+        self.mcp.start()  # servers start in the background; workspace ones once trusted
         # Once the watcher's first step has imported watchfiles: imports that run side by side
         # slow each other down, and that one is on the event loop.
         asyncio.get_running_loop().call_soon(self._start_in_background)
@@ -213,6 +237,7 @@ class Session:
             if new_session:
                 self._clear()
             self.ctx.run = run_state
+            await self._fix_run_tools(prompt, run_state)
             loop = AgentLoop(
                 model=self.model,
                 tools=self.tools,
@@ -231,6 +256,21 @@ class Session:
                 return await loop.run(prompt)
             finally:
                 self.checkpoints.run_ended()
+
+    async def _fix_run_tools(self, prompt: str, run: RunState) -> None:
+        """The MCP tools of this run, fixed for all of it so that the cached prefix holds (a
+        server still starting is waited for, at most its startupTimeout). A cancel meanwhile
+        ends the run as the loop would: started, then finished cancelled."""
+
+        async def window() -> int:
+            return await self.compactor.window(self.model)
+
+        try:
+            self.tools.set_run_tools(await self.mcp.tools_for_run(window))
+        except asyncio.CancelledError:
+            self.events.emit(RunStarted(prompt, run.mode, run.focus.id if run.focus else None))
+            self.events.emit(RunFinished(RunResult("cancelled", "The run was cancelled.", 0)))
+            raise
 
     async def compact(self) -> CompactionResult:
         """Compact on request (between runs): old tool results cleared, then a summary.
@@ -272,6 +312,7 @@ class Session:
             self.persistence.flush()
         await self.command_echoes.settled()  # a stopped command's end scan
         await self.checkpoints.close()
+        await self.mcp.close()
         await self.model.close()
         if self.watcher is not None:
             await self.watcher.stop()

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from plansight.engine.conversation import Block
 from plansight.protocol.names import INPUT_SUMMARY_CHARS, one_line, plain_input_summary
 from plansight.tools.context import ToolContext
 from plansight.tools.errors import ToolError
@@ -20,7 +21,9 @@ OUTPUT_MAX_BYTES = 30_000
 # The most a result's one-line summary (what clients show of it) holds.
 SUMMARY_CHARS = 200
 
-Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[str]]
+# A handler answers its result's text, or a whole outcome: content blocks (an MCP tool's
+# images), or an error result it words itself.
+Handler = Callable[[ToolContext, dict[str, Any]], Awaitable["str | ToolOutcome"]]
 # The line clients show for a successful result, from its content (default: the first line).
 Summarizer = Callable[[str], str]
 # The line clients show for a call, from its input as the model sent it (not yet checked), e.g.
@@ -66,8 +69,15 @@ class Tool:
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    content: str
+    content: str | list[Block]  # a tool_result's content: text, or blocks (text and images)
     is_error: bool
+
+    @property
+    def text(self) -> str:
+        """The content's text (its text blocks joined, for content blocks)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(b["text"] for b in self.content if b.get("type") == "text")
 
 
 def first_line(content: str) -> str:
@@ -93,12 +103,25 @@ class PreviewStream:
 
 
 class ToolRegistry:
+    """The session's own tools, plus the tools of the current run (`set_run_tools`: the MCP
+    servers' tools, fixed as each run starts so that the cached prompt prefix holds)."""
+
     def __init__(self, tools: Iterable[Tool]) -> None:
-        self._tools: dict[str, Tool] = {}
+        self._base: dict[str, Tool] = {}
         for tool in tools:
-            if tool.name in self._tools:
+            if tool.name in self._base:
                 raise ValueError(f"duplicate tool {tool.name!r}")
-            self._tools[tool.name] = tool
+            self._base[tool.name] = tool
+        self._tools = dict(self._base)
+
+    def set_run_tools(self, tools: Iterable[Tool]) -> None:
+        """The tools offered beside the session's own from now on (replacing the last run's)."""
+        merged = dict(self._base)
+        for tool in tools:
+            if tool.name in merged:
+                raise ValueError(f"duplicate tool {tool.name!r}")
+            merged[tool.name] = tool
+        self._tools = merged
 
     def definitions(self) -> list[dict[str, Any]]:
         return [tool.definition() for tool in self._tools.values()]
@@ -118,10 +141,10 @@ class ToolRegistry:
     def summary(self, name: str, outcome: ToolOutcome) -> str:
         """One line for clients: the tool's own summary of a success, else the first line."""
         tool = self._tools.get(name)
-        line = first_line(outcome.content)
+        line = first_line(outcome.text)
         if tool is not None and tool.summarize is not None and not outcome.is_error:
             try:
-                line = tool.summarize(outcome.content)
+                line = tool.summarize(outcome.text)
             except Exception:
                 # A summary is a courtesy: its bug must not cost the run.
                 log.exception("summary of %s failed", name)
@@ -151,7 +174,7 @@ class ToolRegistry:
         if refusal is not None:
             return ToolOutcome(refusal, True)
         try:
-            return ToolOutcome(await tool.handler(ctx, tool_input), False)
+            result = await tool.handler(ctx, tool_input)
         except ToolError as err:
             return ToolOutcome(str(err), True)
         except Exception:
@@ -160,6 +183,7 @@ class ToolRegistry:
             return ToolOutcome(
                 f"{name} failed with an internal error (logged for the developers).", True
             )
+        return result if isinstance(result, ToolOutcome) else ToolOutcome(result, False)
 
 
 def text_of(tool_input: dict[str, Any], key: str) -> str:

@@ -9,6 +9,7 @@
  * the actions the card type registered there.
  */
 import { escapeHtml, oneLine, truncate } from '../text';
+import { mcpToolParts, toolDisplayName } from '../mcp/mcpModel';
 import { createMarkdown } from './markdown';
 import {
   callSummary,
@@ -109,12 +110,12 @@ function toolBody(entry: ToolEntry, markdown: (text: string) => string): string 
 
 function renderTool(entry: ToolEntry, markdown: (text: string) => string): string {
   const state = entry.result ? (entry.result.isError ? 'error' : 'ok') : 'running';
-  const iconId = state === 'running' ? 'loading codicon-modifier-spin' : state === 'error' ? 'error' : (toolIcons[entry.name] ?? 'tools');
+  const iconId = state === 'running' ? 'loading codicon-modifier-spin' : state === 'error' ? 'error' : (toolIcons[entry.name] ?? (mcpToolParts(entry.name) ? 'plug' : 'tools'));
   const input = callSummary(entry);
   const result = entry.result ? truncate(oneLine(entry.result.summary), 160) : '';
   return (
     `<details class="entry tool ${state}" data-entry="${entry.id}">` +
-    `<summary>${icon(iconId)}<span class="name">${escapeHtml(entry.name)}</span>` +
+    `<summary>${icon(iconId)}<span class="name">${escapeHtml(toolDisplayName(entry.name))}</span>` +
     `${input ? ` <span class="input">${escapeHtml(input)}</span>` : ''}` +
     `${result ? ` <span class="result">→ ${escapeHtml(result)}</span>` : ''}</summary>` +
     `<div class="body">${toolBody(entry, markdown)}</div></details>`

@@ -20,6 +20,10 @@ import {
 import {
   type ApproveCommandParams,
   type ApproveCommandResult,
+  type ApproveMcpServerParams,
+  type ApproveMcpServerResult,
+  type ApproveToolParams,
+  type ApproveToolResult,
   type AskUserParams,
   type AskUserResult,
   clientCapability,
@@ -88,6 +92,8 @@ export interface ServerHandlers {
   ): Promise<ApproveCommandResult>;
   reviewPlan(params: ReviewPlanParams, token: vscode.CancellationToken): Promise<ReviewPlanResult>;
   askUser(params: AskUserParams, token: vscode.CancellationToken): Promise<AskUserResult>;
+  approveTool(params: ApproveToolParams, token: vscode.CancellationToken): Promise<ApproveToolResult>;
+  approveMcpServer(params: ApproveMcpServerParams, token: vscode.CancellationToken): Promise<ApproveMcpServerResult>;
   event(event: PlansightEvent): void;
   /** The stored runs, once per start of a server that keeps them (`plansight/history`). */
   history(result: HistoryResult): void;
@@ -396,6 +402,18 @@ export class PlansightServer implements vscode.Disposable {
         return { dismissed: true };
       }
       return this.handlers.askUser(params, token);
+    });
+    client.onRequest(Methods.approveTool, (params: ApproveToolParams, token) => {
+      if (!this.handlers) {
+        return { approved: false, feedback: 'The editor is not ready to approve tool calls.' };
+      }
+      return this.handlers.approveTool(params, token);
+    });
+    client.onRequest(Methods.approveMcpServer, (params: ApproveMcpServerParams, token) => {
+      if (!this.handlers) {
+        return { approved: false };
+      }
+      return this.handlers.approveMcpServer(params, token);
     });
   }
 
