@@ -51,12 +51,14 @@ from plansight.session.history import RecentRuns
 from plansight.session.lock import RunLock
 from plansight.session.persistence import SessionPersistence
 from plansight.session.settings import SessionSettings
-from plansight.session.storage import SessionStore
+from plansight.session.storage import SessionStore, plansight_storage
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
 from plansight.workspace import atomic
 from plansight.workspace.access import Workspace
 from plansight.workspace.echoes import CommandEchoes, Echoes
+from plansight.workspace.sandbox import CommandSandbox
+from plansight.workspace.secrets import ProtectedPaths
 from plansight.workspace.watcher import IGNORED_DIRS, WorkspaceWatcher
 
 log = logging.getLogger(__name__)
@@ -97,7 +99,9 @@ class Session:
         self.scratchpad = Scratchpad()
         self.conversation = Conversation()
         self.notices = Notices(changed_files=set())
-        self.workspace = Workspace(self.root, documents)
+        self.workspace = Workspace(
+            self.root, documents, ProtectedPaths(self.root, settings.protect)
+        )
         self.tools = default_tools(planning=settings.planning)
         self.ctx = ToolContext(
             plan=self.plan,
@@ -108,6 +112,12 @@ class Session:
             events=self.events,
             review_plan=review_plan,
             ask=ask,
+            sandbox=CommandSandbox(
+                self.root,
+                settings.sandbox,
+                protected=self.workspace.protected,
+                hidden=plansight_storage(store, self.root),
+            ),
         )
         self.store = store
         self.compactor = Compactor(
@@ -177,6 +187,8 @@ class Session:
 
     def _start_in_background(self) -> None:
         self.model.sdk.start()
+        assert self.ctx.sandbox is not None  # found once, so that `auto` warns at start-up
+        threading.Thread(target=self.ctx.sandbox.availability, daemon=True).start()
         threading.Thread(
             target=self.remove_leftovers, name="plansight-cleanup", daemon=True
         ).start()
