@@ -271,6 +271,8 @@ export interface ReviewEditResult {
 export interface ApproveCommandParams {
   command: string;
   cwd: string;
+  /** Version 3: what the command may do in the sandbox, or null when it runs without one. */
+  sandbox?: { network: boolean; writable: string[] } | null;
 }
 
 export interface ApproveCommandResult {
@@ -326,7 +328,7 @@ export interface InitializationOptions {
   model?: string;
   maxRounds?: number;
   storageDir?: string;
-  autoApprove: { edits: boolean; commands: boolean };
+  autoApprove: { edits: boolean; commands: boolean; sandboxedCommands?: boolean };
   contextWindow?: number;
   compactAt?: number;
   thinking?: { budgetTokens?: number } | null;

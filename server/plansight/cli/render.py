@@ -319,3 +319,17 @@ def result_text(result: Mapping[str, Any], *, include_text: bool) -> Text:
     if include_text and body and not (error and error in body):
         line.append("\n" + body)
     return line
+
+
+def sandbox_text(request: Mapping[str, Any]) -> str:
+    """What a command to approve may do, from `approveCommand`'s `sandbox` (an older server
+    sends none: nothing is said), e.g. "sandboxed: workspace only, no network"."""
+    if "sandbox" not in request:
+        return ""
+    sandbox = request.get("sandbox")
+    if not isinstance(sandbox, dict):
+        return "not sandboxed: it can change any file you can, and use the network"
+    writable = [p for p in sandbox.get("writable") or [] if isinstance(p, str)]
+    where = "workspace only" if len(writable) <= 1 else "workspace and " + ", ".join(writable[1:])
+    network = "with network" if sandbox.get("network") is True else "no network"
+    return f"sandboxed: {where}, {network}"
