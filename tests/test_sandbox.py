@@ -4,7 +4,6 @@ API) asks for them: what a command could write, see, start and reach, checked on
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import shutil
@@ -102,8 +101,11 @@ async def test_a_command_writes_only_the_workspace_and_says_it_ran_sandboxed(
     assert lines[-2].startswith(SANDBOX_NOTE) and "sandbox" in lines[-2]
     assert "no network" in lines[-2]
     assert "committed" in committed
-    log = subprocess.run(
-        ["git", "-C", str(hello_workspace), "log", "--format=%s"], capture_output=True, text=True
+    log = await asyncio.to_thread(
+        subprocess.run,
+        ["git", "-C", str(hello_workspace), "log", "--format=%s"],
+        capture_output=True,
+        text=True,
     )
     assert log.stdout.strip() == "first"
     # The command's /tmp was its own: empty before, gone after.
@@ -207,7 +209,7 @@ async def test_plansight_storage_is_hidden_from_commands(
     await wait_until(lambda: (storage / "checkpoints" / "git").is_dir(), "checkpoints opened")
     before = sorted(p.relative_to(storage) for p in storage.rglob("*"))
     assert before
-    [listed, wrote] = await run_commands(
+    [listed, _planted] = await run_commands(
         session,
         fake_api,
         f"ls -A {storage} | wc -l",

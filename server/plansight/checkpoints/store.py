@@ -627,17 +627,18 @@ class CheckpointStore:
             # protected, and those they never held.
             secret = UNCAPTURED_REASONS["protected"]
             named = {s.path for s in skipped}
+            files, folders = self.protected.files_to_hide()
+            secrets = {p.relative_to(self.root).as_posix() for p in [*files, *folders]}
+            secrets |= {p for p, why in before.uncaptured.items() if why == "protected"}
             skipped += [
                 Skipped(path, secret)
-                for path, why in before.uncaptured.items()
-                if why == "protected" and selected(path) and path not in named
+                for path in sorted(secrets)
+                if selected(path) and path not in named
             ]
+            named |= secrets
             for change in changes:
                 if self.protected.protects(change.path):
-                    if (
-                        change.path not in named
-                        and before.uncaptured.get(change.path) != "protected"
-                    ):
+                    if change.path not in named:
                         skipped.append(Skipped(change.path, secret))
                     continue
                 reason = planner.refusal(change, before, force, unsaved)
