@@ -4,6 +4,7 @@ API) asks for them: what a command could write, see, start and reach, checked on
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shutil
