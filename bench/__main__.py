@@ -32,6 +32,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "checkpoint-rounds": "bench.checkpoints_rounds",
         "lifecycle": "bench.lifecycle",
         "command-echoes": "bench.command_echoes",
+        "sandbox": "bench.sandbox",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).

@@ -101,9 +101,20 @@ class ProtectedPaths:
             return False
         if clean == IGNORE_FILE:
             return True
+        self._refresh()
+        return self._decide(clean, is_dir)
+
+    def _refresh(self) -> re.Pattern[str]:
         if self._rules.refresh() or self._any is None:
             self._any = _any_pattern(self._rules.root_lines())
             self._folders.cache_clear()
+        return self._any
+
+    def _decide(self, clean: str, is_dir: bool) -> bool:
+        """`matches` once the rules are fresh (a walk refreshes them once, not per entry)."""
+        if clean == IGNORE_FILE:
+            return True
+        assert self._any is not None
         # Most paths match no pattern at all: one search of all the patterns at once says so
         # (pathspec's expressions also match a path below a folder they match).
         if self._any.search(clean + "/" if is_dir else clean) is None:
@@ -150,6 +161,7 @@ class ProtectedPaths:
         what a sandbox covers. Folders of dependencies and caches are not searched."""
         files: list[Path] = []
         folders: list[Path] = []
+        self._refresh()
         for path, is_dir in self._walk(self.root, ""):
             (folders if is_dir else files).append(path)
         return files, folders
@@ -167,7 +179,7 @@ class ProtectedPaths:
                     continue  # links (their targets are covered), sockets, FIFOs
             except OSError:
                 continue
-            if self.matches(relative, is_dir):
+            if self._decide(relative, is_dir):
                 yield Path(entry.path), is_dir
             elif is_dir and entry.name not in _NOT_SEARCHED:
                 yield from self._walk(Path(entry.path), relative + "/")
