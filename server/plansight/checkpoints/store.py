@@ -501,6 +501,7 @@ class CheckpointStore:
         else:
             entries = [(os.fsencode(p), False, False) for p in only]
         scan = _Scan(update=[], drop=[], changed=set(), uncaptured={})
+        secret = self.protected.matcher()
         for raw, untracked, nested in entries:
             path = os.fsdecode(raw)
             if nested:
@@ -512,7 +513,7 @@ class CheckpointStore:
                 st = None
             except OSError:
                 continue
-            reason = self._uncapturable(path, st)
+            reason = self._uncapturable(path, st, secret)
             if reason is not None:
                 scan.uncaptured[path] = reason
                 if not untracked:
@@ -530,8 +531,14 @@ class CheckpointStore:
             scan.changed.add(path)
         return scan
 
-    def _uncapturable(self, path: str, st: os.stat_result | None) -> str | None:
-        if st is not None and self.protected.protects(path):
+    def _uncapturable(
+        self, path: str, st: os.stat_result | None, secret: Callable[[str, bool], bool]
+    ) -> str | None:
+        if st is not None and (
+            secret(path, False)
+            # A link is protected by its target too (a few more system calls: links only).
+            or (stat.S_ISLNK(st.st_mode) and self.protected.protects(path))
+        ):
             return "protected"
         if st is None or not stat.S_ISREG(st.st_mode):
             return None

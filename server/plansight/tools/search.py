@@ -273,9 +273,9 @@ async def list_files(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     ordered.sort()  # in place: rg's output is sorted within folders, which sort() exploits
     shown: list[str] = []
     size = 0
-    protected = ctx.workspace.protected
+    protected = ctx.workspace.protected.walked()
     for name in ordered[:LIST_MAX_FILES]:
-        if protected.protects(name):
+        if protected(name):
             name += PROTECTED_MARK
         if size + len(name) + 1 > OUTPUT_MAX_BYTES:
             break
@@ -364,6 +364,7 @@ async def _grep(
 ) -> _RgOutput:
     """rg's matches of `pattern`, the protected files neither searched nor shown."""
     protected = ctx.workspace.protected
+    secret_file = protected.walked()
     seen: dict[str, bool] = {}
 
     def accept(line: str) -> str | None:
@@ -376,7 +377,10 @@ async def _grep(
             return None  # matched only because --glob overrides .gitignore
         secret = seen.get(path)
         if secret is None:
-            secret = seen[path] = protected.protects(path)
+            # rg follows no link but the target named: that one is checked as a whole.
+            secret = seen[path] = secret_file(path) or (
+                path == target.relative and protected.protects(path)
+            )
         if secret:
             return None  # rg's ignore file left it out, unless a .gitignore re-included it
         # As read_file shows lines: without the CR of a CRLF line ending. (rg itself leaves a
@@ -436,10 +440,9 @@ async def _protected_count(
         chosen = GitIgnoreSpec.from_lines([glob]) if glob else None
     except ValueError:  # rg took it, pathspec does not: count within the whole target
         chosen = None
+    secret = protected.walked()
     return sum(
-        1
-        for name in set(out.lines)
-        if (chosen is None or chosen.match_file(name)) and protected.protects(name)
+        1 for name in set(out.lines) if (chosen is None or chosen.match_file(name)) and secret(name)
     )
 
 

@@ -20,7 +20,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -103,6 +103,23 @@ class ProtectedPaths:
             return True
         self._refresh()
         return self._decide(clean, is_dir)
+
+    def matcher(self) -> Callable[[str, bool], bool]:
+        """`matches` for many paths at once (a scan): the rules as they are now, read once."""
+        self._refresh()
+        return lambda relative, is_dir: self._decide(relative.strip("/"), is_dir)
+
+    def walked(self) -> Callable[[str], bool]:
+        """`protects` for the files a walk that follows no link found (rg's): by name, and for
+        a file that is itself a link, by its target too (one lstat). The rules read once."""
+        secret = self.matcher()
+
+        def protected(relative: str) -> bool:
+            return secret(relative, False) or (
+                os.path.islink(os.path.join(self.root, relative)) and self.protects(relative)
+            )
+
+        return protected
 
     def _refresh(self) -> re.Pattern[str]:
         if self._rules.refresh() or self._any is None:
