@@ -309,3 +309,32 @@ def no_bwrap_path(tmp_path: Path) -> Path:
             (folder / name).symlink_to(found)
     assert shutil.which("bwrap", path=str(folder)) is None
     return folder
+
+
+async def test_git_commit_works_in_a_linked_worktree(
+    tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    main, linked = tmp_path / "main", tmp_path / "linked"
+    git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com"]
+    for args in (
+        ["init", "-q", str(main)],
+        ["-C", str(main), "commit", "-q", "--allow-empty", "-m", "root"],
+        ["-C", str(main), "worktree", "add", "-q", str(linked)],
+    ):
+        await asyncio.to_thread(subprocess.run, [*git, *args], check=True, capture_output=True)
+    session = session_for(linked, fake_api)
+    [done] = await run_commands(
+        session,
+        fake_api,
+        "echo x > f.txt && git add f.txt && "
+        "git -c user.name=T -c user.email=t@example.com commit -qm second && echo committed",
+    )
+    assert "committed" in done, done
+    log = await asyncio.to_thread(
+        subprocess.run,
+        ["git", "-C", str(linked), "log", "--format=%s"],
+        capture_output=True,
+        text=True,
+    )
+    assert log.stdout.split() == ["second", "root"]
+    await session.close()

@@ -4,8 +4,9 @@ What can be made here is found once per `CommandSandbox` (`availability`): Linux
 program on `PATH`, and user namespaces that work (one `bwrap ... true`). For each command
 `argv` then builds bwrap's arguments without starting any other process: the whole file system
 read-only (`--ro-bind / /`), a fresh `/dev` and `/proc`, a private `/tmp` (also `TMPDIR`),
-the workspace and the `writable` paths writable (bound after the `/tmp` mount, so that a
-workspace under /tmp stays visible), Plansight's storage hidden behind an empty tmpfs, the
+the workspace (and its repository where its `.git` is a file pointing elsewhere: a linked
+worktree, a submodule) and the `writable` paths writable (bound after the `/tmp` mount, so
+that a workspace under /tmp stays visible), Plansight's storage hidden behind an empty tmpfs, the
 protected files behind `/dev/null` and protected folders behind an empty tmpfs
 (workspace/secrets.py; the home folder's `.ssh`, `.aws` ... too), its own process namespace
 (nothing outlives the command: when its first process ends, the kernel ends the rest) and,
@@ -149,6 +150,7 @@ class CommandSandbox:
         self._found: Availability | None = None
         self._lock = threading.Lock()
         self._writable = self._existing_writable()
+        self._writable += self._git_dirs()
 
     def _existing_writable(self) -> tuple[Path, ...]:
         kept: list[Path] = []
@@ -160,6 +162,29 @@ class CommandSandbox:
             if path != self.root and path not in kept:
                 kept.append(path)
         return tuple(kept)
+
+    def _git_dirs(self) -> tuple[Path, ...]:
+        """Where the workspace's repository lives when its `.git` is a file pointing elsewhere
+        (a linked worktree, a submodule): writable too, so that `git commit` works."""
+        dot_git = self.root / ".git"
+        try:
+            first = dot_git.read_text(errors="replace").splitlines()[0]
+        except (OSError, IndexError):
+            return ()  # a folder (inside the workspace already), or no repository
+        if not first.startswith("gitdir:"):
+            return ()
+        git_dir = Path(os.path.realpath(self.root / first.removeprefix("gitdir:").strip()))
+        found = [git_dir]
+        try:
+            common = (git_dir / "commondir").read_text(errors="replace").strip()
+            found.insert(0, Path(os.path.realpath(git_dir / common)))  # the outer one first
+        except OSError:
+            pass
+        return tuple(
+            p
+            for p in dict.fromkeys(found)
+            if p.is_dir() and not p.is_relative_to(self.root) and p not in self._writable
+        )
 
     def availability(self) -> Availability:
         """What can be made here, found on the first call (blocking: call it off the event
