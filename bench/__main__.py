@@ -33,6 +33,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "lifecycle": "bench.lifecycle",
         "command-echoes": "bench.command_echoes",
         "mcp": "bench.mcp_tools",
+        "sandbox": "bench.sandbox",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).

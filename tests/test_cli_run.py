@@ -197,6 +197,7 @@ def test_reviews_show_the_diff_and_read_answers_from_stdin(
     assert "-def greet(name):\n+def greet(name: str) -> str:" in out
     assert "Apply this edit? [a]ccept, [r]eject, or type a reason to reject: a" in out
     assert f"run command $ {TEST_COMMAND}" in out
+    assert "sandboxed: workspace only, no network" in out  # what the command may do
     assert "Run this command?" in out
     # Accepted: written. Refused with a reason: not run, and the model reads the reason.
     assert "def greet(name: str) -> str:" in (hello_workspace / "hello.py").read_text()
@@ -221,6 +222,20 @@ def test_reviews_are_rejected_once_stdin_is_exhausted(
     rejected = tool_results(fake_api.bodies[2])[0]
     assert rejected.get("is_error") is True
     assert NO_TERMINAL_FEEDBACK in result_text(rejected)
+
+
+def test_the_approval_prompt_says_what_a_command_may_do() -> None:
+    root = {"command": "make", "cwd": "/ws"}
+    sandbox = {"network": False, "writable": ["/ws"]}
+    assert render.sandbox_text({**root, "sandbox": sandbox}) == (
+        "sandboxed: workspace only, no network"
+    )
+    wider = {"network": True, "writable": ["/ws", "/var/cache/pip"]}
+    assert render.sandbox_text({**root, "sandbox": wider}) == (
+        "sandboxed: workspace and /var/cache/pip, with network"
+    )
+    assert render.sandbox_text({**root, "sandbox": None}).startswith("not sandboxed")
+    assert render.sandbox_text(root) == ""  # an older server says nothing of it
 
 
 def test_answers_to_a_review() -> None:

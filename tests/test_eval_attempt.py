@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from plansight.eval import attempt
 from plansight.eval.arms import ARMS
 from plansight.eval.attempt import AttemptSpec, Limits, Upstream, run_attempt
 from plansight.eval.pricing import list_prices
 from plansight.eval.recordings import Recording, task_digest
 from plansight.eval.tasks import default_tasks_dir, load_task
+from plansight.workspace.sandbox import detect
 
 TASK = load_task(default_tasks_dir() / "rename-function")
 MODEL = "claude-sonnet-5-5"
@@ -68,3 +73,32 @@ async def test_the_cost_limit_cancels_the_run_once_the_answers_cost_too_much() -
     assert result.rounds <= 2 and result.usage.output_tokens in (300_000, 600_000)
     assert result.cost is not None and result.cost >= 3.0
     assert sum(spent) == pytest.approx(result.cost)
+
+
+@pytest.mark.skipif(not detect().available, reason="no sandbox can be made here")
+async def test_an_attempt_runs_its_commands_in_the_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The attempt's server is the one this test imports (the eval drops PYTHONPATH, which
+    # would start another checkout's installed package in a worktree).
+    own_env = attempt.server_env
+
+    def with_this_checkout(*args: Any) -> dict[str, str]:
+        env = own_env(*args)
+        env["PYTHONPATH"] = str(Path(attempt.__file__).resolve().parents[2])
+        return env
+
+    monkeypatch.setattr(attempt, "server_env", with_this_checkout)
+    outside = Path(tempfile.mkdtemp(prefix="plansight-eval-test-", dir="/var/tmp"))
+    try:
+        escape = outside / "escaped.txt"
+        command = f"echo out > {escape}; echo in > inside.txt"
+        steps = [
+            {"content": [{"type": "tool_use", "name": "bash", "input": {"command": command}}]},
+            {"text": "done"},
+        ]
+        result = await run_attempt(spec(steps, Limits()))
+        assert result.tool_calls.get("bash") == 1 and result.status == "done"
+        assert not escape.exists()
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)

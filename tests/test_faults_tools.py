@@ -26,6 +26,7 @@ from plansight.plan.scratchpad import Scratchpad
 from plansight.tools import ToolOutcome, default_tools
 from plansight.tools.context import ToolContext
 from plansight.workspace.access import Workspace
+from plansight.workspace.sandbox import CommandSandbox, SandboxOptions
 
 from conftest import PATIENCE, wait_until
 from lsp_harness import start_editor
@@ -293,6 +294,9 @@ def _session_members(sid: int) -> set[int]:
 
 async def test_forked_children_ignoring_sigterm_all_die_at_the_timeout(root: Path) -> None:
     ctx = make_ctx(root)
+    # Without the sandbox: the test follows the host's process ids (in the sandbox `$$` is one
+    # of its own process namespace, and nothing outlives the command anyway).
+    ctx.sandbox = CommandSandbox(root, SandboxOptions(enabled=False))
     command = (
         "trap '' TERM; echo $$ > shell.pid; "
         "(trap '' TERM; echo $BASHPID > sub.pid; sleep 300) & sleep 300"

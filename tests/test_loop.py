@@ -25,6 +25,7 @@ from plansight.fakeapi import tool_reply as tool
 from plansight.plan.plan import PlanError, StalePlanError
 from plansight.session.session import Session
 from plansight.session.settings import SessionSettings
+from plansight.workspace.sandbox import CommandSandbox, SandboxOptions
 
 from conftest import block_types, make_session, strip_cache_control, user_texts, wait_until
 
@@ -278,6 +279,8 @@ async def test_cancel_mid_tool_kills_the_command_and_answers_its_tool_use(
     pid_file = hello_workspace / "child.pid"
     fake_api.push(tool("bash", {"command": f"sleep 300 & echo $! > {pid_file.name}; wait"}))
     session = make_session(hello_workspace, fake_api)
+    # Unsandboxed: the test follows the child by its host pid (`$!`).
+    session.ctx.sandbox = CommandSandbox(hello_workspace, SandboxOptions(enabled=False))
     task = asyncio.create_task(session.run("run it"))
     await wait_until(lambda: pid_file.exists() and bool(pid_file.read_text().strip()))
     pid = int(pid_file.read_text())

@@ -507,7 +507,11 @@ async def test_checkpoints_survive_a_kill_of_the_server_mid_run(
 ) -> None:
     storage = tmp_path / "state"
     pid_file = tmp_path / "command.pid"
-    handle = await start_editor(workspace, fake_api, storage=storage)
+    # Unsandboxed: the command writes its host pid outside the workspace, and outlives the
+    # killed server (a sandboxed one would die with it).
+    handle = await start_editor(
+        workspace, fake_api, storage=storage, init_options={"sandbox": {"enabled": False}}
+    )
     fake_api.push(
         tool("todo", plan("in_progress", "pending")),
         tool("write_file", {"path": "new.py", "content": "NEW = 1\n"}),

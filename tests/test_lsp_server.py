@@ -19,6 +19,7 @@ from pygls.exceptions import JsonRpcException
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
+from plansight.workspace.sandbox import detect
 
 from conftest import PATIENCE, Held
 from lsp_harness import EditorHandle, SharedEditor, start_editor, start_shared_hello
@@ -323,9 +324,12 @@ async def test_command_approval_and_rejection_with_feedback(
             text("ok"),
         )
         await handle.request("plansight/run", {"prompt": "cmd"})
+        root = str(hello_workspace.resolve())
         assert handle.recorder.approvals[0] == {
             "command": "rm -rf build",
-            "cwd": str(hello_workspace.resolve()),
+            "cwd": root,
+            # What it may do: in the sandbox (bwrap is here), the workspace only.
+            "sandbox": {"network": False, "writable": [root]} if detect().available else None,
         }
         refused = fake_api.bodies[1]["messages"][-1]["content"][0]
         assert refused["is_error"] is True and "not on my machine" in refused["content"]

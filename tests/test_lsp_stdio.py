@@ -73,6 +73,9 @@ class StdioServer:
                 "initializationOptions": {
                     "storageDir": str(storage),
                     "autoApprove": {"edits": True, "commands": True},
+                    # The tests follow a command's shell by its host pid (`$$`), which a
+                    # sandboxed command's own process namespace would hide.
+                    "sandbox": {"enabled": False},
                 },
             },
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -334,7 +335,8 @@ async def test_trust_is_remembered_until_the_entry_changes(
 ) -> None:
     from plansight.session.storage import SessionStore
 
-    marker = tmp_path / "starts.txt"
+    # In the workspace: a server from a workspace file runs sandboxed, with a /tmp of its own.
+    marker = hello_workspace / "starts.txt"
     config = hello_workspace / ".mcp.json"
     entry = fault_server("--marker", str(marker))
     config.write_text(json.dumps({"mcpServers": {"local": entry}}))
@@ -364,6 +366,35 @@ async def test_trust_is_remembered_until_the_entry_changes(
     assert status(session, "local")["status"] == "untrusted"
     await session.close()
     assert len(marker.read_text().splitlines()) == 2
+
+
+async def test_a_trusted_workspace_server_runs_sandboxed_and_a_users_server_does_not(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    # The marker records the pid each server sees for itself: 2 inside the sandbox's own
+    # process namespace (bwrap is 1), the host's pid outside it.
+    inside = hello_workspace / "inside.txt"
+    outside = tmp_path / "outside.txt"
+    (hello_workspace / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"local": fault_server("--marker", str(inside))}})
+    )
+    session = await started(
+        mcp_session(
+            hello_workspace,
+            fake_api,
+            {"mine": fault_server("--marker", str(outside))},
+            answers=Answers(trust=True),
+        )
+    )
+    try:
+        await until_ready(session, "local")
+        await until_ready(session, "mine")
+    finally:
+        await session.close()
+    (sandboxed,) = inside.read_text().split()[1:]
+    (free,) = outside.read_text().split()[1:]
+    assert int(sandboxed) <= 3, "the workspace's server runs in a process namespace of its own"
+    assert int(free) > 3 and int(free) != os.getpid()
 
 
 async def test_a_cancelled_run_stops_the_mcp_call_within_a_second(

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from plansight.engine.hooks import CommandDecision, CommandRequest
+from plansight.engine.hooks import CommandDecision, CommandRequest, SandboxDescription
 from plansight.tools import shell
+from plansight.tools.context import ToolContext
+from plansight.workspace.sandbox import CommandSandbox, SandboxOptions, result_line
 
 from conftest import PATIENCE, wait_until
 from tool_harness import REGISTRY, call, make_ctx, tools_workspace
@@ -23,6 +25,13 @@ from tool_harness import REGISTRY, call, make_ctx, tools_workspace
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     return tools_workspace(tmp_path)
+
+
+def unsandboxed(ctx: ToolContext) -> ToolContext:
+    """Commands of this context run as before the sandbox (`sandbox.enabled: false`): what
+    these tests check of process groups needs the host's process ids."""
+    ctx.sandbox = CommandSandbox(ctx.workspace.root, SandboxOptions(enabled=False))
+    return ctx
 
 
 def test_tool_names_and_schemas() -> None:
@@ -72,13 +81,31 @@ async def test_bash_runs_in_the_root_after_approval(ws: Path) -> None:
         requests.append(request)
         return CommandDecision(approved=True)
 
-    ctx = make_ctx(ws, approve=approve)
+    ctx = unsandboxed(make_ctx(ws, approve=approve))
     outcome = await call(ctx, "bash", command="pwd; echo oops >&2; exit 3")
     assert not outcome.is_error
     assert outcome.content == f"{ctx.workspace.root}\noops\n[exit code 3]"
     assert requests == [CommandRequest("pwd; echo oops >&2; exit 3", str(ctx.workspace.root))]
     quiet = await call(ctx, "bash", command="true")
     assert quiet.content == "(no output)\n[exit code 0]"
+
+
+async def test_a_sandboxed_command_says_so_before_its_exit_status(ws: Path) -> None:
+    requests: list[CommandRequest] = []
+
+    async def approve(request: CommandRequest) -> CommandDecision:
+        requests.append(request)
+        return CommandDecision(approved=True)
+
+    ctx = make_ctx(ws, approve=approve)  # the default: `auto`, and bwrap is here
+    root = str(ctx.workspace.root)
+    outcome = await call(ctx, "bash", command="pwd; echo oops >&2; exit 3")
+    assert not outcome.is_error
+    allowed = SandboxDescription(network=False, writable=(root,))
+    assert outcome.content == f"{root}\noops\n{result_line(allowed)}\n[exit code 3]"
+    assert "sandbox" in outcome.content.splitlines()[-2]
+    assert requests == [CommandRequest("pwd; echo oops >&2; exit 3", root, allowed)]
+    assert REGISTRY.summary("bash", outcome) == "oops · exit code 3"
 
 
 async def test_bash_refused_command_does_not_run(ws: Path) -> None:
@@ -94,7 +121,7 @@ async def test_bash_refused_command_does_not_run(ws: Path) -> None:
 
 
 async def test_bash_timeout_kills_the_whole_group(ws: Path) -> None:
-    ctx = make_ctx(ws)
+    ctx = unsandboxed(make_ctx(ws))
     # A child that ignores SIGTERM, inside a shell that waits for it.
     command = "echo started; sh -c 'trap \"\" TERM; sleep 300' & echo $! > pid; wait"
     began = time.monotonic()
@@ -109,7 +136,7 @@ async def test_bash_timeout_kills_the_whole_group(ws: Path) -> None:
 
 
 async def test_bash_cancellation_kills_the_whole_group(ws: Path) -> None:
-    ctx = make_ctx(ws)
+    ctx = unsandboxed(make_ctx(ws))
     task = asyncio.create_task(
         call(ctx, "bash", command="trap '' TERM; sleep 300 & echo $! > pid; echo $$ > shell; wait")
     )
@@ -123,7 +150,7 @@ async def test_bash_cancellation_kills_the_whole_group(ws: Path) -> None:
 
 
 async def test_bash_output_is_capped(ws: Path) -> None:
-    ctx = make_ctx(ws)
+    ctx = unsandboxed(make_ctx(ws))
     big = await call(
         ctx, "bash", command="echo BEGIN; head -c 5000000 /dev/zero | tr '\\0' a; echo; echo END"
     )
@@ -138,7 +165,7 @@ async def test_bash_output_is_capped(ws: Path) -> None:
 
 
 async def test_bash_does_not_wait_for_background_output(ws: Path) -> None:
-    ctx = make_ctx(ws)
+    ctx = unsandboxed(make_ctx(ws))
     began = time.monotonic()
     command = f"(sleep {2 * PATIENCE:g}; echo late) & echo $! > pid; echo early"
     outcome = await call(ctx, "bash", command=command)
@@ -241,7 +268,7 @@ async def test_a_command_cancelled_while_it_starts_leaves_nothing_running(
     """The run is cancelled `turns` turns of the event loop after the tool was called: while
     the command is approved, spawned or its pipes connected. The loop is then held for a
     moment, as on a busy machine, so that the shell gets to start its child first."""
-    ctx = make_ctx(ws)
+    ctx = unsandboxed(make_ctx(ws))
     task = asyncio.create_task(
         call(ctx, "bash", command="echo $$ > group; sleep 300 & echo started; wait")
     )

@@ -324,6 +324,8 @@ export interface ReviewEditResult {
 export interface ApproveCommandParams {
   command: string;
   cwd: string;
+  /** Version 3: what the command may do in the sandbox, or null when it runs without one. */
+  sandbox?: { network: boolean; writable: string[] } | null;
 }
 
 export interface ApproveCommandResult {
@@ -379,7 +381,7 @@ export interface InitializationOptions {
   model?: string;
   maxRounds?: number;
   storageDir?: string;
-  autoApprove: { edits: boolean; commands: boolean };
+  autoApprove: { edits: boolean; commands: boolean; sandboxedCommands?: boolean };
   contextWindow?: number;
   compactAt?: number;
   thinking?: { budgetTokens?: number } | null;

@@ -98,6 +98,7 @@ describe('package.json', () => {
     expect(Object.keys(contributes.configuration.properties).sort()).toEqual([
       'plansight.autoApprove.commands',
       'plansight.autoApprove.edits',
+      'plansight.autoApprove.sandboxedCommands',
       'plansight.baseUrl',
       'plansight.maxRounds',
       'plansight.model',

@@ -58,3 +58,17 @@ describe('expandPath', () => {
     expect(expandPath(' python3 ', undefined, '/h')).toBe('python3');
   });
 });
+
+describe('autoApprove.sandboxedCommands', () => {
+  it('is sent only when the setting is on', () => {
+    expect(initializationOptions({ ...settings, autoApproveSandboxedCommands: true }).autoApprove).toEqual({
+      edits: false,
+      commands: true,
+      sandboxedCommands: true,
+    });
+    expect(initializationOptions({ ...settings, autoApproveSandboxedCommands: false }).autoApprove).toEqual({
+      edits: false,
+      commands: true,
+    });
+  });
+});

@@ -127,6 +127,26 @@ describe('ConversationRenderer', () => {
     const { model, renderer } = setup();
     const card = model.addCard<ApprovalCardData>('approval', { approvalId: 'c1', command: 'rm -rf build && make', cwd: '/w', outcome: 'pending' });
     expect(renderer.entry(card)).toContain('<pre class="command">rm -rf build &amp;&amp; make</pre>');
+    expect(renderer.entry(card)).not.toContain('sandbox');
+  });
+
+  it('says on a command card whether it runs sandboxed', () => {
+    const { model, renderer } = setup();
+    const base = { approvalId: 'c1', command: 'make', cwd: '/w', outcome: 'pending' as const };
+    const boxed = model.addCard<ApprovalCardData>('approval', {
+      ...base,
+      sandbox: 'sandboxed: workspace only, no network',
+      sandboxed: true,
+    });
+    expect(renderer.entry(boxed)).toContain('class="card-text sandbox sandboxed"');
+    expect(renderer.entry(boxed)).toContain('sandboxed: workspace only, no network');
+    const open = model.addCard<ApprovalCardData>('approval', {
+      ...base,
+      approvalId: 'c2',
+      sandbox: 'not sandboxed: it can change any file you can, and use the network',
+      sandboxed: false,
+    });
+    expect(renderer.entry(open)).toContain('class="card-text sandbox unsandboxed"');
   });
 
   it('renders a card type registered by another feature', () => {

@@ -131,6 +131,7 @@ class SessionCheckpoints:
                 root,
                 self._view(),
                 lambda c: events.emit(CheckpointTaken(c)),
+                workspace.protected,
             )
             events.subscribe(self._on_event, last=True)
         self._opening: asyncio.Task[None] | None = None

@@ -39,6 +39,7 @@ UNCAPTURED_REASONS: Mapping[str, str] = {
     "large": "it is larger than the checkpoint size limit",
     "unreadable": "it could not be read",
     "repository": "it is a git repository of its own",
+    "protected": "it is a protected file (a secret), which checkpoints never hold",
 }
 
 

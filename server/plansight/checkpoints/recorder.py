@@ -38,6 +38,7 @@ from plansight.checkpoints.store import (
     CheckpointsUnavailable,
     StepFile,
 )
+from plansight.workspace.secrets import ProtectedPaths
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +78,9 @@ class Checkpointer:
         root: Path,
         view: SessionView,
         announce: Callable[[Checkpoint], None],
+        protected: ProtectedPaths | None = None,
     ) -> None:
-        self.store = CheckpointStore(directory, root)
+        self.store = CheckpointStore(directory, root, protected=protected)
         self.archive = ConversationArchive(directory / "conversations.jsonl")
         self.view = view
         self.announce = announce

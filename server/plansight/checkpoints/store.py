@@ -12,7 +12,11 @@ rules as the watcher's, workspace/ignore.py; the latter two read again before ev
 that looks at everything), minus `BUILTIN_EXCLUDES` and minus files over `max_file_bytes`
 (10 MiB by default), which are listed as *uncaptured* and never restored over or deleted.
 Bytes are kept exactly (no end-of-line or filter conversion, whatever `.gitattributes` say).
-A folder holding a repository of its own (a nested clone) is not captured either.
+A folder holding a repository of its own (a nested clone) is not captured either, nor is a
+protected file (a secret, workspace/secrets.py): its patterns go first into the repository's
+info/exclude (so that `git status` need not list them), and every path a scan finds is checked
+against the rules again (a `.gitignore` may re-include one), so no object ever holds one; a
+protected file is listed as uncaptured (`protected`), and a restore leaves it alone, naming it.
 
 How it stays fast: the repository's index is a dedicated one that mirrors the last checkpoint,
 so `git status` (stat data plus the untracked cache) finds what changed since and only those
@@ -51,7 +55,7 @@ from typing import Any, Literal
 
 from plansight.checkpoints import files
 from plansight.checkpoints.git import Git, GitError, GitUnavailable, find_git
-from plansight.checkpoints.manifest import Checkpoint, Kind, Manifest
+from plansight.checkpoints.manifest import UNCAPTURED_REASONS, Checkpoint, Kind, Manifest
 from plansight.checkpoints.repository import ShadowRepository
 from plansight.checkpoints.restore import (
     AGENT_KINDS,
@@ -67,6 +71,7 @@ from plansight.checkpoints.restore import (
 )
 from plansight.workspace import atomic
 from plansight.workspace.ignore import GitIgnoreSources
+from plansight.workspace.secrets import ProtectedPaths
 
 log = logging.getLogger(__name__)
 
@@ -135,9 +140,13 @@ class CheckpointStore:
         max_checkpoints: int = DEFAULT_MAX_CHECKPOINTS,
         max_bytes: int = DEFAULT_MAX_BYTES,
         lock_wait: float = LOCK_WAIT,
+        protected: ProtectedPaths | None = None,
     ) -> None:
+        """`protected`: the workspace's secret files (default: Plansight's defaults and the
+        workspace's .plansightignore)."""
         self.directory = directory
         self.root = Path(os.path.realpath(root))
+        self.protected = protected if protected is not None else ProtectedPaths(self.root)
         self.max_file_bytes = max_file_bytes
         self.max_checkpoints = max(max_checkpoints, MIN_KEPT)
         self.max_bytes = max_bytes
@@ -220,7 +229,10 @@ class CheckpointStore:
     def _excludes(self) -> list[str]:
         """The user's workspace-wide ignore rules, then Plansight's own (last: they win)."""
         sources = self._ignore_sources
-        excludes = sources.lines() if sources is not None else []
+        # The secrets first: the user's own rules after them may re-include what they ignore
+        # (the scan checks every path against the secrets' rules all the same).
+        excludes = self.protected.patterns()
+        excludes += sources.lines() if sources is not None else []
         excludes += BUILTIN_EXCLUDES
         storage = Path(os.path.realpath(self.directory))
         if storage.is_relative_to(self.root):  # storage inside the workspace: never itself
@@ -489,6 +501,7 @@ class CheckpointStore:
         else:
             entries = [(os.fsencode(p), False, False) for p in only]
         scan = _Scan(update=[], drop=[], changed=set(), uncaptured={})
+        secret = self.protected.matcher()
         for raw, untracked, nested in entries:
             path = os.fsdecode(raw)
             if nested:
@@ -500,7 +513,7 @@ class CheckpointStore:
                 st = None
             except OSError:
                 continue
-            reason = self._uncapturable(path, st)
+            reason = self._uncapturable(path, st, secret)
             if reason is not None:
                 scan.uncaptured[path] = reason
                 if not untracked:
@@ -518,7 +531,15 @@ class CheckpointStore:
             scan.changed.add(path)
         return scan
 
-    def _uncapturable(self, path: str, st: os.stat_result | None) -> str | None:
+    def _uncapturable(
+        self, path: str, st: os.stat_result | None, secret: Callable[[str, bool], bool]
+    ) -> str | None:
+        if st is not None and (
+            secret(path, False)
+            # A link is protected by its target too (a few more system calls: links only).
+            or (stat.S_ISLNK(st.st_mode) and self.protected.protects(path))
+        ):
+            return "protected"
         if st is None or not stat.S_ISREG(st.st_mode):
             return None
         if st.st_size > self.max_file_bytes:
@@ -609,7 +630,24 @@ class CheckpointStore:
             changes, not_held = planner.changes(before, groups, selected)
             skipped += not_held
             actions: list[Change] = []
+            # Secrets are left alone, and named: those checkpoints held before they were
+            # protected, and those they never held.
+            secret = UNCAPTURED_REASONS["protected"]
+            named = {s.path for s in skipped}
+            files, folders = self.protected.files_to_hide()
+            secrets = {p.relative_to(self.root).as_posix() for p in [*files, *folders]}
+            secrets |= {p for p, why in before.uncaptured.items() if why == "protected"}
+            skipped += [
+                Skipped(path, secret)
+                for path in sorted(secrets)
+                if selected(path) and path not in named
+            ]
+            named |= secrets
             for change in changes:
+                if self.protected.protects(change.path):
+                    if change.path not in named:
+                        skipped.append(Skipped(change.path, secret))
+                    continue
                 reason = planner.refusal(change, before, force, unsaved)
                 if reason is None:
                     actions.append(change)

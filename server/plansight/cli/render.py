@@ -395,3 +395,17 @@ def mcp_tool_parts(name: str) -> tuple[str, str] | None:
         return None
     server, sep, tool = name[len(MCP_PREFIX) :].partition("__")
     return (server, tool) if sep and server and tool else None
+
+
+def sandbox_text(request: Mapping[str, Any]) -> str:
+    """What a command to approve may do, from `approveCommand`'s `sandbox` (an older server
+    sends none: nothing is said), e.g. "sandboxed: workspace only, no network"."""
+    if "sandbox" not in request:
+        return ""
+    sandbox = request.get("sandbox")
+    if not isinstance(sandbox, dict):
+        return "not sandboxed: it can change any file you can, and use the network"
+    writable = [p for p in sandbox.get("writable") or [] if isinstance(p, str)]
+    where = "workspace only" if len(writable) <= 1 else "workspace and " + ", ".join(writable[1:])
+    network = "with network" if sandbox.get("network") is True else "no network"
+    return f"sandboxed: {where}, {network}"

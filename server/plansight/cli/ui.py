@@ -334,13 +334,18 @@ class TerminalUI:
         self.print(title, render.diff_text(diff))
 
     def show_command(self, request: dict[str, Any]) -> None:
-        self.print(
+        allowed = render.sandbox_text(request)
+        shown = [
             Text.assemble(
                 ("run command ", "bold"),
                 ("$ " + str(request.get("command", "")), "bold cyan"),
                 (f"  (in {request.get('cwd', '.')})", "dim"),
             )
-        )
+        ]
+        if allowed:
+            style = "green" if allowed.startswith("sandboxed") else "bold yellow"
+            shown.append(Text("  " + allowed, style=style))
+        self.print(*shown)
 
     def show_plan_review(self, review: dict[str, Any]) -> None:
         todos = review.get("todos")

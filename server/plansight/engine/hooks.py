@@ -40,9 +40,22 @@ class EditDecision:
 
 
 @dataclass(frozen=True)
+class SandboxDescription:
+    """What a sandboxed command may do (workspace/sandbox.py), as its approval shows it."""
+
+    network: bool
+    writable: tuple[str, ...]  # absolute paths, the workspace first
+
+    def to_wire(self) -> dict[str, Any]:
+        """`plansight/approveCommand`'s `sandbox`."""
+        return {"network": self.network, "writable": list(self.writable)}
+
+
+@dataclass(frozen=True)
 class CommandRequest:
     command: str
     cwd: str
+    sandbox: SandboxDescription | None = None  # None: the command runs without a sandbox
 
 
 @dataclass(frozen=True)

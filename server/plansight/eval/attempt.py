@@ -1,7 +1,9 @@
 """One attempt: a task's project in a fresh temporary folder, the real server, the checks.
 
 The attempt starts `plansight lsp` exactly as the terminal client does (`PlansightClient`: stdio,
-`initialize` with the review capabilities) with `autoApprove` for edits and commands, its
+`initialize` with the review capabilities) with `autoApprove` for edits and commands (which run
+in the sandbox unless `Limits.sandbox` is off: the copy and the attempt's home writable, no
+network), its
 storage, `HOME` and `TMPDIR` inside the attempt's own temporary folder, and `ANTHROPIC_BASE_URL`
 pointing at a `MeteringProxy` in front of the upstream endpoint: the real API (live) or the
 fake Messages API serving a recording (replay). The proxy's usage drives the cost limit; the
@@ -43,6 +45,9 @@ class Limits:
     max_rounds: int = 40
     max_cost: float | None = 2.0  # USD per attempt, estimated from list prices
     max_seconds: float = 1800.0  # wall clock per attempt
+    # Commands in the sandbox (the server's `sandbox` option, enabled: true): the attempt's
+    # copy and its own home writable, nothing else, no network.
+    sandbox: bool = True
 
 
 @dataclass(frozen=True)
@@ -257,7 +262,15 @@ async def _run_in(
             approve_commands=True,
             storage_dir=str(root / "state"),
             env=server_env(proxy.base_url, upstream, root),
-            extra_options={"maxRounds": task.max_rounds or limits.max_rounds, **spec.arm.options},
+            extra_options={
+                "maxRounds": task.max_rounds or limits.max_rounds,
+                "sandbox": (
+                    {"enabled": True, "writable": [str(root / "home")]}
+                    if limits.sandbox
+                    else {"enabled": False}
+                ),
+                **spec.arm.options,
+            },
         )
         client = PlansightClient(options, frontend)
         try:

@@ -15,7 +15,8 @@ from typing import Any
 EPILOG = """\
 Live: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) and optionally ANTHROPIC_BASE_URL, as for
 `plansight run`. Every attempt works in a fresh temporary copy of its task's project, with its
-edits and commands approved automatically there; the checks run afterwards, outside it.
+edits and commands approved automatically there, the commands in the sandbox (bubblewrap; the
+copy writable, no network; --no-sandbox to do without); the checks run afterwards, outside it.
 Offline: `plansight eval --replay eval/recordings` replays recordings (its report says
 "replay, not a measurement"). Exit codes: 0 report written, 1 no attempt finished or every
 attempt ended on an error (with --check-tasks: a task's verdict wrong), 2 usage error,
@@ -125,6 +126,12 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--tasks-dir", type=Path, default=None, metavar="DIR", help="default: eval/tasks"
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the attempts' commands without the sandbox (bubblewrap), where a stray "
+        "command can do no harm",
     )
     parser.add_argument(
         "--check-tasks",

@@ -72,10 +72,22 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
         prices = Prices.parse(args.prices) if args.prices else None
     except ValueError as err:
         return fail(str(err))
+    sandboxed = not getattr(args, "no_sandbox", False)
+    if sandboxed:
+        from plansight.workspace.sandbox import INSTALL_HINT, detect
+
+        found = detect()
+        if not found.available:
+            return fail(
+                f"attempts run their commands in a sandbox, and none can be made here: "
+                f"{found.reason}. {INSTALL_HINT.split('; or set')[0]}; or pass --no-sandbox "
+                "where a stray command can do no harm"
+            )
     limits = Limits(
         max_rounds=args.max_rounds,
         max_cost=args.max_attempt_cost,
         max_seconds=args.max_attempt_seconds,
+        sandbox=sandboxed,
     )
     try:
         arms = select_arms(args.arms) if args.arms else None

@@ -165,16 +165,27 @@ class EditorBridge:
     async def approve(self, request: CommandRequest) -> CommandDecision:
         if self.options.auto_approve_commands:
             return CommandDecision(approved=True)
+        if self.options.auto_approve_sandboxed and request.sandbox is not None:
+            return CommandDecision(approved=True)  # it can write the workspace only
         if not self.client_offers("approveCommand"):
             return CommandDecision(
                 approved=False,
                 feedback="This editor cannot ask the user to approve commands and "
-                "autoApprove.commands is off, so commands are refused.",
+                "autoApprove.commands is off"
+                + (
+                    " (autoApprove.sandboxedCommands would allow sandboxed ones)"
+                    if request.sandbox is not None
+                    else " (and the command would run without a sandbox)"
+                )
+                + ", so commands are refused.",
             )
+        params = {
+            "command": request.command,
+            "cwd": request.cwd,
+            "sandbox": request.sandbox.to_wire() if request.sandbox is not None else None,
+        }
         try:
-            result = await self.request(
-                APPROVE_COMMAND, {"command": request.command, "cwd": request.cwd}
-            )
+            result = await self.request(APPROVE_COMMAND, params)
         except JsonRpcException as err:
             log.warning("the client answered %s with an error (%s): refused", APPROVE_COMMAND, err)
             return CommandDecision(approved=False, feedback=_error_feedback("approval", err))

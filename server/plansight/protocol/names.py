@@ -131,7 +131,7 @@ METHODS: tuple[MethodSpec, ...] = (
         APPROVE_COMMAND,
         "server→client",
         "request",
-        "{ command, cwd }",
+        "{ command, cwd, sandbox? }",  # sandbox: v3, built
         "{ approved, feedback? }",
         1,
         True,

@@ -4,6 +4,7 @@ default applies) and described in `problems`, which the server logs for the user
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,23 @@ class Thinking:
     """`thinking: {}` turns extended thinking on; None leaves the budget to the server."""
 
     budget_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class SandboxOption:
+    """`sandbox` (version 3): `enabled` "auto" | true | false, `network`, `writable` paths."""
+
+    enabled: bool | str = "auto"
+    network: bool = False
+    writable: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProtectOption:
+    """`protect` (version 3): the default secret-file patterns on or off, and more of them."""
+
+    defaults: bool = True
+    extra: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -36,6 +54,9 @@ class InitOptions:
     # MCP servers in `.mcp.json`'s per-server shape (checked by plansight.mcp.config), trusted.
     mcp_servers: dict[str, Any] | None = None
     auto_approve_mcp: bool = False  # every MCP tool call runs without asking
+    auto_approve_sandboxed: bool = False  # autoApprove.sandboxedCommands (v3)
+    sandbox: SandboxOption = field(default_factory=SandboxOption)
+    protect: ProtectOption = field(default_factory=ProtectOption)
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
@@ -66,8 +87,36 @@ class InitOptions:
             planning=top.flag("planning", True),
             mcp_servers=top.object("mcpServers"),
             auto_approve_mcp=auto.flag("mcp", False),
+            auto_approve_sandboxed=auto.flag("sandboxedCommands", False),
+            sandbox=_sandbox(top.object("sandbox"), problems),
+            protect=_protect(top.object("protect"), problems),
             problems=tuple(problems),
         )
+
+
+def _sandbox(raw: dict[str, Any] | None, problems: list[str]) -> SandboxOption:
+    if raw is None:
+        return SandboxOption()
+    reader = _OptionReader(raw, "sandbox.", problems)
+    enabled: bool | str = "auto"
+    value = raw.get("enabled")
+    if isinstance(value, bool) or value == "auto":
+        enabled = value
+    elif value is not None:
+        reader._ignore("enabled", 'must be "auto", true or false')
+    writable = tuple(
+        path
+        for path in reader.texts("writable")
+        if os.path.isabs(path) or reader.problem("writable", f"{path!r} is not an absolute path")
+    )
+    return SandboxOption(enabled, reader.flag("network", False), writable)
+
+
+def _protect(raw: dict[str, Any] | None, problems: list[str]) -> ProtectOption:
+    if raw is None:
+        return ProtectOption()
+    reader = _OptionReader(raw, "protect.", problems)
+    return ProtectOption(reader.flag("defaults", True), reader.texts("extra"))
 
 
 class _OptionReader:
@@ -83,6 +132,27 @@ class _OptionReader:
             f"initializationOptions.{self.prefix}{key} {rule}, not {_shown(self.raw[key])}; "
             "the default applies"
         )
+
+    def problem(self, key: str, what: str) -> bool:
+        """Note a problem with one item of a value (it is left out); False, for filters."""
+        self.problems.append(f"initializationOptions.{self.prefix}{key}: {what}; it is ignored")
+        return False
+
+    def texts(self, key: str) -> tuple[str, ...]:
+        """A list of non-empty strings; an item that is none is left out (and noted)."""
+        value = self.raw.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            self._ignore(key, "must be a list of strings")
+            return ()
+        kept = []
+        for item in value:
+            if isinstance(item, str) and item.strip():
+                kept.append(item)
+            else:
+                self.problem(key, f"{_shown(item)} is not a non-empty string")
+        return tuple(kept)
 
     def text(self, key: str) -> str | None:
         value = self.raw.get(key)

@@ -60,12 +60,14 @@ from plansight.session.history import RecentRuns
 from plansight.session.lock import RunLock
 from plansight.session.persistence import SessionPersistence
 from plansight.session.settings import SessionSettings
-from plansight.session.storage import SessionStore
+from plansight.session.storage import SessionStore, plansight_storage
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
 from plansight.workspace import atomic
 from plansight.workspace.access import Workspace
 from plansight.workspace.echoes import CommandEchoes, Echoes
+from plansight.workspace.sandbox import CommandSandbox
+from plansight.workspace.secrets import ProtectedPaths
 from plansight.workspace.watcher import IGNORED_DIRS, WorkspaceWatcher
 
 log = logging.getLogger(__name__)
@@ -112,8 +114,16 @@ class Session:
         self.scratchpad = Scratchpad()
         self.conversation = Conversation()
         self.notices = Notices(changed_files=set())
-        self.workspace = Workspace(self.root, documents)
+        self.workspace = Workspace(
+            self.root, documents, ProtectedPaths(self.root, settings.protect)
+        )
         self.tools = default_tools(planning=settings.planning)
+        sandbox = CommandSandbox(
+            self.root,
+            settings.sandbox,
+            protected=self.workspace.protected,
+            hidden=plansight_storage(store, self.root),
+        )
         self.ctx = ToolContext(
             plan=self.plan,
             scratchpad=self.scratchpad,
@@ -123,6 +133,7 @@ class Session:
             events=self.events,
             review_plan=review_plan,
             ask=ask,
+            sandbox=sandbox,
         )
         self.store = store
         self.compactor = Compactor(
@@ -161,6 +172,8 @@ class Session:
             client_servers=mcp_servers,
             approve_tool=approve_tool,
             trust_server=trust_server,
+            # A server named in a workspace file runs confined as the agent's commands do.
+            wrap=sandbox.server_argv,
         )
         self.mcp.subscribe(lambda servers: self.events.emit(McpChanged(tuple(servers))))
         self.persistence = (
@@ -201,6 +214,8 @@ class Session:
 
     def _start_in_background(self) -> None:
         self.model.sdk.start()
+        assert self.ctx.sandbox is not None  # found once, so that `auto` warns at start-up
+        threading.Thread(target=self.ctx.sandbox.availability, daemon=True).start()
         threading.Thread(
             target=self.remove_leftovers, name="plansight-cleanup", daemon=True
         ).start()

@@ -20,6 +20,8 @@ from plansight.engine.compaction.compactor import (
 from plansight.engine.model import DEFAULT_THINKING_BUDGET, ModelSettings, ThinkingOption
 from plansight.protocol.options import InitOptions
 from plansight.session.storage import SessionStore, default_storage_dir
+from plansight.workspace.sandbox import SandboxMode, SandboxOptions
+from plansight.workspace.secrets import ProtectOptions
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,8 @@ class SessionSettings:
     storage_dir: Path | None = None  # None: the workspace's folder in the user's state dir
     checkpoints: bool = True  # carried for the checkpoints feature
     planning: bool = True  # False: no plan tools, no reminders, no done gate (`plansight eval`)
+    sandbox: SandboxOptions = field(default_factory=SandboxOptions)
+    protect: ProtectOptions = field(default_factory=ProtectOptions)
 
     @classmethod
     def from_options(cls, options: InitOptions, env: Mapping[str, str]) -> SessionSettings:
@@ -65,10 +69,20 @@ class SessionSettings:
             storage_dir=Path(options.storage_dir) if options.storage_dir else None,
             checkpoints=options.checkpoints,
             planning=options.planning,
+            sandbox=SandboxOptions(
+                _mode(options.sandbox.enabled),
+                options.sandbox.network,
+                options.sandbox.writable,
+            ),
+            protect=ProtectOptions(options.protect.defaults, options.protect.extra),
         )
 
     def store_for(self, root: Path) -> SessionStore:
         return SessionStore(self.storage_dir or default_storage_dir(root))
+
+
+def _mode(enabled: bool | str) -> SandboxMode:
+    return enabled if isinstance(enabled, bool) else "auto"
 
 
 def seconds(env: Mapping[str, str], name: str) -> float | None:

@@ -34,6 +34,15 @@ def default_storage_dir(workspace_root: Path) -> Path:
     return Path(state_home) / "plansight" / "workspaces" / f"{workspace_root.name}-{digest}"
 
 
+def plansight_storage(store: SessionStore | None, root: Path) -> list[Path]:
+    """What Plansight keeps, hidden from the agent's sandboxed commands: this session's
+    folder and the state folder of every workspace's."""
+    return [
+        *([store.directory] if store is not None else []),
+        default_storage_dir(root).parent.parent,
+    ]
+
+
 def _replace(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, data)

@@ -21,6 +21,7 @@ from plansight.plan.plan import Plan
 from plansight.plan.scratchpad import Scratchpad
 from plansight.tools.errors import ToolError
 from plansight.workspace.access import Workspace, WorkspaceError
+from plansight.workspace.sandbox import CommandSandbox
 
 
 class ChangeRecorder(Protocol):
@@ -76,6 +77,8 @@ class ToolContext:
     # The document and lines the agent last read or edited: where a reminder is shown.
     last_location: Location | None = None
     changes: ChangeRecorder = field(default_factory=NoRecorder)
+    # Where `bash` runs its commands (None: the default sandbox, made at the first command).
+    sandbox: CommandSandbox | None = None
 
     def touch(self, relative_path: str, start_line: int, end_line: int) -> None:
         """Record a read or edit; lines are 0-based and inclusive."""

@@ -3,18 +3,27 @@
 Both honour .gitignore (inside a git repository or not) and never follow symbolic links out of
 the workspace: rg does the walking, this module keeps the first lines within the output limits,
 counts the rest, and stops rg once it has counted enough.
+
+Protected files (secrets, workspace/secrets.py): list_files names them with ` (protected)`;
+grep never searches them (rg is given their patterns as an ignore file, and every line of its
+output is checked again, so no line of one can reach the model) and says how many protected
+files it left out, a count found from their names alone (never from what they hold).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pathspec import GitIgnoreSpec
 
 from plansight.tools.context import ToolContext, workspace_errors
 from plansight.tools.errors import ToolError
@@ -26,6 +35,7 @@ from plansight.tools.registry import (
     text_of,
 )
 from plansight.workspace.access import WorkspacePath
+from plansight.workspace.secrets import IGNORE_FILE, ProtectedPaths
 
 LIST_MAX_FILES = 500
 GREP_MAX_LINES = 200
@@ -52,6 +62,7 @@ _RG_CHUNK = 1 << 18
 # A file type of our own: its globs select files by name and, unlike --glob, leave .gitignore
 # in force (rg's --glob re-includes ignored files that match it).
 _RG_GLOB_TYPE = "plansightglob"
+PROTECTED_MARK = " (protected)"
 
 
 def rg_executable() -> str:
@@ -192,9 +203,12 @@ def _clean_path(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-def _search_target(ctx: ToolContext, path: str | None) -> WorkspacePath:
+def _search_target(ctx: ToolContext, path: str | None, *, shareable: bool = False) -> WorkspacePath:
     with workspace_errors():
-        target = ctx.workspace.resolve(path or ".")
+        if shareable:  # grep: a protected file or folder named as the target is refused
+            target = ctx.workspace.resolve_shareable(path or ".")
+        else:
+            target = ctx.workspace.resolve(path or ".")
     if not target.path.exists():
         raise ToolError(f"{target.relative} does not exist.")
     if not (target.path.is_dir() or target.path.is_file()):
@@ -259,7 +273,10 @@ async def list_files(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     ordered.sort()  # in place: rg's output is sorted within folders, which sort() exploits
     shown: list[str] = []
     size = 0
+    protected = ctx.workspace.protected.walked()
     for name in ordered[:LIST_MAX_FILES]:
+        if protected(name):
+            name += PROTECTED_MARK
         if size + len(name) + 1 > OUTPUT_MAX_BYTES:
             break
         shown.append(name)
@@ -284,7 +301,8 @@ LIST_FILES = Tool(
     description=(
         "List the workspace's files recursively, honouring .gitignore, sorted, with paths "
         "relative to the workspace root. pattern: a glob such as '*.py' (matches file names in "
-        "any folder) or 'src/**/*.ts'. path: the folder to list (default: the whole workspace)."
+        "any folder) or 'src/**/*.ts'. path: the folder to list (default: the whole workspace). "
+        "Files marked (protected) hold secrets that only the user can share."
     ),
     input_schema={
         "type": "object",
@@ -301,38 +319,29 @@ LIST_FILES = Tool(
 async def grep(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     pattern = require_str(tool_input, "pattern", allow_empty=False)
     glob = optional_str(tool_input, "glob") or None
-    target = _search_target(ctx, optional_str(tool_input, "path"))
+    target = _search_target(ctx, optional_str(tool_input, "path"), shareable=True)
     root = ctx.workspace.root
+    protected = ctx.workspace.protected
     selection, exact = _glob_args(glob) if glob else ([], True)
-    allowed = None if exact else set(await _listed_files(target, root, []))
-
-    def accept(line: str) -> str | None:
-        # --null puts a NUL after the path, so paths containing ':' parse safely.
-        path, sep, rest = line.partition("\0")
-        if not sep:
-            return line  # a message from rg, e.g. about a binary file
-        path = _clean_path(path)
-        if allowed is not None and path not in allowed:
-            return None  # matched only because --glob overrides .gitignore
-        # As read_file shows lines: without the CR of a CRLF line ending. (rg itself leaves a
-        # UTF-8 byte order mark out.)
-        rest = rest.removesuffix("\r")
-        return f"{path}:{rest}"
-
-    args = [*RG_GREP]
-    args += [*selection, "-e", pattern, "--", target.relative]
-    out = await _run_rg(
-        args,
-        root,
-        keep=GREP_MAX_LINES,
-        keep_bytes=OUTPUT_MAX_BYTES,
-        count_limit=GREP_COUNT_LIMIT,
-        accept=accept,
-    )
+    left_out = asyncio.ensure_future(_protected_count(protected, target, root, glob))
+    try:
+        allowed = None if exact else set(await _listed_files(target, root, []))
+        out = await _grep(ctx, pattern, target, selection, allowed)
+        skipped = await left_out
+    finally:
+        left_out.cancel()
     if out.returncode == 2 and not out.total:
         raise _rg_failure("grep", out)
+    note = (
+        [
+            f"[{skipped} protected file{'s were' if skipped != 1 else ' was'} not searched "
+            "(secrets: only the user can share them)]"
+        ]
+        if skipped
+        else []
+    )
     if not out.total:
-        return "No matches."
+        return "\n".join(["No matches.", *note])
     result = list(out.lines)
     if len(out.lines) < out.total:
         count = f"{out.total}" if out.complete else f"more than {out.total}"
@@ -343,7 +352,98 @@ async def grep(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     if out.returncode == 2 and out.stderr:
         errors = "\n".join(out.stderr.splitlines()[:3])
         result.append(f"[some files could not be searched: {errors}]")
-    return "\n".join(result)
+    return "\n".join(result + note)
+
+
+async def _grep(
+    ctx: ToolContext,
+    pattern: str,
+    target: WorkspacePath,
+    selection: list[str],
+    allowed: set[str] | None,
+) -> _RgOutput:
+    """rg's matches of `pattern`, the protected files neither searched nor shown."""
+    protected = ctx.workspace.protected
+    secret_file = protected.walked()
+    seen: dict[str, bool] = {}
+
+    def accept(line: str) -> str | None:
+        # --null puts a NUL after the path, so paths containing ':' parse safely.
+        path, sep, rest = line.partition("\0")
+        if not sep:
+            return line  # a message from rg, e.g. about a binary file
+        path = _clean_path(path)
+        if allowed is not None and path not in allowed:
+            return None  # matched only because --glob overrides .gitignore
+        secret = seen.get(path)
+        if secret is None:
+            # rg follows no link but the target named: that one is checked as a whole.
+            secret = seen[path] = secret_file(path) or (
+                path == target.relative and protected.protects(path)
+            )
+        if secret:
+            return None  # rg's ignore file left it out, unless a .gitignore re-included it
+        # As read_file shows lines: without the CR of a CRLF line ending. (rg itself leaves a
+        # UTF-8 byte order mark out.)
+        rest = rest.removesuffix("\r")
+        return f"{path}:{rest}"
+
+    ignore_file = await asyncio.to_thread(_write_ignore_file, protected.patterns())
+    try:
+        args = [*RG_GREP, "--ignore-file", ignore_file]
+        args += [*selection, "-e", pattern, "--", target.relative]
+        return await _run_rg(
+            args,
+            ctx.workspace.root,
+            keep=GREP_MAX_LINES,
+            keep_bytes=OUTPUT_MAX_BYTES,
+            count_limit=GREP_COUNT_LIMIT,
+            accept=accept,
+        )
+    finally:
+        os.unlink(ignore_file)
+
+
+def _write_ignore_file(patterns: list[str]) -> str:
+    with tempfile.NamedTemporaryFile(
+        "w", prefix="plansight-protected-", suffix=".ignore", delete=False
+    ) as handle:
+        handle.write("".join(f"{line}\n" for line in patterns))
+        return handle.name
+
+
+async def _protected_count(
+    protected: ProtectedPaths, target: WorkspacePath, root: Path, glob: str | None
+) -> int:
+    """How many protected files a search of `target` (files matching `glob`) leaves out: rg
+    lists the files whose names the protecting patterns could match (their negations aside),
+    and the rules decide each. Names alone: the count says nothing of any file's content."""
+    globs = ["--glob", IGNORE_FILE]
+    for line in protected.patterns():
+        pattern = line.strip().removeprefix("\\")
+        if not pattern or line.startswith(("#", "!")):
+            continue
+        if pattern.endswith("/"):
+            pattern = pattern.rstrip("/")
+            globs += ["--glob", f"{pattern}/**" if "/" in pattern else f"**/{pattern}/**"]
+        else:
+            globs += ["--glob", pattern, "--glob", f"{pattern.lstrip('/')}/**"]
+    where = [] if target.relative == "." else ["--", target.relative]
+    out = await _run_rg(
+        [*RG_COMMON, "--files", *globs, *where],
+        root,
+        keep=LIST_COUNT_LIMIT,
+        keep_bytes=1 << 26,
+        count_limit=LIST_COUNT_LIMIT,
+    )
+    try:
+        chosen = GitIgnoreSpec.from_lines([glob]) if glob else None
+    except ValueError:  # rg took it, pathspec does not: count within the whole target
+        chosen = None
+    secret = protected.walked()
+    return sum(
+        1 for name in set(out.lines) if (chosen is None or chosen.match_file(name)) and secret(name)
+    )
 
 
 def grep_input_summary(tool_input: dict[str, Any]) -> str:
@@ -358,7 +458,8 @@ GREP = Tool(
         "Search file contents with a regular expression (Rust regex syntax, as ripgrep), "
         "honouring .gitignore. Returns matching lines as path:line:text, paths relative to the "
         "workspace root. path: a file or folder to search (default: the whole workspace). "
-        "glob: search only files matching it, e.g. '*.py'."
+        "glob: search only files matching it, e.g. '*.py'. Protected files (secrets) are "
+        "never searched."
     ),
     input_schema={
         "type": "object",

@@ -1,9 +1,14 @@
 """The bash tool, and the runner beneath it: one command in its own process group.
 
-The runner's contract: the command runs in the workspace root with stdin empty; its output
-(stdout and stderr together) keeps its first and last bytes within a limit; on timeout or when
-the caller is cancelled, the whole process group is killed, so nothing the command started
-survives it; background processes that keep the output open do not hold the result back.
+The runner's contract: the command runs in the workspace root with stdin empty and an
+environment without secrets (workspace/sandbox.py's `command_env`); its output (stdout and
+stderr together) keeps its first and last bytes within a limit; on timeout or when the caller
+is cancelled, the whole process group is killed, so nothing the command started survives it;
+background processes that keep the output open do not hold the result back.
+
+The tool runs each command in the session's sandbox where one can be made (bubblewrap: the
+runner's process is then bwrap, which dies with its group, and every process inside with it),
+tells the approval what the command may do, and ends a sandboxed result with a line saying so.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from plansight.engine.hooks import CommandRequest
 from plansight.tools.context import ToolContext
 from plansight.tools.errors import ToolError
 from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, line_of, require_str
+from plansight.workspace.sandbox import SANDBOX_NOTE, CommandSandbox, command_env, result_line
 
 log = logging.getLogger(__name__)
 
@@ -86,14 +92,25 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def bash_argv(command: str) -> list[str]:
+    return ["/bin/bash", "-c", command]
+
+
 async def run_command(
-    command: str, cwd: Path, time_limit: float, *, output_limit: int = OUTPUT_MAX_BYTES
+    command: str,
+    cwd: Path,
+    time_limit: float,
+    *,
+    output_limit: int = OUTPUT_MAX_BYTES,
+    argv: list[str] | None = None,
 ) -> CommandOutput:
     """Run `command` with /bin/bash in `cwd`, in a process group of its own.
 
-    After `time_limit` seconds the group is killed and the output so far returned (the caller
+    `argv`: what to run instead of `bash -c command` (the sandbox's bwrap running it). After
+    `time_limit` seconds the group is killed and the output so far returned (the caller
     decides what a timeout means), unlike a cancellation, which kills it and raises.
     """
+    program, *args = argv if argv is not None else bash_argv(command)
     output = _CappedOutput(output_limit)
     loop = asyncio.get_running_loop()
     # Our own pipe rather than PIPE: asyncio's Process.wait() would otherwise also wait for
@@ -101,15 +118,14 @@ async def run_command(
     read_fd, write_fd = os.pipe()
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            "/bin/bash",
-            "-c",
-            command,
+            program,
+            *args,
             cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=write_fd,
             stderr=write_fd,
             start_new_session=True,  # its own process group, killed as a whole
-            env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
+            env=command_env(),
         )
     )
     try:
@@ -202,7 +218,7 @@ def command_summary(content: str) -> str:
     if lines and (match := EXIT_STATUS.fullmatch(lines[-1])):
         status = match.group(1)
         lines.pop()
-    lines = [line for line in lines if line and not line.startswith(LINGERING_NOTE)]
+    lines = [line for line in lines if line and not line.startswith((LINGERING_NOTE, SANDBOX_NOTE))]
     found = test_verdict(lines) or (lines[-1] if lines else "")
     flat = " ".join(found.split())
     if len(flat) > SUMMARY_LINE_CHARS:
@@ -228,21 +244,35 @@ async def bash(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     command = require_str(tool_input, "command", allow_empty=False)
     timeout = _parse_timeout(tool_input)
     root = ctx.workspace.root
-    decision = await ctx.approve(CommandRequest(command=command, cwd=str(root)))
+    sandbox = command_sandbox(ctx)
+    # Found once (one bwrap start), in a thread: the first command of a session waits for it.
+    refusal = await asyncio.to_thread(sandbox.refusal)
+    if refusal is not None:
+        raise ToolError(refusal)
+    allowed = sandbox.description()
+    decision = await ctx.approve(CommandRequest(command=command, cwd=str(root), sandbox=allowed))
     if not decision.approved:
         message = "The user did not approve this command; it was not run."
         if decision.feedback and decision.feedback.strip():
             message += f" Their feedback: {decision.feedback.strip()}"
         raise ToolError(message)
+    # In a thread: it looks for the protected files to hide (a walk of the workspace).
+    argv = await asyncio.to_thread(sandbox.argv, bash_argv(command)) if allowed else None
     await ctx.changes.before_command()
     try:
-        out = await run_command(command, root, timeout)
+        out = await run_command(command, root, timeout, argv=argv)
     finally:
         ctx.changes.command_ran(command)  # stopped or not, it may have changed files
+    said = [result_line(allowed)] if allowed is not None else []
     if out.timed_out:
         raise ToolError(
-            f"Command timed out after {timeout:g} s; its process group was killed.\n"
-            + (out.text or "(no output)")
+            "\n".join(
+                [
+                    f"Command timed out after {timeout:g} s; its process group was killed.",
+                    out.text or "(no output)",
+                    *said,
+                ]
+            )
         )
     parts = [out.text or "(no output)"]
     if out.lingering:
@@ -250,8 +280,16 @@ async def bash(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
             "[background processes still held the output open; later output was not captured. "
             "Redirect a background process's output, e.g. `nohup cmd > log 2>&1 &`.]"
         )
+    parts += said
     parts.append(_exit_status(out.returncode))
     return "\n".join(parts)
+
+
+def command_sandbox(ctx: ToolContext) -> CommandSandbox:
+    """The context's sandbox; a context made without one gets the default (`auto`) once."""
+    if ctx.sandbox is None:
+        ctx.sandbox = CommandSandbox(ctx.workspace.root, protected=ctx.workspace.protected)
+    return ctx.sandbox
 
 
 BASH = Tool(

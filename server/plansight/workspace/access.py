@@ -1,5 +1,9 @@
 """Filesystem access confined to one folder: path checks, paged reads, staleness, atomic writes.
 
+Protected files (secrets, workspace/secrets.py) are neither read nor written: `read_page` and
+`begin_edit` refuse them with a `ProtectedFileError`, and the editor's buffer of one is never
+asked for.
+
 How a page of lines is cut from a file is `textpages`'s; the atomic write itself is
 `atomic`'s.
 
@@ -23,6 +27,7 @@ from pathlib import Path
 
 from plansight.engine.hooks import DocumentSource
 from plansight.workspace.atomic import write_atomic
+from plansight.workspace.secrets import ProtectedPaths, protected_message
 from plansight.workspace.textpages import (
     BOM,
     BOM_BYTES,
@@ -78,6 +83,10 @@ class NotWritableError(WorkspaceError):
     pass
 
 
+class ProtectedFileError(WorkspaceError):
+    pass
+
+
 @dataclass(frozen=True)
 class WorkspacePath:
     """A path checked to lie inside the workspace."""
@@ -112,9 +121,15 @@ class EditBase:
 class Workspace:
     """One workspace root; every path given to it is relative to the root (or absolute inside)."""
 
-    def __init__(self, root: Path, documents: DocumentSource | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        documents: DocumentSource | None = None,
+        protected: ProtectedPaths | None = None,
+    ) -> None:
         self._root = Path(os.path.realpath(root))
         self.documents = documents
+        self.protected = protected if protected is not None else ProtectedPaths(self._root)
         self._snapshots: dict[Path, FileSnapshot] = {}
         self._stale: set[Path] = set()
         # Digests of the versions of each file seen on disk (read, replaced or written by us).
@@ -147,6 +162,21 @@ class Workspace:
         relative = real.relative_to(self._root).as_posix()
         return WorkspacePath(real, relative or ".")
 
+    def resolve_shareable(self, path: str | os.PathLike[str]) -> WorkspacePath:
+        """`resolve`, refusing a protected path (by its name, or a link's target's) with a
+        ProtectedFileError, a link out to a secret (`~/.ssh`) included."""
+        try:
+            target = self.resolve(path)
+        except OutsideWorkspaceError:
+            if "\0" not in os.fspath(path) and self.protected.protects(path):
+                raise ProtectedFileError(protected_message(os.fspath(path))) from None
+            raise
+        if self.protected.protects(path) or self.protected.matches(
+            target.relative, target.path.is_dir()
+        ):
+            raise ProtectedFileError(protected_message(os.fspath(path)))
+        return target
+
     def _resolve_quietly(self, path: str | os.PathLike[str]) -> Path | None:
         try:
             return self.resolve(path).path
@@ -167,8 +197,9 @@ class Workspace:
         """Lines `first_line`.. of a file (the editor's text when it is open), streamed from disk.
 
         Records what is on disk, so that a later edit can tell whether the file changed since.
+        A protected file is refused (ProtectedFileError), its editor buffer too.
         """
-        target = self.resolve(path)
+        target = self.resolve_shareable(path)
         try:
             self._check_regular_file(target)
             try:
@@ -249,9 +280,9 @@ class Workspace:
         An existing file must have been read and be unchanged since, and be one the user running
         the server could write; a file with unsaved editor changes is never replaced. A missing
         file is a new one (its parents are created later), unless it was there when last read:
-        then someone deleted it, which counts as a change.
+        then someone deleted it, which counts as a change. A protected path is refused.
         """
-        target = self.resolve(path)
+        target = self.resolve_shareable(path)
         if target.path.is_dir():
             raise NotAFileError(f"{target.relative} is a folder, not a file.")
         if not target.path.exists():
@@ -333,7 +364,9 @@ class Workspace:
     # ----- helpers -----------------------------------------------------------------------------
 
     def _open_text(self, target: WorkspacePath) -> str | None:
-        return self.documents.open_text(target.path) if self.documents is not None else None
+        if self.documents is None or self.protected.matches(target.relative):
+            return None  # a secret's buffer is never read
+        return self.documents.open_text(target.path)
 
     def _check_regular_file(self, target: WorkspacePath) -> None:
         try:

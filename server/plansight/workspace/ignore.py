@@ -87,6 +87,27 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_size, max(st.st_mtime_ns, st.st_ctime_ns))
 
 
+def usable_lines(lines: Sequence[str], origin: str) -> list[str]:
+    """`lines` without those that are no valid pattern (`foo\\`, `[z-a]`), each logged as a
+    warning naming `origin` and the line: one malformed line does not void the rest."""
+    try:
+        GitIgnoreSpec.from_lines(lines, backend="simple")
+        return list(lines)
+    except (ValueError, re.error):
+        pass
+    kept: list[str] = []
+    for number, line in enumerate(lines, 1):
+        try:
+            GitIgnoreSpec.from_lines([line], backend="simple")
+        except (ValueError, re.error) as err:
+            log.warning(
+                "%s, line %d: %r is not a valid pattern (%s); ignored", origin, number, line, err
+            )
+            continue
+        kept.append(line)
+    return kept
+
+
 class _Patterns:
     """One list compiled: which of its patterns matches an entry itself, the last one winning."""
 
@@ -160,7 +181,8 @@ class PathRules:
         read_at = time.time_ns()
         lines: list[str] = []
         for source in self.files:
-            lines += (source if isinstance(source, PatternList) else read_patterns(source)).lines
+            found = source if isinstance(source, PatternList) else read_patterns(source)
+            lines += usable_lines(found.lines, found.origin)
         # A file changed within a tick of the file system's clock before it was read may
         # change again with the same stamp (as git's "racily clean" index entries): such files
         # are read every time until their stamp is old enough to trust.
@@ -184,7 +206,8 @@ class PathRules:
         if self.per_folder is None:
             return None
         found = read_patterns(self.root.joinpath(*folder, self.per_folder))
-        return _Patterns(found.lines) if any(line.strip() for line in found.lines) else None
+        lines = usable_lines(found.lines, found.origin)
+        return _Patterns(lines) if any(line.strip() for line in lines) else None
 
     def matches(self, relative: str, is_dir: bool = False) -> bool:
         """Whether `relative` (a "/"-separated path under the root) is excluded: it, or a

@@ -29,6 +29,9 @@ export interface ApprovalCardData {
   approvalId: string;
   command: string;
   cwd: string;
+  /** What the command may do ("sandboxed: workspace only, no network"); '' from an older server. */
+  sandbox?: string;
+  sandboxed?: boolean;
   outcome: 'pending' | 'approved' | 'rejected' | 'cancelled';
   feedback?: string;
 }
@@ -102,7 +105,11 @@ export function renderApprovalCard(card: CardEntry, h: RenderHelpers): string {
   const data = card.data as ApprovalCardData;
   const head =
     `<div class="card-head">${h.icon('terminal')}<span>Run a command in <strong>${h.escape(data.cwd)}</strong></span></div>` +
-    `<pre class="command">${h.escape(data.command)}</pre>`;
+    `<pre class="command">${h.escape(data.command)}</pre>` +
+    (data.sandbox
+      ? `<div class="card-text sandbox ${data.sandboxed ? 'sandboxed' : 'unsandboxed'}">` +
+        `${h.icon(data.sandboxed ? 'shield' : 'warning')}<span>${h.escape(data.sandbox)}</span></div>`
+      : '');
   if (card.open) {
     return (
       head +

@@ -11,6 +11,7 @@ import type { ApproveCommandParams, ApproveCommandResult } from '../protocol';
 import type { ReviewSurface } from './reviewManager';
 import type { SessionStore } from '../session';
 import { oneLine, truncate } from '../text';
+import { sandboxSummary } from './approveCommandModel';
 
 interface PendingApproval {
   id: string;
@@ -56,10 +57,12 @@ export class CommandApprovals implements vscode.Disposable {
   request(params: ApproveCommandParams, token: vscode.CancellationToken): Promise<ApproveCommandResult> {
     this.counter += 1;
     const id = `command-${this.counter}`;
+    const allowed = sandboxSummary(params);
     const card = this.surface.model.addCard<ApprovalCardData>(approvalCard, {
       approvalId: id,
       command: params.command,
       cwd: params.cwd,
+      ...(allowed.text ? { sandbox: allowed.text, sandboxed: allowed.sandboxed === true } : {}),
       outcome: 'pending',
     });
     return new Promise<ApproveCommandResult>((resolve) => {
@@ -128,6 +131,7 @@ export class CommandApprovals implements vscode.Disposable {
         progress.report({
           message:
             `(in ${approval.params.cwd}) ` +
+            (sandboxSummary(approval.params).text ? `${sandboxSummary(approval.params).text}. ` : '') +
             `[Approve](command:plansight.approveCommand?${args}) · ` +
             `[Reject](command:plansight.rejectCommand?${args})`,
         });

@@ -11,12 +11,14 @@ import {
   LanguageClient,
   type LanguageClientOptions,
   LogMessageNotification,
+  MessageType,
   RevealOutputChannelOn,
   type ServerOptions,
   State,
   type StaticFeature,
   type StreamInfo,
 } from 'vscode-languageclient/node';
+import { sandboxUnavailable } from '../review/approveCommandModel';
 import {
   type ApproveCommandParams,
   type ApproveCommandResult,
@@ -81,6 +83,7 @@ export function readSettings(): PlansightSettings {
     maxRounds: config.get<number>('maxRounds', 0),
     autoApproveEdits: config.get<boolean>('autoApprove.edits', false),
     autoApproveCommands: config.get<boolean>('autoApprove.commands', false),
+    autoApproveSandboxedCommands: config.get<boolean>('autoApprove.sandboxedCommands', false),
   };
 }
 
@@ -357,7 +360,13 @@ export class PlansightServer implements vscode.Disposable {
 
   private registerHandlers(client: LanguageClient): void {
     // The server mirrors its log records here; its stderr, read above, has them already.
-    client.onNotification(LogMessageNotification.type, () => undefined);
+    // All but the one warning the user must see: commands run without a sandbox here.
+    client.onNotification(LogMessageNotification.type, (params: { type: number; message: string }) => {
+      const warning = params.type === MessageType.Warning ? sandboxUnavailable(params.message) : undefined;
+      if (warning !== undefined && client === this.client) {
+        void vscode.window.showWarningMessage(warning);
+      }
+    });
     client.onNotification(Methods.todos, (todos: TodoState) => {
       if (client === this.client) {
         this.store.setTodos(todos);

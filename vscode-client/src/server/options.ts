@@ -10,6 +10,8 @@ export interface PlansightSettings {
   maxRounds: number;
   autoApproveEdits: boolean;
   autoApproveCommands: boolean;
+  /** Run sandboxed commands without asking (an unsandboxed one is still asked). */
+  autoApproveSandboxedCommands?: boolean;
 }
 
 export function initializationOptions(
@@ -19,6 +21,9 @@ export function initializationOptions(
   const options: InitializationOptions = {
     autoApprove: { edits: settings.autoApproveEdits, commands: settings.autoApproveCommands },
   };
+  if (settings.autoApproveSandboxedCommands) {
+    options.autoApprove.sandboxedCommands = true;
+  }
   if (overrides.storageDir) {
     options.storageDir = overrides.storageDir;
   }

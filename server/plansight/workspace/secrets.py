@@ -1,0 +1,247 @@
+"""Which workspace paths are secret files, kept from the model: the protected paths.
+
+A path is protected when Plansight's defaults (`DEFAULT_PATTERNS`: `.env`, keys, credentials,
+`.ssh/` ...), the workspace's `.plansightignore` (gitignore syntax; `!` re-includes, so a file
+the defaults protect can be shared) or the `protect.extra` option match it, in that order (the
+last matching pattern decides, as in git), through the one gitignore-rules implementation
+(`workspace.ignore.PathRules`). `.plansightignore` itself is always protected: the model may
+neither read nor change what keeps secrets from it. A symbolic link is protected when its own
+path or its target's is (`protects`). The rules are read again when `.plansightignore`
+changes (a stat per question).
+
+Who asks: the file tools (refuse), grep (skips), list_files (marks), the editor's buffers
+(never read), reviews and checkpoints (never hold one), and the sandbox (hides them from
+commands, `files_to_hide`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+from plansight.workspace.ignore import PathRules, PatternList
+
+log = logging.getLogger(__name__)
+
+IGNORE_FILE = ".plansightignore"
+DEFAULT_PATTERNS = (
+    ".env",
+    ".env.*",
+    "!.env.example",
+    "!.env.sample",
+    "!.env.template",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_ed25519*",
+    "id_ecdsa*",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".aws/",
+    ".ssh/",
+    ".gnupg/",
+)
+# The home folder's own secrets, hidden from sandboxed commands with the defaults on (a
+# workspace link to them is refused anyway: it points outside).
+HOME_SECRETS = (".ssh", ".aws", ".gnupg", ".netrc", ".npmrc", ".pypirc", ".git-credentials")
+# Folders the sandbox's search for protected files does not enter: dependencies and caches,
+# as the watcher's scans (workspace/scan.py); the tools still protect what is in them.
+_NOT_SEARCHED = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
+PROTECTED_MESSAGE = (
+    "{path} is a protected file (a secret: Plansight's defaults or .plansightignore); its "
+    "content is kept from you. Only the user can share it: ask them if you need something "
+    "from it."
+)
+
+
+@dataclass(frozen=True)
+class ProtectOptions:
+    """The `protect` option: the defaults on or off, and patterns of the user's own."""
+
+    defaults: bool = True
+    extra: tuple[str, ...] = ()
+
+
+class ProtectedPaths:
+    """The protected-path rules of one workspace (see the module's docstring)."""
+
+    def __init__(self, root: Path, options: ProtectOptions | None = None) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.options = options or ProtectOptions()
+        sources: list[Path | PatternList] = []
+        if self.options.defaults:
+            sources.append(PatternList("Plansight's default protected files", DEFAULT_PATTERNS))
+        sources.append(self.root / IGNORE_FILE)
+        sources.append(PatternList("initializationOptions.protect.extra", self.options.extra))
+        self._rules = PathRules(self.root, files=sources)
+        self._any: re.Pattern[str] | None = None
+        self._folders = lru_cache(maxsize=4096)(self._folder)
+
+    def patterns(self) -> list[str]:
+        """The rules' patterns in order (for another tool's excludes); re-read if need be."""
+        self._rules.refresh()
+        return self._rules.root_lines()
+
+    def matches(self, relative: str, is_dir: bool = False) -> bool:
+        """Whether the workspace path `relative` ("/"-separated) is protected by name."""
+        clean = relative.strip("/")
+        if clean in ("", "."):
+            return False
+        if clean == IGNORE_FILE:
+            return True
+        self._refresh()
+        return self._decide(clean, is_dir)
+
+    def matcher(self) -> Callable[[str, bool], bool]:
+        """`matches` for many paths at once (a scan): the rules as they are now, read once."""
+        self._refresh()
+        return lambda relative, is_dir: self._decide(relative.strip("/"), is_dir)
+
+    def walked(self) -> Callable[[str], bool]:
+        """`protects` for the files a walk that follows no link found (rg's): by name, and for
+        a file that is itself a link, by its target too (one lstat). The rules read once."""
+        secret = self.matcher()
+
+        def protected(relative: str) -> bool:
+            return secret(relative, False) or (
+                os.path.islink(os.path.join(self.root, relative)) and self.protects(relative)
+            )
+
+        return protected
+
+    def _refresh(self) -> re.Pattern[str]:
+        if self._rules.refresh() or self._any is None:
+            self._any = _any_pattern(self._rules.root_lines())
+            self._folders.cache_clear()
+        return self._any
+
+    def _decide(self, clean: str, is_dir: bool) -> bool:
+        """`matches` once the rules are fresh (a walk refreshes them once, not per entry)."""
+        if clean == IGNORE_FILE:
+            return True
+        assert self._any is not None
+        # Most paths match no pattern at all: one search of all the patterns at once says so
+        # (pathspec's expressions also match a path below a folder they match).
+        if self._any.search(clean + "/" if is_dir else clean) is None:
+            return False
+        parts = tuple(part for part in clean.split("/") if part)
+        for depth in range(1, len(parts)):
+            if self._folders(parts[:depth]):
+                return True
+        return self._rules.matches_entry(parts, is_dir)
+
+    def _folder(self, parts: tuple[str, ...]) -> bool:
+        """Whether this folder itself is excluded (its own folders asked before)."""
+        return self._rules.matches_entry(parts, True)
+
+    def protects(self, path: str | os.PathLike[str]) -> bool:
+        """Whether `path` (relative to the root, or absolute) is protected: by its own name,
+        or, for a symbolic link, by its target's (inside the workspace, or any path the
+        defaults would protect outside it, such as `~/.ssh/id_rsa`)."""
+        raw = os.fspath(path)
+        absolute = raw if os.path.isabs(raw) else os.path.join(self.root, raw)
+        lexical = Path(os.path.normpath(absolute))
+        if lexical.is_relative_to(self.root):
+            relative = lexical.relative_to(self.root).as_posix()
+            if self.matches(relative, _is_dir(lexical)) or self._link_above_protected(lexical):
+                return True
+        real = Path(os.path.realpath(absolute))
+        if real == lexical:
+            return False
+        if real.is_relative_to(self.root):
+            return self.matches(real.relative_to(self.root).as_posix(), _is_dir(real))
+        return self.options.defaults and _outside_secret(real)
+
+    def _link_above_protected(self, lexical: Path) -> bool:
+        """A folder on the way resolving into a protected folder (`link/x`, `link -> .ssh`)."""
+        for parent in lexical.parents:
+            if parent == self.root or not parent.is_relative_to(self.root):
+                return False
+            if os.path.islink(parent):
+                return self.protects(parent)
+        return False
+
+    def files_to_hide(self) -> tuple[list[Path], list[Path]]:
+        """The protected files and folders in the workspace now (absolute), outermost only:
+        what a sandbox covers. Folders of dependencies and caches are not searched."""
+        files: list[Path] = []
+        folders: list[Path] = []
+        self._refresh()
+        for path, is_dir in self._walk(self.root, ""):
+            (folders if is_dir else files).append(path)
+        return files, folders
+
+    def _walk(self, folder: Path, prefix: str) -> Iterator[tuple[Path, bool]]:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            relative = prefix + entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and not entry.is_file(follow_symlinks=False):
+                    continue  # links (their targets are covered), sockets, FIFOs
+            except OSError:
+                continue
+            if self._decide(relative, is_dir):
+                yield Path(entry.path), is_dir
+            elif is_dir and entry.name not in _NOT_SEARCHED:
+                yield from self._walk(Path(entry.path), relative + "/")
+
+
+def home_secrets(home: Path) -> tuple[list[Path], list[Path]]:
+    """The home folder's secret files and folders that exist (`HOME_SECRETS`)."""
+    files: list[Path] = []
+    folders: list[Path] = []
+    for name in HOME_SECRETS:
+        path = home / name
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            folders.append(path)
+        elif stat.S_ISREG(st.st_mode):
+            files.append(path)
+    return files, folders
+
+
+def _any_pattern(lines: list[str]) -> re.Pattern[str]:
+    """One expression that matches wherever any of the patterns (re-includes too) does."""
+    spec = GitIgnoreSpec.from_lines(lines, backend="simple")
+    found = [p.regex.pattern for p in spec.patterns if p.include is not None and p.regex]
+    if not found:
+        return re.compile(r"(?!)")
+    # The folder mark's named group may appear once only: unnamed in the union.
+    return re.compile("|".join(f"(?:{x.replace('(?P<ps_d>', '(?:')})" for x in found))
+
+
+def _outside_secret(real: Path) -> bool:
+    """Whether a path outside the workspace is one the defaults would protect (a link's
+    target such as `~/.ssh` or `~/.aws/credentials`)."""
+    rules = PathRules(Path("/"), files=[PatternList("defaults", DEFAULT_PATTERNS)])
+    return rules.matches(real.as_posix().lstrip("/"), _is_dir(real))
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def protected_message(path: str) -> str:
+    return PROTECTED_MESSAGE.format(path=path)

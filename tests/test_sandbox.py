@@ -1,0 +1,340 @@
+"""Commands in the bubblewrap sandbox, through a session whose scripted model (the fake Messages
+API) asks for them: what a command could write, see, start and reach, checked on disk, in
+/proc and on a TCP server of the test's own."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plansight.engine.hooks import approve_all_commands
+from plansight.engine.model import ModelSettings
+from plansight.fakeapi import FakeMessagesAPI
+from plansight.fakeapi import text_reply as text
+from plansight.fakeapi import tool_reply as tool
+from plansight.session.session import Session
+from plansight.session.settings import SessionSettings
+from plansight.session.storage import SessionStore
+from plansight.workspace.sandbox import SANDBOX_NOTE, SandboxOptions, detect
+
+from conftest import wait_until
+
+pytestmark = pytest.mark.skipif(
+    not detect().available, reason="no sandbox can be made here (bubblewrap)"
+)
+
+
+def session_for(
+    root: Path,
+    api: FakeMessagesAPI,
+    sandbox: SandboxOptions | None = None,
+    storage: Path | None = None,
+) -> Session:
+    settings = SessionSettings(
+        ModelSettings(model="claude-sonnet-5-5", api_key="test-key", base_url=api.base_url),
+        sandbox=sandbox or SandboxOptions(),
+    )
+    return Session(
+        root,
+        settings,
+        approve=approve_all_commands,
+        store=SessionStore(storage) if storage is not None else None,
+    )
+
+
+def results(api: FakeMessagesAPI) -> list[dict[str, Any]]:
+    """Every tool result the model was sent, in order."""
+    last = api.message_requests[-1].body["messages"]
+    return [
+        block
+        for message in last
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block["type"] == "tool_result"
+    ]
+
+
+async def run_commands(session: Session, api: FakeMessagesAPI, *commands: str) -> list[str]:
+    api.push(*(tool("bash", {"command": c}) for c in commands), text("Done."))
+    result = await session.run("Run them")
+    assert result.status == "done", result
+    return [r["content"] for r in results(api)]
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside the workspace and outside /tmp (which the sandbox replaces anyway)."""
+    folder = Path(tempfile.mkdtemp(prefix="plansight-sandbox-test-", dir="/var/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_a_command_writes_only_the_workspace_and_says_it_ran_sandboxed(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, outside: Path
+) -> None:
+    session = session_for(hello_workspace, fake_api)
+    escape = outside / "escaped.txt"
+    [wrote, committed, tmp] = await run_commands(
+        session,
+        fake_api,
+        f"echo inside > made.txt; echo out > {escape}",
+        "git init -q && git add made.txt && "
+        "git -c user.name=T -c user.email=t@example.com commit -qm first && echo committed",
+        "echo private > /tmp/mine && echo $TMPDIR",
+    )
+    assert (hello_workspace / "made.txt").read_text() == "inside\n"
+    assert not escape.exists()
+    assert "Read-only file system" in wrote
+    lines = wrote.splitlines()
+    assert lines[-1] == "[exit code 1]"
+    assert lines[-2].startswith(SANDBOX_NOTE) and "sandbox" in lines[-2]
+    assert "no network" in lines[-2]
+    assert "committed" in committed
+    log = await asyncio.to_thread(
+        subprocess.run,
+        ["git", "-C", str(hello_workspace), "log", "--format=%s"],
+        capture_output=True,
+        text=True,
+    )
+    assert log.stdout.strip() == "first"
+    # The command's /tmp was its own: empty before, gone after.
+    assert tmp.splitlines()[0] == "/tmp"
+    assert not Path("/tmp/mine").exists()
+    await session.close()
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline.split(b"\0"):
+            found.append(int(entry))
+    return found
+
+
+async def test_nothing_a_sandboxed_command_starts_outlives_it(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    marker = f"300.{uuid.uuid4().int % 10**9}"  # `sleep 300.N`: findable in /proc
+    session = session_for(hello_workspace, fake_api)
+    [started] = await run_commands(
+        session, fake_api, f"setsid sleep {marker} > /dev/null 2>&1 & echo started"
+    )
+    assert started.startswith("started")
+    await wait_until(lambda: not _processes_with(marker), "the sandbox's processes ended", 10)
+    await session.close()
+
+    # The same command without the sandbox leaves its sleep behind (so the check above can
+    # fail): end it here.
+    plain = session_for(hello_workspace, fake_api, SandboxOptions(enabled=False))
+    fake_api.reset()
+    await run_commands(plain, fake_api, f"setsid sleep {marker} > /dev/null 2>&1 & echo started")
+    try:
+        # (The sleep may still be starting as the command's result comes back.)
+        await wait_until(lambda: bool(_processes_with(marker)), "an unsandboxed sleep lives on")
+    finally:
+        for pid in _processes_with(marker):
+            os.kill(pid, 9)
+    await plain.close()
+
+
+class Listener:
+    """A TCP server on 127.0.0.1 that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+async def test_the_network_is_unreachable_unless_allowed(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    listener = Listener()
+    try:
+        connect = f"exec 3<>/dev/tcp/127.0.0.1/{listener.port} && echo connected"
+        cut_off = session_for(hello_workspace, fake_api)
+        [refused] = await run_commands(cut_off, fake_api, connect)
+        assert "connected" not in refused.splitlines()[0]
+        assert listener.accepted == 0
+        await cut_off.close()
+
+        fake_api.reset()
+        allowed = session_for(hello_workspace, fake_api, SandboxOptions(network=True))
+        [reached] = await run_commands(allowed, fake_api, connect)
+        assert reached.startswith("connected")
+        assert "with network access" in reached.splitlines()[-2]
+        await wait_until(lambda: listener.accepted == 1, "the connection was accepted")
+        await allowed.close()
+    finally:
+        listener.close()
+
+
+async def test_plansight_storage_is_hidden_from_commands(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, outside: Path
+) -> None:
+    storage = outside / "state"
+    session = session_for(hello_workspace, fake_api, storage=storage)
+    session.start(watch=False)
+    await wait_until(lambda: (storage / "checkpoints" / "git").is_dir(), "checkpoints opened")
+    before = sorted(p.relative_to(storage) for p in storage.rglob("*"))
+    assert before
+    [listed, _planted] = await run_commands(
+        session,
+        fake_api,
+        f"ls -A {storage} | wc -l",
+        f"echo x > {storage}/planted && ls {storage}",
+    )
+    assert listed.splitlines()[0].strip() == "0"
+    assert not (storage / "planted").exists()
+    await session.close()
+
+
+async def test_writable_paths_are_writable_and_a_missing_one_is_a_warning(
+    hello_workspace: Path,
+    fake_api: FakeMessagesAPI,
+    outside: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    extra = outside / "cache"
+    extra.mkdir()
+    missing = outside / "not-there"
+    with caplog.at_level(logging.WARNING, logger="plansight"):
+        session = session_for(
+            hello_workspace, fake_api, SandboxOptions(writable=(str(extra), str(missing)))
+        )
+    assert any(
+        str(missing) in r.getMessage() and "does not exist" in r.getMessage()
+        for r in caplog.records
+    )
+    [done] = await run_commands(session, fake_api, f"echo kept > {extra}/file && echo ok")
+    assert (extra / "file").read_text() == "kept\n"
+    assert str(extra) in done.splitlines()[-2]
+    await session.close()
+
+
+async def test_no_command_sees_a_secret_variable(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "anthropic-auth-1")
+    monkeypatch.setenv("MY_API_KEY", "value-of-key-2")
+    monkeypatch.setenv("github_token", "value-of-token-3")
+    monkeypatch.setenv("DB_PASSWORD", "value-of-password-4")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "value-of-secret-5")
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", "value-of-credential-6")
+    monkeypatch.setenv("PLANSIGHT_HARMLESS", "still-here")
+    for options in (SandboxOptions(), SandboxOptions(enabled=False)):
+        fake_api.reset()
+        session = session_for(hello_workspace, fake_api, options)
+        [env] = await run_commands(session, fake_api, "env")
+        assert "still-here" in env
+        for leaked in ("anthropic-auth-1", "value-of-", "ANTHROPIC_", "test-key"):
+            assert leaked not in env, (options, leaked)
+        await session.close()
+
+
+async def test_enabled_true_refuses_commands_where_no_sandbox_can_be_made(
+    hello_workspace: Path,
+    fake_api: FakeMessagesAPI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", str(no_bwrap_path(tmp_path)))
+    session = session_for(hello_workspace, fake_api, SandboxOptions(enabled=True))
+    fake_api.push(tool("bash", {"command": "touch ran.txt"}), text("Done."))
+    await session.run("Run it")
+    [refused] = results(fake_api)
+    assert refused["is_error"] is True
+    assert "bubblewrap" in refused["content"] and "apt-get install bubblewrap" in refused["content"]
+    assert not (hello_workspace / "ran.txt").exists()
+    await session.close()
+
+
+async def test_auto_runs_unsandboxed_where_no_sandbox_can_be_made_and_says_so_once(
+    hello_workspace: Path,
+    fake_api: FakeMessagesAPI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv("PATH", str(no_bwrap_path(tmp_path)))
+    session = session_for(hello_workspace, fake_api)
+    with caplog.at_level(logging.WARNING, logger="plansight"):
+        outputs = await run_commands(session, fake_api, "touch ran.txt", "echo again")
+    assert (hello_workspace / "ran.txt").exists()
+    assert all(SANDBOX_NOTE not in out for out in outputs)
+    warnings = [r.getMessage() for r in caplog.records if "without a sandbox" in r.getMessage()]
+    assert len(warnings) == 1 and "bubblewrap" in warnings[0]
+    await session.close()
+
+
+def no_bwrap_path(tmp_path: Path) -> Path:
+    """A PATH folder with what the tools need (git, rg) and no bwrap."""
+    folder = tmp_path / "bin-without-bwrap"
+    folder.mkdir()
+    for name in ("git", "rg", "env", "touch", "cat", "ls"):
+        found = shutil.which(name)
+        if found:
+            (folder / name).symlink_to(found)
+    assert shutil.which("bwrap", path=str(folder)) is None
+    return folder
+
+
+async def test_git_commit_works_in_a_linked_worktree(
+    tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    main, linked = tmp_path / "main", tmp_path / "linked"
+    git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com"]
+    for args in (
+        ["init", "-q", str(main)],
+        ["-C", str(main), "commit", "-q", "--allow-empty", "-m", "root"],
+        ["-C", str(main), "worktree", "add", "-q", str(linked)],
+    ):
+        await asyncio.to_thread(subprocess.run, [*git, *args], check=True, capture_output=True)
+    session = session_for(linked, fake_api)
+    [done] = await run_commands(
+        session,
+        fake_api,
+        "echo x > f.txt && git add f.txt && "
+        "git -c user.name=T -c user.email=t@example.com commit -qm second && echo committed",
+    )
+    assert "committed" in done, done
+    log = await asyncio.to_thread(
+        subprocess.run,
+        ["git", "-C", str(linked), "log", "--format=%s"],
+        capture_output=True,
+        text=True,
+    )
+    assert log.stdout.split() == ["second", "root"]
+    await session.close()

@@ -1,0 +1,38 @@
+/**
+ * What a command to approve may do, as the approval card and notification say it: pure (no
+ * `vscode` import), from `plansight/approveCommand`'s `sandbox` (protocol version 3).
+ */
+import type { ApproveCommandParams } from '../protocol';
+
+export interface SandboxSummary {
+  /** True: the command runs in the sandbox; false: it does not; undefined: an older server. */
+  sandboxed: boolean | undefined;
+  /** One line, e.g. "sandboxed: workspace only, no network" ('' for an older server). */
+  text: string;
+}
+
+export function sandboxSummary(params: ApproveCommandParams): SandboxSummary {
+  if (!('sandbox' in params) || params.sandbox === undefined) {
+    return { sandboxed: undefined, text: '' };
+  }
+  const sandbox = params.sandbox;
+  if (sandbox === null || typeof sandbox !== 'object') {
+    return {
+      sandboxed: false,
+      text: 'not sandboxed: it can change any file you can, and use the network',
+    };
+  }
+  const writable = Array.isArray(sandbox.writable)
+    ? sandbox.writable.filter((p): p is string => typeof p === 'string')
+    : [];
+  const where = writable.length <= 1 ? 'workspace only' : `workspace and ${writable.slice(1).join(', ')}`;
+  const network = sandbox.network === true ? 'with network' : 'no network';
+  return { sandboxed: true, text: `sandboxed: ${where}, ${network}` };
+}
+
+/** The server's warning that commands run without a sandbox (`window/logMessage`, sent once
+ * per server when the sandbox option is "auto" and none can be made), or undefined. */
+export function sandboxUnavailable(message: string): string | undefined {
+  const at = message.indexOf('commands run without a sandbox');
+  return at < 0 ? undefined : `Plansight: ${message.slice(at)}`;
+}
