@@ -30,11 +30,10 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from conftest import PATIENCE, wait_until
-from lsp_harness import server_env
 from plansight.fakeapi import FakeMessagesAPI
 
-Answer = Callable[[ToolCallUpdate, list[PermissionOption]], "str | None | asyncio.Future[Any]"]
+from conftest import PATIENCE, wait_until
+from lsp_harness import server_env
 
 
 @dataclass
@@ -75,7 +74,11 @@ class EditorClient:
         )
 
     async def read_text_file(
-        self, path: str, session_id: str, limit: int | None = None, line: int | None = None,
+        self,
+        path: str,
+        session_id: str,
+        limit: int | None = None,
+        line: int | None = None,
         **kw: Any,
     ) -> ReadTextFileResponse:
         self.reads.append(path)

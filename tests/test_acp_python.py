@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from acp import RequestError, text_block
 
+from plansight.fakeapi import FakeMessagesAPI
+from plansight.fakeapi.script import text_reply, tool_reply
+
 from acp_harness import EditorClient, acp_agent, until
 from conftest import PATIENCE, Held
-from plansight.fakeapi import FakeMessagesAPI
-from plansight.fakeapi.script import reply, text_reply, tool_reply
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -88,8 +89,12 @@ async def test_an_edit_allowed_is_written_through_the_editor_and_a_rejection_rea
     before = hello.read_text()
     fake_api.push(
         tool_reply("read_file", {"path": "hello.py"}),
-        tool_reply("edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}),
-        tool_reply("edit_file", {"path": "hello.py", "old_text": "import os", "new_text": "import re"}),
+        tool_reply(
+            "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+        ),
+        tool_reply(
+            "edit_file", {"path": "hello.py", "old_text": "import os", "new_text": "import re"}
+        ),
         text_reply("Done."),
     )
     editor = EditorClient(hello_workspace, answers=["allow_once", "reject_once"])
@@ -100,7 +105,10 @@ async def test_an_edit_allowed_is_written_through_the_editor_and_a_rejection_rea
     assert editor.writes == [str(hello)]  # through fs/write_text_file: the editor's undo works
     assert str(hello) in editor.reads
     diffs = [
-        c for u in editor.of("tool_call_update") for c in u.get("content", []) if c["type"] == "diff"
+        c
+        for u in editor.of("tool_call_update")
+        for c in u.get("content", [])
+        if c["type"] == "diff"
     ]
     assert diffs[0] == {
         "type": "diff",
@@ -108,7 +116,7 @@ async def test_an_edit_allowed_is_written_through_the_editor_and_a_rejection_rea
         "oldText": before,
         "newText": before.replace("import sys", "import os"),
     }
-    assert [p["options"] for p in editor.permissions][0] == [
+    assert editor.permissions[0]["options"] == [
         ("allow_once", "Allow", "allow_once"),
         ("allow_always", "Always allow", "allow_always"),
         ("reject_once", "Reject", "reject_once"),
@@ -273,7 +281,9 @@ async def test_slash_commands_do_what_their_lsp_twins_do(
     fake_api.push(
         tool_reply("todo", {"items": [{"id": "1", "text": "Edit", "status": "in_progress"}]}),
         tool_reply("read_file", {"path": "hello.py"}),
-        tool_reply("edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}),
+        tool_reply(
+            "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+        ),
         tool_reply("todo", {"items": [{"id": "1", "text": "Edit", "status": "completed"}]}),
         text_reply("Edited."),
         text_reply("Step done."),
@@ -292,7 +302,7 @@ async def test_slash_commands_do_what_their_lsp_twins_do(
         await prompt(conn, session_id, "/step 1")
         opening = fake_api.bodies[-1]["messages"][-1]
         assert "#1" in json.dumps(opening)
-        with pytest.raises(RequestError, match="no item|Unknown|unknown"):
+        with pytest.raises(RequestError, match=r"no item|Unknown|unknown"):
             await prompt(conn, session_id, "/step 99")
 
 
@@ -301,7 +311,7 @@ async def test_bad_requests_get_clear_errors_and_the_agent_keeps_serving(
 ) -> None:
     hold = Held(text_reply("slow answer"))
     fake_api.push(hold, text_reply("fine"))
-    async with acp_agent(fake_api, hello_workspace, tmp_path) as (conn, editor):
+    async with acp_agent(fake_api, hello_workspace, tmp_path) as (conn, _):
         with pytest.raises(RequestError, match="absolute"):
             await conn.new_session(cwd="relative/path", mcp_servers=[])
         with pytest.raises(RequestError, match="not an existing folder"):
