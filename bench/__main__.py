@@ -32,6 +32,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "checkpoint-rounds": "bench.checkpoints_rounds",
         "lifecycle": "bench.lifecycle",
         "command-echoes": "bench.command_echoes",
+        "acp": "bench.acp_latency",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from conftest import PATIENCE, REPO
-from lsp_harness import server_env
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi.script import text_reply, tool_reply
+
+from conftest import PATIENCE, REPO
+from lsp_harness import server_env
 
 CLIENT = REPO / "tests" / "acp-client"
 # The Node that vscode-client/scripts/setup-e2e.sh installs, where the system has none.
@@ -124,15 +125,19 @@ def test_a_turn_maps_text_plan_tools_and_reminder_and_passes_the_schema(
     ]
     calls = {c["title"]: c for c in of(report, "tool_call")}
     assert calls["Search for 'greet'"]["kind"] == "search"
-    read = calls["Read hello.py:4-"] if "Read hello.py:4-" in calls else next(
-        c for t, c in calls.items() if t.startswith("Read hello.py")
+    read = (
+        calls["Read hello.py:4-"]
+        if "Read hello.py:4-" in calls
+        else next(c for t, c in calls.items() if t.startswith("Read hello.py"))
     )
     assert read["kind"] == "read"
     assert read["locations"] == [{"path": str(hello_workspace / "hello.py"), "line": 4}]
     assert calls["Plan reminder"]["kind"] == "think"
     assert calls["Plan reminder"]["status"] == "completed"
     ends = {u["toolCallId"]: u["status"] for u in of(report, "tool_call_update") if "status" in u}
-    assert all(ends[c["toolCallId"]] == "completed" for t, c in calls.items() if t != "Plan reminder")
+    assert all(
+        ends[c["toolCallId"]] == "completed" for t, c in calls.items() if t != "Plan reminder"
+    )
     text = "".join(u["content"]["text"] for u in of(report, "agent_message_chunk"))
     assert "Let me plan." in text and "Finished." in text
     commands = of(report, "available_commands_update")[0]["availableCommands"]
@@ -152,7 +157,9 @@ def test_edits_allowed_and_rejected(
     before = hello.read_text()
     fake_api.push(
         tool_reply("read_file", {"path": "hello.py"}),
-        tool_reply("edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}),
+        tool_reply(
+            "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+        ),
         tool_reply("write_file", {"path": "new.txt", "content": "hi\n"}),
         text_reply("Done."),
     )
@@ -166,7 +173,12 @@ def test_edits_allowed_and_rejected(
     assert hello.read_text() == before.replace("import sys", "import os")
     assert report["writes"] == [str(hello)]
     assert not (hello_workspace / "new.txt").exists()
-    diffs = [c for u in of(report, "tool_call_update") for c in u.get("content", []) if c["type"] == "diff"]
+    diffs = [
+        c
+        for u in of(report, "tool_call_update")
+        for c in u.get("content", [])
+        if c["type"] == "diff"
+    ]
     assert diffs[0]["path"] == str(hello) and diffs[0]["oldText"] == before
     assert diffs[1]["path"] == str(hello_workspace / "new.txt") and diffs[1]["newText"] == "hi\n"
     asked = report["permissions"][0]
@@ -292,7 +304,9 @@ def test_load_after_a_restart_replays_the_session(
         text_reply("The answer is 42."),
         text_reply("Still 42."),
     )
-    first = run_client(fake_api, hello_workspace, tmp_path, [*START, {"do": "prompt", "text": "Q?"}])
+    first = run_client(
+        fake_api, hello_workspace, tmp_path, [*START, {"do": "prompt", "text": "Q?"}]
+    )
     second = run_client(
         fake_api,
         hello_workspace,
@@ -308,7 +322,9 @@ def test_load_after_a_restart_replays_the_session(
     assert kinds[0] == "user_message_chunk"
     assert second["updates"][0]["content"]["text"] == "Q?"
     replay_text = "".join(
-        u["content"]["text"] for u in second["updates"] if u["sessionUpdate"] == "agent_message_chunk"
+        u["content"]["text"]
+        for u in second["updates"]
+        if u["sessionUpdate"] == "agent_message_chunk"
     )
     assert "The answer is 42." in replay_text
     assert of(second, "plan")[0]["entries"][0]["content"] == "Answer"
@@ -323,7 +339,9 @@ def test_slash_commands(fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_pa
     fake_api.push(
         tool_reply("todo", {"items": [{"id": "1", "text": "Edit", "status": "in_progress"}]}),
         tool_reply("read_file", {"path": "hello.py"}),
-        tool_reply("edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}),
+        tool_reply(
+            "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+        ),
         tool_reply("todo", {"items": [{"id": "1", "text": "Edit", "status": "completed"}]}),
         text_reply("Edited."),
         text_reply("The user asked for an edit of hello.py; it was made."),  # /compact's summary

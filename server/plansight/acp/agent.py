@@ -21,7 +21,7 @@ import inspect
 import logging
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -38,9 +38,9 @@ from acp import (
     update_agent_message_text,
 )
 from acp.helpers import update_current_mode
+from acp.meta import CLIENT_METHODS
 from acp.schema import (
     AgentCapabilities,
-    AgentMessageChunk,
     ClientCapabilities,
     EmbeddedResourceContentBlock,
     Implementation,
@@ -49,9 +49,11 @@ from acp.schema import (
     ResourceContentBlock,
     SessionMode,
     SessionModeState,
+    SessionNotification,
     TextContentBlock,
     TextResourceContents,
 )
+from acp.utils import serialize_params
 
 from plansight import __version__
 from plansight.acp.commands import SlashCommand, available_commands, item_id, parse_command
@@ -88,6 +90,7 @@ MODES = SessionModeState(
         ),
     ],
 )
+SESSION_UPDATE = CLIENT_METHODS["session_update"]
 STORED_ID = "acp"  # the part of the session's storage that holds its ACP session id
 # Whose results the tool call shows in full (a command's output, matches); others their summary.
 FULL_OUTPUT_KINDS = frozenset({"execute", "search"})
@@ -106,16 +109,33 @@ def request_failed(message: str) -> RequestError:
 
 
 class Outbox:
-    """The session's updates, sent in the order they were made (events arrive synchronously,
-    sending is not); consecutive message chunks waiting together go out as one."""
+    """The session's updates, sent in the order they were made.
 
-    def __init__(self, conn: Client, session_id: str) -> None:
+    With a transport that writes at once (`write`: stdio.py), an update is written while the
+    event that made it is handled, as the language server notifies: the plan reaches the editor
+    before the engine goes on (saving it, the next request). Otherwise (another transport) the
+    updates queue and one task sends them in order.
+    """
+
+    def __init__(
+        self, conn: Client, session_id: str, write: Callable[[dict[str, Any]], None] | None
+    ) -> None:
         self.conn = conn
         self.session_id = session_id
+        self._write = write
         self._queue: asyncio.Queue[Update] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
 
     def put(self, update: Update) -> None:
+        if self._write is not None:
+            params = serialize_params(
+                SessionNotification(session_id=self.session_id, update=update)
+            )
+            try:
+                self._write({"jsonrpc": "2.0", "method": SESSION_UPDATE, "params": params})
+            except Exception:
+                log.exception("could not send a session update")
+            return
         self._queue.put_nowait(update)
         if self._pump is None or self._pump.done():
             self._pump = asyncio.get_running_loop().create_task(self._send_all())
@@ -131,25 +151,12 @@ class Outbox:
     async def _send_all(self) -> None:
         while not self._queue.empty():
             update = self._queue.get_nowait()
-            taken = 1
-            while isinstance(update, AgentMessageChunk) and not self._queue.empty():
-                following = self._queue._queue[0]  # type: ignore[attr-defined]
-                if not (
-                    isinstance(following, AgentMessageChunk)
-                    and isinstance(following.content, TextContentBlock)
-                    and isinstance(update.content, TextContentBlock)
-                ):
-                    break
-                self._queue.get_nowait()
-                taken += 1
-                update = update_agent_message_text(update.content.text + following.content.text)
             try:
                 await self.conn.session_update(session_id=self.session_id, update=update)
             except Exception:
                 log.exception("could not send a session update")
             finally:
-                for _ in range(taken):
-                    self._queue.task_done()
+                self._queue.task_done()
 
 
 class ToolOutputs:
@@ -211,8 +218,13 @@ class AcpSession:
 class PlansightAgent:
     """The ACP agent (`acp.Agent`): one per connection, any number of sessions."""
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        write: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.env = dict(os.environ if env is None else env)
+        self.write = write  # the transport's immediate write of a message, where it has one
         self.conn: Client | None = None
         self.client_caps = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
@@ -309,7 +321,7 @@ class PlansightAgent:
                 )
         for other in [s for s in self.sessions.values() if s.session.root == root.resolve()]:
             await self._close(other)  # one session per workspace: they share its storage
-        outbox = Outbox(conn, session_id)
+        outbox = Outbox(conn, session_id, self.write)
         fs = self.client_caps.fs
         files = (
             ClientFiles(
@@ -581,7 +593,9 @@ async def serve_stdio(agent: PlansightAgent) -> None:
     from plansight.acp.stdio import StdioTransport
 
     reader, writer = await stdio_streams(limit=50 * 1024 * 1024)
-    conn = AgentSideConnection(cast(Any, agent), StdioTransport(reader, writer), listening=False)
+    transport = StdioTransport(reader, writer)
+    agent.write = transport.write
+    conn = AgentSideConnection(cast(Any, agent), transport, listening=False)
     try:
         await conn.listen()
     finally:

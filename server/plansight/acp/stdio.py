@@ -47,11 +47,15 @@ class StdioTransport:
         self._writer = writer
         self._closed = False
 
-    async def send(self, message: dict[str, Any]) -> None:
+    def write(self, message: dict[str, Any]) -> None:
+        """Write `message` now (buffered; `send` waits for the buffer to drain)."""
         if self._closed:
             raise ConnectionError("the client's connection is closed")
-        # Written at once (before any await), so that what is sent first arrives first.
         self._writer.write((json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8"))
+
+    async def send(self, message: dict[str, Any]) -> None:
+        # Written at once (before any await), so that what is sent first arrives first.
+        self.write(message)
         await self._writer.drain()
 
     async def receive(self) -> dict[str, Any] | None:
