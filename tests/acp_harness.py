@@ -22,9 +22,13 @@ from acp import (
     spawn_agent_process,
 )
 from acp.schema import (
+    AcceptElicitationResponse,
     AllowedOutcome,
     ClientCapabilities,
+    DeclineElicitationResponse,
     DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
     FileSystemCapabilities,
     PermissionOption,
     ToolCallUpdate,
@@ -48,6 +52,8 @@ class EditorClient:
     reads: list[str] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
     held: list[asyncio.Future[Any]] = field(default_factory=list)
+    elicited: list[dict[str, Any]] = field(default_factory=list)
+    form_answers: list[Any] = field(default_factory=list)  # `answer` values; None: decline
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update.model_dump(mode="json", by_alias=True, exclude_none=True))
@@ -96,6 +102,18 @@ class EditorClient:
         self.buffers.pop(path, None)
         return WriteTextFileResponse()
 
+    async def create_elicitation(self, message: str, mode: Any, **kw: Any) -> Any:
+        self.elicited.append(
+            {
+                "message": message,
+                "mode": mode.model_dump(mode="json", by_alias=True, exclude_none=True),
+            }
+        )
+        answer = self.form_answers.pop(0) if self.form_answers else None
+        if answer is None:
+            return DeclineElicitationResponse(action="decline")
+        return AcceptElicitationResponse(action="accept", content={"answer": answer})
+
     def on_connect(self, conn: Any) -> None:
         pass
 
@@ -118,6 +136,7 @@ async def acp_agent(
     home: Path,
     *,
     fs: bool = True,
+    elicitation: bool = False,
     env: dict[str, str] | None = None,
     client: EditorClient | None = None,
 ) -> AsyncIterator[tuple[Any, EditorClient]]:
@@ -130,10 +149,20 @@ async def acp_agent(
         **(env or {}),
     }
     async with spawn_agent_process(
-        editor, sys.executable, "-m", "plansight", "acp", env=server_env(api, extra)
+        editor,
+        sys.executable,
+        "-m",
+        "plansight",
+        "acp",
+        env=server_env(api, extra),
+        use_unstable_protocol=elicitation,  # elicitation/create is an unstable method
     ) as (conn, _process):
         caps = ClientCapabilities(
-            fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=False
+            fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+            terminal=False,
+            elicitation=(
+                ElicitationCapabilities(form=ElicitationFormCapabilities()) if elicitation else None
+            ),
         )
         await asyncio.wait_for(
             conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps), PATIENCE

@@ -350,3 +350,30 @@ def test_the_acp_front_door_needs_nothing_of_the_lsp_one() -> None:
         if part_of(imported) == "lsp"
     ]
     assert wrong == []
+
+
+def test_the_prompt_text_holds_embedded_files_and_links() -> None:
+    from acp import embedded_text_resource, resource_block, resource_link_block, text_block
+
+    from plansight.acp.agent import prompt_text
+
+    blocks = [
+        text_block("Explain this:"),
+        resource_block(embedded_text_resource("file:///w/a.py", "print(1)\n")),
+        resource_link_block("b.py", "file:///w/b.py"),
+    ]
+    assert prompt_text(blocks) == (
+        'Explain this:\n<context uri="file:///w/a.py">\nprint(1)\n\n</context>\n'
+        "[b.py](file:///w/b.py)"
+    )
+
+
+def test_an_image_or_an_empty_prompt_is_refused_with_a_reason() -> None:
+    from acp import RequestError, image_block, text_block
+
+    from plansight.acp.agent import prompt_text
+
+    with pytest.raises(RequestError, match="text only"):
+        prompt_text([image_block("aGk=", "image/png")])
+    with pytest.raises(RequestError, match="empty"):
+        prompt_text([text_block("   ")])

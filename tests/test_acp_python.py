@@ -326,3 +326,80 @@ async def test_bad_requests_get_clear_errors_and_the_agent_keeps_serving(
         hold.release()
         assert await first == "end_turn"
         assert await prompt(conn, session_id, "three") == "end_turn"
+
+
+async def test_ask_user_is_an_elicitation_form_where_the_client_offers_it(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    question = {"question": "Which greeting?", "options": ["Hello", "Hi"]}
+    fake_api.push(tool_reply("ask_user", question), text_reply("Using Hi."))
+    editor = EditorClient(hello_workspace, form_answers=["Hi"])
+    async with acp_agent(fake_api, hello_workspace, tmp_path, client=editor, elicitation=True) as (
+        conn,
+        _,
+    ):
+        session_id = await new_session(conn, hello_workspace)
+        assert await prompt(conn, session_id, "greet") == "end_turn"
+    (asked,) = editor.elicited
+    assert asked["message"] == "Which greeting?"
+    schema = asked["mode"]["requestedSchema"]
+    assert schema["properties"]["answer"]["enum"] == ["Hello", "Hi"]
+    assert asked["mode"]["toolCallId"] == editor.of("tool_call")[0]["toolCallId"]
+    result = tool_results(fake_api.bodies[1])[0]
+    assert "The user answered: Hi" in result["content"]
+
+
+async def test_without_elicitation_the_question_ends_the_turn_and_the_next_prompt_answers(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    question = {"question": "Which greeting?", "options": ["Hello", "Hi"]}
+    fake_api.push(tool_reply("ask_user", question), text_reply("Using Hi."))
+    async with acp_agent(fake_api, hello_workspace, tmp_path) as (conn, editor):
+        session_id = await new_session(conn, hello_workspace)
+        assert await prompt(conn, session_id, "greet") == "end_turn"
+        assert len(fake_api.bodies) == 1  # the turn ended with the question
+        assert editor.text().rstrip().endswith("- Hello\n- Hi")
+        assert await prompt(conn, session_id, "Hi, please") == "end_turn"
+    opening = json.dumps(fake_api.bodies[1]["messages"][-1])
+    assert "answer to your question (Which greeting?)" in opening and "Hi, please" in opening
+
+
+async def test_without_fs_the_agent_reads_and_writes_the_disk(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    hello = hello_workspace / "hello.py"
+    before = hello.read_text()
+    fake_api.push(
+        tool_reply("read_file", {"path": "hello.py"}),
+        tool_reply(
+            "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+        ),
+        text_reply("Done."),
+    )
+    editor = EditorClient(hello_workspace, answers=["allow_once"])
+    async with acp_agent(fake_api, hello_workspace, tmp_path, client=editor, fs=False) as (
+        conn,
+        _,
+    ):
+        session_id = await new_session(conn, hello_workspace)
+        assert await prompt(conn, session_id, "edit") == "end_turn"
+    assert editor.reads == [] and editor.writes == []
+    assert hello.read_text() == before.replace("import sys", "import os")
+
+
+async def test_reject_always_rejects_the_next_command_without_asking(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    fake_api.push(
+        tool_reply("bash", {"command": "touch one"}),
+        tool_reply("bash", {"command": "touch two"}),
+        text_reply("Neither ran."),
+    )
+    editor = EditorClient(hello_workspace, answers=["reject_always"])
+    async with acp_agent(fake_api, hello_workspace, tmp_path, client=editor) as (conn, _):
+        session_id = await new_session(conn, hello_workspace)
+        assert await prompt(conn, session_id, "run") == "end_turn"
+    assert len(editor.permissions) == 1
+    assert not (hello_workspace / "one").exists() and not (hello_workspace / "two").exists()
+    second = tool_results(fake_api.bodies[2])[0]
+    assert second["is_error"] and "rejected by the user" in second["content"]
