@@ -196,6 +196,10 @@ class AcpSession:
     run: asyncio.Task[Any] | None = None
     unsubscribe: list[Any] = field(default_factory=list)
 
+    def switched(self, mode: str) -> None:
+        """The run switched the session's mode (an approved plan: `act`)."""
+        self.mode = "plan" if mode == "plan" else "act"
+
     def on_event(self, event: Event) -> None:
         if isinstance(event, ToolCall):
             self.hooks.call.id = event.id
@@ -333,13 +337,13 @@ class PlansightAgent:
             if fs is not None and (fs.read_text_file or fs.write_text_file)
             else None
         )
-        holder: list[AcpSession] = []
         hooks = ClientHooks(
             conn=conn,
             session_id=session_id,
             options=options,
             send=outbox.send,
-            end_run=lambda text: holder[0].session.ctx.run.end(text),
+            # Called during a run, by when `session` below exists.
+            end_run=lambda text: session.ctx.run.end(text),
             elicitation=self._offers_elicitation(),
         )
         extra: dict[str, Any] = {}
@@ -364,8 +368,7 @@ class PlansightAgent:
         outputs = ToolOutputs(session.tools)
         session.tools = cast("ToolRegistry", outputs)
         opened = AcpSession(session_id, session, hooks, outbox, outputs, settings.max_rounds)
-        holder.append(opened)
-        hooks.on_mode = lambda mode: setattr(opened, "mode", mode)
+        hooks.on_mode = opened.switched
         session.load_stored()
         if new:
             session.reset()  # a new conversation; history and checkpoints stay
