@@ -355,7 +355,7 @@ def test_the_acp_front_door_needs_nothing_of_the_lsp_one() -> None:
 def test_the_prompt_text_holds_embedded_files_and_links() -> None:
     from acp import embedded_text_resource, resource_block, resource_link_block, text_block
 
-    from plansight.acp.agent import prompt_text
+    from plansight.acp.texts import prompt_text
 
     blocks = [
         text_block("Explain this:"),
@@ -371,7 +371,7 @@ def test_the_prompt_text_holds_embedded_files_and_links() -> None:
 def test_an_image_or_an_empty_prompt_is_refused_with_a_reason() -> None:
     from acp import RequestError, image_block, text_block
 
-    from plansight.acp.agent import prompt_text
+    from plansight.acp.texts import prompt_text
 
     with pytest.raises(RequestError, match="text only"):
         prompt_text([image_block("aGk=", "image/png")])

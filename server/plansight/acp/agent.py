@@ -23,7 +23,6 @@ import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from acp import (
@@ -38,28 +37,30 @@ from acp import (
     update_agent_message_text,
 )
 from acp.helpers import update_current_mode
-from acp.meta import CLIENT_METHODS
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
-    EmbeddedResourceContentBlock,
     Implementation,
     McpCapabilities,
     PromptCapabilities,
-    ResourceContentBlock,
     SessionMode,
     SessionModeState,
-    SessionNotification,
-    TextContentBlock,
-    TextResourceContents,
 )
-from acp.utils import serialize_params
 
 from plansight import __version__
 from plansight.acp.commands import SlashCommand, available_commands, item_id, parse_command
 from plansight.acp.files import ClientFiles
+from plansight.acp.outbox import Outbox, ToolOutputs
 from plansight.acp.permissions import ClientHooks
 from plansight.acp.servers import mcp_servers
+from plansight.acp.texts import (
+    checkpoints_text,
+    invalid_params,
+    prompt_text,
+    request_failed,
+    restore_text,
+    workspace,
+)
 from plansight.acp.updates import (
     Update,
     event_updates,
@@ -73,8 +74,7 @@ from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
     from plansight.session.session import Session
-    from plansight.tools.context import ToolContext
-    from plansight.tools.registry import ToolOutcome, ToolRegistry
+    from plansight.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -90,94 +90,10 @@ MODES = SessionModeState(
         ),
     ],
 )
-SESSION_UPDATE = CLIENT_METHODS["session_update"]
 STORED_ID = "acp"  # the part of the session's storage that holds its ACP session id
 # Whose results the tool call shows in full (a command's output, matches); others their summary.
 FULL_OUTPUT_KINDS = frozenset({"execute", "search"})
 OUTPUT_CHARS = 30_000
-
-
-def invalid_params(message: str) -> RequestError:
-    return RequestError(-32602, message)
-
-
-def request_failed(message: str) -> RequestError:
-    return RequestError(-32603, message)
-
-
-# ----- the outgoing updates of one session ------------------------------------------------------
-
-
-class Outbox:
-    """The session's updates, sent in the order they were made.
-
-    With a transport that writes at once (`write`: stdio.py), an update is written while the
-    event that made it is handled, as the language server notifies: the plan reaches the editor
-    before the engine goes on (saving it, the next request). Otherwise (another transport) the
-    updates queue and one task sends them in order.
-    """
-
-    def __init__(
-        self, conn: Client, session_id: str, write: Callable[[dict[str, Any]], None] | None
-    ) -> None:
-        self.conn = conn
-        self.session_id = session_id
-        self._write = write
-        self._queue: asyncio.Queue[Update] = asyncio.Queue()
-        self._pump: asyncio.Task[None] | None = None
-
-    def put(self, update: Update) -> None:
-        if self._write is not None:
-            params = serialize_params(
-                SessionNotification(session_id=self.session_id, update=update)
-            )
-            try:
-                self._write({"jsonrpc": "2.0", "method": SESSION_UPDATE, "params": params})
-            except Exception:
-                log.exception("could not send a session update")
-            return
-        self._queue.put_nowait(update)
-        if self._pump is None or self._pump.done():
-            self._pump = asyncio.get_running_loop().create_task(self._send_all())
-
-    async def send(self, update: Update) -> None:
-        """`update`, and everything before it, sent."""
-        self.put(update)
-        await self.flush()
-
-    async def flush(self) -> None:
-        await self._queue.join()
-
-    async def _send_all(self) -> None:
-        while not self._queue.empty():
-            update = self._queue.get_nowait()
-            try:
-                await self.conn.session_update(session_id=self.session_id, update=update)
-            except Exception:
-                log.exception("could not send a session update")
-            finally:
-                self._queue.task_done()
-
-
-class ToolOutputs:
-    """The session's tools, keeping the whole result of the call that ran last, so that the
-    tool call shows a command's output (the `toolResult` event has a one-line summary)."""
-
-    def __init__(self, tools: ToolRegistry) -> None:
-        self._tools = tools
-        self.last: str | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._tools, name)
-
-    async def call(self, ctx: ToolContext, name: str, tool_input: Any) -> ToolOutcome:
-        outcome = await self._tools.call(ctx, name, tool_input)
-        self.last = outcome.content
-        return outcome
-
-    def take(self) -> str | None:
-        taken, self.last = self.last, None
-        return taken
 
 
 # ----- one ACP session --------------------------------------------------------------------------
@@ -519,71 +435,6 @@ class PlansightAgent:
         except ValueError as err:  # PlanError, CheckpointError: a request that names nothing
             raise invalid_params(str(err)) from err
         await opened.outbox.send(update_agent_message_text(said))
-
-
-# ----- what the user reads ----------------------------------------------------------------------
-
-
-def prompt_text(blocks: Sequence[Any]) -> str:
-    """The prompt's text: its text blocks, the files it embeds (as context the model reads),
-    and links to those it only names."""
-    parts: list[str] = []
-    for block in blocks:
-        if isinstance(block, TextContentBlock):
-            parts.append(block.text)
-        elif isinstance(block, EmbeddedResourceContentBlock):
-            resource = block.resource
-            if isinstance(resource, TextResourceContents):
-                parts.append(f'<context uri="{resource.uri}">\n{resource.text}\n</context>')
-        elif isinstance(block, ResourceContentBlock):
-            parts.append(f"[{block.name}]({block.uri})")
-        else:
-            raise invalid_params(
-                f"Plansight reads text only: a {getattr(block, 'type', 'non-text')} block "
-                "cannot be part of the prompt."
-            )
-    text = "\n".join(part for part in parts if part)
-    if not text.strip():
-        raise invalid_params("The prompt is empty.")
-    return text
-
-
-def checkpoints_text(found: list[dict[str, Any]]) -> str:
-    if not found:
-        return "No checkpoints yet."
-    lines = ["Checkpoints, oldest first:"]
-    for c in found:
-        step = f" (step #{c['todoId']})" if c.get("todoId") else ""
-        paths = f": {', '.join(c['paths'])}" if c.get("paths") else ""
-        lines.append(f"- {c['id']} {c['label']}{step}, {c['createdAt']}{paths}")
-    return "\n".join(lines)
-
-
-def restore_text(todo_id: str, wire: dict[str, Any]) -> str:
-    restored = wire.get("restored") or []
-    deleted = wire.get("deleted") or []
-    skipped = wire.get("skipped") or []
-    lines = [f"Undid step #{todo_id}."]
-    if restored:
-        lines.append("Restored: " + ", ".join(restored))
-    if deleted:
-        lines.append("Deleted: " + ", ".join(deleted))
-    lines.extend(f"Left alone: {s['path']} ({s['reason']})" for s in skipped)
-    if not (restored or deleted or skipped):
-        lines.append("Nothing to put back: the step changed no files.")
-    return "\n".join(lines)
-
-
-def workspace(cwd: str) -> Path:
-    """The workspace `cwd` names: an absolute path to an existing folder."""
-    if not isinstance(cwd, str) or not cwd:
-        raise invalid_params("cwd is required: the workspace folder, as an absolute path.")
-    path = Path(cwd)
-    if not path.is_absolute():
-        raise invalid_params(f"cwd must be an absolute path, not {cwd!r}.")
-    if not path.is_dir():
-        raise invalid_params(f"cwd {cwd!r} is not an existing folder.")
-    return path
 
 
 # ----- serving ----------------------------------------------------------------------------------
