@@ -464,11 +464,18 @@ def serve() -> None:
     )  # on stderr: stdout carries JSON-RPC only
     for noisy in ("httpx2", "httpcore2", "anthropic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    code = 0
     try:
         asyncio.run(serve_stdio(PlansightAgent()))
     except KeyboardInterrupt:
         pass
+    except ValueError as err:
+        # asyncio serves pipes, sockets and terminals only: an editor always gives pipes.
+        log.error(
+            "plansight acp needs its stdin and stdout to be pipes (as an editor starts it): %s", err
+        )
+        code = 2
     logging.shutdown()
     # Everything is saved as it happens; skip the slow teardown of the SDK's objects, and the
     # thread still blocked reading stdin.
-    os._exit(0)
+    os._exit(code)
