@@ -34,6 +34,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "command-echoes": "bench.command_echoes",
         "mcp": "bench.mcp_tools",
         "sandbox": "bench.sandbox",
+        "acp": "bench.acp_latency",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).

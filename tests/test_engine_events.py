@@ -14,8 +14,10 @@ from plansight.engine.events import (
     FilesChanged,
     RunResult,
     TextDelta,
+    ToolResult,
     Usage,
 )
+from plansight.protocol.names import event_payload
 
 
 def test_listeners_hear_each_event_in_the_order_they_subscribed() -> None:
@@ -128,3 +130,16 @@ def test_a_run_result_names_its_error_only_when_it_has_one() -> None:
     failed = RunResult("error", "", 1, error="the API is down")
     assert failed.to_wire()["error"] == "the API is down"
     assert failed.to_wire()["usage"] == Usage().to_wire()
+
+
+def test_a_tool_results_whole_output_stays_in_the_server() -> None:
+    # Listeners in the server (ACP) read `output`; the wire and the history get the summary.
+    event = ToolResult("t1", "bash", False, "ran 3 tests", output="3 passed\n" * 1000)
+    payload = event_payload(event)
+    assert payload == {
+        "type": "toolResult",
+        "id": "t1",
+        "name": "bash",
+        "isError": False,
+        "summary": "ran 3 tests",
+    }

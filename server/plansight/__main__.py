@@ -1,4 +1,4 @@
-"""`plansight lsp | run | demo | checkpoints | undo | restore | mcp | eval`: the command line.
+"""`plansight lsp | acp | run | demo | checkpoints | undo | restore | mcp | eval`: the command line.
 
 `plansight` with no command prints the whole help on stderr and exits 2: it is a command
 line that asks for nothing, a usage error like any other (`plansight bogus`, a missing
@@ -60,6 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
     # vscode-languageclient passes --stdio; stdio is the only transport.
     lsp.add_argument(
         "--stdio", action="store_true", help="accepted for LSP clients; stdio is the only transport"
+    )
+
+    commands.add_parser(
+        "acp",
+        help="start the Agent Client Protocol agent on stdio (Zed, JetBrains, Neovim, Emacs)",
+        description=(
+            "Serve one editor in the Agent Client Protocol (version 1) on stdin/stdout, with the "
+            "options of `plansight lsp` from the environment and "
+            "$XDG_CONFIG_HOME/plansight/config.json."
+        ),
     )
 
     run = commands.add_parser(
@@ -226,6 +236,11 @@ def main(argv: list[str] | None = None) -> int:
         from plansight.lsp.server import serve
 
         serve()
+        return 0
+    if args.command == "acp":
+        from plansight.acp.agent import serve as serve_acp
+
+        serve_acp()
         return 0
     if args.command == "run":
         from plansight.cli.run import run_cli

@@ -139,6 +139,9 @@ class ToolResult:
     name: str
     is_error: bool
     summary: str
+    # The result's whole text, for listeners in the server (ACP shows a command's output in
+    # its tool call); not sent, nor kept in the history: the summary is what clients show.
+    output: str = field(default="", metadata=LOCAL)
     type: str = "toolResult"
 
 

@@ -341,6 +341,7 @@ class AgentLoop:
                         use["name"],
                         outcome.is_error,
                         self.tools.summary(use["name"], outcome),
+                        outcome.text,
                     )
                 )
         except asyncio.CancelledError:

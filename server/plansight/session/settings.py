@@ -1,17 +1,21 @@
 """A session's settings: from the environment and the initialization options (options win).
 
 `SessionSettings.from_options` is the one place the two meet; a bad environment value is
-logged and ignored (the default applies), as a bad option is (protocol/options.py).
+logged and ignored (the default applies), as a bad option is (protocol/options.py). A front
+door that gets no initialization options (`plansight acp`) reads the same keys from the user's
+`$XDG_CONFIG_HOME/plansight/config.json` (`user_config`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from plansight.engine.compaction.compactor import (
     DEFAULT_COMPACT_AT,
@@ -98,3 +102,23 @@ def seconds(env: Mapping[str, str], name: str) -> float | None:
         return value
     log.warning("ignoring %s=%r: not a positive number of seconds", name, raw)
     return None
+
+
+def user_config_path(env: Mapping[str, str]) -> Path:
+    """`$XDG_CONFIG_HOME/plansight/config.json` (default `~/.config/plansight/config.json`)."""
+    config_home = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config_home) / "plansight" / "config.json"
+
+
+def user_config(env: Mapping[str, str]) -> Any:
+    """The user's options file, as raw JSON for `InitOptions.parse` (same keys as the LSP
+    initializationOptions); None when there is none. A file that is not JSON is logged and
+    ignored, as a bad option is: the defaults apply."""
+    path = user_config_path(env)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        log.warning("ignoring %s: %s; the defaults apply", path, err)
+        return None

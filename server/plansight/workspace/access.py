@@ -7,6 +7,11 @@ asked for.
 How a page of lines is cut from a file is `textpages`'s; the atomic write itself is
 `atomic`'s.
 
+The editor's side: a `DocumentSource` gives the text of open documents (the language server's,
+synchronously); one that is also an `EditorFiles` is asked through the editor instead (ACP's
+`fs/read_text_file` / `fs/write_text_file`, asynchronous): reads see its unsaved buffers, and
+accepted edits are written by the editor, so that its undo works. The checks stay the same.
+
 Knows nothing of tools or models. Every error is a `WorkspaceError` whose message is written so
 that whoever shows it (the model, a user) knows what to do next.
 """
@@ -24,6 +29,7 @@ from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from plansight.engine.hooks import DocumentSource
 from plansight.workspace.atomic import write_atomic
@@ -116,6 +122,27 @@ class EditBase:
     mode: int | None  # permission bits to keep (None for a new file)
     owner: tuple[int, int] | None  # uid and gid to keep, where we may (None for a new file)
     bom: bool = False  # the file starts with a UTF-8 byte order mark, kept when it is written
+
+
+@runtime_checkable
+class EditorFiles(Protocol):
+    """A document source that reads and writes files through the editor (ACP's `fs/*`)."""
+
+    can_write: bool  # False: the workspace writes the disk itself, as without an editor
+
+    def open_text(self, path: Path) -> str | None:
+        """The editor's text of `path` as last read through it (synchronous callers: a
+        restore's check for unsaved changes), else None."""
+        ...
+
+    async def read_text(self, path: Path) -> str | None:
+        """The editor's text of `path` (its buffer, unsaved changes included, or the file), or
+        None when the editor cannot say."""
+        ...
+
+    async def write_text(self, path: Path, text: str) -> None:
+        """Write `text` as the whole of `path` through the editor; OSError when it refuses."""
+        ...
 
 
 class Workspace:
@@ -211,7 +238,7 @@ class Workspace:
         except FileMissingError:
             self.forget(target.path)  # the reader now knows it is gone: creating it is fine
             raise
-        editor_text = self._unsaved_text(target, snapshot.digest)
+        editor_text = self._unsaved(target, snapshot.digest, await self._editor_text(target))
         if editor_text is not None:
             page = page_from_text(
                 target.relative, editor_text, first_line, max_lines, max_bytes, max_line_chars
@@ -289,7 +316,7 @@ class Workspace:
             if target.path in self._snapshots:
                 raise _deleted_error(target)
             self._check_creatable(target)
-            self._check_no_unsaved(target, "")
+            await self._check_no_unsaved(target, "")
             return EditBase(target, False, "", True, None, None, None)
         self._check_regular_file(target)
         snapshot = self._snapshots.get(target.path)
@@ -306,7 +333,7 @@ class Workspace:
             text, valid = body.decode("utf-8"), True
         except UnicodeDecodeError:
             text, valid = body.decode("utf-8", errors="replace"), False
-        self._check_no_unsaved(target, text)
+        await self._check_no_unsaved(target, text)
         mode, owner = stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
         return EditBase(target, True, text, valid, snapshot, mode, owner, bom)
 
@@ -319,7 +346,7 @@ class Workspace:
                     f"{target.relative} was created by someone else meanwhile; read it with "
                     "read_file before editing."
                 )
-            self._check_no_unsaved(target, "")
+            await self._check_no_unsaved(target, "")
             return
         try:
             data, st = await self._load(target)
@@ -329,7 +356,7 @@ class Workspace:
         if target.path in self._stale or digest != base.snapshot.digest:
             raise _stale_error(target)
         _check_writable(target, st)  # its mode may have changed while the review was open
-        self._check_no_unsaved(target, base.text)
+        await self._check_no_unsaved(target, base.text)
 
     async def write(self, base: EditBase, text: str) -> FileSnapshot:
         """Replace the file atomically with `text` (UTF-8) and remember it as read.
@@ -342,9 +369,12 @@ class Workspace:
         data = text.encode("utf-8")
         if base.bom:
             data = BOM_BYTES + data.removeprefix(BOM_BYTES)
-        task = asyncio.ensure_future(
-            asyncio.to_thread(_write_file, self._root, path, data, mode, base.owner)
-        )
+        if isinstance(self.documents, EditorFiles) and self.documents.can_write:
+            task = asyncio.ensure_future(self._write_through_editor(self.documents, path, text))
+        else:
+            task = asyncio.ensure_future(
+                asyncio.to_thread(_write_file, self._root, path, data, mode, base.owner)
+            )
 
         def remember(done: asyncio.Future[FileSnapshot]) -> None:
             # The model knows what it just wrote: it may edit again without another read.
@@ -354,6 +384,21 @@ class Workspace:
         task.add_done_callback(remember)
         # Once started, a write completes (and is remembered) even if the caller is cancelled.
         return await asyncio.shield(task)
+
+    async def _write_through_editor(
+        self, editor: EditorFiles, path: Path, text: str
+    ) -> FileSnapshot:
+        """The editor writes the file (its undo then knows the change); what it left on disk is
+        what the next edit is checked against."""
+        await editor.write_text(path, text)
+        # An editor may hold the text in its buffer before it is on disk: that is our text, not
+        # the user's unsaved work.
+        written = hashlib.sha256(text.encode("utf-8")).digest()
+        versions = self._versions.setdefault(path, deque(maxlen=_VERSIONS_KEPT))
+        if written not in versions:
+            versions.append(written)
+        data, st = await asyncio.to_thread(_read_bytes, path)
+        return FileSnapshot(st.st_size, st.st_mtime_ns, hashlib.sha256(data).digest())
 
     async def _load(self, target: WorkspacePath) -> tuple[bytes, os.stat_result]:
         try:
@@ -367,6 +412,11 @@ class Workspace:
         if self.documents is None or self.protected.matches(target.relative):
             return None  # a secret's buffer is never read
         return self.documents.open_text(target.path)
+
+    async def _editor_text(self, target: WorkspacePath) -> str | None:
+        if isinstance(self.documents, EditorFiles):
+            return await self.documents.read_text(target.path)
+        return self._open_text(target)
 
     def _check_regular_file(self, target: WorkspacePath) -> None:
         try:
@@ -400,13 +450,15 @@ class Workspace:
             versions.append(snapshot.digest)
 
     def _unsaved_text(self, target: WorkspacePath, disk_digest: bytes) -> str | None:
-        """The editor's text of the file if it holds changes that were never on disk.
+        return self._unsaved(target, disk_digest, self._open_text(target))
+
+    def _unsaved(self, target: WorkspacePath, disk_digest: bytes, text: str | None) -> str | None:
+        """The editor's `text` of the file if it holds changes that were never on disk.
 
         An editor that has not reloaded yet after our write still shows an earlier version of
         the file: that is no user work, so it counts as saved. Editors do not show a byte order
         mark: the text matches a version with or without one.
         """
-        text = self._open_text(target)
         if text is None:
             return None
         seen = (disk_digest, *self._versions.get(target.path, ()))
@@ -418,9 +470,9 @@ class Workspace:
             return None
         return text
 
-    def _check_no_unsaved(self, target: WorkspacePath, disk_text: str) -> None:
+    async def _check_no_unsaved(self, target: WorkspacePath, disk_text: str) -> None:
         disk_digest = hashlib.sha256(disk_text.encode("utf-8")).digest()
-        if self._unsaved_text(target, disk_digest) is not None:
+        if self._unsaved(target, disk_digest, await self._editor_text(target)) is not None:
             raise UnsavedChangesError(
                 f"{target.relative} has unsaved changes in the editor; ask the user to save or "
                 "revert it, then read it again."

@@ -1,0 +1,468 @@
+"""`plansight acp`: the Agent Client Protocol (version 1) front door over `Session`.
+
+Each ACP session is one Plansight `Session` on the workspace `cwd`, with the options of
+`plansight lsp` (the environment, then `$XDG_CONFIG_HOME/plansight/config.json`), its storage,
+checkpoints and history. `session/new` starts a new conversation in that workspace (the history
+and checkpoints stay) and records the session's id in its storage, so that `session/load`
+finds it after a restart and replays it (updates.py `replayed`). The engine's events become
+`session/update`s (updates.py), sent in order through one outbox per session; the engine's
+hooks are answered by the client (permissions.py); files go through the client's `fs/*` where
+it offers them (files.py); prompts beginning `/plan`, `/step`, `/undo`, `/compact` or
+`/checkpoints` are the slash commands (commands.py).
+
+Errors a client can cause (an unknown session, a bad `cwd`, a prompt while one runs, an unknown
+plan item) are JSON-RPC errors saying what to do; the agent keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from acp import (
+    PROTOCOL_VERSION,
+    Client,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    SetSessionModeResponse,
+    update_agent_message_text,
+)
+from acp.helpers import update_current_mode
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    Implementation,
+    McpCapabilities,
+    PromptCapabilities,
+    SessionMode,
+    SessionModeState,
+)
+
+from plansight import __version__
+from plansight.acp.commands import SlashCommand, available_commands, item_id, parse_command
+from plansight.acp.files import ClientFiles
+from plansight.acp.outbox import Outbox
+from plansight.acp.permissions import ClientHooks
+from plansight.acp.servers import mcp_servers
+from plansight.acp.texts import (
+    checkpoints_text,
+    invalid_params,
+    prompt_text,
+    request_failed,
+    restore_text,
+    workspace,
+)
+from plansight.acp.updates import (
+    Update,
+    event_updates,
+    stop_reason,
+    tool_finished,
+    tool_kind,
+    tool_title,
+)
+from plansight.engine.events import Event, ToolCall, ToolResult
+from plansight.protocol.options import InitOptions
+
+if TYPE_CHECKING:
+    from plansight.session.session import Session
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["act", "plan"]
+MODES = SessionModeState(
+    current_mode_id="act",
+    available_modes=[
+        SessionMode(id="act", name="Act", description="Plan in the open and make the changes"),
+        SessionMode(
+            id="plan",
+            name="Plan",
+            description="Research and plan first; change nothing until you approve the plan",
+        ),
+    ],
+)
+STORED_ID = "acp"  # the part of the session's storage that holds its ACP session id
+# Whose results the tool call shows in full (a command's output, matches); others their summary.
+FULL_OUTPUT_KINDS = frozenset({"execute", "search"})
+OUTPUT_CHARS = 30_000
+
+
+# ----- one ACP session --------------------------------------------------------------------------
+
+
+@dataclass
+class AcpSession:
+    id: str
+    session: Session
+    hooks: ClientHooks
+    outbox: Outbox
+    max_rounds: int
+    mode: Mode = "act"
+    prompting: bool = False
+    run: asyncio.Task[Any] | None = None
+    unsubscribe: list[Any] = field(default_factory=list)
+
+    def switched(self, mode: str) -> None:
+        """The run switched the session's mode (an approved plan: `act`)."""
+        self.mode = "plan" if mode == "plan" else "act"
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, ToolCall):
+            self.hooks.call.id = event.id
+            self.hooks.call.name = event.name
+            self.hooks.call.title = tool_title(event.name, event.input, event.summary)
+        if isinstance(event, ToolResult):
+            self.hooks.call.id = None
+            shown = event.output if tool_kind(event.name) in FULL_OUTPUT_KINDS else None
+            self.outbox.put(tool_finished(event, shown[:OUTPUT_CHARS] if shown else None))
+            return
+        for update in event_updates(self.session.root, event):
+            self.outbox.put(update)
+
+
+# ----- the agent --------------------------------------------------------------------------------
+
+
+class PlansightAgent:
+    """The ACP agent (`acp.Agent`): one per connection, any number of sessions."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        write: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.env = dict(os.environ if env is None else env)
+        self.write = write  # the transport's immediate write of a message, where it has one
+        self.conn: Client | None = None
+        self.client_caps = ClientCapabilities()
+        self.sessions: dict[str, AcpSession] = {}
+
+    def on_connect(self, conn: Client) -> None:
+        self.conn = conn
+
+    # initialize --------------------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        if client_capabilities is not None:
+            self.client_caps = client_capabilities
+        log.info(
+            "ACP client %s (protocol %d)",
+            client_info.name if client_info else "unnamed",
+            protocol_version,
+        )
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=False),
+                mcp_capabilities=McpCapabilities(http=True),
+            ),
+            agent_info=Implementation(name="plansight", title="Plansight", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None  # the API key comes from the environment
+
+    # sessions ----------------------------------------------------------------------------------
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        session_id = f"plansight-{uuid.uuid4().hex}"
+        opened = await self._open(session_id, cwd, mcp_servers, new=True)
+        self._after_answer(opened, available_commands())
+        return NewSessionResponse(session_id=session_id, modes=MODES)
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
+        from plansight.acp.updates import replayed
+
+        opened = await self._open(session_id, cwd, mcp_servers, new=False)
+        runs = opened.session.history(50).runs
+        for update in replayed(opened.session.root, runs, opened.session.plan.state):
+            opened.outbox.put(update)
+        await opened.outbox.flush()  # the replay comes before the answer
+        self._after_answer(opened, available_commands())
+        return LoadSessionResponse(modes=MODES)
+
+    def _after_answer(self, opened: AcpSession, update: Update | Any) -> None:
+        # The answer is written before the next turn of the event loop (stdio.py sends at once),
+        # so an update scheduled now reaches the client once it knows the session.
+        asyncio.get_running_loop().call_soon(opened.outbox.put, update)
+
+    async def _open(
+        self, session_id: str, cwd: str, servers: Sequence[Any] | None, *, new: bool
+    ) -> AcpSession:
+        from plansight.session.session import Session
+        from plansight.session.settings import SessionSettings, user_config
+
+        root = workspace(cwd)
+        conn = self._require_conn()
+        options = InitOptions.parse(user_config(self.env))
+        for problem in options.problems:
+            log.warning("config.json: %s", problem)
+        settings = SessionSettings.from_options(options, self.env)
+        store = settings.store_for(root)
+        if not new:
+            stored = store.load(STORED_ID)
+            if not isinstance(stored, dict) or stored.get("sessionId") != session_id:
+                raise invalid_params(
+                    f"Unknown session {session_id!r} for {root}: Plansight keeps the last session "
+                    "of each workspace; start a new session."
+                )
+        for other in [s for s in self.sessions.values() if s.session.root == root.resolve()]:
+            await self._close(other)  # one session per workspace: they share its storage
+        outbox = Outbox(conn, session_id, self.write)
+        fs = self.client_caps.fs
+        files = (
+            ClientFiles(
+                conn,
+                session_id,
+                read=bool(fs.read_text_file),
+                write=bool(fs.write_text_file),
+            )
+            if fs is not None and (fs.read_text_file or fs.write_text_file)
+            else None
+        )
+        hooks = ClientHooks(
+            conn=conn,
+            session_id=session_id,
+            options=options,
+            send=outbox.send,
+            # Called during a run, by when `session` below exists.
+            end_run=lambda text: session.ctx.run.end(text),
+            elicitation=self._offers_elicitation(),
+        )
+        session = Session(
+            root,
+            settings,
+            review=hooks.review,
+            approve=hooks.approve,
+            review_plan=hooks.review_plan,
+            ask=hooks.ask,
+            documents=files,
+            store=store,
+            # The editor's MCP servers are trusted; their tools are approved like commands.
+            approve_tool=hooks.approve_tool,
+            mcp_servers=mcp_servers(servers),
+        )
+        opened = AcpSession(session_id, session, hooks, outbox, settings.max_rounds)
+        hooks.on_mode = opened.switched
+        session.load_stored()
+        if new:
+            session.reset()  # a new conversation; history and checkpoints stay
+            store.save(STORED_ID, {"sessionId": session_id, "cwd": str(root)})
+        opened.unsubscribe.append(session.events.subscribe(opened.on_event))
+        session.start()
+        self.sessions[session_id] = opened
+        log.info("session %s: workspace %s, storage %s", session_id, root, store.directory)
+        return opened
+
+    def _offers_elicitation(self) -> bool:
+        elicitation = getattr(self.client_caps, "elicitation", None)
+        return elicitation is not None and getattr(elicitation, "form", None) is not None
+
+    def _require_conn(self) -> Client:
+        if self.conn is None:
+            raise request_failed("The agent is not connected.")
+        return self.conn
+
+    def _session(self, session_id: str) -> AcpSession:
+        found = self.sessions.get(session_id)
+        if found is None:
+            raise invalid_params(
+                f"Unknown session {session_id!r}: create one with session/new (or session/load)."
+            )
+        return found
+
+    async def _close(self, opened: AcpSession) -> None:
+        self.sessions.pop(opened.id, None)
+        for unsubscribe in opened.unsubscribe:
+            unsubscribe()
+        await opened.session.close()
+
+    async def close(self) -> None:
+        for opened in list(self.sessions.values()):
+            await self._close(opened)
+
+    # modes -------------------------------------------------------------------------------------
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        opened = self._session(session_id)
+        if mode_id not in ("act", "plan"):
+            raise invalid_params(f"Unknown mode {mode_id!r}: the modes are act and plan.")
+        opened.mode = cast(Mode, mode_id)
+        return SetSessionModeResponse()
+
+    # prompts -----------------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        opened = self._session(session_id)
+        if opened.prompting:
+            raise request_failed(
+                "A prompt is already in progress in this session; wait for it or cancel it."
+            )
+        opened.prompting = True
+        try:
+            text = prompt_text(prompt)
+            command = parse_command(text)
+            if command is not None and command.name in ("undo", "compact", "checkpoints"):
+                await self._command(opened, command)
+                return PromptResponse(stop_reason="end_turn")
+            mode: Mode = opened.mode
+            todo_id: str | None = None
+            if command is not None and command.name == "plan":
+                if not command.argument:
+                    raise invalid_params("/plan needs the request: /plan <what to do>.")
+                mode, text = "plan", command.argument
+                if opened.mode != "plan":
+                    opened.mode = "plan"
+                    await opened.outbox.send(update_current_mode("plan"))
+            elif command is not None and command.name == "step":
+                todo_id, rest = item_id(command.argument)
+                if not todo_id:
+                    raise invalid_params("/step needs a plan item's id: /step 2.")
+                text = rest or f"Work on plan item #{todo_id}."
+            plan_feedback, question = opened.hooks.turn_end.take()
+            if plan_feedback and todo_id is None and command is None:
+                mode = "plan"
+                text = f"The user kept planning. Their feedback on the plan:\n\n{text}"
+            elif question is not None and command is None:
+                text = f"The user's answer to your question ({question}):\n\n{text}"
+            return await self._run(opened, text, mode, todo_id)
+        finally:
+            opened.prompting = False
+
+    async def _run(
+        self, opened: AcpSession, text: str, mode: Mode, todo_id: str | None
+    ) -> PromptResponse:
+        from plansight.plan.plan import PlanError
+        from plansight.session.lock import SessionBusy
+
+        opened.run = asyncio.ensure_future(opened.session.run(text, mode=mode, todo_id=todo_id))
+        try:
+            result = await asyncio.shield(opened.run)
+        except asyncio.CancelledError:
+            if opened.run.done() or not (task := asyncio.current_task()) or not task.cancelling():
+                await opened.outbox.flush()
+                return PromptResponse(stop_reason="cancelled")
+            opened.run.cancel()  # the connection is going: stop the run too
+            raise
+        except PlanError as err:
+            raise invalid_params(str(err)) from err
+        except SessionBusy as err:
+            raise request_failed(str(err)) from err
+        finally:
+            opened.run = None
+        await opened.outbox.flush()
+        reason = stop_reason(result, opened.max_rounds)
+        if reason is None:
+            raise request_failed(result.error or result.text)
+        return PromptResponse(stop_reason=reason)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        opened = self.sessions.get(session_id)
+        if opened is None:
+            log.warning("session/cancel for unknown session %r", session_id)
+            return
+        opened.session.cancel()
+
+    async def _command(self, opened: AcpSession, command: SlashCommand) -> None:
+        from plansight.checkpoints.facade import CheckpointsOff
+        from plansight.checkpoints.restore import RestoreRequest
+        from plansight.engine.model import ModelError
+        from plansight.session.lock import SessionBusy
+
+        session = opened.session
+        try:
+            if command.name == "compact":
+                done = await session.compact()
+                said = (
+                    "Compacted the conversation: "
+                    f"{done.before_tokens} → {done.after_tokens} tokens."
+                )
+            elif command.name == "checkpoints":
+                said = checkpoints_text([c.to_wire() for c in await session.checkpoints.taken()])
+            else:
+                todo_id, _ = item_id(command.argument)
+                if not todo_id:
+                    raise invalid_params("/undo needs a plan item's id: /undo 2.")
+                restored = await session.checkpoints.restore(RestoreRequest(todo_id=todo_id))
+                said = restore_text(todo_id, restored.to_wire())
+        except (SessionBusy, CheckpointsOff, ModelError) as err:
+            raise request_failed(str(err)) from err
+        except RequestError:
+            raise
+        except ValueError as err:  # PlanError, CheckpointError: a request that names nothing
+            raise invalid_params(str(err)) from err
+        await opened.outbox.send(update_agent_message_text(said))
+
+
+# ----- serving ----------------------------------------------------------------------------------
+
+
+async def serve_stdio(agent: PlansightAgent) -> None:
+    from acp.core import AgentSideConnection
+    from acp.stdio import stdio_streams
+
+    from plansight.acp.stdio import StdioTransport
+
+    reader, writer = await stdio_streams(limit=50 * 1024 * 1024)
+    transport = StdioTransport(reader, writer)
+    agent.write = transport.write
+    conn = AgentSideConnection(cast(Any, agent), transport, listening=False)
+    try:
+        await conn.listen()
+    finally:
+        await agent.close()
+        await conn.close()
+
+
+def serve() -> None:
+    logging.basicConfig(
+        level=os.environ.get("PLANSIGHT_LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )  # on stderr: stdout carries JSON-RPC only
+    for noisy in ("httpx2", "httpcore2", "anthropic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    code = 0
+    try:
+        asyncio.run(serve_stdio(PlansightAgent()))
+    except KeyboardInterrupt:
+        pass
+    except ValueError as err:
+        # asyncio serves pipes, sockets and terminals only: an editor always gives pipes.
+        log.error(
+            "plansight acp needs its stdin and stdout to be pipes (as an editor starts it): %s", err
+        )
+        code = 2
+    logging.shutdown()
+    # Everything is saved as it happens; skip the slow teardown of the SDK's objects, and the
+    # thread still blocked reading stdin.
+    os._exit(code)

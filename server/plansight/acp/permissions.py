@@ -1,0 +1,240 @@
+"""The engine's hooks answered by the ACP client: `session/request_permission` for edits,
+commands, MCP tools and the plan, `elicitation/create` for questions.
+
+Each request names the tool call it is about (the one running: the engine runs a round's tools
+one at a time). The options are `allow_once`, `allow_always`, `reject_once` and
+`reject_always`; an "always" answer holds for that kind of request (edits, commands, one MCP
+server's tool) for the rest of the session. A rejection reaches the model as `rejected by the
+user`. A plan in plan mode asks with `Approve` (allow_once) and `Keep planning` (reject_once):
+approving switches the session to act mode (`current_mode_update`) and the run goes on; keeping
+on planning ends the run, and the user's next prompt is their feedback.
+
+Cancelling the run (`session/cancel`) cancels the awaited request: it counts as cancelled at
+once, and the answer the client sends later is ignored (the connection drops it). A client that
+answers with an error, or with an option it was not offered, is taken as a rejection.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from acp import Client, RequestError, update_agent_message_text
+from acp.helpers import update_current_mode
+from acp.schema import (
+    AllowedOutcome,
+    ElicitationFormSessionMode,
+    PermissionOption,
+    ToolCallUpdate,
+)
+
+from plansight.acp.updates import Update, edit_diff, tool_running
+from plansight.engine.hooks import (
+    CommandDecision,
+    CommandRequest,
+    EditDecision,
+    EditProposal,
+    PlanDecision,
+    PlanProposal,
+    Question,
+    ToolApproval,
+    ToolDecision,
+    UserAnswer,
+)
+from plansight.protocol.options import InitOptions
+
+log = logging.getLogger(__name__)
+
+REJECTED = "rejected by the user"
+ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = (
+    "allow_once",
+    "allow_always",
+    "reject_once",
+    "reject_always",
+)
+APPROVE_PLAN, KEEP_PLANNING = "approve", "keep_planning"
+
+Verdict = Literal["allow", "reject"]
+SendUpdate = Callable[[Update], Awaitable[None]]
+
+
+def permission_options() -> list[PermissionOption]:
+    return [
+        PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once"),
+        PermissionOption(option_id=ALLOW_ALWAYS, name="Always allow", kind="allow_always"),
+        PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"),
+        PermissionOption(option_id=REJECT_ALWAYS, name="Always reject", kind="reject_always"),
+    ]
+
+
+def plan_options() -> list[PermissionOption]:
+    return [
+        PermissionOption(option_id=APPROVE_PLAN, name="Approve", kind="allow_once"),
+        PermissionOption(option_id=KEEP_PLANNING, name="Keep planning", kind="reject_once"),
+    ]
+
+
+@dataclass
+class RunningCall:
+    """The tool call the engine runs now (set from its `toolCall` event)."""
+
+    id: str | None = None
+    name: str = ""
+    title: str = ""
+
+
+@dataclass
+class TurnEnd:
+    """What the next prompt is, when this turn ended waiting for the user: their feedback on
+    the plan (`plan`), or the answer to a question asked in the chat (`question`)."""
+
+    plan_feedback: bool = False
+    question: str | None = None
+
+    def take(self) -> tuple[bool, str | None]:
+        taken = (self.plan_feedback, self.question)
+        self.plan_feedback, self.question = False, None
+        return taken
+
+
+@dataclass
+class ClientHooks:
+    """The hooks of one ACP session."""
+
+    conn: Client
+    session_id: str
+    options: InitOptions
+    send: SendUpdate
+    end_run: Callable[[str], None]  # ends the run once the tool returns, with this text
+    elicitation: bool = False  # the client offers `elicitation/create` (forms)
+    call: RunningCall = field(default_factory=RunningCall)
+    always: dict[str, Verdict] = field(default_factory=dict)
+    turn_end: TurnEnd = field(default_factory=TurnEnd)
+    on_mode: Callable[[str], None] = lambda mode: None
+
+    # Asking ------------------------------------------------------------------------------------
+
+    async def _ask(self, kind: str, auto: bool) -> Verdict:
+        """Allowed or rejected: by an option, an earlier "always" for `kind`, or the user."""
+        if auto:
+            verdict: Verdict = "allow"
+        elif kind in self.always:
+            verdict = self.always[kind]
+        else:
+            chosen = await self._request(permission_options())
+            if chosen in (ALLOW_ALWAYS, REJECT_ALWAYS):
+                self.always[kind] = "allow" if chosen == ALLOW_ALWAYS else "reject"
+            verdict = "allow" if chosen in (ALLOW_ONCE, ALLOW_ALWAYS) else "reject"
+        if verdict == "allow" and self.call.id is not None:
+            await self.send(tool_running(self.call.id))
+        return verdict
+
+    async def _request(self, options: list[PermissionOption]) -> str | None:
+        """The option the user chose; None for a cancelled request or an error answer."""
+        call = self.call
+        tool_call = ToolCallUpdate(
+            tool_call_id=call.id or "plansight-unknown-call", title=call.title or None
+        )
+        try:
+            response = await self.conn.request_permission(
+                session_id=self.session_id, tool_call=tool_call, options=options
+            )
+        except RequestError as err:
+            log.warning("the client answered session/request_permission with an error: %s", err)
+            return None
+        outcome = response.outcome
+        if isinstance(outcome, AllowedOutcome):
+            offered = {option.option_id for option in options}
+            if outcome.option_id in offered:
+                return outcome.option_id
+            log.warning("the client chose %r, an option it was not offered", outcome.option_id)
+        return None
+
+    # ReviewHook --------------------------------------------------------------------------------
+
+    async def review(self, proposal: EditProposal) -> EditDecision:
+        if self.call.id is not None:
+            await self.send(edit_diff(self.call.id, proposal))
+        verdict = await self._ask("edit", self.options.auto_approve_edits)
+        if verdict == "allow":
+            return EditDecision(accepted=True)
+        return EditDecision(accepted=False, feedback=REJECTED)
+
+    # ApproveHook -------------------------------------------------------------------------------
+
+    async def approve(self, request: CommandRequest) -> CommandDecision:
+        verdict = await self._ask("command", self.options.auto_approve_commands)
+        if verdict == "allow":
+            return CommandDecision(approved=True)
+        return CommandDecision(approved=False, feedback=REJECTED)
+
+    # ApproveToolHook (MCP) ---------------------------------------------------------------------
+
+    async def approve_tool(self, request: ToolApproval) -> ToolDecision:
+        verdict = await self._ask(f"mcp:{request.server}:{request.tool}", auto=False)
+        if verdict == "allow":
+            return ToolDecision(approved=True)
+        return ToolDecision(approved=False, feedback=REJECTED)
+
+    # PlanReviewHook ----------------------------------------------------------------------------
+
+    async def review_plan(self, proposal: PlanProposal) -> PlanDecision:
+        chosen = await self._request(plan_options())
+        if chosen == APPROVE_PLAN:
+            if self.call.id is not None:
+                await self.send(tool_running(self.call.id))
+            await self.send(update_current_mode("act"))
+            self.on_mode("act")
+            return PlanDecision("approve")
+        # The run ends with the plan kept; the next prompt is the user's feedback on it.
+        self.turn_end.plan_feedback = True
+        return PlanDecision("cancel")
+
+    # AskHook -----------------------------------------------------------------------------------
+
+    async def ask(self, question: Question) -> UserAnswer:
+        if self.elicitation:
+            return await self._elicit(question)
+        # Asked in the chat: the turn ends with the question, the next prompt is the answer.
+        text = question.question
+        if question.options:
+            text += "\n" + "\n".join(f"- {option}" for option in question.options)
+        await self.send(update_agent_message_text(f"\n\n{text}\n"))
+        self.turn_end.question = question.question
+        self.end_run(f"Asked the user: {question.question}")
+        return UserAnswer(answer="(asked in the chat; their reply is the next prompt)")
+
+    async def _elicit(self, question: Question) -> UserAnswer:
+        answer: dict[str, Any] = {"type": "string", "title": "Answer"}
+        if question.options and question.multi_select:
+            answer = {
+                "type": "array",
+                "title": "Answer",
+                "items": {"type": "string", "enum": list(question.options)},
+            }
+        elif question.options:
+            answer["enum"] = list(question.options)
+        mode = ElicitationFormSessionMode.model_validate(
+            {
+                "sessionId": self.session_id,
+                "toolCallId": self.call.id,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"answer": answer},
+                    "required": ["answer"],
+                },
+            }
+        )
+        try:
+            response = await self.conn.create_elicitation(message=question.question, mode=mode)
+        except RequestError as err:
+            log.warning("the client answered elicitation/create with an error: %s", err)
+            return UserAnswer(dismissed=True)
+        if response.action != "accept":
+            return UserAnswer(dismissed=True)
+        value = (getattr(response, "content", None) or {}).get("answer")
+        if isinstance(value, list):
+            return UserAnswer(answers=tuple(v for v in value if isinstance(v, str) and v))
+        return UserAnswer(answer=value) if isinstance(value, str) else UserAnswer(dismissed=True)

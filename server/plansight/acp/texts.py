@@ -1,0 +1,87 @@
+"""What the user reads and writes in a prompt: the prompt's text (its files included), the
+slash commands' answers, the workspace a session names, and the JSON-RPC errors a client's
+request gets when it cannot be done."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError
+from acp.schema import (
+    EmbeddedResourceContentBlock,
+    ResourceContentBlock,
+    TextContentBlock,
+    TextResourceContents,
+)
+
+
+def invalid_params(message: str) -> RequestError:
+    return RequestError(-32602, message)
+
+
+def request_failed(message: str) -> RequestError:
+    return RequestError(-32603, message)
+
+
+def prompt_text(blocks: Sequence[Any]) -> str:
+    """The prompt's text: its text blocks, the files it embeds (as context the model reads),
+    and links to those it only names."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, TextResourceContents):
+                parts.append(f'<context uri="{resource.uri}">\n{resource.text}\n</context>')
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"[{block.name}]({block.uri})")
+        else:
+            raise invalid_params(
+                f"Plansight reads text only: a {getattr(block, 'type', 'non-text')} block "
+                "cannot be part of the prompt."
+            )
+    text = "\n".join(part for part in parts if part)
+    if not text.strip():
+        raise invalid_params("The prompt is empty.")
+    return text
+
+
+def checkpoints_text(found: list[dict[str, Any]]) -> str:
+    if not found:
+        return "No checkpoints yet."
+    lines = ["Checkpoints, oldest first:"]
+    for c in found:
+        step = f" (step #{c['todoId']})" if c.get("todoId") else ""
+        paths = f": {', '.join(c['paths'])}" if c.get("paths") else ""
+        lines.append(f"- {c['id']} {c['label']}{step}, {c['createdAt']}{paths}")
+    return "\n".join(lines)
+
+
+def restore_text(todo_id: str, wire: dict[str, Any]) -> str:
+    restored = wire.get("restored") or []
+    deleted = wire.get("deleted") or []
+    skipped = wire.get("skipped") or []
+    lines = [f"Undid step #{todo_id}."]
+    if restored:
+        lines.append("Restored: " + ", ".join(restored))
+    if deleted:
+        lines.append("Deleted: " + ", ".join(deleted))
+    lines.extend(f"Left alone: {s['path']} ({s['reason']})" for s in skipped)
+    if not (restored or deleted or skipped):
+        lines.append("Nothing to put back: the step changed no files.")
+    return "\n".join(lines)
+
+
+def workspace(cwd: str) -> Path:
+    """The workspace `cwd` names: an absolute path to an existing folder."""
+    if not isinstance(cwd, str) or not cwd:
+        raise invalid_params("cwd is required: the workspace folder, as an absolute path.")
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise invalid_params(f"cwd must be an absolute path, not {cwd!r}.")
+    if not path.is_dir():
+        raise invalid_params(f"cwd {cwd!r} is not an existing folder.")
+    return path

@@ -1,0 +1,342 @@
+"""What of Plansight each ACP `session/update` carries: pure functions from the engine's events
+(and the stored history's payloads) to the updates, no I/O.
+
+- text → `agent_message_chunk`, thinking → `agent_thought_chunk`;
+- the plan → `plan`, the whole plan at every change: `content` the item's text, `priority`
+  always `medium` (Plansight has none), `status` pending / in_progress / completed; ACP has no
+  cancelled or failed entry, so a `cancelled` item is `completed` and a `failed` one `pending`,
+  their content starting `[cancelled] ` / `[failed] `;
+- each tool call → `tool_call` (`pending`) with its kind, a title in words, its locations (the
+  absolute path and line) and the raw input, then `tool_call_update`s: `in_progress` as it runs,
+  an edit's `diff` (the whole document before and after), and `completed` / `failed` with the
+  result as content;
+- the plan reminder → a `tool_call` of kind `think` titled `Plan reminder`, completed at once;
+- a run's result → the prompt's `stopReason`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from acp import (
+    plan_entry,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+)
+
+from plansight.engine.events import (
+    Event,
+    PlanChanged,
+    Reminder,
+    RunResult,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolResult,
+)
+from plansight.engine.hooks import EditProposal
+from plansight.plan.plan import TodoState
+
+Update = (
+    AgentMessageChunk
+    | AgentThoughtChunk
+    | AgentPlanUpdate
+    | ToolCallStart
+    | ToolCallProgress
+    | UserMessageChunk
+    | CurrentModeUpdate
+    | AvailableCommandsUpdate
+)
+ToolKind = Literal["read", "edit", "search", "execute", "think", "switch_mode"]
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+
+REMINDER_TITLE = "Plan reminder"
+MCP_PREFIX = "mcp__"
+
+_KINDS: Mapping[str, ToolKind] = {
+    "read_file": "read",
+    "write_file": "edit",
+    "edit_file": "edit",
+    "list_files": "search",
+    "grep": "search",
+    "bash": "execute",
+    "todo": "think",
+    "read_scratchpad": "think",
+    "write_scratchpad": "think",
+    "ask_user": "think",
+    "submit_plan": "switch_mode",
+    "mcp_search": "search",
+    "mcp_call": "execute",
+}
+# The tools whose call waits for the user's permission: `in_progress` is sent once it is given.
+ASKING = frozenset({"write_file", "edit_file", "bash", "submit_plan", "mcp_call"})
+
+
+# ----- the plan ---------------------------------------------------------------------------------
+
+
+def plan_update(state: TodoState) -> AgentPlanUpdate:
+    """The whole plan as ACP shows it (its entries have no ids: the order is the plan's)."""
+    entries = []
+    for item in state.items:
+        if item.status == "cancelled":
+            entries.append(plan_entry(f"[cancelled] {item.text}", status="completed"))
+        elif item.status == "failed":
+            entries.append(plan_entry(f"[failed] {item.text}", status="pending"))
+        else:
+            entries.append(plan_entry(item.text, status=item.status))
+    return update_plan(entries)
+
+
+# ----- tool calls -------------------------------------------------------------------------------
+
+
+def tool_kind(name: str) -> ToolKind:
+    if name.startswith(MCP_PREFIX):
+        return "execute"  # another program's tool: it may do anything
+    return _KINDS.get(name, "execute")
+
+
+def asks_permission(name: str) -> bool:
+    return name in ASKING or name.startswith(MCP_PREFIX)
+
+
+def _text(tool_input: Mapping[str, Any], key: str) -> str:
+    value = tool_input.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _line(tool_input: Mapping[str, Any], key: str) -> int | None:
+    value = tool_input.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return None
+    return value
+
+
+def tool_title(name: str, tool_input: Mapping[str, Any], summary: str | None = None) -> str:
+    """What the call does, in words (the engine's one-line summary where it says it best)."""
+    path = _text(tool_input, "path")
+    if name == "read_file":
+        return f"Read {summary or path}"
+    if name == "write_file":
+        return f"Write {path}"
+    if name == "edit_file":
+        return f"Edit {path}"
+    if name == "list_files":
+        pattern = _text(tool_input, "pattern")
+        where = f" in {path}" if path else ""
+        return f"List files matching {pattern}{where}" if pattern else f"List files{where}"
+    if name == "grep":
+        where = f" in {path}" if path else ""
+        return f"Search for {_text(tool_input, 'pattern')!r}{where}"
+    if name == "bash":
+        return f"Run {_text(tool_input, 'command')}"
+    if name == "todo":
+        return "Update the plan"
+    if name == "read_scratchpad":
+        return "Read the scratchpad"
+    if name == "write_scratchpad":
+        return "Write the scratchpad"
+    if name == "submit_plan":
+        return "Submit the plan for approval"
+    if name == "ask_user":
+        return f"Ask: {_text(tool_input, 'question')}"
+    if name.startswith(MCP_PREFIX):
+        server, _, tool = name[len(MCP_PREFIX) :].partition("__")
+        return f"Call {tool or name} of {server}" + (f": {summary}" if summary else "")
+    return f"{name} {summary}" if summary else name
+
+
+def tool_locations(root: Path, name: str, tool_input: Mapping[str, Any]) -> list[ToolCallLocation]:
+    """Where the call reads or writes, as an absolute path (and line where it has one)."""
+    path = _text(tool_input, "path")
+    if not path or name not in ("read_file", "write_file", "edit_file", "list_files", "grep"):
+        return []
+    absolute = str(root / path) if not Path(path).is_absolute() else path
+    if name == "read_file":
+        return [ToolCallLocation(path=absolute, line=_line(tool_input, "offset") or 1)]
+    if name == "write_file":
+        return [ToolCallLocation(path=absolute, line=1)]
+    return [ToolCallLocation(path=absolute)]
+
+
+def tool_started(root: Path, call: ToolCall) -> ToolCallStart:
+    return start_tool_call(
+        call.id,
+        tool_title(call.name, call.input, call.summary),
+        kind=tool_kind(call.name),
+        status="pending",
+        locations=tool_locations(root, call.name, call.input) or None,
+        raw_input=call.input,
+    )
+
+
+def tool_running(tool_call_id: str) -> ToolCallProgress:
+    return update_tool_call(tool_call_id, status="in_progress")
+
+
+def tool_finished(result: ToolResult, output: str | None = None) -> ToolCallProgress:
+    """The call's end; `output` the whole result the model read, else the one-line summary."""
+    text = output if output is not None else result.summary
+    return update_tool_call(
+        result.id,
+        status="failed" if result.is_error else "completed",
+        content=[tool_content(text_block(text))] if text else None,
+    )
+
+
+def first_changed_line(old: str, new: str) -> int:
+    """The 1-based line where `new` first differs from `old`."""
+    for number, (before, after) in enumerate(
+        zip(old.splitlines(), new.splitlines(), strict=False), start=1
+    ):
+        if before != after:
+            return number
+    return min(len(old.splitlines()), len(new.splitlines())) + 1
+
+
+def edit_diff(tool_call_id: str, proposal: EditProposal) -> ToolCallProgress:
+    """An edit's content: the whole document before and after (as `reviewEdit` shows it)."""
+    return update_tool_call(
+        tool_call_id,
+        content=[
+            tool_diff_content(
+                str(proposal.path),
+                proposal.new_text,
+                proposal.old_text if proposal.old_text else None,
+            )
+        ],
+        locations=[
+            ToolCallLocation(
+                path=str(proposal.path),
+                line=first_changed_line(proposal.old_text, proposal.new_text),
+            )
+        ],
+    )
+
+
+def reminder_call(reminder_text: str, call_id: str | None = None) -> ToolCallStart:
+    return start_tool_call(
+        call_id or f"plansight-reminder-{uuid.uuid4().hex[:12]}",
+        REMINDER_TITLE,
+        kind="think",
+        status="completed",
+        content=[tool_content(text_block(reminder_text))],
+    )
+
+
+# ----- events and results -----------------------------------------------------------------------
+
+
+def event_updates(root: Path, event: Event) -> list[Update]:
+    """The updates an engine event makes, in order (none for the events ACP has no place for).
+    Tool calls that ask the user get `in_progress` once allowed (permissions.py), not here."""
+    if isinstance(event, TextDelta):
+        return [update_agent_message_text(event.text)] if event.text else []
+    if isinstance(event, ThinkingDelta):
+        return [update_agent_thought_text(event.text)] if event.text else []
+    if isinstance(event, PlanChanged):
+        return [plan_update(event.state)]
+    if isinstance(event, ToolCall):
+        started: list[Update] = [tool_started(root, event)]
+        if not asks_permission(event.name):
+            started.append(tool_running(event.id))
+        return started
+    if isinstance(event, ToolResult):
+        return [tool_finished(event)]
+    if isinstance(event, Reminder):
+        return [reminder_call(event.text)]
+    return []
+
+
+def stop_reason(result: RunResult, max_rounds: int) -> StopReason | None:
+    """The prompt's `stopReason`; None for an error (answered as a JSON-RPC error)."""
+    if result.status == "done":
+        return "end_turn"
+    if result.status == "cancelled":
+        return "cancelled"
+    if result.status == "refused":
+        return "refusal"
+    if result.status == "limit":
+        return "max_turn_requests" if result.rounds >= max_rounds else "max_tokens"
+    return None
+
+
+# ----- the stored history -----------------------------------------------------------------------
+
+
+def replayed(root: Path, runs: Iterable[Mapping[str, Any]], plan: TodoState) -> list[Update]:
+    """A stored session as updates (`session/load`): the runs since the session began (the last
+    one that started a new session), each its prompt, messages, thoughts, tool calls and
+    reminders, then the plan as it is now."""
+    kept = list(runs)
+    for index in range(len(kept) - 1, -1, -1):
+        if kept[index].get("newSession") is True:
+            kept = kept[index:]
+            break
+    updates: list[Update] = []
+    for run in kept:
+        updates.extend(_run_updates(root, run))
+    updates.append(plan_update(plan))
+    return updates
+
+
+def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
+    updates: list[Update] = []
+    open_calls: dict[str, None] = {}
+    events: Sequence[Any] = run.get("events") or []
+    for event in events:
+        if not isinstance(event, Mapping):
+            continue
+        kind = event.get("type")
+        if kind == "runStarted" and isinstance(event.get("prompt"), str):
+            updates.append(update_user_message_text(event["prompt"]))
+        elif kind == "textDelta" and isinstance(event.get("text"), str) and event["text"]:
+            updates.append(update_agent_message_text(event["text"]))
+        elif kind == "thinkingDelta" and isinstance(event.get("text"), str) and event["text"]:
+            updates.append(update_agent_thought_text(event["text"]))
+        elif kind == "toolCall" and isinstance(event.get("id"), str):
+            raw = event.get("input")
+            call = ToolCall(
+                event["id"],
+                str(event.get("name", "")),
+                dict(raw) if isinstance(raw, Mapping) else {},
+                event.get("summary") if isinstance(event.get("summary"), str) else None,
+            )
+            updates.append(tool_started(root, call))
+            open_calls[call.id] = None
+        elif kind == "toolResult" and isinstance(event.get("id"), str):
+            result = ToolResult(
+                event["id"],
+                str(event.get("name", "")),
+                event.get("isError") is True,
+                str(event.get("summary", "")),
+            )
+            updates.append(tool_finished(result))
+            open_calls.pop(result.id, None)
+        elif kind == "reminder" and isinstance(event.get("text"), str):
+            updates.append(reminder_call(event["text"]))
+    # A call the run's end cut off (cancelled, the server killed) never finished.
+    updates.extend(update_tool_call(call_id, status="failed") for call_id in open_calls)
+    return updates

