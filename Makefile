@@ -7,9 +7,15 @@ E2E_CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: setup demo check-tools lint test test-python test-vscode bench
 
+# Everything the tests need but the apt packages that .ci/run and the README's first step install
+# (setup-e2e.sh installs Chromium and code-server's headers itself when run as root).
 setup:
 	python3 -m venv .venv
-	$(PYTHON) -m pip install -e '.[dev]'
+	$(PYTHON) -m pip install -q --upgrade pip
+	$(PYTHON) -m pip install -q -e '.[dev]'
+	npm ci --prefix tests/acp-client --no-audit --no-fund
+	npm ci --prefix tests/mcp-servers --no-audit --no-fund
+	bash vscode-client/scripts/setup-e2e.sh
 
 demo:
 	$(VENV_BIN)plansight demo
