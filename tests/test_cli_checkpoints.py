@@ -157,8 +157,7 @@ def test_restore_with_force_and_the_conversation(done_run: tuple[Path, Path]) ->
 
     assert code == 0, out
     assert (
-        f"Checkpoint {run_start.group(1)} (and the conversation): restored 3 files, "
-        "deleted 2 files"
+        f"Checkpoint {run_start.group(1)} (and the conversation): restored 3 files, deleted 2 files"
     ) in out
     assert files(root) == ORIGINAL
 

@@ -103,9 +103,7 @@ def restore_lines(result: dict[str, Any], what: str, undo_id: str | None) -> lis
     else:
         lines.append(Text(f"{what}: no file needed restoring", style="bold"))
     if also:
-        lines.append(
-            Text(f"Later steps' changes also undone ({len(also)}):", style="bold yellow")
-        )
+        lines.append(Text(f"Later steps' changes also undone ({len(also)}):", style="bold yellow"))
         for item in also:
             steps = ", ".join(f"#{t}" for t in item.get("todoIds", []))
             lines.append(
