@@ -880,3 +880,25 @@ def test_a_dry_run_of_a_step_undo_answers_the_same_and_changes_nothing(
     ]
     assert not (workspace / "hello.py").exists() and not (workspace / "made.py").exists()
     assert (workspace / "same.py").read_text() == "x = 0\n"
+
+
+def test_a_step_taken_up_again_after_a_later_one_changed_its_file_is_an_overlap(
+    store: CheckpointStore, workspace: Path
+) -> None:
+    """#1, then #2, then #1 again change funcs.py: #2's change lies inside #1's, and undoing
+    #1 would lose it without a word; so it is an overlap, named."""
+    (workspace / "funcs.py").write_text(two_functions("1", "1"))
+    store.snapshot("runStart", "Run started")
+    edit(store, workspace, "1", "funcs.py", two_functions("'a by #1'", "1"))
+    edit(store, workspace, "2", "funcs.py", two_functions("'a by #1'", "'b by #2'"))
+    edit(store, workspace, "1", "funcs.py", two_functions("'a again'", "'b by #2'"))
+
+    result = store.restore(RestoreRequest(todo_id="1"))
+
+    assert (workspace / "funcs.py").read_text() == two_functions("'a again'", "'b by #2'")
+    assert [(s.path, s.reason.split(" (")[0]) for s in result.skipped] == [
+        ("funcs.py", "overlaps the changes of #2")
+    ]
+    forced = store.restore(RestoreRequest(todo_id="1", force=True))
+    assert (workspace / "funcs.py").read_text() == two_functions("1", "1")
+    assert forced.to_wire()["alsoUndone"] == [{"path": "funcs.py", "todoIds": ["2"]}]

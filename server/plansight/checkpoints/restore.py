@@ -263,11 +263,14 @@ class Planner:
             return Revert(change)
         item_left = self.repository.ls_tree(end.tree, [path]).get(path)
         now = (change.current_mode, change.current_sha) if change.current_mode else None
-        if now == item_left:  # no one changed it since the item: a plain undo
-            return Revert(change)
         before = (change.target_mode, change.target_sha) if change.target_mode else None
+        # Another item's change between the item's own (it was taken up again) cannot be told
+        # apart from the item's: an overlap.
+        between = self.later_items(path, todo_id, session, change.baseline, until=end)
+        if now == item_left and not between:  # no one changed it since the item: plain undo
+            return Revert(change)
         plain = (MODE_SYMLINK, GITLINK)
-        if now is not None and item_left is not None and before is not None:
+        if now is not None and item_left is not None and before is not None and not between:
             if all(mode not in plain for mode, _ in (now, item_left, before)):
                 merged = self.repository.merge_blobs(now[1], item_left[1], before[1], scratch)
                 if merged is not None:
@@ -290,13 +293,20 @@ class Planner:
         )
 
     def later_items(
-        self, path: str, todo_id: str, session: int, baseline: Checkpoint
+        self,
+        path: str,
+        todo_id: str,
+        session: int,
+        baseline: Checkpoint,
+        until: Checkpoint | None = None,
     ) -> tuple[str, ...]:
-        """The other plan items whose edits or commands changed `path` after `baseline`."""
+        """The other plan items whose edits or commands changed `path` after `baseline` (and
+        before `until`)."""
         found: list[str] = []
         for checkpoint in self.checkpoints:
             if (
                 checkpoint.seq > baseline.seq
+                and (until is None or checkpoint.seq < until.seq)
                 and checkpoint.session == session
                 and checkpoint.kind in AGENT_KINDS
                 and checkpoint.todo_id is not None
