@@ -217,3 +217,21 @@ def test_leftovers_of_killed_git_commands_are_removed_and_nothing_else(
     repo.remove_index()
     assert not (repo.git_dir / "index").exists()
     assert {s.path for s in repo.status()} == {b"a.txt"}  # staged against HEAD: all new again
+
+
+def test_blobs_merge_three_ways_or_say_they_cannot(repo: ShadowRepository, tmp_path: Path) -> None:
+    lines = [f"line {n}\n" for n in range(10)]
+    base = repo.hash_blob("".join(lines).encode())
+    ours = repo.hash_blob("".join(["FIRST\n", *lines[1:]]).encode())
+    theirs = repo.hash_blob("".join([*lines[:-1], "LAST\n"]).encode())
+    scratch = tmp_path / "scratch"
+
+    merged = repo.merge_blobs(ours, base, theirs, scratch)
+
+    assert merged is not None
+    assert repo.blobs([merged])[merged] == "".join(["FIRST\n", *lines[1:-1], "LAST\n"]).encode()
+    clash = repo.hash_blob("".join(["OTHER\n", *lines[1:]]).encode())
+    assert repo.merge_blobs(ours, base, clash, scratch) is None  # the same line, two ways
+    binary = [repo.hash_blob(b"\0bin" + bytes([n])) for n in range(3)]
+    assert repo.merge_blobs(binary[1], binary[0], binary[2], scratch) is None
+    assert list(scratch.iterdir()) == []  # its temporary files go

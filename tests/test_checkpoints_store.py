@@ -304,13 +304,14 @@ def test_restoring_a_checkpoint_brings_back_deleted_files_and_removes_created_on
 
     result = store.restore(RestoreRequest(checkpoint=start.id))
 
-    assert result.restored == ("README.md", "pkg/deep/new.py", "src/app.py")
+    assert result.restored == ("README.md", "src/app.py")
+    assert result.deleted == ("pkg/deep/new.py",)  # version 3: deleted files apart
     assert result.skipped == ()
     assert tree_files(workspace) == original
     assert not (workspace / "pkg").exists()  # the folders the step made went with its file
     assert result.target == start
     assert result.before.kind == "beforeRestore"
-    assert result.after is not None and result.after.agent == result.restored
+    assert result.after is not None and result.after.agent == result.changed
 
 
 def test_a_restore_can_be_undone_by_restoring_the_checkpoint_it_took_first(
@@ -355,7 +356,8 @@ def test_undo_by_step_puts_back_that_steps_files_only(
 
     result = store.restore(RestoreRequest(todo_id="1"))
 
-    assert result.restored == ("README.md", "created.txt", "src/app.py", "src/util.py")
+    assert result.restored == ("README.md", "src/app.py", "src/util.py")
+    assert result.deleted == ("created.txt",)
     assert (workspace / "src" / "app.py").read_text() == "print('hello')\n"
     assert (workspace / "src" / "util.py").read_text() == "def util():\n    return 1\n"
     assert (workspace / "README.md").read_text() == "# project\n"
@@ -487,7 +489,8 @@ def test_a_step_that_turned_a_file_into_a_folder_is_undone(
 
     result = store.restore(RestoreRequest(todo_id="1"))
 
-    assert result.restored == ("README.md", "README.md/index.md", "src/util.py")
+    assert result.restored == ("README.md", "src/util.py")
+    assert result.deleted == ("README.md/index.md",)
     assert (workspace / "README.md").read_text() == "# project\n"
     assert (workspace / "src" / "util.py").exists()
 
@@ -512,7 +515,8 @@ def test_a_restore_never_writes_through_a_link_that_leads_outside(
     assert list(outside.iterdir()) == []
     # Forced, the link itself goes (it is inside the workspace) and the folder comes back.
     forced = store.restore(RestoreRequest(checkpoint=start.id, force=True))
-    assert forced.restored == ("src", "src/app.py", "src/util.py")
+    assert forced.restored == ("src/app.py", "src/util.py")
+    assert forced.deleted == ("src",)  # the link
     assert list(outside.iterdir()) == []
     assert (workspace / "src").is_dir() and not (workspace / "src").is_symlink()
 
@@ -730,3 +734,171 @@ def test_a_dry_run_changes_nothing_and_says_what_a_restore_would(
     assert tree_files(workspace) == before
     assert [c.kind for c in store.checkpoints()] == ["runStart", "edit"]  # nothing new changed
     assert store.restore(RestoreRequest(checkpoint=start.id)).restored == preview.restored
+
+
+# ----- undo by step keeps the later steps' work (version 3) --------------------------------------
+
+FAR = "".join(f"# filler line {n}\n" for n in range(12))  # keeps a() and b() apart for the merge
+
+
+def edit(store: CheckpointStore, workspace: Path, todo_id: str, path: str, text: str) -> None:
+    """Item `todo_id` starts (if it had not) and its edit writes `path`."""
+    if store.item_start(todo_id) is None:
+        store.snapshot("itemStart", f"#{todo_id} started", todo_id=todo_id)
+    (workspace / path).write_text(text)
+    store.snapshot("edit", f"Edited {path}", todo_id=todo_id, agent=[path])
+
+
+def two_functions(a: str, b: str) -> str:
+    return f"def a():\n    return {a}\n{FAR}def b():\n    return {b}\n"
+
+
+def test_undoing_a_step_merges_its_change_out_and_keeps_a_later_steps_change_to_the_file(
+    store: CheckpointStore, workspace: Path
+) -> None:
+    (workspace / "funcs.py").write_text(two_functions("1", "1"))
+    store.snapshot("runStart", "Run started")
+    edit(store, workspace, "1", "funcs.py", two_functions("'a by #1'", "1"))
+    edit(store, workspace, "2", "funcs.py", two_functions("'a by #1'", "'b by #2'"))
+
+    result = store.restore(RestoreRequest(todo_id="1"))
+
+    assert (workspace / "funcs.py").read_text() == two_functions("1", "'b by #2'")
+    assert (result.restored, result.deleted, result.skipped) == (("funcs.py",), (), ())
+    assert result.also_undone == ()
+    assert "alsoUndone" not in result.to_wire()
+    # The file as merged is what the restore's checkpoint holds: undoing the undo is exact.
+    assert result.after is not None
+    assert store.file_at(result.after.id, "funcs.py") == two_functions("1", "'b by #2'").encode()
+    store.restore(RestoreRequest(checkpoint=result.before.id))
+    assert (workspace / "funcs.py").read_text() == two_functions("'a by #1'", "'b by #2'")
+
+
+def test_a_step_whose_change_overlaps_a_later_one_is_skipped_naming_it_unless_forced(
+    store: CheckpointStore, workspace: Path
+) -> None:
+    (workspace / "same.py").write_text("x = 0\n")
+    store.snapshot("runStart", "Run started")
+    edit(store, workspace, "1", "same.py", "x = 1\n")
+    edit(store, workspace, "2", "same.py", "x = 2\n")
+
+    result = store.restore(RestoreRequest(todo_id="1"))
+
+    assert (workspace / "same.py").read_text() == "x = 2\n"
+    assert (result.restored, result.deleted, result.also_undone) == ((), (), ())
+    assert [s.path for s in result.skipped] == ["same.py"]
+    assert result.skipped[0].reason.startswith("overlaps the changes of #2")
+
+    forced = store.restore(RestoreRequest(todo_id="1", force=True))
+
+    assert (workspace / "same.py").read_text() == "x = 0\n"
+    assert forced.restored == ("same.py",) and forced.skipped == ()
+    assert forced.to_wire()["alsoUndone"] == [{"path": "same.py", "todoIds": ["2"]}]
+
+
+def test_a_file_a_step_created_and_a_later_step_changed_is_not_deleted_unless_forced(
+    store: CheckpointStore, workspace: Path
+) -> None:
+    """The scenario a user hit: #1 writes hello.py, #3 adds a docstring to it, undo #1."""
+    store.snapshot("runStart", "Run started")
+    edit(store, workspace, "1", "hello.py", "print('hello')\n")
+    edit(store, workspace, "2", "other.py", "pass\n")
+    edit(store, workspace, "3", "hello.py", '"""Says hello."""\nprint(\'hello\')\n')
+
+    result = store.restore(RestoreRequest(todo_id="1"))
+
+    assert (workspace / "hello.py").read_text() == '"""Says hello."""\nprint(\'hello\')\n'
+    assert (result.restored, result.deleted) == ((), ())
+    assert [(s.path, s.reason.split(" (")[0]) for s in result.skipped] == [
+        ("hello.py", "overlaps the changes of #3")
+    ]
+    assert "with force to delete it" in result.skipped[0].reason
+
+    forced = store.restore(RestoreRequest(todo_id="1", force=True))
+
+    assert not (workspace / "hello.py").exists()
+    assert (workspace / "other.py").read_text() == "pass\n"  # #2's file: not #1's business
+    assert forced.to_wire() == {
+        "restored": [],
+        "deleted": ["hello.py"],
+        "skipped": [],
+        "alsoUndone": [{"path": "hello.py", "todoIds": ["3"]}],
+    }
+
+
+def test_undoing_a_step_deletes_what_it_created_alone_and_brings_back_what_it_deleted(
+    store: CheckpointStore, workspace: Path
+) -> None:
+    store.snapshot("runStart", "Run started")
+    store.snapshot("itemStart", "#1 started", todo_id="1")
+    (workspace / "made.py").write_text("made = True\n")
+    (workspace / "README.md").unlink()
+    store.snapshot("command", "make", todo_id="1", agent_all=True)
+    edit(store, workspace, "2", "src/app.py", "print('step two')\n")
+
+    result = store.restore(RestoreRequest(todo_id="1"))
+
+    assert not (workspace / "made.py").exists()
+    assert (workspace / "README.md").read_text() == "# project\n"
+    assert (workspace / "src" / "app.py").read_text() == "print('step two')\n"
+    assert result.to_wire() == {"restored": ["README.md"], "deleted": ["made.py"], "skipped": []}
+
+
+def test_a_dry_run_of_a_step_undo_answers_the_same_and_changes_nothing(
+    store: CheckpointStore, workspace: Path
+) -> None:
+    (workspace / "funcs.py").write_text(two_functions("1", "1"))
+    (workspace / "same.py").write_text("x = 0\n")
+    store.snapshot("runStart", "Run started")
+    store.snapshot("itemStart", "#1 started", todo_id="1")
+    (workspace / "funcs.py").write_text(two_functions("'a by #1'", "1"))
+    (workspace / "same.py").write_text("x = 1\n")
+    (workspace / "hello.py").write_text("print('hello')\n")
+    (workspace / "made.py").write_text("made = True\n")
+    store.snapshot("command", "gen", todo_id="1", agent_all=True)
+    edit(store, workspace, "2", "funcs.py", two_functions("'a by #1'", "'b by #2'"))
+    edit(store, workspace, "2", "same.py", "x = 2\n")
+    edit(store, workspace, "3", "hello.py", '"""Says hello."""\nprint(\'hello\')\n')
+    on_disk = tree_files(workspace)
+    taken = len(store.checkpoints())
+
+    for force in (False, True):
+        preview = store.restore(RestoreRequest(todo_id="1", force=force, dry_run=True))
+        assert tree_files(workspace) == on_disk
+        assert len(store.checkpoints()) == taken
+        done = store.restore(RestoreRequest(todo_id="1", force=force))
+        assert done.to_wire() == preview.to_wire()
+        if not force:
+            assert done.to_wire()["restored"] == ["funcs.py"]
+            assert done.to_wire()["deleted"] == ["made.py"]
+            assert [s["path"] for s in done.to_wire()["skipped"]] == ["hello.py", "same.py"]
+            store.restore(RestoreRequest(checkpoint=done.before.id))  # back, to force it
+            on_disk, taken = tree_files(workspace), len(store.checkpoints())
+    assert done.to_wire()["alsoUndone"] == [
+        {"path": "hello.py", "todoIds": ["3"]},
+        {"path": "same.py", "todoIds": ["2"]},
+    ]
+    assert not (workspace / "hello.py").exists() and not (workspace / "made.py").exists()
+    assert (workspace / "same.py").read_text() == "x = 0\n"
+
+
+def test_a_step_taken_up_again_after_a_later_one_changed_its_file_is_an_overlap(
+    store: CheckpointStore, workspace: Path
+) -> None:
+    """#1, then #2, then #1 again change funcs.py: #2's change lies inside #1's, and undoing
+    #1 would lose it without a word; so it is an overlap, named."""
+    (workspace / "funcs.py").write_text(two_functions("1", "1"))
+    store.snapshot("runStart", "Run started")
+    edit(store, workspace, "1", "funcs.py", two_functions("'a by #1'", "1"))
+    edit(store, workspace, "2", "funcs.py", two_functions("'a by #1'", "'b by #2'"))
+    edit(store, workspace, "1", "funcs.py", two_functions("'a again'", "'b by #2'"))
+
+    result = store.restore(RestoreRequest(todo_id="1"))
+
+    assert (workspace / "funcs.py").read_text() == two_functions("'a again'", "'b by #2'")
+    assert [(s.path, s.reason.split(" (")[0]) for s in result.skipped] == [
+        ("funcs.py", "overlaps the changes of #2")
+    ]
+    forced = store.restore(RestoreRequest(todo_id="1", force=True))
+    assert (workspace / "funcs.py").read_text() == two_functions("1", "1")
+    assert forced.to_wire()["alsoUndone"] == [{"path": "funcs.py", "todoIds": ["2"]}]

@@ -122,9 +122,10 @@ def test_undoing_a_step_shows_what_was_restored_and_what_was_left_and_why(
     code, out = plansight(state, "undo", "--step", "1", "--workspace", str(root))
 
     assert code == 0, out
-    assert "Step #1 undone: restored 3 files" in out
-    for path in ("README.md", "app.py", "made.txt"):
+    assert "Step #1 undone: restored 2 files, deleted 1 file" in out
+    for path in ("README.md", "app.py"):
         assert f"  ✓ {path}" in out
+    assert "  - made.txt (deleted)" in out and "✓ made.txt" not in out  # version 3
     assert "Left as they are (1):" in out
     assert re.search(r"✗ util.py — it was changed outside Plansight after checkpoint \d+", out)
     undo = re.search(r"To undo this: plansight restore (\d+)", out)
@@ -139,7 +140,7 @@ def test_undoing_a_step_shows_what_was_restored_and_what_was_left_and_why(
     # The restore undoes itself with the checkpoint it names.
     code, out = plansight(state, "restore", undo.group(1), "--workspace", str(root))
     assert code == 0, out
-    assert f"Checkpoint {undo.group(1)}: restored 3 files" in out
+    assert f"Checkpoint {undo.group(1)}: restored 2 files, deleted 1 file" in out
     assert files(root)["app.py"] == "print('bonjour')\n" and "made.txt" in files(root)
 
 
@@ -155,7 +156,9 @@ def test_restore_with_force_and_the_conversation(done_run: tuple[Path, Path]) ->
     )
 
     assert code == 0, out
-    assert f"Checkpoint {run_start.group(1)} (and the conversation): restored 5 files" in out
+    assert (
+        f"Checkpoint {run_start.group(1)} (and the conversation): restored 3 files, deleted 2 files"
+    ) in out
     assert files(root) == ORIGINAL
 
 
@@ -198,3 +201,28 @@ def test_a_restore_that_changed_nothing_says_so() -> None:
     text = shown(restore_lines({"restored": [], "skipped": []}, "Step #2 undone", "9"))
     assert "Step #2 undone: no file needed restoring" in text
     assert "To undo" not in text
+
+
+def test_a_forced_step_undo_shows_deleted_files_and_the_later_steps_work_it_lost() -> None:
+    text = shown(
+        restore_lines(
+            {
+                "restored": ["same.py"],
+                "deleted": ["hello.py"],
+                "skipped": [],
+                "alsoUndone": [
+                    {"path": "hello.py", "todoIds": ["3"]},
+                    {"path": "same.py", "todoIds": ["2", "4"]},
+                ],
+            },
+            "Step #1 undone",
+            "9",
+        )
+    )
+    assert "Step #1 undone: restored 1 file, deleted 1 file" in text
+    assert "  ✓ same.py" in text and "  - hello.py (deleted)" in text
+    assert "✓ hello.py" not in text and "restored hello.py" not in text
+    assert "Later steps' changes also undone (2):" in text
+    assert "  ! hello.py — the changes of #3" in text
+    assert "  ! same.py — the changes of #2, #4" in text
+    assert "To undo this: plansight restore 9" in text

@@ -189,7 +189,8 @@ async def test_undoing_a_step_puts_back_what_its_edits_and_commands_changed(
     result = await editor.request("plansight/restore", {"todoId": "1"})
 
     assert result == {
-        "restored": ["README.md", "app.py", "made.txt", "src/util.py"],
+        "restored": ["README.md", "app.py", "src/util.py"],
+        "deleted": ["made.txt"],  # version 3: deleted files are not "restored"
         "skipped": [],
     }
     assert files(workspace) == {**ORIGINAL, "step2.txt": "from step 2\n"}  # step 2 kept
@@ -245,7 +246,8 @@ async def test_restoring_a_checkpoint_limited_to_paths(
         "plansight/restore", {"checkpoint": run_start["id"], "paths": ["src", "step2.txt"]}
     )
 
-    assert result["restored"] == ["src/util.py", "step2.txt"]
+    assert result["restored"] == ["src/util.py"]
+    assert result["deleted"] == ["step2.txt"]
     now = files(workspace)
     assert now["src/util.py"] == ORIGINAL["src/util.py"] and "step2.txt" not in now
     assert now["app.py"] != ORIGINAL["app.py"] and "made.txt" in now  # not asked for
@@ -310,7 +312,8 @@ async def test_a_dry_run_says_what_would_change_and_changes_nothing(
 
     preview = await editor.request("plansight/restore", {"todoId": "1", "dryRun": True})
 
-    assert preview["restored"] == ["README.md", "app.py", "made.txt"]
+    assert preview["restored"] == ["README.md", "app.py"]
+    assert preview["deleted"] == ["made.txt"]
     assert [s["path"] for s in preview["skipped"]] == ["src/util.py"]
     assert files(workspace) == after_run
     assert editor.recorder.todos[-1] == plan_before
@@ -344,7 +347,8 @@ async def test_unsaved_and_outside_changes_are_skipped_and_force_overrides_only_
 
     result = await editor.request("plansight/restore", {"todoId": "1"})
 
-    assert result["restored"] == ["README.md", "made.txt"]
+    assert result["restored"] == ["README.md"]
+    assert result["deleted"] == ["made.txt"]
     reasons = {s["path"]: s["reason"] for s in result["skipped"]}
     assert reasons["app.py"] == "it has unsaved changes in the editor"
     assert reasons["src/util.py"].startswith("it was changed outside Plansight")
@@ -541,7 +545,8 @@ async def test_checkpoints_survive_a_kill_of_the_server_mid_run(
         result = await again.request(
             "plansight/restore", {"checkpoint": listed[1]["id"], "force": True}
         )
-        assert result["restored"] == ["new.py", "partial.txt"]
+        assert result["restored"] == []
+        assert result["deleted"] == ["new.py", "partial.txt"]
         assert files(workspace) == ORIGINAL
     finally:
         await again.stop()
@@ -629,3 +634,76 @@ async def test_the_users_git_repository_is_left_exactly_as_it_was(
     assert not marker.exists()
     # Plansight's repository is its own, in the storage folder.
     assert (tmp_path / "state" / "checkpoints" / "git" / "HEAD").is_file()
+
+
+# ----- undo by step keeps the later steps' work (version 3) -------------------------------------
+
+
+def plan3(*statuses: str) -> dict[str, Any]:
+    texts = ("Write hello.py", "Write the notes", "Document hello.py")
+    return {
+        "items": [
+            {"id": str(n), "text": texts[n - 1], "status": status}
+            for n, status in enumerate(statuses, 1)
+        ]
+    }
+
+
+async def test_undoing_a_step_whose_file_a_later_step_changed_names_it_and_force_deletes_it(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
+    """The scenario a user hit: #1 writes hello.py, #3 adds a docstring to it; undo #1."""
+    documented = '"""Says hello."""\nprint(\'hello\')\n'
+    fake_api.push(
+        tool("todo", plan3("in_progress", "pending", "pending")),
+        tool("write_file", {"path": "hello.py", "content": "print('hello')\n"}),
+        tool("todo", plan3("completed", "in_progress", "pending")),
+        tool("write_file", {"path": "step2.txt", "content": "from step 2\n"}),
+        tool("todo", plan3("completed", "completed", "in_progress")),
+        tool("read_file", {"path": "hello.py"}),
+        tool(
+            "edit_file",
+            {"path": "hello.py", "old_text": "print", "new_text": '"""Says hello."""\nprint'},
+        ),
+        tool("todo", plan3("completed", "completed", "completed")),
+        text("All three are done."),
+    )
+    result = await editor.request("plansight/run", {"prompt": "Do the three steps"})
+    assert result["status"] == "done", result
+    assert (workspace / "hello.py").read_text() == documented
+
+    kept = await editor.request("plansight/restore", {"todoId": "1"})
+
+    assert kept["restored"] == [] and kept["deleted"] == [] and "alsoUndone" not in kept
+    assert [s["path"] for s in kept["skipped"]] == ["hello.py"]
+    assert kept["skipped"][0]["reason"].startswith("overlaps the changes of #3")
+    assert (workspace / "hello.py").read_text() == documented
+    assert editor.recorder.todos[-1]["items"][0]["status"] == "pending"
+
+    on_disk = files(workspace)
+    preview = await editor.request(
+        "plansight/restore", {"todoId": "1", "force": True, "dryRun": True}
+    )
+    assert files(workspace) == on_disk
+    forced = await editor.request("plansight/restore", {"todoId": "1", "force": True})
+
+    assert (
+        forced
+        == preview
+        == {
+            "restored": [],
+            "deleted": ["hello.py"],
+            "skipped": [],
+            "alsoUndone": [{"path": "hello.py", "todoIds": ["3"]}],
+        }
+    )
+    assert not (workspace / "hello.py").exists()
+    assert (workspace / "step2.txt").read_text() == "from step 2\n"  # #2's own file stays
+    # The model hears what happened, in the same words: deleted, and #3's work lost with it.
+    fake_api.push(text("Understood."))
+    first = len(fake_api.bodies)
+    await editor.request("plansight/run", {"prompt": "Go on"})
+    told = " ".join(user_texts(fake_api.bodies[first]))
+    assert "undid plan item #1" in told
+    assert "Deleted: hello.py" in told and "Written back" not in told
+    assert "hello.py (the changes of #3)" in told

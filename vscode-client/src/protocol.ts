@@ -217,10 +217,16 @@ export interface RestoreParams {
   dryRun?: boolean;
 }
 export interface RestoreResult {
+  /** The files written back (never the deleted ones, from version 3 on). */
   restored: string[];
+  /** Version 3: the files the restore removed (a version 2 server lists them in `restored`). */
+  deleted?: string[];
   skipped: { path: string; reason: string }[];
+  /** Version 3, after a forced undo by step: the later steps whose changes to a file were lost too. */
+  alsoUndone?: { path: string; todoIds: string[] }[];
 }
-/** What undoing the step does to a file now: `added` (the step made it) is deleted again. */
+/** How a file differs now from before the step: `added` (the step made it) is deleted again by
+ * an undo, unless a later step changed it too. */
 export type FileChange = 'added' | 'modified' | 'deleted';
 /** `plansight/changes` (this server's addition): each step's files, for a Changes view. */
 export interface ChangesResult {

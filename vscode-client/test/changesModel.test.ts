@@ -116,6 +116,47 @@ describe('after a restore', () => {
   });
 });
 
+describe('version 3: deleted files and the later steps\' work an undo loses', () => {
+  it('the confirmation says deleted for deleted files and names the later steps', () => {
+    const preview = {
+      restored: ['app.py'],
+      deleted: ['hello.py'],
+      skipped: [{ path: 'same.py', reason: 'overlaps the changes of #2 (undo with force to put it back as it was before it, losing them)' }],
+      alsoUndone: [{ path: 'hello.py', todoIds: ['3'] }],
+    };
+    const said = undoStepConfirmation('1', items, fileNodes(changes, '1'), preview);
+    expect(said.detail.split('\n')).toEqual([
+      'Puts back app.py.',
+      'Deletes hello.py (made since).',
+      'Also undoes what step #3 changed in hello.py (the changes overlap).',
+      'Leaves same.py as it is: overlaps the changes of #2 (undo with force to put it back as it was before it, losing them).',
+      'The step becomes pending in the plan.',
+      'A checkpoint is taken first: Restore to Checkpoint can undo this.',
+    ]);
+    // A checkpoint's restore: what it deletes is said as deleted, not put back.
+    const checkpoint: Checkpoint = { id: '2', label: 'Run started', createdAt: '', paths: [], kind: 'runStart' };
+    const restored = restoreConfirmation(checkpoint, { restored: ['a.py'], deleted: ['new.py'], skipped: [] }, false);
+    expect(restored.detail).toContain('Puts back a.py.');
+    expect(restored.detail).toContain('Deletes new.py (made since).');
+    expect(restored.detail).not.toContain('Puts back a.py, new.py');
+  });
+
+  it('the notification says deleted, and whose work was lost too', () => {
+    const result = {
+      restored: ['app.py'],
+      deleted: ['hello.py'],
+      skipped: [],
+      alsoUndone: [{ path: 'hello.py', todoIds: ['3', '4'] }],
+    };
+    expect(resultMessage('step #1 undone', result, '8')).toBe(
+      'Plansight: step #1 undone: restored 1 file, deleted hello.py; also undid hello.py (the changes of #3, #4). Restore checkpoint 8 to undo it.',
+    );
+    expect(resultMessage('step #1 undone', { restored: [], deleted: ['made.txt'], skipped: [] }, '8')).toBe(
+      'Plansight: step #1 undone: deleted made.txt. Restore checkpoint 8 to undo it.',
+    );
+  });
+});
+
 describe('the checkpoint list', () => {
   it('is newest first, with step, time and files', () => {
     const now = new Date('2026-12-01T12:00:00');

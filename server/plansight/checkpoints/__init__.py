@@ -5,7 +5,7 @@ and restores files from it; `Checkpoint` (manifest.py) is one snapshot's record.
 """
 
 from plansight.checkpoints.manifest import Checkpoint, Kind
-from plansight.checkpoints.restore import RestoreRequest, RestoreResult, Skipped
+from plansight.checkpoints.restore import AlsoUndone, RestoreRequest, RestoreResult, Skipped
 from plansight.checkpoints.store import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_CHECKPOINTS,
@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_CHECKPOINTS",
     "DEFAULT_MAX_FILE_BYTES",
+    "AlsoUndone",
     "Checkpoint",
     "CheckpointError",
     "CheckpointNotFound",

@@ -256,9 +256,9 @@ class SessionCheckpoints:
                 self.checkpointer.follow_plan(_in_progress(state))
             self.notices.plan_edited = True
             self.events.emit(PlanChanged(state))
-        if result.restored:
-            self.workspace.mark_stale(result.restored)  # to be read again before an edit
-            self.echoes.left_as_they_are(result.restored)
+        if result.changed:
+            self.workspace.mark_stale(result.changed)  # to be read again before an edit
+            self.echoes.left_as_they_are(result.changed)
         told = restore_notice(result, request, rewound=restored.messages is not None)
         if told:
             self.notices.restores.append(told)
@@ -271,21 +271,35 @@ def _in_progress(state: TodoState) -> str | None:
 
 def restore_notice(result: RestoreResult, request: RestoreRequest, *, rewound: bool) -> str:
     """What the model is told at its next turn about a restore the user made."""
-    if not result.restored and not rewound:
+    if not result.changed and not rewound:
         return ""
     if request.todo_id is not None:
         said = (
-            f"The user undid plan item #{request.todo_id}: its files are back as they were "
-            "before it"
+            f"The user undid plan item #{request.todo_id}: what its edits and commands changed "
+            "was taken back, and what later items changed in the same files was kept"
         )
+        if result.also_undone:
+            said += " except where the two overlapped"
     else:
         said = f"The user restored checkpoint {request.checkpoint}"
     if rewound:
         said += ", and the conversation was taken back to that point"
     said += "."
     if result.restored:
-        shown = ", ".join(result.restored)
-        said += f" Restored: {shown}. Read them again before editing them."
+        said += f" Written back: {', '.join(result.restored)}."
+    if result.deleted:
+        said += f" Deleted: {', '.join(result.deleted)}."
+    if result.also_undone:
+        lost = "; ".join(
+            f"{a.path} (the changes of {', '.join('#' + t for t in a.todo_ids)})"
+            for a in result.also_undone
+        )
+        said += (
+            f" Put back as they were before #{request.todo_id}, so later items' work in them "
+            f"was undone too: {lost}."
+        )
+    if result.restored:
+        said += " Read the written-back files again before editing them."
     if result.skipped:
         kept = "; ".join(f"{s.path} ({s.reason})" for s in result.skipped)
         said += f" Left as they are: {kept}."

@@ -109,6 +109,20 @@ class Git:
         work_tree: bool = True,
     ) -> bytes:
         """Run `git <config -c pairs> <args>` in the work tree; its stdout, or GitError."""
+        return self.run_with_code(
+            args, input=input, config=config, ok_codes=ok_codes, work_tree=work_tree
+        )[1]
+
+    def run_with_code(
+        self,
+        args: Sequence[str],
+        *,
+        input: bytes | None = None,
+        config: Sequence[str] = (),
+        ok_codes: Sequence[int] = (0,),
+        work_tree: bool = True,
+    ) -> tuple[int, bytes]:
+        """As `run`, with the exit code too (for commands whose code is an answer)."""
         env = self.env if work_tree else {k: v for k, v in self.env.items() if k != "GIT_WORK_TREE"}
         command = [self.exe]
         for item in config:
@@ -129,4 +143,4 @@ class Git:
         if done.returncode not in ok_codes:
             message = done.stderr.decode("utf-8", "replace").strip()
             raise GitError(f"git {' '.join(args[:2])} failed ({done.returncode}): {message}")
-        return done.stdout
+        return done.returncode, done.stdout

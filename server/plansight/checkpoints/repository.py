@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -283,6 +284,33 @@ class ShadowRepository:
             found[sha] = out[end + 1 : end + 1 + size]
             pos = end + 1 + size + 1
         return found
+
+    def hash_blob(self, data: bytes) -> str:
+        """Store `data` as a blob (exactly these bytes, no filters); its id."""
+        out = self.git.run(["hash-object", "-w", "--no-filters", "--stdin"], input=data)
+        return out.decode().strip()
+
+    def merge_blobs(self, ours: str, base: str, theirs: str, scratch: Path) -> str | None:
+        """The three-way merge of blobs `ours` and `theirs` from their common `base`, stored
+        as a blob (its id), or None when they conflict (or cannot be merged: binary).
+
+        `git merge-file` of this git (2.39) reads files only: the blobs are written to a
+        temporary folder inside `scratch` (Plansight's storage, never the workspace).
+        """
+        blobs = self.blobs([ours, base, theirs])
+        scratch.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=scratch, prefix="merge-") as folder:
+            names = []
+            for name, sha in (("ours", ours), ("base", base), ("theirs", theirs)):
+                path = Path(folder) / name
+                path.write_bytes(blobs[sha])
+                names.append(str(path))
+            # The exit code is the number of conflicts (capped at 127), negative on an error
+            # such as binary input: anything but 0 is no clean merge.
+            code, merged = self.git.run_with_code(
+                ["merge-file", "-p", "-q", *names], ok_codes=tuple(range(256))
+            )
+        return self.hash_blob(merged) if code == 0 else None
 
     # ----- storage ---------------------------------------------------------------------------
 

@@ -12,6 +12,14 @@ the checkpoint before that change). It then skips, with a reason:
   could not be undone;
 - a file a checkpoint does not hold (over the size limit, a repository of its own).
 
+Undoing a plan item reverts the item's own change to each file and nothing else, as `git
+revert` does (`Planner.revert`): where later items changed the file too, the item's change is
+taken back by a three-way merge onto the file as it is now (base: the file after the item,
+ours: now, theirs: before it), so their changes stay. Where the two overlap (the merge
+conflicts, or one side created, deleted or linked the file) the file is skipped, naming the
+later items, unless forced: then it goes back to how it was before the item, and the result
+names the later items whose changes were lost too (`also_undone`).
+
 Putting back: deletions first (deepest first, then the folders they emptied), then writes,
 each atomic (files.py). A journal names the files while it runs, so that the store can clean
 up after a kill.
@@ -23,12 +31,12 @@ import json
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from plansight.checkpoints import files
-from plansight.checkpoints.files import RestoreRefused
+from plansight.checkpoints.files import MODE_SYMLINK, RestoreRefused
 from plansight.checkpoints.manifest import UNCAPTURED_REASONS, Checkpoint
 from plansight.checkpoints.repository import GITLINK, ShadowRepository
 
@@ -58,28 +66,61 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class AlsoUndone:
+    """A file a forced undo of a plan item put back as it was before the item, losing what
+    these later items (ids, in order) changed in it too."""
+
+    path: str
+    todo_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class RestoreResult:
-    restored: tuple[str, ...]  # written back or deleted, relative with "/"
+    restored: tuple[str, ...]  # written back, relative with "/"
     skipped: tuple[Skipped, ...]
     before: Checkpoint  # taken first: restoring to it undoes this restore
     after: Checkpoint | None  # the files as restored (None when nothing changed)
     target: Checkpoint | None  # what the conversation goes back to, if asked
+    deleted: tuple[str, ...] = ()  # removed, relative with "/"
+    also_undone: tuple[AlsoUndone, ...] = ()
+
+    @property
+    def changed(self) -> tuple[str, ...]:
+        """Every file the restore wrote back or deleted."""
+        return tuple(sorted((*self.restored, *self.deleted)))
 
     def to_wire(self) -> dict[str, Any]:
-        """`plansight/restore`'s result."""
-        return {
+        """`plansight/restore`'s result (`alsoUndone` only when some work was lost)."""
+        wire: dict[str, Any] = {
             "restored": list(self.restored),
+            "deleted": list(self.deleted),
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
         }
+        if self.also_undone:
+            wire["alsoUndone"] = [
+                {"path": a.path, "todoIds": list(a.todo_ids)} for a in self.also_undone
+            ]
+        return wire
 
 
 @dataclass(frozen=True)
 class Change:
     path: str
     current_mode: int  # 0: absent now
-    target_mode: int  # 0: absent in the baseline
-    target_sha: str
+    target_mode: int  # 0: absent in the baseline (putting it back deletes it)
+    target_sha: str  # the blob written back: the baseline's, or a merge's
     baseline: Checkpoint  # the checkpoint whose version is put back
+    current_sha: str = ""  # the blob now (as the checkpoint taken first holds it)
+
+
+@dataclass(frozen=True)
+class Revert:
+    """What undoing a plan item does to one file: `change` None when nothing (`reason` then
+    says why it is skipped, if it is); `lost`: the later items whose changes go too."""
+
+    change: Change | None
+    reason: str | None = None
+    lost: tuple[str, ...] = ()
 
 
 def step_baselines(
@@ -99,6 +140,23 @@ def step_baselines(
                 baselines.setdefault(path, previous)
         previous = checkpoint
     return baselines
+
+
+def step_ends(
+    checkpoints: Sequence[Checkpoint], session: int, todo_id: str
+) -> dict[str, Checkpoint]:
+    """Each file item `todo_id`'s edits and commands changed, with the checkpoint of the
+    item's last change to it (which holds the file as the item left it)."""
+    ends: dict[str, Checkpoint] = {}
+    for checkpoint in checkpoints:
+        if (
+            checkpoint.session == session
+            and checkpoint.todo_id == todo_id
+            and checkpoint.kind in AGENT_KINDS
+        ):
+            for path in checkpoint.agent:
+                ends[path] = checkpoint
+    return ends
 
 
 def selector(paths: Sequence[str] | None) -> Callable[[str], bool]:
@@ -143,7 +201,14 @@ class Planner:
                     skipped.append(_not_held(item.path, baseline))
                 elif item.new_mode != GITLINK:
                     changes.append(
-                        Change(item.path, item.old_mode, item.new_mode, item.new_sha, baseline)
+                        Change(
+                            item.path,
+                            item.old_mode,
+                            item.new_mode,
+                            item.new_sha,
+                            baseline,
+                            item.old_sha,
+                        )
                     )
             # Files the checkpoints do not hold never show in a diff: say so where they matter.
             listed = {c.path for c in diff}
@@ -184,6 +249,73 @@ class Planner:
                 "now; restore with force to overwrite it"
             )
         return None
+
+    def revert(
+        self, change: Change, todo_id: str, session: int, scratch: Path, force: bool
+    ) -> Revert:
+        """Undoing item `todo_id` of `session` for this file: its own change taken back and
+        the later items' kept (a three-way merge), or, where they overlap, skipped naming
+        them, or with `force` the file as before the item and them named. `scratch`: a
+        folder of Plansight's own for the merge's temporary files."""
+        path = change.path
+        end = step_ends(self.checkpoints, session, todo_id).get(path)
+        if end is None:  # not one of the item's files: nothing of it to merge
+            return Revert(change)
+        item_left = self.repository.ls_tree(end.tree, [path]).get(path)
+        now = (change.current_mode, change.current_sha) if change.current_mode else None
+        before = (change.target_mode, change.target_sha) if change.target_mode else None
+        # Another item's change between the item's own (it was taken up again) cannot be told
+        # apart from the item's: an overlap.
+        between = self.later_items(path, todo_id, session, change.baseline, until=end)
+        if now == item_left and not between:  # no one changed it since the item: plain undo
+            return Revert(change)
+        plain = (MODE_SYMLINK, GITLINK)
+        if now is not None and item_left is not None and before is not None and not between:
+            if all(mode not in plain for mode, _ in (now, item_left, before)):
+                merged = self.repository.merge_blobs(now[1], item_left[1], before[1], scratch)
+                if merged is not None:
+                    # The item's change of mode is taken back too, unless a later one's stays.
+                    mode = before[0] if now[0] == item_left[0] else now[0]
+                    if (mode, merged) == now:
+                        return Revert(None)  # the later items took the item's change back
+                    return Revert(replace(change, target_mode=mode, target_sha=merged))
+        # They overlap: the same lines, or one side created, deleted or linked the file.
+        later = self.later_items(path, todo_id, session, change.baseline)
+        if force:
+            return Revert(change, lost=later)
+        what = "delete it" if before is None else "put it back as it was before it"
+        if not later:
+            return Revert(None, f"overlaps later changes to it (undo with force to {what})")
+        named = ", ".join(f"#{t}" for t in later)
+        return Revert(
+            None,
+            f"overlaps the changes of {named} (undo with force to {what}, losing them)",
+        )
+
+    def later_items(
+        self,
+        path: str,
+        todo_id: str,
+        session: int,
+        baseline: Checkpoint,
+        until: Checkpoint | None = None,
+    ) -> tuple[str, ...]:
+        """The other plan items whose edits or commands changed `path` after `baseline` (and
+        before `until`)."""
+        found: list[str] = []
+        for checkpoint in self.checkpoints:
+            if (
+                checkpoint.seq > baseline.seq
+                and (until is None or checkpoint.seq < until.seq)
+                and checkpoint.session == session
+                and checkpoint.kind in AGENT_KINDS
+                and checkpoint.todo_id is not None
+                and checkpoint.todo_id != todo_id
+                and checkpoint.todo_id not in found
+                and path in self._sets_of(checkpoint)[1]
+            ):
+                found.append(checkpoint.todo_id)
+        return tuple(found)
 
     def _sets_of(self, checkpoint: Checkpoint) -> tuple[frozenset[str], frozenset[str]]:
         found = self._sets.get(checkpoint.seq)

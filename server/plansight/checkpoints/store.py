@@ -45,6 +45,7 @@ import datetime
 import fcntl
 import logging
 import os
+import shutil
 import stat
 import threading
 import time
@@ -59,6 +60,7 @@ from plansight.checkpoints.manifest import UNCAPTURED_REASONS, Checkpoint, Kind,
 from plansight.checkpoints.repository import ShadowRepository
 from plansight.checkpoints.restore import (
     AGENT_KINDS,
+    AlsoUndone,
     Change,
     Planner,
     RestoreRequest,
@@ -85,6 +87,7 @@ LOCK_WAIT = 5.0  # seconds to wait for the folder lock (a killed server's git ma
 BUILTIN_EXCLUDES = (".git", "node_modules/", "__pycache__/", ".venv/", "*" + atomic.TEMP_SUFFIX)
 _JOURNAL = "restore-journal.json"
 _REF = "refs/checkpoints/"
+_SCRATCH = "tmp"
 
 
 class CheckpointsUnavailable(Exception):
@@ -184,6 +187,8 @@ class CheckpointStore:
                 git = Git(exe, self.git_dir, self.root, home, self._lock_fd)
                 repository = ShadowRepository(git, self.directory / "no-hooks")
                 self._recover_journal()
+                # A merge's temporary files (restore.py), left if a kill came mid-way.
+                shutil.rmtree(self.directory / _SCRATCH, ignore_errors=True)
                 repository.remove_leftovers()
                 if not repository.exists():
                     self.manifest.path.unlink(missing_ok=True)  # nothing to restore from
@@ -563,14 +568,18 @@ class CheckpointStore:
         `request.todo_id` (of the current session) changed them; `request.paths` limits it to
         those files (or folders). The request's `conversation` is the embedder's business.
 
+        Undoing an item takes back its own change to each file and keeps what later items
+        changed (a three-way merge); where they overlap the file is skipped naming them, or
+        with `force` goes back to how it was before the item (`also_undone` names them).
         Skipped, with the reason: files `unsaved` says the editor holds unsaved changes of
         (always), files changed since by anyone but the agent (unless `force`), and files the
-        checkpoints do not hold (restore.py). A checkpoint is taken first (`before`) and, when
+        checkpoints do not hold (restore.py). `restored`: files written back; `deleted`: those
+        removed. A checkpoint is taken first (`before`) and, when
         anything was restored, after (`after`, its changes the agent's). `current_todo`: the
         plan item in progress, for those two checkpoints; `before_extra`, `after_extra`: what
         the embedder keeps with them. `dry_run`: change nothing, say what a restore would do
-        (`restored` then lists what it would put back; what someone changed since the last
-        checkpoint is recorded first, as a restore would).
+        (`restored`, `deleted` then list what it would put back or remove; what someone
+        changed since the last checkpoint is recorded first, as a restore would).
         """
         checkpoint, todo_id, force, dry_run = (
             request.checkpoint,
@@ -643,41 +652,56 @@ class CheckpointStore:
                 if selected(path) and path not in named
             ]
             named |= secrets
+            lost: dict[str, tuple[str, ...]] = {}
             for change in changes:
                 if self.protected.protects(change.path):
                     if change.path not in named:
                         skipped.append(Skipped(change.path, secret))
                     continue
                 reason = planner.refusal(change, before, force, unsaved)
+                if reason is None and todo_id is not None:
+                    # Undoing an item takes back its own change only (restore.py).
+                    revert = planner.revert(
+                        change, todo_id, self.session, self.directory / _SCRATCH, force
+                    )
+                    if revert.change is None:
+                        if revert.reason is not None:
+                            skipped.append(Skipped(change.path, revert.reason))
+                        continue
+                    change = revert.change
+                    if revert.lost:
+                        lost[change.path] = revert.lost
                 if reason is None:
                     actions.append(change)
                 else:
                     skipped.append(Skipped(change.path, reason))
+            deleting = {a.path for a in actions if a.target_mode == 0}
             if dry_run:
-                return RestoreResult(
-                    restored=tuple(sorted(a.path for a in actions)),
-                    skipped=tuple(sorted(skipped, key=lambda s: s.path)),
-                    before=before,
-                    after=None,
-                    target=target,
-                )
-            restored, failed = apply(self.root, repository, actions, self.directory / _JOURNAL)
-            skipped += failed
-            after = None
-            if restored:
-                count = f"{len(restored)} file{'s' if len(restored) != 1 else ''}"
-                after = self._snapshot(
-                    "restore",
-                    f"{done} ({count})",
-                    todo_id=current_todo,
-                    agent=set(restored),
-                    only_if_changed=True,
-                    extra=after_extra,
-                    only=restored,
-                )
+                done_paths = [a.path for a in actions]
+                after = None
+            else:
+                journal = self.directory / _JOURNAL
+                done_paths, failed = apply(self.root, repository, actions, journal)
+                skipped += failed
+                after = None
+                if done_paths:
+                    count = f"{len(done_paths)} file{'s' if len(done_paths) != 1 else ''}"
+                    after = self._snapshot(
+                        "restore",
+                        f"{done} ({count})",
+                        todo_id=current_todo,
+                        agent=set(done_paths),
+                        only_if_changed=True,
+                        extra=after_extra,
+                        only=done_paths,
+                    )
             return RestoreResult(
-                restored=tuple(sorted(restored)),
+                restored=tuple(sorted(p for p in done_paths if p not in deleting)),
+                deleted=tuple(sorted(p for p in done_paths if p in deleting)),
                 skipped=tuple(sorted(skipped, key=lambda s: s.path)),
+                also_undone=tuple(
+                    AlsoUndone(path, lost[path]) for path in sorted(done_paths) if path in lost
+                ),
                 before=before,
                 after=after,
                 target=target,

@@ -2,9 +2,11 @@
 
 Each starts `plansight lsp` on the workspace (no API key needed: nothing here asks the model),
 sends `plansight/checkpoints` or `plansight/restore`, prints the answer and shuts the server
-down. A restore prints each file it put back and each it left as it was, with the reason, and
-the checkpoint that undoes it. Exit codes: 0 when the server answered (whatever was skipped),
-1 when it refused (a run in progress elsewhere, checkpoints off, an unknown checkpoint or step).
+down. A restore prints each file it wrote back and each it deleted (never "restored"), the
+later steps whose changes a forced step undo lost too, each file it left as it was, with the
+reason, and the checkpoint that undoes it. Exit codes: 0 when the server answered (whatever
+was skipped), 1 when it refused (a run in progress elsewhere, checkpoints off, an unknown
+checkpoint or step).
 """
 
 from __future__ import annotations
@@ -80,17 +82,38 @@ def checkpoint_lines(
     return lines
 
 
+def _files(count: int) -> str:
+    return f"{count} file{'s' if count != 1 else ''}"
+
+
 def restore_lines(result: dict[str, Any], what: str, undo_id: str | None) -> list[Text]:
-    """What a restore did: the files put back, the files left alone and why, how to undo it."""
+    """What a restore did: the files written back and those deleted, the later steps' changes
+    a forced step undo lost too, the files left alone and why, how to undo it."""
     restored = [str(p) for p in result.get("restored", [])]
+    deleted = [str(p) for p in result.get("deleted", [])]
     skipped = [s for s in result.get("skipped", []) if isinstance(s, dict)]
+    also = [a for a in result.get("alsoUndone", []) if isinstance(a, dict)]
     lines: list[Text] = []
-    if restored:
-        count = f"{len(restored)} file{'s' if len(restored) != 1 else ''}"
-        lines.append(Text(f"{what}: restored {count}", style="bold green"))
+    if restored or deleted:
+        done = [f"restored {_files(len(restored))}"] if restored else []
+        done += [f"deleted {_files(len(deleted))}"] if deleted else []
+        lines.append(Text(f"{what}: {', '.join(done)}", style="bold green"))
         lines += [Text.assemble(("  ✓ ", "green"), path) for path in restored]
+        lines += [Text.assemble(("  - ", "green"), path, (" (deleted)", "dim")) for path in deleted]
     else:
         lines.append(Text(f"{what}: no file needed restoring", style="bold"))
+    if also:
+        lines.append(Text(f"Later steps' changes also undone ({len(also)}):", style="bold yellow"))
+        for item in also:
+            steps = ", ".join(f"#{t}" for t in item.get("todoIds", []))
+            lines.append(
+                Text.assemble(
+                    ("  ! ", "yellow"),
+                    str(item.get("path", "?")),
+                    (" — ", "dim"),
+                    f"the changes of {steps}",
+                )
+            )
     if skipped:
         lines.append(Text(f"Left as they are ({len(skipped)}):", style="bold yellow"))
         for item in skipped:
@@ -102,7 +125,7 @@ def restore_lines(result: dict[str, Any], what: str, undo_id: str | None) -> lis
                     str(item.get("reason", "")),
                 )
             )
-    if undo_id is not None and restored:
+    if undo_id is not None and (restored or deleted):
         lines.append(Text(f"To undo this: plansight restore {undo_id}", style="dim"))
     return lines
 

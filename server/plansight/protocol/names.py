@@ -83,7 +83,7 @@ METHODS: tuple[MethodSpec, ...] = (
         "client→server",
         "request",
         "{ checkpoint?, todoId?, paths?, conversation?, force?, dryRun? }",
-        "{ restored, skipped }",
+        "{ restored, deleted, skipped, alsoUndone? }",  # deleted, alsoUndone: v3, built
         2,
         True,
     ),

@@ -91,16 +91,30 @@ export interface Confirmation {
   action: string;
 }
 
+/** The files a restore deletes: `deleted` (version 3), or, from a version 2 server that lists
+ * them in `restored`, those the step made. */
+function deletedBy(result: RestoreResult, changes: ReadonlyMap<string, FileChange>): string[] {
+  return result.deleted ?? result.restored.filter((p) => changes.get(p) === 'added');
+}
+
+function steps(todoIds: readonly string[]): string {
+  return todoIds.map((t) => `#${t}`).join(', ');
+}
+
 /** The restored paths grouped by what happens to each (from what the step did to it). */
 function describe(preview: RestoreResult, changes: ReadonlyMap<string, FileChange>): string[] {
   const lines: string[] = [];
-  const back = preview.restored.filter((p) => (changes.get(p) ?? 'modified') === 'modified');
-  const removed = preview.restored.filter((p) => changes.get(p) === 'added');
-  const returned = preview.restored.filter((p) => changes.get(p) === 'deleted');
+  const removed = deletedBy(preview, changes);
+  const written = preview.restored.filter((p) => !removed.includes(p));
+  const back = written.filter((p) => changes.get(p) !== 'deleted');
+  const returned = written.filter((p) => changes.get(p) === 'deleted');
   if (back.length) lines.push(`Puts back ${list(back)}.`);
   if (removed.length) lines.push(`Deletes ${list(removed)} (made since).`);
   if (returned.length) lines.push(`Brings back ${list(returned)} (deleted since).`);
-  if (!preview.restored.length) lines.push('No file needs restoring.');
+  if (!written.length && !removed.length) lines.push('No file needs restoring.');
+  for (const lost of preview.alsoUndone ?? []) {
+    lines.push(`Also undoes what step ${steps(lost.todoIds)} changed in ${lost.path} (the changes overlap).`);
+  }
   for (const skipped of preview.skipped) {
     lines.push(`Leaves ${skipped.path} as it is: ${skipped.reason}.`);
   }
@@ -155,11 +169,18 @@ export function restoreConfirmation(checkpoint: Checkpoint, preview: RestoreResu
 
 /** After a restore: what it did, in one line (the notification). */
 export function resultMessage(what: string, result: RestoreResult, undoId: string | undefined): string {
-  const count = result.restored.length;
-  const restored = count ? `restored ${count} file${count === 1 ? '' : 's'}` : 'no file needed restoring';
+  const removed = deletedBy(result, new Map());
+  const written = result.restored.filter((p) => !removed.includes(p));
+  const count = written.length;
+  const done: string[] = [];
+  if (count) done.push(`restored ${count} file${count === 1 ? '' : 's'}`);
+  if (removed.length) done.push(`deleted ${list(removed)}`);
+  const said = done.length ? done.join(', ') : 'no file needed restoring';
+  const lost = (result.alsoUndone ?? []).map((a) => `${a.path} (the changes of ${steps(a.todoIds)})`);
+  const also = lost.length ? `; also undid ${lost.join('; ')}` : '';
   const left = result.skipped.length ? `; left ${result.skipped.map((s) => `${s.path} (${s.reason})`).join('; ')}` : '';
-  const undo = count && undoId ? ` Restore checkpoint ${undoId} to undo it.` : '';
-  return `Plansight: ${what}: ${restored}${left}.${undo}`;
+  const undo = done.length && undoId ? ` Restore checkpoint ${undoId} to undo it.` : '';
+  return `Plansight: ${what}: ${said}${also}${left}.${undo}`;
 }
 
 /** The checkpoint that undoes the restore just made: the newest taken before one. */
