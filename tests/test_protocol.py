@@ -427,7 +427,7 @@ def test_client_capabilities_are_read_from_experimental() -> None:
     assert not protocol.client_offers(experimental, "approveCommand")
     assert not protocol.client_offers(None, "reviewEdit")
     assert not protocol.client_offers({"plansight": True}, "reviewEdit")
-    assert protocol.server_capability() == {"version": 2}
+    assert protocol.server_capability() == {"version": 3}
 
 
 # ----- the VS Code client's protocol.ts -----------------------------------------------------

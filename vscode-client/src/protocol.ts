@@ -1,5 +1,5 @@
 /**
- * The Plansight wire contract (version 2, docs/protocol.md), as TypeScript types. The server's
+ * The Plansight wire contract (version 3, docs/protocol.md), as TypeScript types. The server's
  * `server/plansight/protocol.py` holds the same names; tests/test_protocol.py checks that the
  * two agree. No `vscode` import: shared by the extension and the unit tests.
  */

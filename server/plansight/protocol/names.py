@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 # Methods ------------------------------------------------------------------------------------
 
