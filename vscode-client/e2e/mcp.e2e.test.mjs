@@ -59,9 +59,23 @@ test('MCP in a real VS Code: trust, an approved call, always allow; a protected 
   await waitFor('the MCP status bar item to say 1/1', async () => /MCP 1\/1/.test(await status.innerText()));
   assert.equal(starts(), 1, 'the server started once');
   await wb.openPlansight();
-  await wb.runCommand('Plansight: MCP Servers');
+  log('MCP Servers from the conversation view\'s … menu');
+  const header = wb.pane('Conversation').locator('.pane-header');
+  const more = header.locator('.action-label[aria-label*="More Actions"]').first();
+  const menuItem = page.locator('.monaco-menu .action-label', { hasText: /^MCP Servers$/ }).first();
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'faults' }).first();
-  await row.waitFor();
+  // A menu ignores a click that comes right as it opens: click until the list is up.
+  await waitFor('the MCP servers list', async () => {
+    if (await row.isVisible()) return true;
+    if (await menuItem.isVisible()) {
+      await menuItem.hover();
+      await menuItem.click({ timeout: 2000 });
+    } else {
+      await header.hover();
+      await more.click({ timeout: 2000 });
+    }
+    return false;
+  });
   const listed = await row.innerText();
   assert.match(listed, /ready · \d+ tools/, `the server is ready with its tools: ${JSON.stringify(listed)}`);
   assert.match(listed, /\becho\b/, 'its tools are named');
