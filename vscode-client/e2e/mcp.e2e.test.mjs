@@ -112,9 +112,16 @@ test('MCP in a real VS Code: trust, an approved call, always allow; a protected 
   assert.match(readLine, /read_file[\s\S]*\.env[\s\S]*→[^\n]*protected/i, `the read's one line says protected: ${JSON.stringify(readLine)}`);
   await readRow.locator('summary').click();
   await waitFor('the read row to expand to its error', async () => /Error/.test(await readRow.innerText()));
+  const error = readRow.locator('pre.wrap');
+  assert.match(await error.innerText(), /^\.env is a protected file[\s\S]*Only the user can share it/, 'the whole reason');
+  assert.ok(
+    await error.evaluate((el) => el.scrollWidth <= el.clientWidth),
+    'the reason wraps: all of it in sight in the narrow view, no scrolling sideways',
+  );
   const whole = await frame.locator('#log').innerText();
   assert.ok(!whole.includes(SECRET) && !text.includes(SECRET), 'the secret is not in the conversation');
-  await readRow.scrollIntoViewIfNeeded();
+  // The composer sticks to the bottom of the view: center the reason so that it is not under it.
+  await error.evaluate((el) => el.scrollIntoView({ block: 'center' }));
   await wb.shot('27-window-protected-file');
   const requests = JSON.stringify(await fake.requests());
   assert.ok(requests.includes('protected'), 'the model was told the file is protected');
