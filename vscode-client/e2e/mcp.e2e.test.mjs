@@ -146,14 +146,7 @@ test('MCP in a real VS Code: trust, an approved call, always allow; a protected 
   const links = await asked.locator('a').allInnerTexts();
   assert.deepEqual(links.filter((l) => /Allow|Deny/.test(l)), ['Allow', 'Deny', 'Always Allow'], 'the card\'s three choices');
   assert.match(await asked.innerText(), /\{"seconds":0\}/, 'the input');
-  // The toast slides in: look at it once in place. It shows one line, cut with an ellipsis:
-  // the three choices must be on it, not cut off.
-  await waitFor('the notification to finish sliding in', async () => /notification-fade-in-done/.test((await asked.getAttribute('class')) ?? ''));
-  const line = await asked.locator('.notification-list-item-message').boundingBox();
-  for (const label of ['Allow', 'Deny', 'Always Allow']) {
-    const box = await asked.locator('a', { hasText: new RegExp(`^${label}$`) }).boundingBox();
-    assert.ok(box.x + box.width <= line.x + line.width + 1, `${label} is in sight on the notification's line (${JSON.stringify({ box, line })})`);
-  }
+  await wb.toastLinksInSight(asked, ['Allow', 'Deny', 'Always Allow']);
   await wb.shot('28-window-mcp-approval-notification');
   await asked.locator('a', { hasText: /^Allow$/ }).click();
   await waitFor('the notification to go', async () => (await asked.count()) === 0);
