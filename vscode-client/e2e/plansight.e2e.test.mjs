@@ -169,6 +169,7 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   await wb.pane('Conversation').locator('.pane-header').click(); // out of sight: a notification tells
   const reviewToast = wb.toast('proposes an edit');
   await reviewToast.waitFor({ timeout: WAIT });
+  await wb.toastLinksInSight(reviewToast, ['Accept', 'Reject', 'Show Diff']);
   const cancelAt = Date.now();
   await wb.viewAction('Plan', 'Cancel Run').click();
   await waitFor('the status bar to stop spinning', async () =>

@@ -246,6 +246,23 @@ export function workbench(page) {
     toast(text) {
       return page.locator('.notifications-toasts .notification-toast', { hasText: text });
     },
+
+    /**
+     * Waits until a toast has slid in, then fails unless each of its links `labels` is in sight:
+     * a toast shows one line cut with an ellipsis, and a link past the cut cannot be seen.
+     */
+    async toastLinksInSight(toast, labels) {
+      await waitFor('the notification to finish sliding in', async () =>
+        /notification-fade-in-done/.test((await toast.getAttribute('class')) ?? ''),
+      );
+      const line = await toast.locator('.notification-list-item-message').boundingBox();
+      for (const label of labels) {
+        const box = await toast.locator('a', { hasText: new RegExp(`^${label}$`) }).boundingBox();
+        if (!box || box.x + box.width > line.x + line.width + 1) {
+          throw new Error(`${label} is not in sight on the notification's line: ${JSON.stringify({ box, line })}`);
+        }
+      }
+    },
   };
   return wb;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sandboxSummary, sandboxUnavailable } from '../src/review/approveCommandModel';
+import { commandNotice, sandboxSummary, sandboxUnavailable } from '../src/review/approveCommandModel';
 
 const base = { command: 'make test', cwd: '/ws' };
 
@@ -32,5 +32,26 @@ describe('sandboxUnavailable', () => {
       'Plansight: commands run without a sandbox: no bwrap. Install',
     );
     expect(sandboxUnavailable('workspace /x, storage /y')).toBeUndefined();
+  });
+});
+
+describe('commandNotice', () => {
+  const links = (message: string) =>
+    [...message.matchAll(/\[([^\]]+)\]\(command:([\w.]+)\?([^)]*)\)/g)].map((m) => [m[1], m[2], JSON.parse(decodeURIComponent(m[3] ?? ''))]);
+  it('offers Approve and Reject for this approval, then the command, its folder and its sandbox', () => {
+    const notice = commandNotice({ ...base, sandbox: { network: false, writable: ['/ws'] } }, 'cmd-3');
+    expect(notice.title).toBe('Plansight wants to run');
+    expect(links(notice.message)).toEqual([
+      ['Approve', 'plansight.approveCommand', ['cmd-3']],
+      ['Reject', 'plansight.rejectCommand', ['cmd-3']],
+    ]);
+    expect(notice.message).toMatch(/\) \$ make test \(in \/ws; sandboxed: workspace only, no network\)$/);
+  });
+  it('puts the choices before a long command, on one line', () => {
+    const notice = commandNotice({ command: `echo ${'x'.repeat(500)}\necho done`, cwd: '/ws' }, 'cmd-1');
+    const visible = `${notice.title}: ${notice.message.replace(/\]\([^)]*\)/g, ']')}`;
+    expect(visible.indexOf('[Reject]')).toBeLessThan(40);
+    expect(visible).not.toContain('\n');
+    expect(visible).toContain('(in /ws)');
   });
 });

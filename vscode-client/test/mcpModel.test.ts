@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mcpStatusText, mcpToolParts, toolDisplayName, trustMessage } from '../src/mcp/mcpModel';
+import { mcpStatusText, mcpToolCommands, mcpToolNotice, mcpToolParts, toolDisplayName, trustMessage } from '../src/mcp/mcpModel';
 
 describe('MCP tool names', () => {
   it('splits the prefixed name into server and tool', () => {
@@ -41,5 +41,33 @@ describe('trustMessage', () => {
     expect(trustMessage({ name: 'h', source: '/w/.vscode/mcp.json', url: 'https://example.com/mcp' })).toContain(
       'connects to https://example.com/mcp',
     );
+  });
+});
+
+describe('mcpToolNotice', () => {
+  it('names the tool and its server, shows the input, and offers the card\'s three choices for this call', () => {
+    const notice = mcpToolNotice({ server: 'faults', tool: 'sleep', input: { seconds: 0 } }, 'mcp-7');
+    expect(notice.title).toBe('Plansight');
+    expect(notice.message).toMatch(/the call of sleep \(MCP faults\): \{"seconds":0\}$/);
+    const links = [...notice.message.matchAll(/\[([^\]]+)\]\(command:([\w.]+)\?([^)]*)\)/g)].map((m) => [
+      m[1],
+      m[2],
+      JSON.parse(decodeURIComponent(m[3] ?? '')),
+    ]);
+    expect(links).toEqual([
+      ['Allow', mcpToolCommands.allow, ['mcp-7']],
+      ['Deny', mcpToolCommands.deny, ['mcp-7']],
+      ['Always Allow', mcpToolCommands.always, ['mcp-7']],
+    ]);
+  });
+  it('puts the choices first, before a long name or input can push them out of the line', () => {
+    const notice = mcpToolNotice({ server: 'a'.repeat(60), tool: 'b'.repeat(60), input: { text: 'c'.repeat(300) } }, 'mcp-2');
+    const visible = `${notice.title}: ${notice.message.replace(/\]\([^)]*\)/g, ']')}`;
+    expect(visible.indexOf('[Always Allow]')).toBeLessThan(40);
+  });
+  it('keeps a long input to one short line', () => {
+    const notice = mcpToolNotice({ server: 's', tool: 't', input: { text: 'x\n'.repeat(500) } }, 'mcp-1');
+    expect(notice.message.split('\n')).toHaveLength(1);
+    expect(notice.message.replace(/\]\([^)]*\)/g, ']').length).toBeLessThan(300);
   });
 });

@@ -46,6 +46,16 @@ describe('ConversationRenderer', () => {
     expect(html).toContain('<div class="label">Result</div><pre>Ran 2 tests: OK (exit status 0)</pre>');
   });
 
+  it('wraps an error result (a sentence to read in a narrow view), not other results', () => {
+    const { model, renderer } = setup();
+    model.apply({ type: 'toolCall', id: 't1', name: 'read_file', input: { path: '.env' }, summary: '.env' });
+    model.apply({ type: 'toolResult', id: 't1', name: 'read_file', isError: true, summary: '.env is a protected file' });
+    const html = renderer.entry(model.current!.entries[0]!);
+    expect(html).toMatch(/^<details class="entry tool error"/);
+    expect(html).toContain('<div class="label">Error</div><pre class="wrap">.env is a protected file</pre>');
+    expect(html).toMatch(/<div class="label">Input<\/div><pre>\{/);
+  });
+
   it('shows a submitted plan as words on its row and as Markdown in its body', () => {
     const { model, renderer } = setup();
     const summary = '## Approach\n\n- Rename **greet** in `hello.py`\n- Run the [tests](tests/)';

@@ -5,6 +5,7 @@ import {
   rejectResult,
   reviewIdFromQuery,
   reviewLocation,
+  reviewNotice,
 } from '../src/review/reviewModel';
 
 describe('review results', () => {
@@ -38,3 +39,26 @@ describe('review locations', () => {
   });
 });
 
+
+describe('reviewNotice', () => {
+  it('offers Accept, Reject and Show Diff for this review first, then the file and what the edit does', () => {
+    const notice = reviewNotice('r-4', 'src/deep/path/hello.py', 'Add type hints\nto greet');
+    expect(notice.title).toBe('Plansight proposes an edit');
+    const links = [...notice.message.matchAll(/\[([^\]]+)\]\(command:([\w.]+)\?([^)]*)\)/g)].map((m) => [
+      m[1],
+      m[2],
+      JSON.parse(decodeURIComponent(m[3] ?? '')),
+    ]);
+    expect(links).toEqual([
+      ['Accept', 'plansight.acceptEdit', ['r-4']],
+      ['Reject', 'plansight.rejectEdit', ['r-4']],
+      ['Show Diff', 'plansight.plan.openEdit', ['r-4']],
+    ]);
+    expect(notice.message).toMatch(/\) src\/deep\/path\/hello\.py: Add type hints to greet$/);
+    const visible = `${notice.title}: ${notice.message.replace(/\]\([^)]*\)/g, ']')}`;
+    expect(visible.indexOf('[Show Diff]')).toBeLessThan(60);
+  });
+  it('names the file alone without a description', () => {
+    expect(reviewNotice('r-1', 'a.py', '').message).toMatch(/\) a\.py$/);
+  });
+});

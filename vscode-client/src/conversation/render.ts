@@ -83,8 +83,8 @@ function clip(text: string): string {
 
 function toolBody(entry: ToolEntry, markdown: (text: string) => string): string {
   const { name, input } = entry;
-  const pre = (label: string, text: string): string =>
-    `<div class="label">${escapeHtml(label)}</div><pre>${escapeHtml(clip(text))}</pre>`;
+  const pre = (label: string, text: string, wrap = false): string =>
+    `<div class="label">${escapeHtml(label)}</div><pre${wrap ? ' class="wrap"' : ''}>${escapeHtml(clip(text))}</pre>`;
   const parts: string[] = [];
   if (name === 'bash' && typeof input['command'] === 'string') {
     parts.push(pre('Command', input['command']));
@@ -101,7 +101,10 @@ function toolBody(entry: ToolEntry, markdown: (text: string) => string): string 
     parts.push(pre('Input', JSON.stringify(input, null, 2)));
   }
   if (entry.result) {
-    parts.push(pre(entry.result.isError ? 'Error' : 'Result', entry.result.summary || '(no output)'));
+    // An error is a sentence to read (e.g. why a file is protected), not output to line up:
+    // wrapped, so that the narrow sidebar shows all of it without scrolling sideways.
+    const { isError, summary } = entry.result;
+    parts.push(pre(isError ? 'Error' : 'Result', summary || '(no output)', isError));
   } else {
     parts.push('<div class="label">Running…</div>');
   }

@@ -19,8 +19,15 @@ import {
   Methods,
 } from '../protocol';
 import type { CardEntry } from '../conversation/model';
-import { oneLine, truncate } from '../text';
-import { type McpToolCardData, mcpStatusText, mcpToolCard, trustMessage } from './mcpModel';
+import { truncate } from '../text';
+import {
+  type McpToolCardData,
+  mcpStatusText,
+  mcpToolCard,
+  mcpToolCommands,
+  mcpToolNotice,
+  trustMessage,
+} from './mcpModel';
 
 interface PendingCall {
   id: string;
@@ -60,8 +67,11 @@ export class McpUi implements vscode.Disposable {
   registerCommands(context: vscode.ExtensionContext): void {
     context.subscriptions.push(
       vscode.commands.registerCommand('plansight.mcpServers', () => this.showServers()),
-      vscode.commands.registerCommand('plansight.allowMcpTool', (id?: unknown) => this.target(id)?.settle({ approved: true })),
-      vscode.commands.registerCommand('plansight.denyMcpTool', (id?: unknown) => this.target(id)?.settle({ approved: false })),
+      vscode.commands.registerCommand(mcpToolCommands.allow, (id?: unknown) => this.target(id)?.settle({ approved: true })),
+      vscode.commands.registerCommand(mcpToolCommands.deny, (id?: unknown) => this.target(id)?.settle({ approved: false })),
+      vscode.commands.registerCommand(mcpToolCommands.always, (id?: unknown) =>
+        this.target(id)?.settle({ approved: true, always: true }),
+      ),
     );
   }
 
@@ -183,18 +193,11 @@ export class McpUi implements vscode.Disposable {
       return;
     }
     call.notified = true;
-    const args = encodeURIComponent(JSON.stringify([call.id]));
-    const input = truncate(oneLine(JSON.stringify(call.params.input ?? {})), 200);
+    const notice = mcpToolNotice(call.params, call.id);
     void vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Plansight wants to call ${call.params.tool} (MCP ${call.params.server})`,
-        cancellable: false,
-      },
+      { location: vscode.ProgressLocation.Notification, title: notice.title, cancellable: false },
       async (progress) => {
-        progress.report({
-          message: `${input} [Allow](command:plansight.allowMcpTool?${args}) · [Deny](command:plansight.denyMcpTool?${args})`,
-        });
+        progress.report({ message: notice.message });
         await call.done;
       },
     );

@@ -1,11 +1,12 @@
 /**
  * MCP as the client shows it (pure, no `vscode` import): an MCP tool's prefixed name split into
  * its server and tool, the status bar text of the servers' state, the trust question's words,
- * and the tool-approval card (Allow / Deny / Always allow).
+ * and the tool-approval card (Allow / Deny / Always allow) with the notification that stands in
+ * for it while the conversation is out of sight (the same three choices).
  */
 import type { CardEntry } from '../conversation/model';
 import type { RenderHelpers } from '../conversation/render';
-import type { ApproveMcpServerParams, McpServerStatus } from '../protocol';
+import type { ApproveMcpServerParams, ApproveToolParams, McpServerStatus } from '../protocol';
 import { oneLine, truncate } from '../text';
 
 export const mcpToolCard = 'mcpTool';
@@ -57,6 +58,32 @@ export function trustMessage(params: ApproveMcpServerParams): string {
       ? `runs: ${[params.command, ...(params.args ?? [])].map(quote).join(' ')}`
       : `connects to ${params.url ?? '?'}`;
   return `${params.source} names the MCP server "${params.name}", which ${what}. Start it? Only allow what you trust.`;
+}
+
+/** The commands a tool-approval notification's links run, each with the call's id. */
+export const mcpToolCommands = {
+  allow: 'plansight.allowMcpTool',
+  deny: 'plansight.denyMcpTool',
+  always: 'plansight.alwaysAllowMcpTool',
+} as const;
+
+/**
+ * The notification asking for a tool call while the conversation is out of sight: the card's
+ * three choices as command links carrying the call's `id` (Always Allow too, so that a user who
+ * answers from the notification is not asked at every later call). A toast shows one line,
+ * `title: message`, cut with an ellipsis: the choices come first, after a short fixed title, so
+ * that no tool name or input can push them out of sight; the call and its input follow.
+ */
+export function mcpToolNotice(params: ApproveToolParams, id: string): { title: string; message: string } {
+  const args = encodeURIComponent(JSON.stringify([id]));
+  const input = truncate(oneLine(JSON.stringify(params.input ?? {})), 200);
+  const link = (label: string, command: string): string => `[${label}](command:${command}?${args})`;
+  return {
+    title: 'Plansight',
+    message:
+      `${link('Allow', mcpToolCommands.allow)} · ${link('Deny', mcpToolCommands.deny)} · ` +
+      `${link('Always Allow', mcpToolCommands.always)} the call of ${params.tool} (MCP ${params.server}): ${input}`,
+  };
 }
 
 export interface McpToolCardData {

@@ -10,8 +10,7 @@ import type { CardEntry } from '../conversation/model';
 import type { ApproveCommandParams, ApproveCommandResult } from '../protocol';
 import type { ReviewSurface } from './reviewManager';
 import type { SessionStore } from '../session';
-import { oneLine, truncate } from '../text';
-import { sandboxSummary } from './approveCommandModel';
+import { commandNotice, sandboxSummary } from './approveCommandModel';
 
 interface PendingApproval {
   id: string;
@@ -119,22 +118,11 @@ export class CommandApprovals implements vscode.Disposable {
       return;
     }
     approval.notified = true;
-    const command = truncate(oneLine(approval.params.command.replace(/\s*\n\s*/g, ' ⏎ ')), 300);
-    const args = encodeURIComponent(JSON.stringify([approval.id]));
+    const notice = commandNotice(approval.params, approval.id);
     void vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Plansight wants to run: ${command}`,
-        cancellable: false,
-      },
+      { location: vscode.ProgressLocation.Notification, title: notice.title, cancellable: false },
       async (progress) => {
-        progress.report({
-          message:
-            `(in ${approval.params.cwd}) ` +
-            (sandboxSummary(approval.params).text ? `${sandboxSummary(approval.params).text}. ` : '') +
-            `[Approve](command:plansight.approveCommand?${args}) · ` +
-            `[Reject](command:plansight.rejectCommand?${args})`,
-        });
+        progress.report({ message: notice.message });
         await approval.done;
       },
     );

@@ -1,8 +1,10 @@
 /**
  * What a command to approve may do, as the approval card and notification say it: pure (no
- * `vscode` import), from `plansight/approveCommand`'s `sandbox` (protocol version 3).
+ * `vscode` import), from `plansight/approveCommand`'s `sandbox` (protocol version 3); and the
+ * notification's words.
  */
 import type { ApproveCommandParams } from '../protocol';
+import { oneLine, truncate } from '../text';
 
 export interface SandboxSummary {
   /** True: the command runs in the sandbox; false: it does not; undefined: an older server. */
@@ -35,4 +37,22 @@ export function sandboxSummary(params: ApproveCommandParams): SandboxSummary {
 export function sandboxUnavailable(message: string): string | undefined {
   const at = message.indexOf('commands run without a sandbox');
   return at < 0 ? undefined : `Plansight: ${message.slice(at)}`;
+}
+
+/**
+ * The notification asking for a command while the conversation is out of sight. A toast shows
+ * one line, `title: message`, cut with an ellipsis: Approve and Reject (command links carrying
+ * the approval's `id`) come first, so that a long command or folder cannot push them out of
+ * sight; the command, its folder and what the sandbox allows follow.
+ */
+export function commandNotice(params: ApproveCommandParams, id: string): { title: string; message: string } {
+  const args = encodeURIComponent(JSON.stringify([id]));
+  const command = truncate(oneLine(params.command.replace(/\s*\n\s*/g, ' ⏎ ')), 300);
+  const sandbox = sandboxSummary(params).text;
+  return {
+    title: 'Plansight wants to run',
+    message:
+      `[Approve](command:plansight.approveCommand?${args}) · [Reject](command:plansight.rejectCommand?${args}) ` +
+      `$ ${command} (in ${params.cwd}${sandbox ? `; ${sandbox}` : ''})`,
+  };
 }

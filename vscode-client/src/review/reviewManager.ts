@@ -17,7 +17,6 @@ import type { CardEntry, ConversationModel } from '../conversation/model';
 import type { EditOutcome } from '../plan/planModel';
 import type { ReviewEditParams, ReviewEditResult } from '../protocol';
 import type { SessionStore } from '../session';
-import { oneLine, truncate } from '../text';
 import { OriginalContentProvider, originalScheme, ProposedFileSystem, proposedScheme } from './proposedFs';
 import {
   acceptResult,
@@ -25,6 +24,7 @@ import {
   rejectResult,
   reviewIdFromQuery,
   reviewLocation,
+  reviewNotice,
 } from './reviewModel';
 
 export const reviewContextKey = 'plansight.reviewOpen';
@@ -205,20 +205,11 @@ export class ReviewManager implements vscode.Disposable {
       return;
     }
     review.notified = true;
-    const args = encodeURIComponent(JSON.stringify([review.params.id]));
-    const description = truncate(oneLine(review.params.description), 120);
-    const links =
-      `[Accept](command:plansight.acceptEdit?${args}) · ` +
-      `[Reject](command:plansight.rejectEdit?${args}) · ` +
-      `[Show Diff](command:plansight.plan.openEdit?${args})`;
+    const notice = reviewNotice(review.params.id, review.path, review.params.description);
     void vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Plansight proposes an edit to ${review.path}`,
-        cancellable: false,
-      },
+      { location: vscode.ProgressLocation.Notification, title: notice.title, cancellable: false },
       async (progress) => {
-        progress.report({ message: `${description ? `${description}. ` : ''}${links}` });
+        progress.report({ message: notice.message });
         await review.decided;
       },
     );

@@ -1,8 +1,9 @@
 /**
- * Edit review decisions → `plansight/reviewEdit` results, and the review URIs' paths.
- * Pure: no `vscode` import.
+ * Edit review decisions → `plansight/reviewEdit` results, the review URIs' paths, and the words
+ * of the notification that stands in for the review card. Pure: no `vscode` import.
  */
 import type { ReviewEditResult } from '../protocol';
+import { oneLine, truncate } from '../text';
 
 /** The result for an accepted edit: `newText` only when the user changed the proposal. */
 export function acceptResult(proposed: string, settled: string): ReviewEditResult {
@@ -38,3 +39,20 @@ export function baseName(uriOrPath: string): string {
   return decodeURIComponent(parts[parts.length - 1] ?? '');
 }
 
+
+/**
+ * The notification asking for an edit while the conversation is out of sight. A toast shows one
+ * line, `title: message`, cut with an ellipsis: Accept, Reject and Show Diff (command links
+ * carrying the review's `id`) come first, so that a long path or description cannot push them
+ * out of sight; the file and the description follow.
+ */
+export function reviewNotice(id: string, path: string, description: string): { title: string; message: string } {
+  const args = encodeURIComponent(JSON.stringify([id]));
+  const said = truncate(oneLine(description), 120);
+  return {
+    title: 'Plansight proposes an edit',
+    message:
+      `[Accept](command:plansight.acceptEdit?${args}) · [Reject](command:plansight.rejectEdit?${args}) · ` +
+      `[Show Diff](command:plansight.plan.openEdit?${args}) ${path}${said ? `: ${said}` : ''}`,
+  };
+}
