@@ -88,6 +88,11 @@ def command_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+# Every command's view of the machine, the probe's too: all of it read-only, its own /dev and
+# /proc, and an empty /tmp of its own.
+READ_ONLY_SYSTEM = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+
+
 def detect(path: str | None = None) -> Availability:
     """Whether a sandbox can be made here: blocks for one `bwrap ... true` (tens of ms)."""
     if not sys.platform.startswith("linux"):
@@ -97,15 +102,7 @@ def detect(path: str | None = None) -> Availability:
         return Availability(False, "bubblewrap (the bwrap program) is not on PATH")
     probe = [
         bwrap,
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/tmp",
+        *READ_ONLY_SYSTEM,
         "--unshare-pid",
         "--unshare-net",
         "--die-with-parent",
@@ -235,18 +232,7 @@ class CommandSandbox:
         process."""
         found = self.availability()
         assert found.available
-        args = [
-            found.bwrap,
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/tmp",
-        ]
+        args = [found.bwrap, *READ_ONLY_SYSTEM]
         for path in (self.root, *self._writable):
             args += ["--bind", str(path), str(path)]
         for folder in self.hidden:
