@@ -93,6 +93,29 @@ def command_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
 READ_ONLY_SYSTEM = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
 
 
+PRIVATE_TMP = Path("/tmp")
+
+
+def tools_in_tmp(path: str | None = None) -> tuple[Path, ...]:
+    """The folders under /tmp that commands need although the sandbox's /tmp is private: the
+    server's own Python environment and the `PATH` folders that live there (a checkout with its
+    virtual environment under /tmp, as a CI runner may have it). Shown read-only; a `bin` folder
+    of a virtual environment brings the whole environment (its `lib` is needed too)."""
+    entries = [sys.prefix, *(path if path is not None else os.environ.get("PATH", "")).split(":")]
+    found: list[Path] = []
+    for entry in entries:
+        if not entry:
+            continue
+        real = Path(os.path.realpath(entry))
+        if not real.is_dir() or real == PRIVATE_TMP or not real.is_relative_to(PRIVATE_TMP):
+            continue
+        if real.name == "bin" and (real.parent / "pyvenv.cfg").exists():
+            real = real.parent
+        if not any(real.is_relative_to(kept) for kept in found):
+            found = [kept for kept in found if not kept.is_relative_to(real)] + [real]
+    return tuple(found)
+
+
 def detect(path: str | None = None) -> Availability:
     """Whether a sandbox can be made here: blocks for one `bwrap ... true` (tens of ms)."""
     if not sys.platform.startswith("linux"):
@@ -148,6 +171,7 @@ class CommandSandbox:
         self._lock = threading.Lock()
         self._writable = self._existing_writable()
         self._writable += self._git_dirs()
+        self._tools = tuple(p for p in tools_in_tmp() if not self.root.is_relative_to(p))
 
     def _existing_writable(self) -> tuple[Path, ...]:
         kept: list[Path] = []
@@ -224,15 +248,30 @@ class CommandSandbox:
         but with the network (a server may need it); as it is where no sandbox can be made."""
         if not self.availability().available:
             return list(command)
-        return self.argv(command, network=True)
+        # The files its command line names (its script, say) stay visible under /tmp too.
+        named = [
+            Path(os.path.realpath(word))
+            for word in command
+            if os.path.isabs(word) and Path(word).exists()
+        ]
+        shown = tuple(p for p in named if p.is_relative_to(PRIVATE_TMP) and p != PRIVATE_TMP)
+        return self.argv(command, network=True, visible=shown)
 
-    def argv(self, command: Sequence[str], *, network: bool | None = None) -> list[str]:
+    def argv(
+        self,
+        command: Sequence[str],
+        *,
+        network: bool | None = None,
+        visible: Sequence[Path] = (),
+    ) -> list[str]:
         """bwrap's command line running `command` sandboxed (only when `description()` is
         not None); `network`: None for the option's. Stats the protected files; starts no
         process."""
         found = self.availability()
         assert found.available
         args = [found.bwrap, *READ_ONLY_SYSTEM]
+        for shown in (*self._tools, *visible):  # read-only in the private /tmp
+            args += ["--ro-bind", str(shown), str(shown)]
         for path in (self.root, *self._writable):
             args += ["--bind", str(path), str(path)]
         for folder in self.hidden:
