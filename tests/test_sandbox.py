@@ -338,3 +338,34 @@ async def test_git_commit_works_in_a_linked_worktree(
     )
     assert log.stdout.split() == ["second", "root"]
     await session.close()
+
+
+async def test_a_tool_folder_on_path_under_tmp_stays_usable_and_the_rest_of_tmp_is_private(
+    tmp_path: Path, fake_api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A checkout under /tmp (as a CI runner may have it) keeps its tools: a PATH folder there is
+    # shown read-only in the command's private /tmp; anything else of the host's /tmp is not.
+    tools = tmp_path / "tools" / "bin"
+    tools.mkdir(parents=True)
+    greet = tools / "greet-from-tmp"
+    greet.write_text("#!/bin/sh\necho hello from a tool in /tmp\n")
+    greet.chmod(0o755)
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("host tmp")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    session = session_for(workspace, fake_api)
+    try:
+        ran, hidden, written = await run_commands(
+            session,
+            fake_api,
+            "greet-from-tmp",
+            f"cat {elsewhere}",
+            f"echo x > {tools}/new-file",
+        )
+    finally:
+        await session.close()
+    assert "hello from a tool in /tmp" in ran and ran.rstrip().endswith("[exit code 0]")
+    assert "host tmp" not in hidden and "No such file" in hidden
+    assert "Read-only file system" in written and not (tools / "new-file").exists()
