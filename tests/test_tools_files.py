@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pathspec
 import pytest
 
 import plansight
@@ -571,8 +572,8 @@ asyncio.run(main(Path(sys.argv[1])))
 
 def _run_as_a_user(root: Path, package: Path) -> dict[str, Any]:
     """Run AS_A_USER as an unprivileged user: nobody when we are root (CI), else ourselves."""
-    # The tools need only the standard library: a world-readable copy of the package will do,
-    # wherever the checkout lives.
+    # The tools need only the standard library and pathspec: a world-readable copy of both will
+    # do, wherever the checkout lives.
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1"}
     as_user: list[str] = []
     if os.geteuid() == 0:
@@ -603,11 +604,13 @@ def test_files_the_user_could_not_write_are_refused_and_left_as_they_are() -> No
     try:
         os.chmod(base, 0o755)
         package = base / "lib"
-        shutil.copytree(
-            Path(plansight.__file__).parent,
-            package / "plansight",
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
+        # The tools need the standard library and pathspec (the ignore rules: pure Python).
+        for needed in (plansight, pathspec):
+            shutil.copytree(
+                Path(needed.__file__).parent,
+                package / needed.__name__,
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
         root = base / "ws"
         root.mkdir()
         me = (os.geteuid(), os.getegid())
