@@ -65,7 +65,16 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
         type=_names,
         default=None,
         metavar="A,B",
-        help="arms to compare: plan, noplan, planmode (default: all three)",
+        help="arms to compare: plan, noplan, planmode (the default), noreminder, nogate, "
+        "remind<N> (plan with the reminder after N quiet rounds); see eval/README.md",
+    )
+    parser.add_argument(
+        "--reminder-after",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="the arms that remind do so after N rounds without a plan update (the server's "
+        "reminderAfter; default: 3)",
     )
     parser.add_argument(
         "--repeat", type=_positive, default=1, metavar="N", help="attempts per task and arm"
