@@ -164,6 +164,7 @@ def runs() -> dict[str, Run]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # the first to use `runs` waits for four attempts
 def test_noreminder_sends_no_reminder_where_plan_does_and_keeps_the_gate(
     runs: dict[str, Run],
 ) -> None:
@@ -175,6 +176,7 @@ def test_noreminder_sends_no_reminder_where_plan_does_and_keeps_the_gate(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # the first to use `runs` waits for four attempts
 def test_nogate_lets_the_run_end_with_its_plan_open(runs: dict[str, Run]) -> None:
     result, texts = runs["nogate"]
     assert carrying(texts, GATE) == [] and result.gate_refusals == 0
@@ -185,6 +187,7 @@ def test_nogate_lets_the_run_end_with_its_plan_open(runs: dict[str, Run]) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # the first to use `runs` waits for four attempts
 def test_the_reminder_comes_after_reminder_after_quiet_rounds(runs: dict[str, Run]) -> None:
     steps = steps_of("plan")["steps"]
     (_, every_three), (result, every_two) = runs["plan"], runs["remind2"]
