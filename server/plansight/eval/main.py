@@ -58,7 +58,8 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
 
             assert isinstance(verdict, Verdict)
             mark = "[green]ok[/]" if verdict.ok else "[bold red]WRONG[/]"
-            console.print(f"{mark} {verdict.describe()}", markup=True, highlight=False)
+            # The checks' output and the fix's hint are text, not markup ([...] in them).
+            console.print(f"{mark} {escape(verdict.describe())}", markup=True, highlight=False)
 
         verdicts = check_tasks(tasks, on_verdict=show)
         wrong = sum(not v.ok for v in verdicts)
