@@ -50,9 +50,10 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
         "eval",
         help="measure what planning is worth on multi-step tasks (see eval/README.md)",
         description=(
-            "Run the agent on the evaluation tasks with planning on, off and in plan mode,\n"
-            "judge every attempt by the task's hidden checks, and report completion per arm\n"
-            "with 95 % intervals, tokens, estimated cost and time."
+            "Run the agent on the evaluation tasks with planning on, off, in plan mode or\n"
+            "taken apart (no reminders, no done gate, another reminder cadence), judge every\n"
+            "attempt by the task's hidden checks, and report completion per arm with 95 %\n"
+            "intervals, what the plan cost beside it, tokens, estimated cost and time."
         ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
