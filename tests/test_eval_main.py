@@ -58,12 +58,30 @@ def test_check_tasks_fails_on_a_wrong_verdict(tmp_path: Path) -> None:
     assert "WRONG tiny-calc: project must fail, passed" in stream.getvalue()
 
 
+def test_check_tasks_says_how_to_fix_a_deleted_file_left_unchecked(tmp_path: Path) -> None:
+    shutil.copytree(TASKS / "tiny-calc", tmp_path / "tiny-calc")
+    (tmp_path / "tiny-calc" / "project" / "legacy.py").write_text("OLD = [1]\n")
+    stream = io.StringIO()
+    args = eval_args("--check-tasks")
+    args.tasks_dir = tmp_path
+    assert run_eval(args, stream) == 1
+    shown = " ".join(stream.getvalue().split())
+    assert (
+        "WRONG tiny-calc: with legacy.py put back (the solution deletes it) must fail, passed"
+        in shown
+    )
+    assert 'Check that it is gone (e.g. `assert not project.exists("legacy.py")`' in shown
+    assert 'list it in task.toml: optional = ["legacy.py"]' in shown
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--replay", "rec", "--model", "m"], "--model does not apply to a replay"),
         (["--prices", "1,2"], "--prices takes four numbers"),
         (["--replay", "nowhere"], "no recordings folder at nowhere"),
+        (["--replay", "rec", "--reminder-after", "4"], "--reminder-after does not apply"),
+        (["--arms", "plan,remind0"], "unknown arm 'remind0'"),
     ],
 )
 def test_what_cannot_run_is_refused_saying_why(args: list[str], message: str) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from plansight.engine.events import Usage
 from plansight.eval.meter import MessageAssembler, MeteringProxy
+from plansight.eval.plancost import GATE_OPENING
 from plansight.fakeapi import (
     Drop,
     FakeMessagesAPI,
@@ -163,3 +164,57 @@ def test_the_assembler_takes_events_split_anywhere() -> None:
         "usage": {"input_tokens": 3, "output_tokens": 9},
         "stop_reason": "tool_use",
     }
+
+
+async def test_the_todo_calls_tokens_and_the_gate_are_counted_as_the_api_saw_them(
+    stack: list[Any],
+) -> None:
+    plan_input = {"items": [{"id": "1", "text": "Rename it", "status": "in_progress"}]}
+    calls = Reply(
+        content=[
+            {"type": "text", "text": "My plan."},
+            {"type": "tool_use", "id": "toolu_t", "name": "todo", "input": plan_input},
+            {"type": "tool_use", "id": "toolu_r", "name": "read_file", "input": {"path": "a"}},
+        ],
+        usage={"output_tokens": 120},
+    )
+    answer = Reply(
+        content=[{"type": "text", "text": "Done."}],
+        usage={"input_tokens": 40, "cache_read_input_tokens": 960, "output_tokens": 3},
+    )
+    overloaded = HttpError(529, message="Overloaded", headers={"retry-after": "0"})
+    api, proxy, _ = await start([calls, overloaded, answer])
+    stack.append((api, proxy))
+    sdk = client(proxy, retries=2)
+    tools = [*TOOLS, {**TOOLS[0], "name": "todo"}]
+    first = await sdk.messages.create(
+        model=MODEL, max_tokens=100, tools=tools, messages=[{"role": "user", "content": "go"}]
+    )
+    result = "Plan: 1 item, #1 in progress."
+    await sdk.messages.create(
+        model=MODEL,
+        max_tokens=100,
+        tools=tools,
+        messages=[
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [b.model_dump() for b in first.content]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_t", "content": result},
+                    {"type": "tool_result", "tool_use_id": "toolu_r", "content": "x = 1\n"},
+                    {"type": "text", "text": GATE_OPENING + "\n#1: Rename it (in_progress)"},
+                ],
+            },
+        ],
+    )
+    # Output: the answer's 120 tokens by the characters of its blocks (the todo input's JSON).
+    todo_chars = len('{"items":[{"id":"1","text":"Rename it","status":"in_progress"}]}')
+    mine = todo_chars / (len("My plan.") + todo_chars + len('{"path":"a"}'))
+    assert proxy.plan.output_tokens == pytest.approx(120 * mine)
+    # Input: the result's share of the request that carried it (sent twice: once counted),
+    # of that request's 1000 input tokens.
+    sent = int(api.message_requests[-1].headers["content-length"])
+    assert len(api.message_requests) == 3
+    assert proxy.plan.input_tokens == pytest.approx(1000 * len(result) / sent)
+    assert proxy.plan.gate_refusals == 1  # the retried request is the same gate

@@ -45,7 +45,8 @@ def attempts(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["task"], r["arm"]): r for r in data["results"]}
 
 
-pytestmark = pytest.mark.slow
+# The first test to use `replayed` waits for all ten recordings: a bound to match.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 @pytest.fixture(scope="module")
@@ -68,14 +69,18 @@ def replayed(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[
     return Ran(returncode, stderr), shared / "report"
 
 
-def test_the_recordings_cover_three_tasks_in_two_arms_and_plan_mode() -> None:
+ARMS_REPLAYED = ["plan", "noplan", "planmode", "noreminder", "nogate", "remind2"]
+
+
+def test_the_recordings_cover_three_tasks_in_two_arms_and_every_other_arm() -> None:
     recordings = find_recordings(RECORDINGS)
     pairs = {(r.task, r.arm) for r in recordings}
     tasks = {task for task, _ in pairs}
     assert len(tasks) >= 3 and all(
         (task, arm) in pairs for task in tasks for arm in ("plan", "noplan")
     )
-    assert ("rename-function", "planmode") in pairs
+    for arm in ("planmode", "noreminder", "nogate", "remind2"):
+        assert ("rename-function", arm) in pairs
     assert {r.origin for r in recordings} == {"hand-written"}
 
 
@@ -83,7 +88,7 @@ def test_the_replay_verdicts_come_from_the_checks(replayed: tuple[Ran, Path]) ->
     run, out = replayed
     assert run.returncode == 0, run.stderr
     results = attempts(out)
-    assert len(results) == 7
+    assert len(results) == 10
     wrong = results[("cli-flag", "noplan")]
     # Its run ended as a success in its own words; its files fail the checks.
     assert wrong["status"] == "done" and not wrong["passed"]
@@ -125,18 +130,62 @@ def test_the_replay_report_says_it_is_no_measurement(replayed: tuple[Ran, Path])
     data = json.loads((out / "report.json").read_text())
     assert data["source"] == "replay" and data["notice"] == "Replay, not a measurement"
     assert data["perArm"]["noplan"]["passed"] == 2 and data["perArm"]["plan"]["passed"] == 3
-    assert data["arms"] == ["plan", "noplan", "planmode"]
+    assert data["arms"] == ARMS_REPLAYED
     assert {(d["a"], d["b"]) for d in data["differences"]} == {
-        ("plan", "noplan"),
-        ("plan", "planmode"),
-        ("noplan", "planmode"),
+        (a, b) for i, a in enumerate(ARMS_REPLAYED) for b in ARMS_REPLAYED[i + 1 :]
     }
+    assert all(d["low"] <= d["estimate"] <= d["high"] for d in data["differences"])
+    assert "measure nothing" in text.split("\n\n")[0]
     assert (out / "completion.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Replay, not a measurement." in run.stderr
     wrong = out / "attempts" / "cli-flag" / "noplan-1"
     assert "test_core_counts_with_and_without_the_option" in (wrong / "checks.txt").read_text()
     first = json.loads((wrong / "conversation.jsonl").read_text().splitlines()[0])
     assert first["role"] == "user"  # the session as the server stored it
+
+
+def test_the_report_shows_what_each_part_of_planning_cost(replayed: tuple[Ran, Path]) -> None:
+    _, out = replayed
+    results = attempts(out)
+    plan = results[("rename-function", "plan")]
+    # The same answers in plan, noreminder and remind2: only the harness differs.
+    assert (plan["reminders"], plan["gateRefusals"], plan["planClosed"]) == (1, 1, True)
+    assert plan["todoCalls"] == plan["toolCalls"]["todo"] == 5
+    assert plan["todoShare"] == round(5 / sum(plan["toolCalls"].values()), 4)
+    assert plan["planItems"] == 5 and plan["planRewrites"] == 0
+    assert plan["todoTokens"]["outputTokens"] > 0 and plan["todoTokens"]["inputTokens"] > 0
+    assert results[("rename-function", "noreminder")]["reminders"] == 0
+    assert results[("rename-function", "noreminder")]["gateRefusals"] == 1
+    assert results[("rename-function", "remind2")]["reminders"] == 3
+    nogate = results[("rename-function", "nogate")]
+    assert (nogate["gateRefusals"], nogate["planClosed"], nogate["passed"]) == (0, False, True)
+    noplan = results[("rename-function", "noplan")]
+    assert (noplan["todoCalls"], noplan["planClosed"], noplan["todoTokens"]["outputTokens"]) == (
+        0,
+        None,
+        0,
+    )
+    data = json.loads((out / "report.json").read_text())
+    assert data["armOptions"]["nogate"] == {"doneGate": False}
+    assert data["armOptions"]["remind2"] == {"reminderAfter": 2}
+    assert data["perArm"]["noplan"]["withPlan"] == 0
+    assert data["perArm"]["plan"]["plansClosed"] == data["perArm"]["plan"]["withPlan"] == 3
+    text = (out / "report.md").read_text()
+    table = text.split("## What planning cost, beside completion")[1].split("\n## ")[0]
+    # arm | completion | todo calls (share) | todo tokens | reminders | gate refusals | plan
+    # items | rewrites | closed
+    cells = {
+        row[0]: row
+        for line in table.splitlines()
+        if line.startswith("| ") and "%" in line
+        for row in [[cell.strip() for cell in line.strip("|").split("|")]]
+    }
+    assert cells["nogate"][1] == "100 %" and cells["nogate"][5] == "0.0"
+    assert cells["nogate"][8] == "0/1" and cells["noplan"][8] == "no plan"
+    assert cells["plan"][5] == "0.3" and cells["plan"][8] == "3/3"  # one gate in three
+    assert cells["remind2"][4] == "3.0" and cells["noreminder"][4] == "0.0"
+    assert cells["noplan"][2] == "0.0 (0 %)"
+    assert "attempts for 10 points" in text
 
 
 def test_a_live_run_is_recorded_and_replays_to_the_same_verdict(tmp_path: Path) -> None:

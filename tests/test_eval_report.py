@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,9 @@ from plansight.engine.events import Usage
 from plansight.eval import report
 from plansight.eval.attempt import AttemptResult, Limits
 from plansight.eval.checks import CheckResult
+from plansight.eval.plancost import Attributed
 from plansight.eval.pricing import list_prices
+from plansight.eval.stats import attempts_for_points
 
 
 def result(
@@ -109,3 +112,45 @@ def test_write_puts_json_markdown_and_a_chart(tmp_path: Path) -> None:
         assert chart.format == "PNG" and chart.size == (720, 460)
         # The bars are drawn: the plan arm's colour is there.
         assert (46, 110, 184) in {colour for _, colour in chart.getcolors(maxcolors=100_000)}
+
+
+def test_what_planning_cost_stands_beside_completion_per_arm_and_attempt() -> None:
+    def planned(r: AttemptResult, todo: int, closed: bool) -> AttemptResult:
+        return replace(
+            r,
+            tool_calls={"todo": todo, "read_file": 6},
+            todo_tokens=Attributed(30.0 * todo, 80.0 * todo),
+            reminders=1,
+            gate_refusals=1 if not closed else 0,
+            plan_items=4,
+            plan_rewrites=2,
+            plan_closed=closed,
+        )
+
+    results = [
+        planned(RESULTS[1], 2, True),
+        planned(RESULTS[2], 4, False),
+        planned(RESULTS[4], 6, True),
+        *(replace(r, tool_calls={"read_file": 5}) for r in RESULTS if r.arm == "noplan"),
+    ]
+    s = summary(results)
+    plan, noplan = s["perArm"]["plan"], s["perArm"]["noplan"]
+    assert (plan["todoCalls"], plan["toolCalls"]) == (12, 30)
+    assert plan["todoShare"] == pytest.approx(12 / 30) and plan["meanTodoCalls"] == 4
+    assert plan["meanTodoTokens"] == {"inputTokens": 120.0, "outputTokens": 320.0}
+    assert (plan["meanGateRefusals"], plan["meanPlanRewrites"]) == (pytest.approx(1 / 3), 2)
+    assert (plan["plansClosed"], plan["withPlan"]) == (2, 3)
+    assert (noplan["todoCalls"], noplan["todoShare"], noplan["withPlan"]) == (0, 0.0, 0)
+    (diff,) = s["differences"]
+    assert diff["pooledCompletion"] == pytest.approx(4 / 6)
+    assert diff["attemptsFor10Points"] == attempts_for_points(4 / 6)
+    first = s["results"][0]
+    assert first["todoCalls"] == 2 and first["todoShare"] == pytest.approx(0.25)
+    assert first["planClosed"] is True and first["todoTokens"]["outputTokens"] == 160.0
+    text = report.markdown(s)
+    beside = text.split("## What planning cost, beside completion")[1].split("\n## ")[0]
+    assert "| plan | 100 % | 4.0 (40 %) | 120 / 320 | 1.0 | 0.3 | 4.0 | 2.0 | 2/3 |" in beside
+    assert "| noplan | 33 % | 0.0 (0 %) | 0 / 0 | 0.0 | 0.0 | 0.0 | 0.0 | no plan |" in beside
+    per_attempt = text.split("## What planning cost, per attempt")[1]
+    assert "| b | plan | 1 | yes | 4 (40 %) | 120 / 320 | 1 | 1 | 4 | 2 | no |" in per_attempt
+    assert f"| {attempts_for_points(4 / 6)} per arm (at 67 %) |" in text

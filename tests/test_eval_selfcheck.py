@@ -72,3 +72,33 @@ def test_the_command_says_how_many_verdicts_hold(capsys: pytest.CaptureFixture[s
     assert out.rstrip().endswith("4 of 4 verdicts as they must be")
     assert main(["--tasks-dir", str(TASKS), "nope"]) == 2
     assert "unknown task(s): nope" in capsys.readouterr().err
+
+
+def test_a_file_the_solution_deletes_must_be_checked_as_gone(task: Task, tmp_path: Path) -> None:
+    root = tmp_path / "tasks" / "deletes"
+    shutil.copytree(task.root, root)
+    (root / "project" / "legacy.py").write_text("def add(a, b):\n    return a - b\n")
+    verdicts = check_tasks([load_task(root)])
+    (wrong,) = [v for v in verdicts if not v.ok]
+    assert wrong.variant.label == "with legacy.py put back (the solution deletes it)"
+    message = " ".join(wrong.describe().split())
+    assert message.startswith(
+        "deletes: with legacy.py put back (the solution deletes it) must fail, passed"
+    )
+    assert 'assert not project.exists("legacy.py")' in message
+    assert 'optional = ["legacy.py"]' in message
+    # Either fix makes every verdict right: a check that it is gone ...
+    checks = root / "checks" / "test_calc.py"
+    checks.write_text(
+        checks.read_text()
+        + '\n\ndef test_legacy_is_gone(project):\n    assert not project.exists("legacy.py")\n'
+    )
+    assert all(v.ok for v in check_tasks([load_task(root)]))
+
+
+def test_a_half_done_variant_that_passes_says_how_to_fix_the_task(task: Task) -> None:
+    variant = next(v for v in variants(task) if v.reverted == "util.py")
+    passed = Verdict(variant, CheckResult(True, 2, output="x"))
+    text = " ".join(passed.describe().split())
+    assert text.startswith("tiny-calc: without util.py must fail, passed")
+    assert "which the solution adds" in text and 'optional = ["util.py"]' in text

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from plansight.eval.checks import check_copy, run_checks
-from plansight.eval.selfcheck import Variant, judge, variants
+from plansight.eval.selfcheck import Variant, check_tasks, judge, variants
 from plansight.eval.tasks import (
     MIN_STEPS,
     Task,
@@ -20,6 +20,8 @@ from plansight.eval.tasks import (
     load_task,
     load_tasks,
 )
+
+from conftest import FIXTURES
 
 TASKS = load_tasks(default_tasks_dir())
 
@@ -110,3 +112,64 @@ def test_a_task_without_checks_is_refused(tmp_path: Path) -> None:
 def test_unknown_task_names_are_listed(tmp_path: Path) -> None:
     with pytest.raises(TaskError, match=r"unknown task.*nope.*available: .*seed-refactor"):
         load_tasks(default_tasks_dir(), ["seed-refactor", "nope"])
+
+
+# A task whose checks are the project's own tests (fixtures/eval_own_tests) ------------------
+
+OWN = FIXTURES / "eval_own_tests" / "tasks" / "median-even"
+OWN_SPEC = 'title = "t"\nprompt = "p"\n' + STEPS
+
+
+def test_a_task_can_name_the_projects_own_tests_as_its_checks() -> None:
+    task = load_task(OWN)
+    assert task.checks_command == ("tests/test_stats.py",)
+    assert task.check_paths == ("tests/test_stats.py",)
+    assert not (OWN / "checks").exists()
+    verdicts = check_tasks([task])
+    assert [(v.variant.label, v.ok) for v in verdicts] == [
+        ("solution", True),
+        ("project", True),
+        ("without stats.py", True),  # the named tests come from the solution: no variant
+    ], [v.describe() for v in verdicts]
+    assert verdicts[1].result.failures == ("test_median_of_an_even_count",)
+
+
+def test_an_attempt_cannot_pass_its_own_tests_by_changing_them(tmp_path: Path) -> None:
+    task = load_task(OWN)
+    cheat = shutil.copytree(task.project_dir, tmp_path / "cheat")
+    (cheat / "tests" / "test_stats.py").write_text("def test_nothing():\n    pass\n")
+    result = run_checks(task, cheat)
+    assert not result.passed and "test_median_of_an_even_count" in result.failures
+    assert (cheat / "tests" / "test_stats.py").read_text().startswith("def test_nothing")
+    fixed = shutil.copytree(task.project_dir, tmp_path / "fixed")
+    shutil.copy2(task.solution_dir / "stats.py", fixed / "stats.py")  # the fix, not the test
+    result = run_checks(task, fixed)
+    assert result.passed and result.total == 3, result.output
+
+
+@pytest.mark.parametrize(
+    ("checks", "message"),
+    [
+        ('checks = "make test"', "'checks' must be a pytest command line"),
+        ("checks = 3", "'checks' must be a pytest command line"),
+        ('checks = "pytest ../elsewhere/test_x.py"', "outside the project"),
+        ('checks = "pytest \'unclosed"', "'checks' must be a pytest command line"),
+    ],
+)
+def test_a_bad_checks_command_is_refused(tmp_path: Path, checks: str, message: str) -> None:
+    root = write_task(tmp_path / "bad", OWN_SPEC + checks + "\n", checks=False)
+    (root / "checks").rmdir()
+    with pytest.raises(TaskError, match=message):
+        load_task(root)
+
+
+def test_checks_and_a_checks_folder_together_are_refused(tmp_path: Path) -> None:
+    root = write_task(tmp_path / "both", OWN_SPEC + 'checks = "pytest tests"\n')
+    with pytest.raises(TaskError, match="not both"):
+        load_task(root)
+    (root / "checks" / "test_x.py").unlink()
+    (root / "checks").rmdir()
+    assert load_task(root).checks_command == ("tests",)
+    python_m = write_task(tmp_path / "python-m", OWN_SPEC + 'checks = "python -m pytest -x t"\n')
+    shutil.rmtree(python_m / "checks")
+    assert load_task(python_m).check_paths == ("t",)

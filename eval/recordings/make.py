@@ -10,7 +10,12 @@ nothing. Three tasks, both arms each:
   anything, submits, and carries out the approved plan), all correct;
 - cli-flag: plan, correct; noplan, WRONG: it counts whitespace-only lines as text and writes
   a test that misses it, then says it is done. The checks must fail it;
-- fix-failing-tests: plan and noplan, both correct, each fixing the bugs its own way.
+- fix-failing-tests: plan and noplan, both correct, each fixing the bugs its own way;
+- the arms that take planning apart, on rename-function: `noreminder` and `remind2` answer as
+  the plan arm's recording does (the same answers draw one reminder in `plan`, none in
+  `noreminder`, three in `remind2`, whose reminder comes after two quiet rounds), and `nogate`
+  ends its turn with the last item still in progress and is let go: no done gate, the final
+  plan left open.
 
 Token usage is left to the fake's prompt-cache simulation. Run this again after changing one of
 these tasks (a recording names the digest of the task it was made for).
@@ -26,6 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "server"))
 
+from plansight.eval.arms import arm_named  # noqa: E402
 from plansight.eval.recordings import task_digest  # noqa: E402
 from plansight.eval.tasks import default_tasks_dir, load_task  # noqa: E402
 
@@ -183,6 +189,14 @@ def rename_plan() -> list[dict[str, Any]]:
             "the README. All tests pass."
         ),
     ]
+
+
+def rename_nogate() -> list[dict[str, Any]]:
+    """As `rename_plan` up to its first answer: with no done gate, that answer ends the run,
+    the last item still in progress."""
+    steps = rename_plan()
+    first_answer = next(i for i, step in enumerate(steps) if "tool_use" not in str(step))
+    return steps[: first_answer + 1]
 
 
 def rename_noplan() -> list[dict[str, Any]]:
@@ -420,7 +434,17 @@ SESSIONS = {
     ("cli-flag", "noplan"): flag_noplan_wrong,
     ("fix-failing-tests", "plan"): fix_plan,
     ("fix-failing-tests", "noplan"): fix_noplan,
+    ("rename-function", "noreminder"): rename_plan,
+    ("rename-function", "nogate"): rename_nogate,
+    ("rename-function", "remind2"): rename_plan,
 }
+
+
+def options_of(arm: str) -> dict[str, Any]:
+    """The initialization options of the arm (the replay sends them again)."""
+    found = arm_named(arm)
+    assert found is not None, f"no arm {arm!r}"
+    return dict(found.options)
 
 
 def main() -> None:
@@ -435,6 +459,7 @@ def main() -> None:
                 "recordedAt": "2026-12-01T00:00:00+00:00",
                 "origin": "hand-written",
                 "taskDigest": task_digest(task),
+                "options": options_of(arm),
             },
             "prompt": task.prompt,
             "steps": session(),

@@ -50,6 +50,7 @@ from plansight.engine.turns import (
     Continue,
     Finish,
     LoopState,
+    Nudges,
     RunTools,
     ToolsFacts,
     TurnFacts,
@@ -121,6 +122,7 @@ class AgentLoop:
         events: EventBus,
         compactor: Compactor,
         plan_features: bool = True,
+        nudges: Nudges | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -134,6 +136,7 @@ class AgentLoop:
         # False (the `planning: false` option): no plan tools are offered, so the harness
         # neither reminds nor gates. (Not plan mode: that is the run's mode, `ctx.run`.)
         self.plan_features = plan_features
+        self.nudges = nudges or Nudges()  # which reminders and gate (the eval's arms)
 
     async def run(self, prompt: str) -> RunResult:
         """Run until the model is done, the round limit, an API error; cancel via the task."""
@@ -141,7 +144,9 @@ class AgentLoop:
         self.events.emit(RunStarted(prompt, run.mode, run.focus.id if run.focus else None))
         self.prompt = prompt
         usage = Usage()
-        state = LoopState(max_rounds=self.max_rounds, plan_features=self.plan_features)
+        state = LoopState(
+            max_rounds=self.max_rounds, plan_features=self.plan_features, nudges=self.nudges
+        )
         self._reminding = False
         opening = self._open(prompt)
         try:
@@ -231,6 +236,8 @@ class AgentLoop:
         asking uses the answer up (once per run)."""
         if not (facts.ends_turn and self.plan_features):
             return facts
+        if not (self.nudges.done_gate or self.ctx.run.planning):
+            return facts  # `doneGate: false`: an act-mode run ends when the model ends it
         return replace(facts, nudge=self.ctx.run.end_of_turn(self.ctx.plan.state))
 
     def _reply(self, results: list[Block], decision: Continue) -> None:

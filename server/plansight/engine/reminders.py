@@ -1,4 +1,8 @@
-"""The nag: after 3 rounds without a plan update the model is reminded, more firmly from 6 and 9."""
+"""The nag: after 3 rounds without a plan update the model is reminded, more firmly from 6 and 9.
+
+The cadence is the `reminderAfter` option (`first_after`): reminded after that many quiet
+rounds, more firmly from twice and from three times as many (3, 6 and 9 by default).
+"""
 
 from __future__ import annotations
 
@@ -16,14 +20,17 @@ class ReminderText:
     rounds: int
 
 
-def reminder_for(rounds_without_plan: int) -> ReminderText | None:
+def reminder_for(
+    rounds_without_plan: int, first_after: int = FIRST_REMINDER_AFTER
+) -> ReminderText | None:
     """The reminder to append after a round, or None when the plan is fresh enough."""
     n = rounds_without_plan
-    if n < FIRST_REMINDER_AFTER:
+    first_after = max(1, first_after)
+    if n < first_after:
         return None
-    if n < STRONGER_AFTER:
+    if n < first_after * STRONGER_AFTER // FIRST_REMINDER_AFTER:
         return ReminderText("<reminder>Update your todos.</reminder>", 1, n)
-    if n < STRONGEST_AFTER:
+    if n < first_after * STRONGEST_AFTER // FIRST_REMINDER_AFTER:
         return ReminderText(
             "<reminder>Update your todos. You have gone "
             f"{n} rounds without touching your plan: mark what is done as completed and set "

@@ -17,11 +17,16 @@ model reads when the loop steps in (a cut answer, a cut tool call) live here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from plansight.engine.events import RunStatus
 from plansight.engine.model import TRUNCATED, ModelTurn
-from plansight.engine.reminders import ReminderText, quiet_rounds_after, reminder_for
+from plansight.engine.reminders import (
+    FIRST_REMINDER_AFTER,
+    ReminderText,
+    quiet_rounds_after,
+    reminder_for,
+)
 
 MAX_CONTINUATIONS = 3  # a text answer cut by max_tokens is continued at most this often in a row
 CONTINUE_TEXT = (
@@ -88,12 +93,24 @@ class TurnFacts:
 
 
 @dataclass(frozen=True)
+class Nudges:
+    """Which of the harness's plan nudges are on (with plan features): the reminders, after
+    how many quiet rounds (`reminders`, `reminderAfter`), and the done gate (`doneGate`).
+    The parts `plansight eval` separates; plan mode's request to submit is no done gate."""
+
+    reminders: bool = True
+    reminder_after: int = FIRST_REMINDER_AFTER
+    done_gate: bool = True
+
+
+@dataclass(frozen=True)
 class LoopState:
     """What one run's loop carries from round to round."""
 
     max_rounds: int
     # False (the `planning: false` option): no plan tools, so neither reminders nor the gate.
     plan_features: bool = True
+    nudges: Nudges = field(default_factory=Nudges)
     rounds: int = 0  # model requests made, the one in progress included
     cuts: int = 0  # text answers cut by max_tokens in a row
     answer: str = ""  # the answer's text over the turns it took so far (paused, cut)
@@ -180,9 +197,9 @@ def after_tools(turn: TurnFacts, tools: ToolsFacts, state: LoopState) -> Continu
         return Finish("done", tools.ended)
     texts = [cut_tool_text(turn.cut_tools)] if turn.cut_tools else []
     reminder = None
-    if state.plan_features:
+    if state.plan_features and state.nudges.reminders:
         quiet = quiet_rounds_after(state.quiet_rounds, tools.plan_updated)
-        reminder = reminder_for(quiet)
+        reminder = reminder_for(quiet, state.nudges.reminder_after)
         state = replace(state, quiet_rounds=quiet)
     if reminder is not None:
         texts.append(reminder.text)

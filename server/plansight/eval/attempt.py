@@ -30,6 +30,7 @@ from plansight.engine.events import Usage
 from plansight.eval.arms import Arm
 from plansight.eval.checks import CheckResult, run_checks
 from plansight.eval.meter import MeteringProxy
+from plansight.eval.plancost import PLAN_TOOL, Attributed, PlanTracker
 from plansight.eval.pricing import Prices
 from plansight.eval.recordings import Recording
 from plansight.eval.tasks import Task, copy_tree
@@ -94,12 +95,29 @@ class AttemptResult:
     tool_calls: dict[str, int] = field(default_factory=dict)
     reminders: int = 0
     plan_items: int = 0
+    # What planning cost (plansight.eval.plancost): the todo calls' attributed tokens, the
+    # done gate's refusals, the plan's rewrites, and whether the final plan was all closed.
+    todo_tokens: Attributed = field(default_factory=Attributed)
+    gate_refusals: int = 0
+    plan_rewrites: int = 0
+    plan_closed: bool | None = None  # None: there was no plan
+    arm_options: dict[str, Any] = field(default_factory=dict)  # the arm's initializationOptions
     tools_offered: list[str] = field(default_factory=list)
     plan_reviews: int = 0  # plan mode: plans submitted (and approved)
     questions: int = 0  # ask_user calls (dismissed: nobody is there to answer)
     text: str = ""  # the model's final answer, or why the run stopped
     recording: dict[str, Any] | None = field(default=None, repr=False)
     conversation: str = field(default="", repr=False)  # the session's JSON Lines log
+
+    @property
+    def todo_calls(self) -> int:
+        return self.tool_calls.get(PLAN_TOOL, 0)
+
+    @property
+    def todo_share(self) -> float:
+        """The todo calls' share of all tool calls (0 with none)."""
+        calls = sum(self.tool_calls.values())
+        return self.todo_calls / calls if calls else 0.0
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -120,6 +138,13 @@ class AttemptResult:
             "toolCalls": dict(sorted(self.tool_calls.items())),
             "reminders": self.reminders,
             "planItems": self.plan_items,
+            "todoCalls": self.todo_calls,
+            "todoShare": round(self.todo_share, 4),
+            "todoTokens": self.todo_tokens.to_wire(),
+            "gateRefusals": self.gate_refusals,
+            "planRewrites": self.plan_rewrites,
+            "planClosed": self.plan_closed,
+            "armOptions": dict(self.arm_options),
             "toolsOffered": self.tools_offered,
             "planReviews": self.plan_reviews,
             "questions": self.questions,
@@ -133,7 +158,7 @@ class EvalFrontend:
     def __init__(self) -> None:
         self.tool_calls: Counter[str] = Counter()
         self.reminders = 0
-        self.plan_items = 0
+        self.plan = PlanTracker()
         self.plan_reviews = 0
         self.questions = 0
         self.messages: list[str] = []
@@ -141,7 +166,7 @@ class EvalFrontend:
     def on_todos(self, state: dict[str, Any]) -> None:
         items = state.get("items")
         if isinstance(items, list):
-            self.plan_items = max(self.plan_items, len(items))
+            self.plan.update(items)
 
     def on_scratchpad(self, content: str) -> None:
         pass
@@ -182,6 +207,21 @@ class EvalFrontend:
 
     async def ask(self, question: str) -> str | None:
         return None  # nobody is there: a question to the user is dismissed
+
+
+def kit_server_command() -> list[str]:
+    """`plansight lsp` from the package this kit runs from, not whatever `python -m plansight`
+    finds in the attempt's environment (which has no PYTHONPATH, see `server_env`): a checkout
+    run with PYTHONPATH, or beside another install, evaluates its own server. The path goes
+    into the server process only; the commands it runs get the environment as it is."""
+    import plansight
+
+    root = str(Path(plansight.__file__).resolve().parents[1])
+    boot = (
+        f"import sys; sys.path.insert(0, {root!r}); "
+        "from plansight.__main__ import main; sys.exit(main())"
+    )
+    return [sys.executable, "-c", boot, "lsp"]
 
 
 def server_env(base_url: str, upstream: Upstream, root: Path) -> dict[str, str]:
@@ -262,6 +302,7 @@ async def _run_in(
             approve_commands=True,
             storage_dir=str(root / "state"),
             env=server_env(proxy.base_url, upstream, root),
+            command=kit_server_command(),
             extra_options={
                 "maxRounds": task.max_rounds or limits.max_rounds,
                 "sandbox": (
@@ -317,7 +358,12 @@ async def _run_in(
         error=error,
         tool_calls=dict(frontend.tool_calls),
         reminders=frontend.reminders,
-        plan_items=frontend.plan_items,
+        plan_items=frontend.plan.most_items,
+        todo_tokens=proxy.plan.attributed,
+        gate_refusals=proxy.plan.gate_refusals,
+        plan_rewrites=frontend.plan.rewrites,
+        plan_closed=frontend.plan.closed,
+        arm_options=dict(spec.arm.options),
         tools_offered=proxy.tools,
         plan_reviews=frontend.plan_reviews,
         questions=frontend.questions,

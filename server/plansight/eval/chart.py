@@ -7,7 +7,15 @@ from typing import Any
 
 WIDTH, HEIGHT = 720, 460
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 70, 30, 76, 70
-BAR_COLOURS = ((46, 110, 184), (214, 120, 40), (60, 150, 90), (150, 80, 160))
+# One colour per arm for the six named arms (plan, noplan, planmode, noreminder, nogate, a cadence).
+BAR_COLOURS = (
+    (46, 110, 184),
+    (214, 120, 40),
+    (60, 150, 90),
+    (150, 80, 160),
+    (40, 150, 160),
+    (120, 120, 120),
+)
 INK, GRID, WARN = (30, 30, 30), (225, 225, 225), (190, 30, 30)
 
 

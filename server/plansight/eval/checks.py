@@ -2,7 +2,11 @@
 
 The checks are copied into a temporary folder of their own (never into the workspace, so the
 agent cannot have seen or changed them) and run by a separate `python -m pytest` with the
-`plansight.eval.checkfixtures` plugin and nothing auto-loaded. The verdict is "passed" only
+`plansight.eval.checkfixtures` plugin and nothing auto-loaded. A task whose checks are the
+project's own tests (`checks = "pytest tests/test_x.py"` in task.toml) runs that command in a
+copy of the workspace, with the test files it names put there from the task's solution (so a
+run cannot pass by changing the tests), the project's own pytest configuration, nothing
+auto-loaded. The verdict is "passed" only
 when pytest exits 0 having run at least one check; the names of failed checks come from its
 JUnit XML report.
 """
@@ -10,6 +14,7 @@ JUnit XML report.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plansight.eval.checkfixtures import WORKSPACE_ENV
-from plansight.eval.tasks import Task, copy_tree
+from plansight.eval.tasks import IGNORED_NAMES, Task, copy_tree
 
 DEFAULT_TIMEOUT = 300.0
 OUTPUT_TAIL = 4000
@@ -72,10 +77,42 @@ def _junit_results(report: Path) -> tuple[int, list[str]]:
     return total, failures
 
 
+def _own_tests(task: Task, workspace: Path, scratch: Path) -> tuple[list[str], Path]:
+    """The command and folder for a task whose checks are the project's own tests."""
+    copy = copy_tree(workspace, scratch / "workspace")
+    for path in task.check_paths:
+        reference, target = task.solution_dir / path, copy / path
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        if reference.is_dir():
+            shutil.copytree(reference, target, ignore=shutil.ignore_patterns(*IGNORED_NAMES))
+        elif reference.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(reference, target)
+    report = scratch / "junit.xml"
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--basetemp={scratch / 'tmp'}",
+        f"--junitxml={report}",
+        *(task.checks_command or ()),
+    ]
+    return command, copy
+
+
 def run_checks(task: Task, workspace: Path, *, timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
     """Run `task`'s checks against `workspace` (read, copied or executed, never changed)."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"plansight-checks-{task.name}-") as scratch:
+        if task.checks_command is not None:
+            command, cwd = _own_tests(task, workspace, Path(scratch))
+            return _run(command, cwd, workspace, Path(scratch) / "junit.xml", timeout, started)
         checks = copy_tree(task.checks_dir, Path(scratch) / "checks")
         (checks / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
         report = Path(scratch) / "junit.xml"
@@ -94,26 +131,32 @@ def run_checks(task: Task, workspace: Path, *, timeout: float = DEFAULT_TIMEOUT)
             f"--junitxml={report}",
             str(checks),
         ]
-        try:
-            proc = subprocess.run(
-                command,
-                cwd=scratch,
-                env=check_env(workspace),
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as err:
-            out = (err.stdout or b"").decode() if isinstance(err.stdout, bytes) else err.stdout
-            return CheckResult(
-                passed=False,
-                total=0,
-                failures=(f"timeout after {timeout:g} s",),
-                output=(out or "")[-OUTPUT_TAIL:],
-                seconds=time.monotonic() - started,
-            )
-        total, failures = _junit_results(report)
+        return _run(command, Path(scratch), workspace, report, timeout, started)
+
+
+def _run(
+    command: list[str], cwd: Path, workspace: Path, report: Path, timeout: float, started: float
+) -> CheckResult:
+    try:
+        proc = subprocess.run(
+            command,
+            cwd=cwd,
+            env=check_env(workspace),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as err:
+        out = (err.stdout or b"").decode() if isinstance(err.stdout, bytes) else err.stdout
+        return CheckResult(
+            passed=False,
+            total=0,
+            failures=(f"timeout after {timeout:g} s",),
+            output=(out or "")[-OUTPUT_TAIL:],
+            seconds=time.monotonic() - started,
+        )
+    total, failures = _junit_results(report)
     output = (proc.stdout + proc.stderr)[-OUTPUT_TAIL:]
     if proc.returncode != 0 and not failures:
         failures = [f"pytest exited with {proc.returncode}"]

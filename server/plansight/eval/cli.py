@@ -50,9 +50,10 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
         "eval",
         help="measure what planning is worth on multi-step tasks (see eval/README.md)",
         description=(
-            "Run the agent on the evaluation tasks with planning on, off and in plan mode,\n"
-            "judge every attempt by the task's hidden checks, and report completion per arm\n"
-            "with 95 % intervals, tokens, estimated cost and time."
+            "Run the agent on the evaluation tasks with planning on, off, in plan mode or\n"
+            "taken apart (no reminders, no done gate, another reminder cadence), judge every\n"
+            "attempt by the task's hidden checks, and report completion per arm with 95 %\n"
+            "intervals, what the plan cost beside it, tokens, estimated cost and time."
         ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -65,7 +66,16 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
         type=_names,
         default=None,
         metavar="A,B",
-        help="arms to compare: plan, noplan, planmode (default: all three)",
+        help="arms to compare: plan, noplan, planmode (the default), noreminder, nogate, "
+        "remind<N> (plan with the reminder after N quiet rounds); see eval/README.md",
+    )
+    parser.add_argument(
+        "--reminder-after",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="the arms that remind do so after N rounds without a plan update (the server's "
+        "reminderAfter; default: 3)",
     )
     parser.add_argument(
         "--repeat", type=_positive, default=1, metavar="N", help="attempts per task and arm"

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as Bar
 
 from plansight.eval import report
-from plansight.eval.arms import DEFAULT_ARMS, select_arms
+from plansight.eval.arms import DEFAULT_ARMS, DEFAULT_REMINDER_AFTER, select_arms
 from plansight.eval.attempt import AttemptResult, AttemptSpec, Limits, Upstream
 from plansight.eval.pricing import Prices, list_prices
 from plansight.eval.recordings import RecordingError, find_recordings
@@ -58,7 +58,8 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
 
             assert isinstance(verdict, Verdict)
             mark = "[green]ok[/]" if verdict.ok else "[bold red]WRONG[/]"
-            console.print(f"{mark} {verdict.describe()}", markup=True, highlight=False)
+            # The checks' output and the fix's hint are text, not markup ([...] in them).
+            console.print(f"{mark} {escape(verdict.describe())}", markup=True, highlight=False)
 
         verdicts = check_tasks(tasks, on_verdict=show)
         wrong = sum(not v.ok for v in verdicts)
@@ -68,6 +69,12 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
         return fail("--record keeps live attempts; a replay has none to keep")
     if args.replay is not None and args.model is not None:
         return fail("--model does not apply to a replay: the recordings name their model")
+    reminder_after = getattr(args, "reminder_after", None)
+    if args.replay is not None and reminder_after is not None:
+        return fail(
+            "--reminder-after does not apply to a replay: the recordings name their options"
+        )
+    reminder_after = reminder_after or DEFAULT_REMINDER_AFTER
     try:
         prices = Prices.parse(args.prices) if args.prices else None
     except ValueError as err:
@@ -90,7 +97,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
         sandbox=sandboxed,
     )
     try:
-        arms = select_arms(args.arms) if args.arms else None
+        arms = select_arms(args.arms, reminder_after) if args.arms else None
     except ValueError as err:
         return fail(str(err))
     try:
@@ -122,7 +129,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO) -> int:
             )
             specs = live_attempts(
                 tasks,
-                arms or select_arms(list(DEFAULT_ARMS)),
+                arms or select_arms(list(DEFAULT_ARMS), reminder_after),
                 args.repeat,
                 model=model,
                 upstream=upstream,

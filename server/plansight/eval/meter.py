@@ -8,7 +8,9 @@ as it arrives. On the way it reads the answers: each finished message's usage go
 a step in the fake Messages API's script format (`plansight.fakeapi`): a reply with its
 content, stop reason and usage; an HTTP error; a stream cut by an error event or a dropped
 connection. `GET /v1/models/{id}` answers are kept too, so a replay serves the same model
-facts. The proxy never changes what passes through it.
+facts. Requests and answers also go to `plan` (`plansight.eval.plancost.PlanTokens`): the
+tokens of the `todo` calls and the done gate's refusals. The proxy never changes what passes
+through it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import httpx2
 
 from plansight.engine.events import Usage
 from plansight.engine.model import USAGE_KEYS, StreamAssembly
+from plansight.eval.plancost import PlanTokens
 from plansight.httpserve import HttpServer, Request, Responder
 
 log = logging.getLogger(__name__)
@@ -212,6 +215,7 @@ class MeteringProxy:
         self.messages = 0
         self.model: str | None = None  # as the first request to /v1/messages names it
         self.tools: list[str] = []  # the tools that request offered, by name
+        self.plan = PlanTokens()
         self._http = HttpServer(self._handle, host=host, max_body=MAX_BODY)
         self._client: httpx2.AsyncClient | None = None
 
@@ -252,6 +256,8 @@ class MeteringProxy:
         is_model = request.method == "GET" and path.startswith("/v1/models/")
         if is_messages and self.model is None:
             self._note_request(request.body)
+        if is_messages:
+            self.plan.request(request.body)
         return await self._forward(out, request, forwarded, is_messages, is_model)
 
     async def _forward(
@@ -328,6 +334,9 @@ class MeteringProxy:
 
     def _record(self, step: dict[str, Any], usage: Any) -> None:
         self.steps.append(step)
+        # A broken answer is retried with the same request: its share goes to the retry's.
+        whole = isinstance(usage, dict) and "fault" not in step
+        self.plan.answer(step.get("content") or [], usage if whole else None)
         if usage:
             counted = usage_of(usage)
             self.usage.add(counted)

@@ -5,7 +5,9 @@ and `models` are what `plansight.fakeapi` serves (`Script.from_dict`, `FakeMessa
 `eval` says what it is: `task`, `arm`, `index` (the repeat), `model`, `recordedAt`, `origin`
 (`live`: recorded from a real endpoint by `--record`; `hand-written`: made for the kit's own
 tests), and `taskDigest`, a hash of the task's prompt and project, so that a recording is
-never replayed against a task that has changed since (its steps would no longer fit).
+never replayed against a task that has changed since (its steps would no longer fit), and
+`options`, the arm's initialization options it was recorded with (a replay sends them again;
+a recording without them gets its arm's).
 
 Files live at `DIR/<task>/<arm>-<index>.json`; `--replay DIR` finds every `*.json` below DIR.
 """
@@ -46,6 +48,13 @@ class Recording:
     origin: str
     digest: str
     data: dict[str, Any]
+
+    @property
+    def options(self) -> dict[str, Any] | None:
+        """The arm's initialization options as recorded, None when the recording has none."""
+        meta = self.data.get("eval")
+        options = meta.get("options") if isinstance(meta, dict) else None
+        return dict(options) if isinstance(options, dict) else None
 
     def script(self) -> Script:
         return Script.from_dict(self.data)
@@ -109,6 +118,7 @@ def save_recording(
     model: str,
     recorded_at: str,
     recorded: dict[str, Any],
+    options: dict[str, Any] | None = None,
 ) -> Path:
     path = recording_path(directory, task.name, arm, index)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -121,6 +131,7 @@ def save_recording(
             "recordedAt": recorded_at,
             "origin": "live",
             "taskDigest": task_digest(task),
+            "options": options or {},
         },
         "prompt": task.prompt,
         **recorded,

@@ -1,4 +1,6 @@
-"""The report: completion per arm with its interval, the differences, the figures per task.
+"""The report: completion per arm with its interval, what planning cost beside it, the
+differences (with the attempts a 10-point difference needs at their rates), the figures per
+task and per attempt.
 
 `summarize` turns attempt results into one JSON-ready dict; `markdown` renders it; `write`
 puts `report.json`, `report.md` and `completion.png` in a folder. A report is either live or
@@ -17,12 +19,16 @@ from typing import Any
 from plansight.eval.arms import ARMS
 from plansight.eval.attempt import AttemptResult, Limits
 from plansight.eval.pricing import Prices
-from plansight.eval.stats import Interval, newcombe, wilson
+from plansight.eval.stats import Interval, attempts_for_points, newcombe, wilson
 
 REPLAY_NOTICE = "Replay, not a measurement"
 INTERVAL_METHOD = "Wilson score interval, 95 %"
 DIFFERENCE_METHOD = "Newcombe's hybrid score interval (method 10 of Newcombe 1998), 95 %"
 TOKEN_KEYS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
+POWER_NOTE = (
+    "attempts per arm for a two-sided test at alpha 0.05 to find a 10-point difference with "
+    "power 0.8, at the two arms' pooled completion (plansight.eval.stats.attempts_for_points)"
+)
 
 
 class MixedSourcesError(ValueError):
@@ -49,6 +55,30 @@ def _figures(results: Sequence[AttemptResult]) -> dict[str, Any]:
         "stoppedBy": _counts(r.stopped_by for r in results),
         "toolsOffered": sorted({name for r in results for name in r.tools_offered}),
         "meanReminders": mean(r.reminders for r in results),
+        **_plan_cost(results),
+    }
+
+
+def _plan_cost(results: Sequence[AttemptResult]) -> dict[str, Any]:
+    """What planning cost over these attempts (per attempt in `results[].toolCalls` and the
+    fields beside it)."""
+    calls = sum(sum(r.tool_calls.values()) for r in results)
+    todo = sum(r.todo_calls for r in results)
+    planned = [r for r in results if r.plan_closed is not None]
+    return {
+        "todoCalls": todo,
+        "toolCalls": calls,
+        "todoShare": todo / calls if calls else 0.0,
+        "meanTodoCalls": mean(r.todo_calls for r in results),
+        "meanTodoTokens": {
+            "inputTokens": mean(r.todo_tokens.input_tokens for r in results),
+            "outputTokens": mean(r.todo_tokens.output_tokens for r in results),
+        },
+        "meanGateRefusals": mean(r.gate_refusals for r in results),
+        "meanPlanItems": mean(r.plan_items for r in results),
+        "meanPlanRewrites": mean(r.plan_rewrites for r in results),
+        "plansClosed": sum(bool(r.plan_closed) for r in planned),
+        "withPlan": len(planned),
     }
 
 
@@ -82,8 +112,18 @@ def summarize(
     for a, b in combinations(arms, 2):
         ra = [r for r in results if r.arm == a]
         rb = [r for r in results if r.arm == b]
-        interval = newcombe(sum(r.passed for r in ra), len(ra), sum(r.passed for r in rb), len(rb))
-        differences.append({"a": a, "b": b, **interval.to_wire()})
+        passed_a, passed_b = sum(r.passed for r in ra), sum(r.passed for r in rb)
+        interval = newcombe(passed_a, len(ra), passed_b, len(rb))
+        pooled = (passed_a + passed_b) / (len(ra) + len(rb))
+        differences.append(
+            {
+                "a": a,
+                "b": b,
+                **interval.to_wire(),
+                "pooledCompletion": pooled,
+                "attemptsFor10Points": attempts_for_points(pooled),
+            }
+        )
     per_task = []
     for task in tasks:
         for arm in arms:
@@ -100,6 +140,7 @@ def summarize(
         "attempts": len(results),
         "notStarted": skipped,
         "arms": arms,
+        "armOptions": {arm: next(r.arm_options for r in results if r.arm == arm) for arm in arms},
         "tasks": tasks,
         "limits": {
             "maxRounds": limits.max_rounds,
@@ -109,6 +150,7 @@ def summarize(
         "prices": None if prices is None else prices.describe(),
         "intervalMethod": INTERVAL_METHOD,
         "differenceMethod": DIFFERENCE_METHOD,
+        "powerMethod": POWER_NOTE,
         "perArm": per_arm,
         "differences": differences,
         "perTaskArm": per_task,
@@ -138,7 +180,8 @@ def markdown(summary: dict[str, Any]) -> str:
     if replay:
         lines += [
             f"> **{REPLAY_NOTICE}.** These attempts replay recorded model answers through the",
-            "> real server, tools and checks. They test the kit; they say nothing about a model.",
+            "> real server, tools and checks. They test the kit and measure nothing: not a model,",
+            "> not what planning costs (the recorded answers are hand-written or a past run's).",
             "",
         ]
     lines += ["# Plansight eval: does planning help?", ""]
@@ -187,8 +230,28 @@ def markdown(summary: dict[str, Any]) -> str:
     lines += ["", "What the model was given and heard, per arm:", ""]
     for arm, figures in per_arm.items():
         tools = ", ".join(figures["toolsOffered"]) or "none seen"
+        options = summary["armOptions"].get(arm) or {}
+        shown = json.dumps(options, separators=(", ", ": ")) if options else "none (as shipped)"
         lines.append(
-            f"- {arm}: tools {tools}; {figures['meanReminders']:.1f} plan reminders per attempt"
+            f"- {arm}: tools {tools}; {figures['meanReminders']:.1f} plan reminders per attempt; "
+            f"initializationOptions {shown}" + (" in plan mode" if arm == "planmode" else "")
+        )
+    lines += [
+        "",
+        "## What planning cost, beside completion",
+        "",
+        "Means per attempt. todo calls: their count and share of all tool calls; todo tokens: "
+        'the input and output tokens attributed to those calls (eval/README.md, "What '
+        "planning costs\"); rewrites: changes of an item's text; closed: attempts whose final "
+        "plan had no open item, of those with a plan.",
+        "",
+        "| arm | completion | todo calls (share) | todo tokens in / out | reminders "
+        "| gate refusals | plan items | rewrites | closed |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for arm, figures in per_arm.items():
+        lines.append(
+            f"| {arm} | {_pct(figures['completion']['estimate'])} | " + _cost_cells(figures)
         )
     if summary["differences"]:
         lines += [
@@ -198,13 +261,16 @@ def markdown(summary: dict[str, Any]) -> str:
             f"Method: {summary['differenceMethod']}. An interval that contains 0 does not show "
             "a difference.",
             "",
-            "| comparison | difference in completion | 95 % interval |",
-            "|---|---|---|",
+            f"Attempts for 10 points: {summary['powerMethod']}.",
+            "",
+            "| comparison | difference in completion | 95 % interval | attempts for 10 points |",
+            "|---|---|---|---|",
         ]
         for diff in summary["differences"]:
             lines.append(
                 f"| {diff['a']} − {diff['b']} | {_signed(diff['estimate'])} "
-                f"| {_signed(diff['low'])} to {_signed(diff['high'])} |"
+                f"| {_signed(diff['low'])} to {_signed(diff['high'])} "
+                f"| {diff['attemptsFor10Points']} per arm (at {_pct(diff['pooledCompletion'])}) |"
             )
     lines += [
         "",
@@ -226,6 +292,19 @@ def markdown(summary: dict[str, Any]) -> str:
             f"| {tokens['outputTokens']:.0f} | {tokens['cacheReadInputTokens']:.0f} "
             f"| {tokens['cacheCreationInputTokens']:.0f} | {_cost(row['meanCostUsd'])} "
             f"| {row['meanSeconds']:.0f} s |"
+        )
+    lines += [
+        "",
+        "## What planning cost, per attempt",
+        "",
+        "| task | arm | # | passed | todo calls (share) | todo tokens in / out | reminders "
+        "| gate refusals | plan items | rewrites | closed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in summary["results"]:
+        lines.append(
+            f"| {r['task']} | {r['arm']} | {r['index']} | {'yes' if r['passed'] else 'no'} | "
+            + _attempt_cost_cells(r)
         )
     unusual = [r for r in summary["results"] if r["stoppedBy"] != "done" or r["error"]]
     if unusual:
@@ -251,9 +330,38 @@ def markdown(summary: dict[str, Any]) -> str:
         "- The intervals treat attempts as independent trials; the tasks are a fixed set of "
         "small refactors, so the rates describe this set, not coding in general.",
         "- Costs are estimates from token counts and list prices, not invoices.",
+        "- A difference whose interval contains 0 shows none; the last column says how many "
+        'attempts per arm a 10-point difference needs at these rates (eval/README.md, "Reading '
+        'a difference").',
         "",
     ]
     return "\n".join(lines)
+
+
+def _closed(closed: int, with_plan: int) -> str:
+    return f"{closed}/{with_plan}" if with_plan else "no plan"
+
+
+def _cost_cells(figures: dict[str, Any]) -> str:
+    tokens = figures["meanTodoTokens"]
+    return (
+        f"{figures['meanTodoCalls']:.1f} ({_pct(figures['todoShare'])}) "
+        f"| {tokens['inputTokens']:.0f} / {tokens['outputTokens']:.0f} "
+        f"| {figures['meanReminders']:.1f} | {figures['meanGateRefusals']:.1f} "
+        f"| {figures['meanPlanItems']:.1f} | {figures['meanPlanRewrites']:.1f} "
+        f"| {_closed(figures['plansClosed'], figures['withPlan'])} |"
+    )
+
+
+def _attempt_cost_cells(r: dict[str, Any]) -> str:
+    tokens = r["todoTokens"]
+    closed = {True: "yes", False: "no", None: "no plan"}[r["planClosed"]]
+    return (
+        f"{r['todoCalls']} ({_pct(r['todoShare'])}) "
+        f"| {tokens['inputTokens']:.0f} / {tokens['outputTokens']:.0f} "
+        f"| {r['reminders']} | {r['gateRefusals']} | {r['planItems']} | {r['planRewrites']} "
+        f"| {closed} |"
+    )
 
 
 def write_attempts(folder: Path, results: Sequence[AttemptResult]) -> Path:

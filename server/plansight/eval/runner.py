@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from plansight.eval.arms import ARMS, Arm
+from plansight.eval.arms import ARMS, Arm, arm_named
 from plansight.eval.attempt import AttemptResult, AttemptSpec, Limits, Upstream, run_attempt
 from plansight.eval.pricing import Prices, list_prices
 from plansight.eval.recordings import Recording, RecordingError, save_recording, task_digest
@@ -60,9 +60,12 @@ def replay_attempts(
                 f"{recording.path} was recorded for another version of task {task.name!r} "
                 "(its prompt or project changed since): record it again"
             )
-        arm = ARMS.get(recording.arm)
+        arm = arm_named(recording.arm)
         if arm is None or arm.unavailable:
             raise RecordingError(f"{recording.path}: arm {recording.arm!r} cannot run here")
+        if recording.options is not None:
+            # The options it was recorded with (a --reminder-after, say): the replay follows.
+            arm = replace(arm, options=recording.options)
         specs.append(
             AttemptSpec(
                 task,
@@ -78,7 +81,15 @@ def replay_attempts(
         raise RecordingError("no recording matches the tasks and arms chosen")
     order = {task.name: i for i, task in enumerate(tasks)}
     arm_order = {name: i for i, name in enumerate(ARMS)}
-    return sorted(specs, key=lambda s: (order[s.task.name], s.index, arm_order[s.arm.name]))
+    return sorted(
+        specs,
+        key=lambda s: (
+            order[s.task.name],
+            s.index,
+            arm_order.get(s.arm.name, len(arm_order)),
+            s.arm.name,
+        ),
+    )
 
 
 @dataclass
@@ -134,6 +145,7 @@ async def run_attempts(
                     record_dir,
                     task=spec.task,
                     arm=spec.arm.name,
+                    options=dict(spec.arm.options),
                     index=spec.index,
                     model=result.model,
                     recorded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

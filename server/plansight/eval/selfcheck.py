@@ -3,7 +3,10 @@
 For each task: its reference solution passes its checks, the untouched project fails them,
 and each file the solution changes is needed (the solution with that one file put back as the
 project has it fails too: a half-done solution does not pass), except the files the task
-lists as `optional`.
+lists as `optional` and, in a task whose checks are the project's own tests, the test files
+they name (the checks take those from the solution). A file the solution deletes is put back:
+that must fail too, so the checks must see it gone (or the task names it `optional`). A wrong
+verdict says how to fix the task.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ class Variant:
     label: str  # "solution", "project", or "without <path>"
     must_pass: bool
     reverted: str | None = None  # the one path of the solution put back
+    change: str = "changes"  # what the solution does to `reverted`: changes, adds, deletes
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,30 @@ class Verdict:
         text = f"{self.variant.task.name}: {self.variant.label} must {want}, {got}"
         if not self.ok and self.result.passed is False:
             text += "\n" + self.result.output
+        elif not self.ok and self.variant.reverted is not None:
+            text += "\n  " + fix_hint(self.variant)
         return text
+
+
+def fix_hint(variant: Variant) -> str:
+    """How to fix a task whose checks pass with one file of the solution undone."""
+    path = variant.reverted
+    optional = f'or, if that is acceptable, list it in task.toml: optional = ["{path}"]'
+    if variant.change == "deletes":
+        return (
+            f"The solution deletes {path}, and the checks pass with it still there. Check "
+            f'that it is gone (e.g. `assert not project.exists("{path}")`, or a test of the '
+            f"project's own that fails while it exists), {optional}."
+        )
+    if variant.change == "adds":
+        return (
+            f"The checks pass without {path}, which the solution adds: check what it is for, "
+            f"{optional}."
+        )
+    return (
+        f"The checks pass with {path} as the project has it: check what the solution's "
+        f"change to it does, {optional}."
+    )
 
 
 def variants(task: Task, *, half_done: bool = True) -> Iterator[Variant]:
@@ -51,8 +78,15 @@ def variants(task: Task, *, half_done: bool = True) -> Iterator[Variant]:
     yield Variant(task, "project", must_pass=False)
     if half_done:
         for path in changed_paths(task.project_dir, task.solution_dir):
-            if path not in task.optional:
-                yield Variant(task, f"without {path}", must_pass=False, reverted=path)
+            if path in task.optional or task.is_check_path(path):
+                continue
+            if not (task.solution_dir / path).exists():
+                label, change = f"with {path} put back (the solution deletes it)", "deletes"
+            elif not (task.project_dir / path).exists():
+                label, change = f"without {path}", "adds"
+            else:
+                label, change = f"without {path}", "changes"
+            yield Variant(task, label, must_pass=False, reverted=path, change=change)
 
 
 def judge(variant: Variant) -> Verdict:

@@ -5,12 +5,17 @@ A task folder holds
 - `task.toml`: `title`, `prompt` (the request as a user would type it), `steps` (the distinct
   steps a correct solution takes, at least `MIN_STEPS`; documentation for readers and a check
   on the task's size), and optionally `optional` (files of the reference solution whose change
-  the checks do not require, see `changed_paths`) and `max_rounds`;
+  the checks do not require, see `changed_paths`), `max_rounds`, and `checks`, when the
+  checks are the project's own tests (below);
 - `project/`: the untouched project, copied into a fresh temporary folder for each attempt;
 - `solution/`: the whole project as a correct solution (the reference; never shown to the
   agent);
 - `checks/`: pytest files run against the folder the agent left, after the attempt, from a
-  copy outside it (see `plansight.eval.checks`).
+  copy outside it (see `plansight.eval.checks`); or, instead of that folder, `checks` in
+  `task.toml`: a pytest command line of the project's own tests (`checks = "pytest
+  tests/test_x.py"`), run in a copy of the folder the agent left with the test files it names
+  taken from `solution/` (a task brought from another suite, or a real bug of one's own
+  repository: the tests that must pass).
 
 Nothing here runs the agent; the loader only reads and validates.
 """
@@ -18,6 +23,7 @@ Nothing here runs the agent; the loader only reads and validates.
 from __future__ import annotations
 
 import filecmp
+import shlex
 import shutil
 import tomllib
 from dataclasses import dataclass
@@ -43,6 +49,23 @@ class Task:
     steps: tuple[str, ...]
     optional: tuple[str, ...] = ()
     max_rounds: int | None = None
+    # `checks = "pytest ..."`: pytest's arguments (the project's own tests), else None.
+    checks_command: tuple[str, ...] | None = None
+
+    @property
+    def check_paths(self) -> tuple[str, ...]:
+        """The test files or folders `checks_command` names (`tests/test_x.py::test_y` gives
+        `tests/test_x.py`): taken from the solution when the checks run."""
+        if self.checks_command is None:
+            return ()
+        return tuple(
+            arg.split("::", 1)[0].rstrip("/")
+            for arg in self.checks_command
+            if not arg.startswith("-") and arg.split("::", 1)[0]
+        )
+
+    def is_check_path(self, path: str) -> bool:
+        return any(path == own or path.startswith(own + "/") for own in self.check_paths)
 
     @property
     def project_dir(self) -> Path:
@@ -72,7 +95,7 @@ def load_task(root: Path) -> Task:
         spec: dict[str, Any] = tomllib.loads(spec_path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as err:
         raise TaskError(f"{where}: {TASK_FILE} is not valid TOML: {err}") from None
-    unknown = set(spec) - {"title", "prompt", "steps", "optional", "max_rounds"}
+    unknown = set(spec) - {"title", "prompt", "steps", "optional", "max_rounds", "checks"}
     if unknown:
         raise TaskError(f"{where}: unknown keys in {TASK_FILE}: {sorted(unknown)}")
     title = spec.get("title")
@@ -94,12 +117,20 @@ def load_task(root: Path) -> Task:
         isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1
     ):
         raise TaskError(f"{where}: 'max_rounds' must be a positive whole number")
-    for part in ("project", "solution", "checks"):
+    command = _checks_command(spec.get("checks"), where)
+    for part in (
+        ("project", "solution") if command is not None else ("project", "solution", "checks")
+    ):
         if not (root / part).is_dir():
             raise TaskError(f"{where}: no {part}/ folder")
-    if not any((root / "checks").glob("test_*.py")):
+    if command is not None:
+        if (root / "checks").exists():
+            raise TaskError(
+                f"{where}: give checks/ or 'checks' in {TASK_FILE}, not both (which would judge?)"
+            )
+    elif not any((root / "checks").glob("test_*.py")):
         raise TaskError(f"{where}: checks/ holds no test_*.py file")
-    return Task(
+    task = Task(
         name=root.name,
         root=root.resolve(),
         title=title.strip(),
@@ -107,7 +138,31 @@ def load_task(root: Path) -> Task:
         steps=tuple(s.strip() for s in steps),
         optional=tuple(optional),
         max_rounds=max_rounds,
+        checks_command=command,
     )
+    for path in task.check_paths:
+        if Path(path).is_absolute() or ".." in Path(path).parts:
+            raise TaskError(f"{where}: 'checks' names {path!r}, outside the project")
+    return task
+
+
+def _checks_command(value: Any, where: str) -> tuple[str, ...] | None:
+    """`checks = "pytest tests/test_x.py"` as pytest's arguments (`python -m pytest` is
+    accepted too); None without it."""
+    if value is None:
+        return None
+    rule = f"{where}: 'checks' must be a pytest command line such as \"pytest tests/test_x.py\""
+    if not isinstance(value, str):
+        raise TaskError(rule)
+    try:
+        words = shlex.split(value)
+    except ValueError as err:
+        raise TaskError(f"{rule} ({err})") from None
+    if words[:3] == ["python", "-m", "pytest"]:
+        words = ["pytest", *words[3:]]
+    if not words or words[0] != "pytest":
+        raise TaskError(rule)
+    return tuple(words[1:])
 
 
 def load_tasks(tasks_dir: Path, names: list[str] | None = None) -> list[Task]:

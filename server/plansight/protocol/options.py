@@ -51,6 +51,11 @@ class InitOptions:
     thinking: Thinking | None = None  # None: no extended thinking
     checkpoints: bool = True
     planning: bool = True  # an extension: False for no plan tools, reminders or done gate
+    # Extensions, the parts of planning `plansight eval` separates (with planning on): the
+    # reminders, after how many rounds without a plan update (None: 3), and the done gate.
+    reminders: bool = True
+    reminder_after: int | None = None
+    done_gate: bool = True
     # MCP servers in `.mcp.json`'s per-server shape (checked by plansight.mcp.config), trusted.
     mcp_servers: dict[str, Any] | None = None
     auto_approve_mcp: bool = False  # every MCP tool call runs without asking
@@ -85,6 +90,9 @@ class InitOptions:
             thinking=Thinking(budget) if thinking is not None else None,
             checkpoints=top.flag("checkpoints", True),
             planning=top.flag("planning", True),
+            reminders=top.flag("reminders", True),
+            reminder_after=top.whole("reminderAfter"),
+            done_gate=top.flag("doneGate", True),
             mcp_servers=top.object("mcpServers"),
             auto_approve_mcp=auto.flag("mcp", False),
             auto_approve_sandboxed=auto.flag("sandboxedCommands", False),

@@ -262,6 +262,7 @@ class Session:
                 system_prompt=self.system_prompt(),
                 max_rounds=self.settings.max_rounds,
                 plan_features=self.settings.planning,
+                nudges=self.settings.nudges,
                 events=self.events,
                 compactor=self.compactor,
             )

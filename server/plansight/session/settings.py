@@ -22,6 +22,7 @@ from plansight.engine.compaction.compactor import (
     CompactionSettings,
 )
 from plansight.engine.model import DEFAULT_THINKING_BUDGET, ModelSettings, ThinkingOption
+from plansight.engine.turns import Nudges
 from plansight.protocol.options import InitOptions
 from plansight.session.storage import SessionStore, default_storage_dir
 from plansight.workspace.sandbox import SandboxMode, SandboxOptions
@@ -40,6 +41,7 @@ class SessionSettings:
     storage_dir: Path | None = None  # None: the workspace's folder in the user's state dir
     checkpoints: bool = True  # carried for the checkpoints feature
     planning: bool = True  # False: no plan tools, no reminders, no done gate (`plansight eval`)
+    nudges: Nudges = field(default_factory=Nudges)  # reminders and done gate, with planning on
     sandbox: SandboxOptions = field(default_factory=SandboxOptions)
     protect: ProtectOptions = field(default_factory=ProtectOptions)
 
@@ -73,6 +75,11 @@ class SessionSettings:
             storage_dir=Path(options.storage_dir) if options.storage_dir else None,
             checkpoints=options.checkpoints,
             planning=options.planning,
+            nudges=Nudges(
+                options.reminders,
+                options.reminder_after or Nudges().reminder_after,
+                options.done_gate,
+            ),
             sandbox=SandboxOptions(
                 _mode(options.sandbox.enabled),
                 options.sandbox.network,
