@@ -71,7 +71,7 @@ export function packageExtension() {
   }
   const { version } = JSON.parse(readFileSync(join(clientDir, 'package.json'), 'utf8'));
   const vsix = join(clientDir, `plansight-linux-x64-${version}.vsix`);
-  rmSync(vsix, { force: true });
+  // scripts/package.mjs keeps a .vsix whose inputs did not change (each test file packages).
   run('npm', ['run', '--silent', 'package'], { cwd: clientDir });
   if (!existsSync(vsix)) {
     throw new Error(`npm run package did not produce ${vsix}`);

@@ -28,6 +28,10 @@ test('a Python too old for the server gets a clear error and a way to the settin
   await waitFor('the plan view to say the server is not running', () =>
     wb.pane('Plan').innerText().then((s) => s.includes('server is not running')),
   );
+  // The screenshot shows the whole notification, not its slide from below the status bar.
+  await waitFor('the notification to finish sliding in', async () =>
+    /notification-fade-in-done/.test((await toast.getAttribute('class')) ?? ''),
+  );
   await wb.shot('07-window-setup-error');
   await toast.locator('.monaco-button', { hasText: /^Open Setting$/ }).click();
   await waitFor('the Settings editor on plansight.python', async () =>

@@ -3,9 +3,13 @@
 //
 // vsce scans every packaged file for secrets; over the bundled server's 77 MB of PyPI wheels
 // that scan takes over ten minutes here, so it runs on the extension's own files only (with
-// vsce's own scanner) and vsce is told to skip it. Usage: node scripts/package.mjs
+// vsce's own scanner) and vsce is told to skip it. Zipping takes most of a minute: when
+// nothing that goes into the .vsix changed (its own files, and the bundle's manifest, whose
+// `inputs` stands for the bundle), the .vsix already there is kept; each e2e test file
+// packages the extension. Usage: node scripts/package.mjs
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +45,20 @@ if (!scan.ok) {
   process.exit(1);
 }
 
-step('npx', [
-  'vsce', 'package', '--target', 'linux-x64', '--allow-missing-repository', '--no-dependencies', '--skip-license',
-  '--allow-package-all-secrets',
-]);
+const { version } = JSON.parse(readFileSync(join(clientDir, 'package.json'), 'utf8'));
+const vsix = join(clientDir, `plansight-linux-x64-${version}.vsix`);
+const hash = createHash('sha256');
+for (const file of [...own, 'bundled/manifest.json', '.vscodeignore'].sort()) {
+  hash.update(file).update('\0').update(readFileSync(resolve(clientDir, file))).update('\0');
+}
+const key = hash.digest('hex');
+const stamp = `${vsix}.inputs`;
+if (existsSync(vsix) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) {
+  process.stderr.write(`[package] ${vsix} is up to date\n`);
+} else {
+  step('npx', [
+    'vsce', 'package', '--target', 'linux-x64', '--allow-missing-repository', '--no-dependencies', '--skip-license',
+    '--allow-package-all-secrets',
+  ]);
+  writeFileSync(stamp, key);
+}
