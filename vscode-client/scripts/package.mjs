@@ -9,7 +9,7 @@
 // packages the extension. Usage: node scripts/package.mjs
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,13 @@ function step(command, args) {
 
 step('node', ['scripts/build.mjs', '--production']);
 step('node', ['scripts/bundle-python.mjs']);
+// Bytecode a local run of bundled/launch.py left (for one Python version) is not shipped:
+// .vscodeignore cannot exclude it (its `!bundled/libs/**` wins over any other pattern).
+for (const entry of readdirSync(join(clientDir, 'bundled'), { recursive: true, withFileTypes: true })) {
+  if (entry.isDirectory() && entry.name === '__pycache__') {
+    rmSync(join(entry.parentPath, entry.name), { recursive: true, force: true });
+  }
+}
 
 const own = [
   'package.json',

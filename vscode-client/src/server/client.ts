@@ -225,7 +225,7 @@ export class PlansightServer implements vscode.Disposable {
       return undefined;
     }
     this.output.info(describeLaunch(launch));
-    
+
     // Spawned here, not by vscode-languageclient, so that its stderr reaches the output once,
     // at each line's level (see serverLog.ts).
     const serverOptions: ServerOptions = () => this.spawnServer(launch, env, cwd);
