@@ -16,7 +16,7 @@
 //   node scripts/bundle-python.mjs          build bundled/ (skipped when its inputs are unchanged)
 //   node scripts/bundle-python.mjs --lock   re-resolve the dependencies and rewrite the lock
 import { createHash } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
@@ -101,9 +101,27 @@ function readLock() {
   return pins;
 }
 
+/** Like run(), without blocking: the versions' installs wait on the index together. */
+function runAsync(command, args) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolvePromise() : reject(new Error(`${command} ${args.join(' ')} failed (exit ${code}):\n${output}`)),
+    );
+  });
+}
+
 function pipInstall(wheel, version, target, constrained) {
   const abi = `cp${version.replace('.', '')}`;
-  run(python, [
+  return runAsync(python, [
     '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-warn-script-location',
     '--no-compile', '--target', target, '--only-binary=:all:',
     '--python-version', version, '--implementation', 'cp', '--abi', abi,
@@ -113,7 +131,7 @@ function pipInstall(wheel, version, target, constrained) {
   ]);
 }
 
-function main() {
+async function main() {
   const key = inputsKey();
   if (!relock && existsSync(manifestFile)) {
     const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
@@ -137,12 +155,12 @@ function main() {
     run(python, ['-m', 'pip', 'wheel', '--quiet', '--disable-pip-version-check', '--no-deps', '-w', join(work, 'wheel'), source]);
     const wheel = join(work, 'wheel', readdirSync(join(work, 'wheel')).find((n) => n.startsWith('plansight-')));
     const trees = {};
-    for (const version of versions) {
+    say(`pip install --target, wheels only, for ${platforms[0]} and CPython ${versions.join(', ')}`);
+    await Promise.all(versions.map((version) => {
       const tag = `cp${version.replace('.', '')}`;
-      say(`pip install --target (CPython ${version}, ${platforms[0]}, wheels only)`);
       trees[tag] = join(work, tag);
-      pipInstall(wheel, version, trees[tag], !relock);
-    }
+      return pipInstall(wheel, version, trees[tag], !relock);
+    }));
     if (relock) {
       writeLock(trees);
       return;
@@ -251,4 +269,4 @@ function assemble(trees, work, key) {
   say(`bundled plansight ${manifest.plansight} for CPython ${versions.join(', ')}: ${(size / 1e6).toFixed(1)} MB unpacked`);
 }
 
-main();
+await main();
