@@ -2,7 +2,9 @@
 // Anthropic API, code-server (a real VS Code workbench) and headless Chromium.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync as readdirSyncFs, readFileSync, rmSync, writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -55,14 +57,21 @@ function run(command, args, options = {}) {
 }
 
 let packaged;
-/** Builds and packages the extension (once per process); returns the .vsix path. */
+/**
+ * Builds and packages the extension (once per process, the bundled server with it); returns the
+ * .vsix path. E2E_VSIX names a .vsix to test instead (a release's, say), with no build.
+ */
 export function packageExtension() {
   if (packaged) {
     return packaged;
   }
+  if (process.env.E2E_VSIX) {
+    packaged = resolve(process.env.E2E_VSIX);
+    return packaged;
+  }
   const { version } = JSON.parse(readFileSync(join(clientDir, 'package.json'), 'utf8'));
-  const vsix = join(clientDir, `plansight-${version}.vsix`);
-  rmSync(vsix, { force: true });
+  const vsix = join(clientDir, `plansight-linux-x64-${version}.vsix`);
+  // scripts/package.mjs keeps a .vsix whose inputs did not change (each test file packages).
   run('npm', ['run', '--silent', 'package'], { cwd: clientDir });
   if (!existsSync(vsix)) {
     throw new Error(`npm run package did not produce ${vsix}`);
@@ -107,6 +116,56 @@ export function installExtension(dirs, vsix) {
   run(codeServerBin, ['--extensions-dir', dirs.extensions, '--install-extension', vsix], {
     env: codeServerEnv(dirs),
   });
+}
+
+/** The folder code-server unpacked the extension into (plansight.plansight-<version>-<target>). */
+export function installedExtensionDir(dirs) {
+  const name = readdirSyncFs(dirs.extensions).find((n) => n.startsWith('plansight.plansight-'));
+  if (!name) {
+    throw new Error(`no plansight extension under ${dirs.extensions}`);
+  }
+  return join(dirs.extensions, name);
+}
+
+/**
+ * This machine's Python interpreters by "major.minor" (the first found of each): E2E_PYTHONS
+ * (colon-separated paths), /usr/bin/python3.*, and pyenv's versions.
+ */
+export function findInterpreters() {
+  const candidates = [...(process.env.E2E_PYTHONS ?? '').split(':').filter(Boolean), '/usr/bin/python3'];
+  for (const dir of ['/usr/bin', '/usr/local/bin']) {
+    if (existsSync(dir)) {
+      candidates.push(...readdirSyncFs(dir).filter((n) => /^python3\.\d+$/.test(n)).map((n) => join(dir, n)));
+    }
+  }
+  const pyenv = join(process.env.PYENV_ROOT ?? join(process.env.HOME ?? '/root', '.pyenv'), 'versions');
+  if (existsSync(pyenv)) {
+    candidates.push(...readdirSyncFs(pyenv).map((n) => join(pyenv, n, 'bin/python')));
+  }
+  const found = new Map();
+  for (const candidate of candidates) {
+    const result = spawnSync(candidate, ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
+    const version = result.status === 0 ? result.stdout.trim() : undefined;
+    if (version && !found.has(version)) {
+      found.set(version, candidate);
+    }
+  }
+  return found;
+}
+
+/**
+ * A bare interpreter: a venv without pip made from `base`, so that nothing but the standard
+ * library is importable (no plansight, no pydantic). Returns its bin folder and python.
+ */
+export function bareInterpreter(base, dir) {
+  run(base, ['-m', 'venv', '--without-pip', dir]);
+  const bin = join(dir, 'bin');
+  const bare = join(bin, 'python3');
+  const check = spawnSync(bare, ['-c', 'import plansight'], { encoding: 'utf8' });
+  if (check.status === 0) {
+    throw new Error(`${bare} is not bare: it imports plansight`);
+  }
+  return { bin, python: bare };
 }
 
 export function writeUserSettings(dirs, settings) {
@@ -259,8 +318,12 @@ export const quietSettings = {
  * A sandbox with the packaged extension installed, code-server on a free loopback port and a
  * Chromium page on the workspace. Everything is torn down after the test (`t.after`); the
  * sandbox is kept when the test failed or E2E_KEEP is set. Call `passed()` at the end.
+ *
+ * `installOnly`: the profile gets the .vsix and nothing else of the repository: no
+ * `plansight.python` pointing at its venv, so the extension finds an interpreter as it would
+ * for a user (the repository's Python still serves the fake API, as the cloud would).
  */
-export async function openWorkbench(t, { name, settings = {}, env = {}, beforeStart }) {
+export async function openWorkbench(t, { name, settings = {}, env = {}, beforeStart, installOnly = false }) {
   const { createWriteStream } = await import('node:fs');
   const { chromium: playwright } = await import('playwright-core');
   preflight();
@@ -290,7 +353,12 @@ export async function openWorkbench(t, { name, settings = {}, env = {}, beforeSt
   log(`installing ${vsix} into a fresh extensions dir`);
   installExtension(dirs, vsix);
   const extra = (await beforeStart?.(dirs, cleanups)) ?? {};
-  writeUserSettings(dirs, { ...quietSettings, 'plansight.python': python, ...settings, ...extra.settings });
+  writeUserSettings(dirs, {
+    ...quietSettings,
+    ...(installOnly ? {} : { 'plansight.python': python }),
+    ...settings,
+    ...extra.settings,
+  });
 
   const port = await freePort();
   log(`starting code-server on 127.0.0.1:${port}`);

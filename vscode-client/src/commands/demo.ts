@@ -3,10 +3,10 @@
  * in a terminal (server/plansight/cli/demo.py) and the e2e test serves its recording:
  *   1. the recording and the project it was recorded on ship inside the plansight package
  *      (`plansight/recordings/hello_refactor.json` and `hello_project.json`): the server's own
- *      interpreter says where they are;
+ *      interpreter, started as the server is (its plansight or the bundled one), says where;
  *   2. when the workspace lacks the project's files as recorded, the demo offers to write them
  *      to a new folder and opens it in a new window, where the demo then starts by itself;
- *   3. `<python> -m plansight.fakeapi --script <recording> --port 0` serves the recording and
+ *   3. `plansight.fakeapi --script <recording> --port 0`, run as the server is, serves it and
  *      prints `{"baseUrl": ...}` on its first stdout line;
  *   4. the language server restarts with ANTHROPIC_BASE_URL pointing there, a dummy key, and a
  *      storage folder of its own (the demo never touches the workspace's stored session);
@@ -20,7 +20,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { PlansightServer } from '../server/client';
-import { findPython, runQuick } from '../server/python';
+import { commandLine, type Launch } from '../server/launch';
+import { runQuick } from '../server/python';
 import type { RunController } from './run';
 
 export const defaultDemoPrompt =
@@ -47,8 +48,9 @@ async function readJson(path: string): Promise<unknown> {
 }
 
 /** Finds the recording (and its prompt and project) with the server's interpreter. */
-async function locateDemo(python: string, cwd: string | undefined): Promise<Demo | string> {
-  const asked = await runQuick(python, ['-c', recordingsScript], { cwd });
+async function locateDemo(launch: Exclude<Launch, { kind: 'error' }>, cwd: string | undefined): Promise<Demo | string> {
+  const { command, args } = commandLine(launch, '-c', [recordingsScript]);
+  const asked = await runQuick(command, args, { cwd });
   const folder = asked.code === 0 ? asked.stdout.trim().split('\n').pop()?.trim() : undefined;
   if (!folder) {
     return asked.spawnError ?? (asked.stderr.trim().split('\n').pop() || 'the plansight package has no recordings');
@@ -95,13 +97,14 @@ async function holdsProject(folder: string, files: Record<string, string>): Prom
 
 /** Starts the fake API and resolves with its base URL (the first stdout line's JSON). */
 function startFakeApi(
-  python: string,
+  launch: Exclude<Launch, { kind: 'error' }>,
   recording: string,
   cwd: string | undefined,
   output: vscode.LogOutputChannel,
 ): Promise<{ process: ChildProcess; baseUrl: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(python, ['-m', 'plansight.fakeapi', '--script', recording, '--port', '0'], {
+    const { command, args } = commandLine(launch, 'plansight.fakeapi', ['--script', recording, '--port', '0']);
+    const child = spawn(command, args, {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -159,8 +162,13 @@ export class DemoRunner implements vscode.Disposable {
   async run(): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
     const cwd = folder?.uri.fsPath;
-    const { python } = await findPython(folder?.uri);
-    const demo = await locateDemo(python, cwd);
+    const launch = await this.server.resolveLaunch();
+    if (launch.kind === 'error') {
+      this.output.error(`Demo: ${launch.message}`);
+      void vscode.window.showErrorMessage(launch.message);
+      return;
+    }
+    const demo = await locateDemo(launch, cwd);
     if (typeof demo === 'string') {
       this.output.error(`Demo: ${demo}`);
       void vscode.window.showErrorMessage(`Plansight: the demo is not available (${demo}).`);
@@ -173,7 +181,7 @@ export class DemoRunner implements vscode.Disposable {
     this.stopFake();
     let started: { process: ChildProcess; baseUrl: string };
     try {
-      started = await startFakeApi(python, demo.recording, cwd, this.output);
+      started = await startFakeApi(launch, demo.recording, cwd, this.output);
     } catch (error) {
       void vscode.window.showErrorMessage(`Plansight: could not start the demo: ${String(error)}`);
       return;

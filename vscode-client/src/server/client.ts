@@ -1,5 +1,6 @@
 /**
- * Starts `<python> -m plansight lsp` over stdio with vscode-languageclient and routes the
+ * Starts the Plansight language server over stdio with vscode-languageclient (`<python> -m
+ * plansight lsp`, or the bundled server on the user's Python: see launch.ts) and routes the
  * server's custom notifications and requests. Holds no agent logic.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -43,7 +44,8 @@ import {
 } from '../protocol';
 import type { SessionStore } from '../session';
 import { type ServerOverrides, initializationOptions, type PlansightSettings, serverEnv } from './options';
-import { findPython, runQuick } from './python';
+import { commandLine, describeLaunch, type Launch } from './launch';
+import { resolveLaunch } from './python';
 import { type LogLine, ServerLogLines } from './serverLog';
 
 export const apiKeySecret = 'plansight.anthropicApiKey';
@@ -195,29 +197,38 @@ export class PlansightServer implements vscode.Disposable {
     return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
   }
 
+  /** How the server (and the demo's fake API) starts now: the interpreter, and which plansight. */
+  resolveLaunch(env?: NodeJS.ProcessEnv): Promise<Launch> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    return resolveLaunch(this.context.extensionPath, folder?.uri, {
+      cwd: folder?.uri.fsPath,
+      env: env ?? process.env,
+      log: (message) => this.output.warn(message),
+    });
+  }
+
   private async doStart(): Promise<LanguageClient | undefined> {
     this.store.setServerStatus('starting');
     const folder = vscode.workspace.workspaceFolders?.[0];
-    const { python, source } = await findPython(folder?.uri);
     const settings = readSettings();
     const apiKey = await this.context.secrets.get(apiKeySecret);
     // The demo's overrides win over the stored key: the real key never goes to the fake API.
     const env = serverEnv(process.env, settings, { ...(apiKey ? { apiKey } : {}), ...this.overrides });
     const cwd = folder?.uri.fsPath;
 
-    this.output.info(`Python: ${python} (from ${source})`);
-    const check = await runQuick(python, ['-c', 'import plansight'], { cwd, env });
-    if (check.spawnError || check.code !== 0) {
-      const why = check.spawnError ?? (check.stderr.trim().split('\n').pop() || `exit code ${check.code}`);
-      this.output.error(`${python} cannot import plansight: ${check.spawnError ?? check.stderr}`);
+    const launch = await this.resolveLaunch(env);
+    this.output.info(`Python: ${launch.python} (from ${launch.source})`);
+    if (launch.kind === 'error') {
+      this.output.error(`${launch.message}\n${launch.detail}`);
       this.store.setServerStatus('failed');
-      void this.showImportError(python, source, why);
+      void this.showLaunchError(launch.message);
       return undefined;
     }
+    this.output.info(describeLaunch(launch));
 
     // Spawned here, not by vscode-languageclient, so that its stderr reaches the output once,
     // at each line's level (see serverLog.ts).
-    const serverOptions: ServerOptions = () => this.spawnServer(python, env, cwd);
+    const serverOptions: ServerOptions = () => this.spawnServer(launch, env, cwd);
     const clientOptions: LanguageClientOptions = {
       // Every file: document sync lets the agent read unsaved text, and reminders show in Problems.
       documentSelector: [{ scheme: 'file' }],
@@ -287,9 +298,14 @@ export class PlansightServer implements vscode.Disposable {
     }
   }
 
-  /** `<python> -m plansight lsp` with pipes; its stderr goes to the output line by line. */
-  private spawnServer(python: string, env: Record<string, string>, cwd: string | undefined): Promise<StreamInfo> {
-    const child = spawn(python, ['-m', 'plansight', 'lsp'], { env, ...(cwd ? { cwd } : {}), stdio: 'pipe' });
+  /** `plansight lsp` with pipes; its stderr goes to the output line by line. */
+  private spawnServer(
+    launch: Exclude<Launch, { kind: 'error' }>,
+    env: Record<string, string>,
+    cwd: string | undefined,
+  ): Promise<StreamInfo> {
+    const { command, args } = commandLine(launch, 'plansight', ['lsp']);
+    const child = spawn(command, args, { env, ...(cwd ? { cwd } : {}), stdio: 'pipe' });
     this.processes.add(child);
     const lines = new ServerLogLines();
     const write = (parsed: LogLine[]): void => {
@@ -426,15 +442,8 @@ export class PlansightServer implements vscode.Disposable {
     });
   }
 
-  private async showImportError(python: string, source: string, why: string): Promise<void> {
-    const repoHint = 'pip install -e <path to the plansight repository>';
-    const choice = await vscode.window.showErrorMessage(
-      `Plansight: ${python} (${source}) cannot import the plansight package (${why}). ` +
-        `Install it into that interpreter (${python} -m ${repoHint}) or set "plansight.python" ` +
-        'to an interpreter that has it.',
-      'Open Setting',
-      'Show Output',
-    );
+  private async showLaunchError(message: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(message, 'Open Setting', 'Show Output');
     if (choice === 'Open Setting') {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'plansight.python');
     } else if (choice === 'Show Output') {

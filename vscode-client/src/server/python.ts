@@ -1,10 +1,14 @@
 /**
  * Which Python runs the server: the `plansight.python` setting, else the Python extension's
- * active interpreter (as in Microsoft's python-tools-extension-template), else `python3`.
+ * active interpreter (as in Microsoft's python-tools-extension-template), else `python3`; and
+ * how the server starts on it (launch.ts decides: its own plansight or the bundled one).
  */
 import { execFile } from 'node:child_process';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Bundle, decideLaunch, type Launch, parseManifest, type PythonChoice, probeScript } from './launch';
 import { expandPath } from './options';
 
 /** The part of the ms-python.python API this extension uses. */
@@ -25,10 +29,6 @@ interface PythonExtensionApi {
   };
 }
 
-export interface PythonChoice {
-  python: string;
-  source: 'setting' | 'Python extension' | 'default';
-}
 
 async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
   const extension = vscode.extensions.getExtension<PythonExtensionApi>('ms-python.python');
@@ -67,6 +67,38 @@ export async function findPython(resource?: vscode.Uri): Promise<PythonChoice> {
     }
   }
   return { python: 'python3', source: 'default' };
+}
+
+/** The server bundled in the extension (bundled/manifest.json), if this build has one. */
+export async function findBundle(extensionPath: string): Promise<Bundle | string | undefined> {
+  const dir = join(extensionPath, 'bundled');
+  let text: string;
+  try {
+    text = await readFile(join(dir, 'manifest.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const manifest = parseManifest(text);
+  return manifest ? { dir, manifest } : `${join(dir, 'manifest.json')} is not a bundle manifest`;
+}
+
+/**
+ * Picks the interpreter, asks it what it is (launch.ts's probe, run as the server would be:
+ * same folder, same environment), and decides how the server starts on it.
+ */
+export async function resolveLaunch(
+  extensionPath: string,
+  resource: vscode.Uri | undefined,
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; log?: (message: string) => void } = {},
+): Promise<Launch> {
+  const choice = await findPython(resource);
+  const found = await findBundle(extensionPath);
+  if (typeof found === 'string') {
+    options.log?.(found);
+  }
+  const bundle = typeof found === 'string' ? undefined : found;
+  const probe = await runQuick(choice.python, ['-c', probeScript], { cwd: options.cwd, env: options.env });
+  return decideLaunch(choice, probe, bundle);
 }
 
 /** Calls `listener` when the Python extension's active interpreter changes. */
