@@ -101,6 +101,9 @@ export interface TodoState {
   next?: ItemRef | null;
   /** The id an item added to this plan gets: the lowest number no item uses. */
   nextId?: string;
+  /** Which plan this is: it changes when a new plan begins (edits carry it as well, so that an
+   * item lists only what was done under it in this plan). Empty while there is no plan. */
+  planId?: string;
 }
 
 export interface Usage {
@@ -246,6 +249,8 @@ export interface EditReviewedEvent {
   description: string;
   outcome: 'accepted' | 'changed' | 'rejected' | 'cancelled';
   todoId?: string;
+  /** The plan `todoId` is an item of (`TodoState.planId`). */
+  planId?: string;
   feedback?: string;
 }
 export interface CheckpointEvent {
@@ -319,6 +324,8 @@ export interface ReviewEditParams {
   newText: string;
   description: string;
   todoId?: string;
+  /** The plan `todoId` is an item of (`TodoState.planId`). */
+  planId?: string;
 }
 
 export interface ReviewEditResult {

@@ -67,7 +67,7 @@ export class PlanTreeProvider
   }
 
   getTreeItem(node: PlanNode): vscode.TreeItem {
-    const { byTodo, other } = groupEdits(this.store.todos.items, this.store.edits);
+    const { byTodo, other } = groupEdits(this.store.todos.items, this.store.edits, this.store.todos.planId);
     switch (node.kind) {
       case 'todo': {
         const count = byTodo.get(node.item.id)?.length ?? 0;
@@ -89,7 +89,7 @@ export class PlanTreeProvider
   }
 
   getChildren(node?: PlanNode): PlanNode[] {
-    const { byTodo, other } = groupEdits(this.store.todos.items, this.store.edits);
+    const { byTodo, other } = groupEdits(this.store.todos.items, this.store.edits, this.store.todos.planId);
     if (!node) {
       const rows: PlanNode[] = this.store.todos.items.map((item) => ({ kind: 'todo', item }));
       if (other.length) {

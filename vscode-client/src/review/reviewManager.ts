@@ -123,6 +123,7 @@ export class ReviewManager implements vscode.Disposable {
       path,
       description: params.description,
       ...(params.todoId !== undefined ? { todoId: params.todoId } : {}),
+      ...(params.planId !== undefined ? { planId: params.planId } : {}),
       outcome: 'pending',
     });
 
