@@ -36,6 +36,7 @@ MCP = "plansight/mcp"
 # Extensions of this server (optional for clients): what a client's Changes view needs.
 CHANGES = "plansight/changes"
 CHECKPOINT_FILE = "plansight/checkpointFile"
+MODELS = "plansight/models"  # the Models API's list, for a client's model picker
 # Server → client notifications
 TODOS = "plansight/todos"
 SCRATCHPAD = "plansight/scratchpad"
@@ -112,6 +113,15 @@ METHODS: tuple[MethodSpec, ...] = (
         "request",
         "{ checkpoint, path }",
         "{ exists, text?, binary? }",
+        0,
+        True,
+    ),
+    MethodSpec(
+        MODELS,
+        "client→server",
+        "request",
+        "{}",
+        "{ models: [{ id, displayName, createdAt?, thinking? }], current }",
         0,
         True,
     ),
