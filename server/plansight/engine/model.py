@@ -192,11 +192,12 @@ class ListedModel:
         capabilities = getattr(info, "capabilities", None)
         if capabilities is not None and getattr(capabilities, "thinking", None) is not None:
             thinking = bool(capabilities.thinking.supported)
-        created = getattr(info, "created_at", None)
+        created: Any = getattr(info, "created_at", None)
+        when = created.isoformat() if hasattr(created, "isoformat") else str(created or "")
         return cls(
             id=str(info.id),
             display_name=str(getattr(info, "display_name", None) or info.id),
-            created_at=created.isoformat() if hasattr(created, "isoformat") else str(created or ""),
+            created_at=when,
             thinking=thinking,
         )
 
@@ -454,9 +455,9 @@ class ModelClient:
             client = sdk_client.with_options(max_retries=1, timeout=30.0)
             async for info in client.models.list(limit=100):
                 listed.append(ListedModel.from_info(info))
-        except anthropic.APIError as err:
+        except anthropic.APIStatusError as err:
             raise ModelError(f"The Models API did not answer: {_api_message(err)}") from err
-        except httpx2.HTTPError as err:
+        except (anthropic.APIError, httpx2.HTTPError) as err:
             raise ModelError(f"Could not reach the Models API: {err}") from err
         return ModelList(tuple(listed), self.model)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+from collections.abc import Sequence
 
 # How far a description looks: beyond this, a change is described by its size alone.
 _MAX_DIFF_LINES = 2000
@@ -109,7 +110,7 @@ _MAX_PLACES = 4
 
 
 def _places(
-    old: list[str], new: list[str], prefix: int, opcodes: list[tuple[str, int, int, int, int]]
+    old: list[str], new: list[str], prefix: int, opcodes: Sequence[tuple[str, int, int, int, int]]
 ) -> list[str]:
     """Where each change lies, in order, each place once: the definition around it (as the
     descriptions of one change name it), else its line ("line 14")."""
