@@ -15,6 +15,8 @@ export const Methods = {
   history: 'plansight/history',
   changes: 'plansight/changes',
   checkpointFile: 'plansight/checkpointFile',
+  /** This server's: the models the Models API lists, and the one in use. */
+  models: 'plansight/models',
   todos: 'plansight/todos',
   scratchpad: 'plansight/scratchpad',
   event: 'plansight/event',
@@ -388,6 +390,12 @@ export interface HistoryRun {
 
 export interface HistoryResult {
   runs: HistoryRun[];
+}
+
+/** `plansight/models` (this server's): the Models API's list, for a model picker. */
+export interface ModelsResult {
+  models: { id: string; displayName: string; createdAt?: string; thinking?: boolean }[];
+  current: string;
 }
 
 export interface InitializationOptions {
