@@ -744,6 +744,13 @@ async def test_undoing_a_step_whose_file_a_later_step_changed_names_it_and_force
     )
     assert not (workspace / "hello.py").exists()
     assert (workspace / "step2.txt").read_text() == "from step 2\n"  # #2's own file stays
+    # #3's change to hello.py went with it: #3 no longer lists the file (nothing to undo).
+    after = await editor.request("plansight/changes", {})
+    assert [(s["todoId"], [f["path"] for f in s["files"]]) for s in after["steps"]] == [
+        ("1", []),
+        ("2", ["step2.txt"]),
+        ("3", []),
+    ]
     # The model hears what happened, in the same words: deleted, and #3's work lost with it.
     fake_api.push(text("Understood."))
     first = len(fake_api.bodies)
