@@ -361,7 +361,7 @@ class CheckpointStore:
             # "Now" is the latest checkpoint (taken after each change the agent makes).
             now = repository.ls_tree(latest.tree, everything) if latest and everything else {}
             held: dict[int, dict[str, tuple[int, str]]] = {}
-            for todo_id, files_of in steps.items():
+            for files_of in steps.values():
                 for start in {b.seq: b for b in files_of.values() if b is not None}.values():
                     if start.seq not in held:
                         wanted = [p for p, b in files_of.items() if b is start]
