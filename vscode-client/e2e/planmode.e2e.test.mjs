@@ -50,8 +50,8 @@ test('plan mode: plan, revise, edit an item, approve, a question, reviews, Run T
   log('the proposed plan: a card, a notification, the Plan view marked as waiting');
   const first = await wb.openCard('planReview', 'Add docstrings');
   assert.match(await first.innerText(), /Add type hints to greet and shout, then a docstring for each/, 'the summary in full');
-  await wb.toast('review the plan').waitFor();
-  const toastText = await wb.toast('review the plan').innerText();
+  await wb.toast('a plan waits for you').waitFor();
+  const toastText = await wb.toast('a plan waits for you').innerText();
   for (const link of ['Approve', 'Revise…', 'Cancel']) {
     assert.ok(toastText.includes(link), `the notification offers ${link}`);
   }
@@ -68,7 +68,7 @@ test('plan mode: plan, revise, edit an item, approve, a question, reviews, Run T
 
   // ---------------------------------------------------------------- revise with feedback
   log('revising from the notification\'s Revise… link, with feedback');
-  await wb.toast('review the plan').locator('a', { hasText: 'Revise…' }).click();
+  await wb.toast('a plan waits for you').locator('a', { hasText: 'Revise…' }).click();
   await wb.answerInput('Revise the plan', FEEDBACK);
   await waitFor('the first card to say it went back', async () =>
     /Sent back for revision: Also move/.test(await frame.locator('.card-planReview').first().innerText()),
@@ -86,7 +86,7 @@ test('plan mode: plan, revise, edit an item, approve, a question, reviews, Run T
   await wb.shot('11-sidebar-plan-proposed', wb.sidebar);
   log('approving from the Plan view title');
   await wb.viewAction('Plan', 'Approve Plan').click();
-  await waitFor('the notification to go', async () => (await wb.toast('review the plan').count()) === 0);
+  await waitFor('the notification to go', async () => (await wb.toast('a plan waits for you').count()) === 0);
 
   // ---------------------------------------------------------------- the agent's question
   log('the agent asks: answering from the QuickPick');

@@ -103,7 +103,7 @@ describe('the plan as text', () => {
     expect(shown).toContain('A problem.');
     const message = notificationMessage('x'.repeat(500), 'Not accepted.');
     expect(message.startsWith('[Approve](command:plansight.plan.approve) · [Revise…]')).toBe(true);
-    expect(message).toContain('— Not accepted. xxx');
+    expect(message).toContain('— a plan waits for you: Not accepted. xxx');
     expect(message.length).toBeLessThan(600);
     expect(reviewMessage('Add **hints** to `__main__`.')).toContain('Add hints to __main__.');
   });

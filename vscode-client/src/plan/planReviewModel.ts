@@ -113,7 +113,9 @@ export function plainSummary(summary: string): string {
 
 /** What the Plan view says at its top while a plan waits: the whole summary, readable. */
 export function reviewMessage(summary: string, problem?: string): string {
-  const lines = [`Proposed plan, waiting for your approval. ${plainSummary(summary)}`];
+  const said = plainSummary(summary);
+  // The view shows the lines run together: each ends as a sentence does.
+  const lines = [`Proposed plan, waiting for your approval. ${said}${said && !/[.!?:;]$/.test(said) ? '.' : ''}`];
   if (problem) {
     lines.push(problem);
   }
@@ -121,10 +123,11 @@ export function reviewMessage(summary: string, problem?: string): string {
   return lines.join('\n');
 }
 
-/** The notification's title: short, so that the decisions after it stay in sight on the
- * collapsed toast's one line (VS Code shows a progress notification collapsed). */
+/** The notification's title: one word, so that the decisions after it stay in sight on the
+ * collapsed toast's one line (VS Code shows a progress notification collapsed, and its close,
+ * settings and expand buttons take the line's end). */
 export function notificationTitle(): string {
-  return 'Plansight: review the plan';
+  return 'Plansight';
 }
 
 /** The notification's message: the three decisions as command links first (in sight on the
@@ -134,7 +137,7 @@ export function notificationMessage(summary: string, problem?: string): string {
     '[Approve](command:plansight.plan.approve) · [Revise…](command:plansight.plan.revise) · ' +
     '[Cancel](command:plansight.plan.cancelReview)';
   const more = '[Open as Markdown](command:plansight.plan.openMarkdown)';
-  return `${links} — ${problem ? `${problem} ` : ''}${truncate(plainSummary(summary), 300)} ${more}`;
+  return `${links} — a plan waits for you: ${problem ? `${problem} ` : ''}${truncate(plainSummary(summary), 300)} ${more}`;
 }
 
 /** The Plan view's title description while a plan waits: short enough for a narrow sidebar
