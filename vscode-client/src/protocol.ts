@@ -15,7 +15,6 @@ export const Methods = {
   history: 'plansight/history',
   changes: 'plansight/changes',
   checkpointFile: 'plansight/checkpointFile',
-  /** This server's: the models the Models API lists, and the one in use. */
   models: 'plansight/models',
   todos: 'plansight/todos',
   scratchpad: 'plansight/scratchpad',

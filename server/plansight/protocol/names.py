@@ -132,7 +132,7 @@ METHODS: tuple[MethodSpec, ...] = (
         REVIEW_EDIT,
         "server→client",
         "request",
-        "{ id, uri, oldText, newText, description, todoId? }",
+        "{ id, uri, oldText, newText, description, todoId?, planId? }",  # planId: extension
         "{ accepted, feedback?, newText? }",
         1,
         True,
@@ -247,7 +247,9 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("thinkingDelta", "text", 2, True),
     EventSpec("checkpoint", "checkpoint: Checkpoint", 2, True),
     EventSpec("toolInputDelta", "id, name, partialJson", 0, True),
-    EventSpec("editReviewed", "id, path, description, outcome, todoId?, feedback?", 0, True),
+    EventSpec(
+        "editReviewed", "id, path, description, outcome, todoId?, planId?, feedback?", 0, True
+    ),
     EventSpec("planDraft", "items", 0, True),
     EventSpec("mcp", "servers", 3, True),
 )
