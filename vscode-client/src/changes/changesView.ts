@@ -325,7 +325,9 @@ export function registerChanges(
 
   return {
     onEvent(event: PlansightEvent): void {
-      if (event.type === 'checkpoint' || event.type === 'runFinished') refreshSoon();
+      // A checkpoint (an edit, a command, a restore), files changed, a run's end: what each
+      // step changed may be different now, whoever did it.
+      if (event.type === 'checkpoint' || event.type === 'filesChanged' || event.type === 'runFinished') refreshSoon();
     },
   };
 }
