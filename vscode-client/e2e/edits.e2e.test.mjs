@@ -255,11 +255,19 @@ test('plans, reviews, changes, edits and models as a person sees them', { timeou
   await wb.shot('36-window-model-picker');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Extended thinking is off' }).first().click();
   await waitFor('plansight.thinking on in the settings', () => /"plansight\.thinking":\s*true/.test(settingsFile()));
-  await waitFor('the server back after the restart', async () =>
-    (await page.locator('.statusbar-item', { hasText: 'Plansight' }).count()) > 0,
-  );
-  await wb.runCommand('Plansight: Model and Thinking…');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Claude Haiku 4.5' }).first().click();
+  // The server restarts with the setting: until it answers, the picker says the models could
+  // not be listed; open it again until they are.
+  const haiku = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Claude Haiku 4.5' }).first();
+  await waitFor('the models listed again after the restart', async () => {
+    if (await picker.isVisible()) {
+      if (await haiku.isVisible()) return true;
+      if ((await rows()).some((r) => r.includes('could not be listed'))) await page.keyboard.press('Escape');
+      return false;
+    }
+    await wb.runCommand('Plansight: Model and Thinking…');
+    return false;
+  });
+  await haiku.click();
   await waitFor('plansight.model in the settings', () => /"plansight\.model":\s*"claude-haiku-4-5"/.test(settingsFile()));
 
   const asked = (await fake.requests()).filter((r) => r.method === 'GET' && r.path.startsWith('/v1/models?'));
