@@ -66,7 +66,9 @@ def server_wire() -> dict[str, Any]:
         for n, (name, tool_input) in enumerate(CALLS, start=1)
     ]
     result = RunResult("done", "Done.", 3, Usage(1234, 56, 7890, 0))
-    return {"todos": state.to_wire(), "toolCalls": calls, "result": result.to_wire()}
+    # A plan's id is new for every plan (random): the fixture holds it as one fixed value.
+    todos = state.to_wire() | {"planId": "plan-1"} if state.plan_id else state.to_wire()
+    return {"todos": todos, "toolCalls": calls, "result": result.to_wire()}
 
 
 def version_1(wire: dict[str, Any]) -> dict[str, Any]:

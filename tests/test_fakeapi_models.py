@@ -66,3 +66,23 @@ async def test_without_models_the_models_api_is_absent() -> None:
         async with client_for(api) as client:
             with pytest.raises(anthropic.NotFoundError):
                 await client.models.retrieve(MODEL)
+
+
+async def test_the_model_list_is_paged_as_the_real_api_pages_it() -> None:
+    """`GET /v1/models`: 20 a page unless `limit` says otherwise, `after_id` / `before_id` as
+    cursors, `has_more`; the SDK's `models.list()` walks every page."""
+    models = [model_info(f"model-{n:02d}", display_name=f"Model {n}") for n in range(25)]
+    with FakeMessagesAPI([], models=models) as api:
+        async with client_for(api) as client:
+            first = await client.models.list()
+            assert [m.id for m in first.data] == [f"model-{n:02d}" for n in range(20)]
+            assert first.has_more and first.last_id == "model-19"
+            assert [m.id async for m in await client.models.list()] == [m["id"] for m in models]
+            page = await client.models.list(limit=3, after_id="model-21")
+            assert [m.id for m in page.data] == ["model-22", "model-23", "model-24"]
+            assert not page.has_more
+            back = await client.models.list(limit=2, before_id="model-02")
+            assert [m.id for m in back.data] == ["model-00", "model-01"] and not back.has_more
+            assert first.data[1].display_name == "Model 1"
+            with pytest.raises(anthropic.BadRequestError, match="limit"):
+                await client.models.list(limit=0)

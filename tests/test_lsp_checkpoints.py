@@ -302,6 +302,51 @@ async def test_each_steps_files_come_with_the_checkpoint_from_before_it(
     assert after["steps"][0]["files"] == [] and after["steps"][1] == changes["steps"][1]
 
 
+async def test_a_new_plan_that_reuses_an_id_lists_only_its_own_changes_and_edits(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> None:
+    """The demo's plan, then (same conversation) a new plan whose #1 is other work: #1 of the
+    new plan lists its own edit only, in the changes, the reviews and their events, and undoing
+    it leaves the earlier plan's work alone."""
+    await run_two_steps(editor, fake_api)
+    first_plan = editor.recorder.todos[-1]["planId"]
+    license_plan = {"items": [{"id": "1", "text": "Add a license", "status": "in_progress"}]}
+    fake_api.push(
+        tool("todo", license_plan),
+        tool("write_file", {"path": "LICENSE", "content": "MIT\n"}),
+        tool("todo", {"items": [{**license_plan["items"][0], "status": "completed"}]}),
+        text("Licensed."),
+    )
+    result = await editor.request("plansight/run", {"prompt": "Now add a license"})
+    assert result["status"] == "done", result
+    second_plan = editor.recorder.todos[-1]["planId"]
+    assert first_plan and second_plan and first_plan != second_plan
+
+    changes = await editor.request("plansight/changes", {})
+
+    assert [(s["todoId"], [f["path"] for f in s["files"]]) for s in changes["steps"]] == [
+        ("1", ["LICENSE"])
+    ]
+    reviewed = [
+        (e["path"], e["todoId"], e["planId"])
+        for e in editor.recorder.events
+        if e["type"] == "editReviewed"
+    ]
+    assert reviewed == [
+        ("app.py", "1", first_plan),
+        ("step2.txt", "2", first_plan),
+        ("LICENSE", "1", second_plan),
+    ]
+    assert [r.get("planId") for r in editor.recorder.reviews] == [
+        first_plan,
+        first_plan,
+        second_plan,
+    ]
+    undone = await editor.request("plansight/restore", {"todoId": "1"})
+    assert undone["deleted"] == ["LICENSE"] and undone["restored"] == []
+    assert files(editor.root)["app.py"] == "def main():\n    print('bonjour')\n"
+
+
 async def test_a_dry_run_says_what_would_change_and_changes_nothing(
     editor: EditorHandle, fake_api: FakeMessagesAPI, workspace: Path
 ) -> None:
@@ -699,6 +744,13 @@ async def test_undoing_a_step_whose_file_a_later_step_changed_names_it_and_force
     )
     assert not (workspace / "hello.py").exists()
     assert (workspace / "step2.txt").read_text() == "from step 2\n"  # #2's own file stays
+    # #3's change to hello.py went with it: #3 no longer lists the file (nothing to undo).
+    after = await editor.request("plansight/changes", {})
+    assert [(s["todoId"], [f["path"] for f in s["files"]]) for s in after["steps"]] == [
+        ("1", []),
+        ("2", ["step2.txt"]),
+        ("3", []),
+    ]
     # The model hears what happened, in the same words: deleted, and #3's work lost with it.
     fake_api.push(text("Understood."))
     first = len(fake_api.bodies)

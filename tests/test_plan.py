@@ -207,3 +207,26 @@ def test_random_payloads_never_break_the_rules(payloads: list[Any]) -> None:
         else:
             assert update.state.version == before.version + 1
         assert_invariants(plan)
+
+
+def test_a_plan_keeps_its_id_while_worked_on_and_a_new_plan_gets_another() -> None:
+    plan = Plan()
+    assert plan.state.to_wire()["planId"] == ""
+    first = plan.update_from_model(items(("1", "Add type hints", "in_progress"))).state.plan_id
+    assert first
+    progressed = plan.update_from_model(
+        items(("1", "Add type hints", "completed"), ("2", "Add docstrings", "pending"))
+    )
+    reworded = plan.update_from_user(items(("1", "Add the type hints", "completed")))
+    assert progressed.state.plan_id == reworded.plan_id == first  # the same plan, worked on
+    # Over the finished plan the model writes other work that reuses id 1: a new plan.
+    second = plan.update_from_model(items(("1", "Add a license", "in_progress"))).state
+    assert second.plan_id and second.plan_id != first
+    assert second.to_record()["planId"] == second.plan_id
+    # Cleared, the next items are a new plan again; a stored plan comes back with its id.
+    plan.clear()
+    third = plan.update_from_user(items(("1", "Add a license", "pending"))).plan_id
+    assert third not in ("", first, second.plan_id)
+    assert Plan().reinstate([], 3, "").plan_id == ""
+    restored = Plan().reinstate(plan.state.items and list(plan.state.items), 4, third)
+    assert restored.plan_id == third

@@ -68,6 +68,27 @@ def test_a_change_is_told_by_what_and_where(old: str, new: str, expected: str) -
     assert description == expected
 
 
+def test_a_change_in_several_functions_names_every_one() -> None:
+    """Two lines changed, one in greet() and one in shout(): both are named (not "in greet()")."""
+    source = (
+        "def greet(name):\n    return 'Hello, ' + name\n\n\n"
+        "def shout(name):\n    return name.upper()\n"
+    )
+    edited = source.replace("'Hello, ' + name", "f'Hello, {name}'").replace(
+        "name.upper()", "name.upper() + '!'"
+    )
+    assert describe_change(source, edited) == "Change 2 lines in greet() and shout()"
+    added = source.replace("+ name\n", "+ name\n    # one\n").replace(
+        "upper()\n", "upper()\n    # two\n"
+    )
+    assert describe_change(source, added) == "Add 2 lines in greet() and shout()"
+    top = "import os\n" + source
+    assert (
+        describe_change(top, top.replace("import os", "import sys").replace("upper()", "lower()"))
+        == "Change 2 lines at line 1 and in shout()"
+    )
+
+
 def test_whole_files() -> None:
     assert describe_new_file("a\nb\n") == "New file (2 lines)"
     assert describe_new_file("") == "New file (0 lines)"

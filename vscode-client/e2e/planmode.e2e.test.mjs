@@ -56,7 +56,7 @@ test('plan mode: plan, revise, edit an item, approve, a question, reviews, Run T
     assert.ok(toastText.includes(link), `the notification offers ${link}`);
   }
   const planHeader = () => wb.pane('Plan').locator('.pane-header').innerText();
-  await waitFor('the Plan view to say the plan waits', async () => /waiting for your approval/.test(await planHeader()));
+  await waitFor('the Plan view to say the plan waits', async () => /Proposed · review/.test(await planHeader()));
   await waitFor('the summary at the top of the Plan view', async () =>
     /Proposed plan, waiting for your approval\. Add type hints/.test(await wb.pane('Plan').innerText()),
   );

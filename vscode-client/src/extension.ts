@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { registerChanges } from './changes/changesView';
 import { DemoRunner } from './commands/demo';
+import { registerModelCommands } from './commands/models';
 import { editorContext, registerRunCommands, RunController, runningContextKey } from './commands/run';
 import { apiKeyCard, approvalCard, autoAcceptCard, registerCoreCards, reviewCard } from './conversation/cards';
 import type { ComposerContext } from './conversation/composer';
@@ -76,6 +77,7 @@ export function activate(context: vscode.ExtensionContext): void {
   demo = new DemoRunner(context, server, runs, output);
   context.subscriptions.push(demo);
   registerRunCommands(context, { server, store, runs, model, focusConversation: () => conversation.reveal(true) });
+  registerModelCommands(context, server, store);
 
   conversation.setHandlers({
     send: (text, includeContext, mode) => runs.ask(text, includeContext ? editorContext() : {}, { mode }),

@@ -15,6 +15,7 @@ export const Methods = {
   history: 'plansight/history',
   changes: 'plansight/changes',
   checkpointFile: 'plansight/checkpointFile',
+  models: 'plansight/models',
   todos: 'plansight/todos',
   scratchpad: 'plansight/scratchpad',
   event: 'plansight/event',
@@ -101,6 +102,9 @@ export interface TodoState {
   next?: ItemRef | null;
   /** The id an item added to this plan gets: the lowest number no item uses. */
   nextId?: string;
+  /** Which plan this is: it changes when a new plan begins (edits carry it as well, so that an
+   * item lists only what was done under it in this plan). Empty while there is no plan. */
+  planId?: string;
 }
 
 export interface Usage {
@@ -246,6 +250,8 @@ export interface EditReviewedEvent {
   description: string;
   outcome: 'accepted' | 'changed' | 'rejected' | 'cancelled';
   todoId?: string;
+  /** The plan `todoId` is an item of (`TodoState.planId`). */
+  planId?: string;
   feedback?: string;
 }
 export interface CheckpointEvent {
@@ -319,6 +325,8 @@ export interface ReviewEditParams {
   newText: string;
   description: string;
   todoId?: string;
+  /** The plan `todoId` is an item of (`TodoState.planId`). */
+  planId?: string;
 }
 
 export interface ReviewEditResult {
@@ -381,6 +389,12 @@ export interface HistoryRun {
 
 export interface HistoryResult {
   runs: HistoryRun[];
+}
+
+/** `plansight/models` (this server's): the Models API's list, for a model picker. */
+export interface ModelsResult {
+  models: { id: string; displayName: string; createdAt?: string; thinking?: boolean }[];
+  current: string;
 }
 
 export interface InitializationOptions {

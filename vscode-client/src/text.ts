@@ -31,3 +31,70 @@ export function escapeHtml(text: string): string {
     .replace(/"/g, '&quot;')
     .replace(/'/g, '&#39;');
 }
+
+/**
+ * Markdown reduced to plain text, for the places that cannot render it (a tree view's message,
+ * a notification, a label): marks taken off, links to their text, a table's rows as
+ * "cell, cell" with its separator row dropped, each block (paragraph, item, row, heading) one
+ * segment; the segments joined with "; " (a sentence's own end kept as it is).
+ */
+export function plainMarkdown(markdown: string): string {
+  const segments: string[] = [];
+  let paragraph: string[] = [];
+  const flush = (): void => {
+    if (paragraph.length) segments.push(paragraph.join(' '));
+    paragraph = [];
+  };
+  const marks = (text: string): string =>
+    text
+      .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
+      .replace(/<\/?[a-zA-Z][^>]*>/g, '')
+      .replace(/(\*\*|__)(?=\S)([\s\S]*?\S)\1/g, '$2')
+      .replace(/(^|[\s(])[*_](?=\S)([^*_]*?\S)[*_](?=$|[\s).,;:!?])/g, '$1$2')
+      .replace(/~~([^~]+)~~/g, '$1');
+  // Code spans are kept as written (`__main__` is not emphasis); marks go elsewhere.
+  const inline = (text: string): string =>
+    text
+      .split(/(`+[^`]*`+)/)
+      .map((part, n) => (n % 2 ? part.replace(/^`+|`+$/g, '') : marks(part)))
+      .join('')
+      .trim();
+  let fenced = false;
+  for (const raw of markdown.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (/^(```|~~~)/.test(line)) {
+      flush();
+      fenced = !fenced;
+      continue;
+    }
+    if (fenced) {
+      if (line) segments.push(line);
+      continue;
+    }
+    if (!line || /^([-*_]\s*){3,}$/.test(line)) {
+      flush();
+      continue;
+    }
+    if (line.startsWith('|') || /\|.*\|/.test(line)) {
+      flush();
+      const cells = line.replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
+      if (cells.every((c) => /^:?-{2,}:?$/.test(c) || c === '')) continue; // the separator row
+      segments.push(cells.map(inline).filter(Boolean).join(', '));
+      continue;
+    }
+    const block = /^(#{1,6}\s+|>\s?|[-*+]\s+(\[[ xX]\]\s+)?|\d+[.)]\s+)/.exec(line);
+    if (block) {
+      flush();
+      const text = inline(line.slice(block[0].length));
+      if (text) segments.push(text);
+      continue;
+    }
+    paragraph.push(inline(line));
+  }
+  flush();
+  return segments
+    .filter(Boolean)
+    .map((s, n, all) => (n < all.length - 1 && !/[.:;!?]$/.test(s) ? `${s};` : s))
+    .join(' ');
+}

@@ -9,6 +9,7 @@ import {
   stepRow,
   undoCheckpoint,
   undoFileConfirmation,
+  undoFileWhat,
   undoStepConfirmation,
   when,
 } from '../src/changes/changesModel';
@@ -157,6 +158,47 @@ describe('version 3: deleted files and the later steps\' work an undo loses', ()
   });
 });
 
+describe('Undo Anyway: the forced undo, offered where the plain one leaves files', () => {
+  const overlap = 'overlaps the changes of #3 (undo with force to put it back as it was before it, losing them)';
+  const preview = { restored: ['app.py'], deleted: [], skipped: [{ path: 'hello.py', reason: overlap }] };
+  const forced = { restored: ['app.py', 'hello.py'], deleted: [], skipped: [], alsoUndone: [{ path: 'hello.py', todoIds: ['3'] }] };
+
+  it('names, before anything happens, what else goes with it', () => {
+    const said = undoStepConfirmation('1', items, fileNodes(changes, '1'), preview, forced);
+    expect(said.action).toBe('Undo Step');
+    expect(said.force).toBe('Undo Anyway');
+    expect(said.detail.split('\n')).toEqual([
+      'Puts back app.py.',
+      'Leaves hello.py as it is: overlaps the changes of #3 (Undo Anyway would put it back as it was before it, losing them).',
+      'Undo Anyway also puts back hello.py.',
+      'Undo Anyway also undoes what step #3 changed in hello.py (the changes overlap): that work is lost.',
+      'The step becomes pending in the plan.',
+      'A checkpoint is taken first: Restore to Checkpoint can undo this.',
+    ]);
+    expect(said.detail).not.toMatch(/with force/);
+  });
+
+  it('is not offered where forcing changes nothing (an unsaved file stays skipped)', () => {
+    const unsaved = { restored: [], skipped: [{ path: 'a.py', reason: 'it has unsaved changes in the editor' }] };
+    expect(undoStepConfirmation('1', items, fileNodes(changes, '1'), unsaved, unsaved).force).toBeUndefined();
+    expect(undoStepConfirmation('1', items, fileNodes(changes, '1'), preview).force).toBeUndefined();
+  });
+
+  it('says after the undo whose work went, and a deletion as deleted', () => {
+    expect(resultMessage('step #1 undone', forced, '9')).toBe(
+      'Plansight: step #1 undone: restored 2 files; also undid hello.py (the changes of #3). Restore checkpoint 9 to undo it.',
+    );
+    expect(resultMessage('step #1 undone', { restored: [], deleted: ['a.txt', 'b.txt'], skipped: [] }, '9')).toBe(
+      'Plansight: step #1 undone: deleted a.txt, b.txt. Restore checkpoint 9 to undo it.',
+    );
+    const what = undoFileWhat({ todoId: '2', path: 'cli.py' });
+    expect(what.charAt(0).toUpperCase() + what.slice(1)).toBe('Step #2 undone in cli.py'); // as the notice shows it
+    expect(resultMessage(what, { restored: ['cli.py'], skipped: [] }, undefined)).toBe(
+      'Plansight: step #2 undone in cli.py: restored 1 file.',
+    );
+  });
+});
+
 describe('the checkpoint list', () => {
   it('is newest first, with step, time and files', () => {
     const now = new Date('2026-12-01T12:00:00');
@@ -167,10 +209,12 @@ describe('the checkpoint list', () => {
       ],
       now,
     );
-    expect(picks.map((p) => p.label)).toEqual(['2  Edited app.py', '1  Run started']);
-    expect(picks[0]!.description).toBe('#1 · 10:00:05');
-    expect(picks[0]!.detail).toBe('app.py');
-    expect(picks[1]!.detail).toBeUndefined();
+    // Label, description and detail each say one thing: the rows do not run together.
+    expect(picks.map((p) => p.label)).toEqual(['Edited app.py', 'Run started']);
+    expect(picks[0]!.description).toBe('checkpoint 2 · step #1 · 10:00:05');
+    expect(picks[1]!.description).toBe('checkpoint 1 · 10:00:00');
+    expect(picks[0]!.detail).toBe('Changed: app.py');
+    expect(picks[1]!.detail).toBe('No file changed since the one before');
     expect(when(new Date('2026-11-02T09:30:00').toISOString(), now)).toBe('Nov 2, 09:30');
   });
 });

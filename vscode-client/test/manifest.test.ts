@@ -104,6 +104,8 @@ describe('package.json', () => {
       'plansight.model',
       'plansight.python',
       'plansight.review.openDiff',
+      'plansight.thinking',
+      'plansight.thinkingBudgetTokens',
     ]);
   });
 

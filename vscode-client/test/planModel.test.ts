@@ -98,6 +98,19 @@ describe('edits', () => {
     expect(other.map((e) => e.id)).toEqual(['e3', 'e4']);
   });
 
+  it("leaves out an earlier plan's edits whose item id the new plan reuses", () => {
+    const demo: EditRecord[] = ['d1', 'd2', 'd3', 'd4'].map((id) => ({
+      id, uri: '', path: 'hello.py', description: 'Demo edit', todoId: '1', planId: 'demo', outcome: 'accepted',
+    }));
+    const mine: EditRecord = { id: 'n1', uri: '', path: 'LICENSE', description: 'Add', todoId: '1', planId: 'new', outcome: 'accepted' };
+    const { byTodo, other } = groupEdits(plan.items, [...demo, mine], 'new');
+    expect(byTodo.get('1')?.map((e) => e.id)).toEqual(['n1']);
+    expect(todoRow(plan.items[0]!, byTodo.get('1')!.length).description).toBe('#1 · 1 edit');
+    expect(other).toEqual([]);
+    // An older server sends no plan ids: edits group by item id as before.
+    expect(groupEdits(plan.items, demo).byTodo.get('1')).toHaveLength(4);
+  });
+
   it('shows an edit with its outcome', () => {
     expect(editRow(edits[0]!)).toMatchObject({ label: 'hello.py', iconId: 'check', contextValue: 'edit.accepted' });
     expect(editRow(edits[1]!)).toMatchObject({ iconId: 'git-pull-request-draft', contextValue: 'edit.pending' });

@@ -11,8 +11,11 @@ import {
   planReviewCard,
   planReviewCardData,
   renderPlanReviewCard,
+  plainSummary,
+  proposedDescription,
   reviewMessage,
   reviseResult,
+  settledCardPatch,
 } from '../src/plan/planReviewModel';
 import { SessionStore } from '../src/session';
 import { plan, state } from './fixtures';
@@ -100,9 +103,41 @@ describe('the plan as text', () => {
     expect(shown).toContain('A problem.');
     const message = notificationMessage('x'.repeat(500), 'Not accepted.');
     expect(message.startsWith('[Approve](command:plansight.plan.approve) · [Revise…]')).toBe(true);
-    expect(message).toContain('— Not accepted. xxx');
+    expect(message).toContain('— a plan waits for you: Not accepted. xxx');
     expect(message.length).toBeLessThan(600);
     expect(reviewMessage('Add **hints** to `__main__`.')).toContain('Add hints to __main__.');
+  });
+
+  it('reduces a summary\'s Markdown table and marks to plain text (no pipes)', () => {
+    const summary = 'Two changes:\n\n| File | Change |\n|---|:---:|\n| `hello.py` | **type hints** |\n| [README](README.md) | a note |\n\n- [x] keep _tests_';
+    const plain = plainSummary(summary);
+    expect(plain).toBe('Two changes: File, Change; hello.py, type hints; README, a note; keep tests');
+    for (const shown of [reviewMessage(summary), notificationMessage(summary)]) {
+      expect(shown).not.toMatch(/\||---|\*\*|`/);
+      expect(shown).toContain('hello.py, type hints; README, a note');
+    }
+    expect(plainSummary('snake_case_name and 2 * 3 * 4')).toBe('snake_case_name and 2 * 3 * 4');
+  });
+
+  it('titles the Plan view so that it fits: "Proposed · review"', () => {
+    expect(proposedDescription('0/3')).toBe('Proposed · review · 0/3');
+    expect(proposedDescription('').length).toBeLessThanOrEqual(20);
+    expect(notificationMessage('S').startsWith('[Approve](command:plansight.plan.approve) · [Revise…](command:plansight.plan.revise) · [Cancel](command:plansight.plan.cancelReview) —')).toBe(true);
+  });
+
+  it('shows, once approved, the items as the user edited them, not as proposed', () => {
+    const model = new ConversationModel();
+    const card = model.addCard<PlanReviewCardData>(planReviewCard, planReviewCardData('plan-1', params));
+    const edited = state([{ id: '1', text: 'Add type hints to greet', status: 'pending' }]);
+    const patch = settledCardPatch(approveResult(edited), false);
+    expect(patch).toEqual({ outcome: 'approved', items: [{ id: '1', text: 'Add type hints to greet', status: 'pending' }] });
+    model.updateCard<PlanReviewCardData>(card.id, patch, false);
+    const html = renderer().entry(card);
+    expect(html).toContain('Approved plan');
+    expect(html).toContain('Add type hints to greet');
+    expect(html).not.toContain('docstrings&gt;');
+    expect(settledCardPatch(cancelResult(), false)).toEqual({ outcome: 'cancelled' });
+    expect(settledCardPatch(approveResult(edited), true)).toEqual({ outcome: 'withdrawn' });
   });
 
   it('is what the store says the client waits for while a plan is proposed', () => {

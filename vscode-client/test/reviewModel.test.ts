@@ -43,7 +43,7 @@ describe('review locations', () => {
 describe('reviewNotice', () => {
   it('offers Accept, Reject and Show Diff for this review first, then the file and what the edit does', () => {
     const notice = reviewNotice('r-4', 'src/deep/path/hello.py', 'Add type hints\nto greet');
-    expect(notice.title).toBe('Plansight proposes an edit');
+    expect(notice.title).toBe('Plansight');
     const links = [...notice.message.matchAll(/\[([^\]]+)\]\(command:([\w.]+)\?([^)]*)\)/g)].map((m) => [
       m[1],
       m[2],
@@ -54,11 +54,12 @@ describe('reviewNotice', () => {
       ['Reject', 'plansight.rejectEdit', ['r-4']],
       ['Show Diff', 'plansight.plan.openEdit', ['r-4']],
     ]);
-    expect(notice.message).toMatch(/\) src\/deep\/path\/hello\.py: Add type hints to greet$/);
+    expect(notice.message).toMatch(/\) — proposes an edit to src\/deep\/path\/hello\.py: Add type hints to greet$/);
     const visible = `${notice.title}: ${notice.message.replace(/\]\([^)]*\)/g, ']')}`;
-    expect(visible.indexOf('[Show Diff]')).toBeLessThan(60);
+    // The three choices fit a collapsed toast's line (about 45 characters before its buttons).
+    expect(visible.indexOf('[Show Diff]') + '[Show Diff]'.length).toBeLessThan(45);
   });
   it('names the file alone without a description', () => {
-    expect(reviewNotice('r-1', 'a.py', '').message).toMatch(/\) a\.py$/);
+    expect(reviewNotice('r-1', 'a.py', '').message).toMatch(/\) — proposes an edit to a\.py$/);
   });
 });

@@ -135,6 +135,7 @@ class SessionCheckpoints:
             )
             events.subscribe(self._on_event, last=True)
         self._opening: asyncio.Task[None] | None = None
+        self._plan_id = ""  # the plan the checkpoints' items are of (TodoState.plan_id)
 
     def _view(self) -> SessionView:
         conversation = self.conversation
@@ -166,6 +167,7 @@ class SessionCheckpoints:
     def start(self) -> None:
         """Open the checkpoints in the background (the first snapshot of a large workspace
         takes a second or two)."""
+        self._plan_id = self.plan.state.plan_id  # the stored plan, loaded by now
         if self.checkpointer is not None:
             self._opening = asyncio.get_running_loop().create_task(
                 self.checkpointer.open(baseline=True)
@@ -173,7 +175,14 @@ class SessionCheckpoints:
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, PlanChanged) and self.checkpointer is not None:
-            self.checkpointer.plan_changed(_in_progress(event.state))
+            state = event.state
+            if state.source != "restore" and state.plan_id not in ("", self._plan_id):
+                # A new plan's ids are its own: item #1 of this plan is not the #1 of the one
+                # before, so its changes (and an undo of it) are counted from here.
+                self.checkpointer.new_session()
+            if state.plan_id:
+                self._plan_id = state.plan_id
+            self.checkpointer.plan_changed(_in_progress(state))
 
     def run_started(self) -> None:
         if self.checkpointer is not None:
@@ -251,7 +260,9 @@ class SessionCheckpoints:
             self.events.emit(ConversationChanged(rewritten=True))
         if restored.plan is not None:
             items = TodoState.items_of_record(restored.plan)
-            state = self.plan.reinstate(items, self.plan.state.version + 1)
+            state = self.plan.reinstate(
+                items, self.plan.state.version + 1, TodoState.plan_id_of_record(restored.plan)
+            )
             if self.checkpointer is not None:  # no item started: it was put back
                 self.checkpointer.follow_plan(_in_progress(state))
             self.notices.plan_edited = True

@@ -361,11 +361,21 @@ class CheckpointStore:
             # "Now" is the latest checkpoint (taken after each change the agent makes).
             now = repository.ls_tree(latest.tree, everything) if latest and everything else {}
             held: dict[int, dict[str, tuple[int, str]]] = {}
-            for todo_id, files_of in steps.items():
+            for files_of in steps.values():
                 for start in {b.seq: b for b in files_of.values() if b is not None}.values():
                     if start.seq not in held:
                         wanted = [p for p, b in files_of.items() if b is start]
                         held[start.seq] = repository.ls_tree(start.tree, wanted)
+            # Each file as it was before each item that changed it, oldest first: a file now as
+            # it was before an earlier item holds nothing of a later one's change (a forced undo
+            # of the earlier item took it back too), so the later item no longer lists it.
+            befores: dict[str, list[tuple[int, tuple[int, str] | None]]] = {}
+            for files_of in steps.values():
+                for path, baseline in files_of.items():
+                    if baseline is not None:
+                        before_of = held.get(baseline.seq, {}).get(path)
+                        befores.setdefault(path, []).append((baseline.seq, before_of))
+            for todo_id, files_of in steps.items():
                 listed: list[StepFile] = []
                 for path, baseline in files_of.items():
                     current = now.get(path)
@@ -377,6 +387,11 @@ class CheckpointStore:
                     before = held.get(baseline.seq, {}).get(path)
                     if before == current:
                         continue  # as it was before the step (undone, or made and removed)
+                    if any(
+                        seq < baseline.seq and earlier == current
+                        for seq, earlier in befores.get(path, [])
+                    ):
+                        continue  # as it was before an earlier step: this one's change is gone
                     change = (
                         "added" if before is None else "deleted" if current is None else "modified"
                     )

@@ -188,6 +188,7 @@ class EditReviewed:
     outcome: EditOutcome
     todo_id: str | None = None
     feedback: str | None = None
+    plan_id: str | None = None  # the plan `todo_id` belongs to: not an earlier plan's item
     type: str = "editReviewed"
 
 

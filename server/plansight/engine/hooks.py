@@ -29,6 +29,7 @@ class EditProposal:
     new_text: str  # the whole document after
     description: str
     todo_id: str | None  # the plan item in progress when the edit was proposed
+    plan_id: str | None = None  # the plan that item belongs to (TodoState.plan_id)
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,7 @@ def reporting_reviews(review: ReviewHook, events: EventBus) -> ReviewHook:
                     description=proposal.description,
                     outcome=outcome,
                     todo_id=proposal.todo_id,
+                    plan_id=proposal.plan_id,
                     feedback=feedback,
                 )
             )

@@ -178,6 +178,50 @@ class ModelSettings:
 
 
 @dataclass(frozen=True)
+class ListedModel:
+    """One model as the Models API lists it: its id, its name for people, whether it thinks."""
+
+    id: str
+    display_name: str
+    created_at: str = ""
+    thinking: bool | None = None  # None: the API did not say (no capabilities in the answer)
+
+    @classmethod
+    def from_info(cls, info: Any) -> ListedModel:
+        thinking: bool | None = None
+        capabilities = getattr(info, "capabilities", None)
+        if capabilities is not None and getattr(capabilities, "thinking", None) is not None:
+            thinking = bool(capabilities.thinking.supported)
+        created: Any = getattr(info, "created_at", None)
+        when = created.isoformat() if hasattr(created, "isoformat") else str(created or "")
+        return cls(
+            id=str(info.id),
+            display_name=str(getattr(info, "display_name", None) or info.id),
+            created_at=when,
+            thinking=thinking,
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"id": self.id, "displayName": self.display_name}
+        if self.created_at:
+            wire["createdAt"] = self.created_at
+        if self.thinking is not None:
+            wire["thinking"] = self.thinking
+        return wire
+
+
+@dataclass(frozen=True)
+class ModelList:
+    """`plansight/models`'s answer: the listed models and the one this server uses."""
+
+    models: tuple[ListedModel, ...]
+    current: str
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"models": [m.to_wire() for m in self.models], "current": self.current}
+
+
+@dataclass(frozen=True)
 class ModelFacts:
     """What the Models API (``GET /v1/models/{id}``) says about the model."""
 
@@ -396,6 +440,26 @@ class ModelClient:
             self._facts = None
         self._facts_known = True
         return self._facts
+
+    async def list_models(self) -> ModelList:
+        """The models the Models API lists (`client.models.list()`, every page), newest first,
+        for a client's model picker; ModelError (saying why) where it cannot be asked."""
+        sdk_client = await self.sdk_client()
+        if not (sdk_client.api_key or sdk_client.auth_token):
+            raise ModelError("No API key: set ANTHROPIC_API_KEY to list the models")
+        import anthropic
+        import httpx2
+
+        listed: list[ListedModel] = []
+        try:
+            client = sdk_client.with_options(max_retries=1, timeout=30.0)
+            async for info in client.models.list(limit=100):
+                listed.append(ListedModel.from_info(info))
+        except anthropic.APIStatusError as err:
+            raise ModelError(f"The Models API did not answer: {_api_message(err)}") from err
+        except (anthropic.APIError, httpx2.HTTPError) as err:
+            raise ModelError(f"Could not reach the Models API: {err}") from err
+        return ModelList(tuple(listed), self.model)
 
     async def stream_turn(
         self,

@@ -2,7 +2,8 @@
 [--context-window TOKENS]``.
 
 Prints ``{"baseUrl": "http://127.0.0.1:PORT"}`` on one stdout line once listening, logs to
-stderr, serves until SIGTERM or SIGINT.
+stderr, serves until SIGTERM or SIGINT. A recording's `"models"` list is what its Models API
+serves (`GET /v1/models`, `GET /v1/models/{id}`); without one those answer 404.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import json
 import logging
 import signal
 import sys
+from pathlib import Path
+from typing import Any
 
+from plansight.fakeapi.models import model_info
 from plansight.fakeapi.script import Script, ScriptError
 from plansight.fakeapi.server import FakeMessagesAPI
 
@@ -44,9 +48,29 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _models_of(path: str | None) -> list[dict[str, Any]] | None:
+    """The Models API's models a recording lists (`"models": [{id, display_name?, adaptive?,
+    enabled?}]`), as ModelInfo; None where it lists none (the Models API then answers 404)."""
+    if not path:
+        return None
+    listed = json.loads(Path(path).read_text(encoding="utf-8")).get("models")
+    if not isinstance(listed, list):
+        return None
+    return [
+        model_info(
+            str(m["id"]),
+            display_name=m.get("display_name"),
+            adaptive=bool(m.get("adaptive", False)),
+            enabled=bool(m.get("enabled", True)),
+        )
+        for m in listed
+    ]
+
+
 async def _serve(args: argparse.Namespace, script: Script) -> None:
     api = FakeMessagesAPI(
         script,
+        models=_models_of(args.script),
         host=args.host,
         port=args.port,
         latency=args.latency_ms / 1000.0,

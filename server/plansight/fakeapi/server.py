@@ -359,10 +359,33 @@ class FakeMessagesAPI:
             await self._send_error(out, rec, 404, "not_found_error", f"Not found: GET {path}")
             return True
         if path == "/v1/models":
-            data = list(self.models.values())
+            # Paged as the real API pages it: `limit` (default 20, 1 to 1000), then `after_id`
+            # or `before_id` as the cursor; `has_more` says whether more lie that way.
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(rec.path).query)
+            everything = list(self.models.values())
+            try:
+                limit = int(query.get("limit", ["20"])[0])
+            except ValueError:
+                limit = 0
+            if not 1 <= limit <= 1000:
+                rec.outcome = "rejected"
+                await self._send_error(
+                    out, rec, 400, "invalid_request_error", "limit: must be between 1 and 1000"
+                )
+                return True
+            ids = [m["id"] for m in everything]
+            after, before = query.get("after_id", [None])[0], query.get("before_id", [None])[0]
+            if before is not None and before in ids:
+                end = ids.index(before)
+                data = everything[max(0, end - limit) : end]
+                more = end - limit > 0
+            else:
+                start = ids.index(after) + 1 if after is not None and after in ids else 0
+                data = everything[start : start + limit]
+                more = start + limit < len(everything)
             page = {
                 "data": data,
-                "has_more": False,
+                "has_more": more,
                 "first_id": data[0]["id"] if data else None,
                 "last_id": data[-1]["id"] if data else None,
             }

@@ -135,6 +135,8 @@ class EditorBridge:
         }
         if proposal.todo_id is not None:
             params["todoId"] = proposal.todo_id
+        if proposal.plan_id is not None:
+            params["planId"] = proposal.plan_id  # an addition: which plan the item is of
         try:
             result = await self.request(REVIEW_EDIT, params)
         except JsonRpcException as err:

@@ -48,6 +48,7 @@ from plansight.protocol.names import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     MCP,
+    MODELS,
     REQUEST_FAILED,
     RESET,
     RESTORE,
@@ -283,6 +284,12 @@ def create_server() -> PlansightServer:
         session = ls.require_session()
         with engine_errors():
             return (await session.checkpoints.step_changes()).to_wire()
+
+    @server.feature(MODELS)
+    async def models(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        session = ls.require_session()
+        with engine_errors():
+            return (await session.model.list_models()).to_wire()
 
     @server.feature(CHECKPOINT_FILE)
     async def checkpoint_file(ls: PlansightServer, params: Any) -> dict[str, Any]:

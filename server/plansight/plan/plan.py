@@ -2,13 +2,18 @@
 
 Only the plan itself lives here: its rules, its rendering, its versions and retries, and the
 facts about it that clients show (`TodoState.to_wire`: its counts, the item in progress, the
-next one, the id a new item gets), computed here once so that every client shows the same.
+next one, the id a new item gets, which plan this is), computed here once so that every client
+shows the same. A plan's `plan_id` stays while the plan is worked on and changes when a new plan
+begins: the first items after an empty plan, or a model's plan that keeps none of the items
+(the same id with the same text) of the one before, so that an item that reuses an earlier
+plan's id is not taken for it (its edits and changes are its own).
 Who must hear of a change (the model, the editor) and how a streaming call is previewed are not
 its business.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -67,6 +72,7 @@ class TodoState:
     items: tuple[TodoItem, ...]
     version: int
     source: Source
+    plan_id: str = ""  # which plan this is ("" while there is none); see the module's docstring
 
     @property
     def completed(self) -> int:
@@ -122,11 +128,24 @@ class TodoState:
             "current": current.reference() if current is not None else None,
             "next": following.reference() if following is not None else None,
             "nextId": self.next_id,
+            # Edits and changes carry it too: an item lists what was done under it in this
+            # plan, not under an earlier plan's item that had the same id.
+            "planId": self.plan_id,
         }
 
     def to_record(self) -> dict[str, Any]:
-        """The plan as it is stored (and kept with each checkpoint): its items and version."""
-        return {"items": [item.to_wire() for item in self.items], "version": self.version}
+        """The plan as it is stored (and kept with each checkpoint): items, version, plan id."""
+        return {
+            "items": [item.to_wire() for item in self.items],
+            "version": self.version,
+            "planId": self.plan_id,
+        }
+
+    @staticmethod
+    def plan_id_of_record(record: Mapping[str, Any]) -> str:
+        """The plan id a `to_record` stored ("" for a record from before plan ids)."""
+        value = record.get("planId")
+        return value if isinstance(value, str) else ""
 
     @staticmethod
     def items_of_record(record: Mapping[str, Any]) -> list[TodoItem]:
@@ -207,17 +226,36 @@ class Plan:
             )
         return self._replace(parse_items(raw), "user").state
 
-    def reinstate(self, items: list[TodoItem], version: int) -> TodoState:
+    def reinstate(self, items: list[TodoItem], version: int, plan_id: str = "") -> TodoState:
         """Put back a plan kept earlier (the stored one, a checkpoint's): no rules checked, no
-        retries counted; its source is "restore"."""
-        self._state = TodoState(items=tuple(items), version=version, source="restore")
+        retries counted; its source is "restore". A record from before plan ids gets one."""
+        if items and not plan_id:
+            plan_id = new_plan_id()
+        self._state = TodoState(
+            items=tuple(items), version=version, source="restore", plan_id=plan_id if items else ""
+        )
         return self._state
 
     def clear(self) -> TodoState:
         self._state = TodoState(items=(), version=self._state.version + 1, source="user")
         return self._state
 
+    def _plan_id_for(self, items: list[TodoItem], source: Source) -> str:
+        """The current plan's id, or a new one when `items` begin a new plan."""
+        before = self._state
+        if not items:
+            return ""
+        if not before.items or not before.plan_id:
+            return new_plan_id()
+        # The user edits one item at a time (a rewording keeps the item); the model may write
+        # a whole new plan over a finished one, reusing its ids for other work.
+        kept = {(item.id, item.text) for item in before.items}
+        if source == "model" and not any((item.id, item.text) in kept for item in items):
+            return new_plan_id()
+        return before.plan_id
+
     def _replace(self, items: list[TodoItem], source: Source) -> PlanUpdate:
+        plan_id = self._plan_id_for(items, source)
         previous = {item.id: item for item in self._state.items}
         counted: list[TodoItem] = []
         exhausted: list[TodoItem] = []
@@ -231,6 +269,11 @@ class Plan:
                 exhausted.append(counted_item)
             counted.append(counted_item)
         self._state = TodoState(
-            items=tuple(counted), version=self._state.version + 1, source=source
+            items=tuple(counted), version=self._state.version + 1, source=source, plan_id=plan_id
         )
         return PlanUpdate(self._state, exhausted)
+
+
+def new_plan_id() -> str:
+    """A plan id no other plan has (unique across sessions and server restarts)."""
+    return uuid.uuid4().hex[:12]

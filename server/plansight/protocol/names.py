@@ -36,6 +36,7 @@ MCP = "plansight/mcp"
 # Extensions of this server (optional for clients): what a client's Changes view needs.
 CHANGES = "plansight/changes"
 CHECKPOINT_FILE = "plansight/checkpointFile"
+MODELS = "plansight/models"  # the Models API's list, for a client's model picker
 # Server → client notifications
 TODOS = "plansight/todos"
 SCRATCHPAD = "plansight/scratchpad"
@@ -115,6 +116,15 @@ METHODS: tuple[MethodSpec, ...] = (
         0,
         True,
     ),
+    MethodSpec(
+        MODELS,
+        "client→server",
+        "request",
+        "{}",
+        "{ models: [{ id, displayName, createdAt?, thinking? }], current }",
+        0,
+        True,
+    ),
     MethodSpec(TODOS, "server→client", "notification", "TodoState", "", 1, True),
     MethodSpec(SCRATCHPAD, "server→client", "notification", "{ content }", "", 1, True),
     MethodSpec(EVENT, "server→client", "notification", "{ type, ... }", "", 1, True),
@@ -122,7 +132,7 @@ METHODS: tuple[MethodSpec, ...] = (
         REVIEW_EDIT,
         "server→client",
         "request",
-        "{ id, uri, oldText, newText, description, todoId? }",
+        "{ id, uri, oldText, newText, description, todoId?, planId? }",  # planId: extension
         "{ accepted, feedback?, newText? }",
         1,
         True,
@@ -237,7 +247,9 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("thinkingDelta", "text", 2, True),
     EventSpec("checkpoint", "checkpoint: Checkpoint", 2, True),
     EventSpec("toolInputDelta", "id, name, partialJson", 0, True),
-    EventSpec("editReviewed", "id, path, description, outcome, todoId?, feedback?", 0, True),
+    EventSpec(
+        "editReviewed", "id, path, description, outcome, todoId?, planId?, feedback?", 0, True
+    ),
     EventSpec("planDraft", "items", 0, True),
     EventSpec("mcp", "servers", 3, True),
 )

@@ -105,7 +105,9 @@ class SessionPersistence:
         try:
             if isinstance(plan, dict):
                 items = TodoState.items_of_record(plan)
-                self.plan.reinstate(items, int(plan.get("version", 0)))
+                self.plan.reinstate(
+                    items, int(plan.get("version", 0)), TodoState.plan_id_of_record(plan)
+                )
             if isinstance(scratch, dict):
                 self.scratchpad.write(str(scratch.get("content", "")))
             if conversation:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+from collections.abc import Sequence
 
 # How far a description looks: beyond this, a change is described by its size alone.
 _MAX_DIFF_LINES = 2000
@@ -79,10 +80,21 @@ def describe_change(before: str, after: str) -> str:
     # The first change: where it is said to be, and what its first line defines.
     _tag, i1, i2, j1, j2 = next(op for op in opcodes if op[0] != "equal")
     first = prefix + i1  # 0-based, in `old`
+    places = _places(old, new, prefix, opcodes)
+    if len(places) > 1:
+        # Changes in several places: every function touched is named, not only the first.
+        return _phrase(changed, added, removed) + " " + _listed(places)
     if not changed and not removed:
         return _describe_addition(old, new[prefix + j1 : prefix + j2], first, added)
     if not changed and not added:
         return _describe_removal(old, first, old[first : prefix + i2], removed)
+    where = _where(old, first)
+    phrase = _phrase(changed, added, removed)
+    return phrase + (f" in {where}" if where else f" at line {first + 1}")
+
+
+def _phrase(changed: int, added: int, removed: int) -> str:
+    """'Change 2 lines', 'Change 1 line and add 1 line', 'Add 3 lines'."""
     parts = [f"change {n_lines(changed)}" if changed else ""]
     parts += [
         f"add {n_lines(added)}" if added else "",
@@ -90,8 +102,48 @@ def describe_change(before: str, after: str) -> str:
     ]
     said = [part for part in parts if part]
     phrase = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
-    where = _where(old, first)
-    return phrase[0].upper() + phrase[1:] + (f" in {where}" if where else f" at line {first + 1}")
+    return phrase[0].upper() + phrase[1:]
+
+
+# Places named in a description of changes in several places; beyond, "and N more places".
+_MAX_PLACES = 4
+
+
+def _places(
+    old: list[str], new: list[str], prefix: int, opcodes: Sequence[tuple[str, int, int, int, int]]
+) -> list[str]:
+    """Where each change lies, in order, each place once: the definition around it (as the
+    descriptions of one change name it), else its line ("line 14")."""
+    places: list[str] = []
+    for tag, i1, _i2, j1, j2 in opcodes:
+        if tag == "equal":
+            continue
+        at = prefix + i1
+        place: str | None
+        if tag == "insert":
+            start = next((line for line in new[prefix + j1 : prefix + j2] if line.strip()), "")
+            container = _container(old, at - 1, _depth(start))
+            place = _name(old, *container) if container is not None else None
+        else:
+            place = _where(old, at)
+        said = place if place is not None else f"line {at + 1}"
+        if said not in places:
+            places.append(said)
+    return places
+
+
+def _listed(places: list[str]) -> str:
+    """'in greet() and shout()', 'at line 1 and in shout()', 'in a(), b(), c(), d() and 2
+    more places'."""
+    shown = places[:_MAX_PLACES]
+    more = [f"{len(places) - _MAX_PLACES} more places"] if len(places) > _MAX_PLACES else []
+    if not any(p.startswith("line ") for p in shown):
+        return "in " + _and(shown + more)
+    return _and([("at " if p.startswith("line ") else "in ") + p for p in shown] + more)
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _describe_addition(old: list[str], block: list[str], at: int, count: int) -> str:

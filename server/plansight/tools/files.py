@@ -214,6 +214,7 @@ async def _propose(
         new_text=proposed,
         description=description,
         todo_id=in_progress.id if in_progress is not None else None,
+        plan_id=ctx.plan.state.plan_id if in_progress is not None else None,
     )
     decision = await ctx.review(proposal)
     if not decision.accepted:

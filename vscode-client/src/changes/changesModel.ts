@@ -84,12 +84,16 @@ export function fileRow(node: FileNode): RowSpec {
   };
 }
 
-/** What a confirmation says; `message` is the question, `detail` the lines below it. */
+/** What a confirmation says; `message` is the question, `detail` the lines below it;
+ * `force`, when offered, the second button: the forced restore, whose cost `detail` names. */
 export interface Confirmation {
   message: string;
   detail: string;
   action: string;
+  force?: string;
 }
+
+export const forceAction = 'Undo Anyway';
 
 /** The files a restore deletes: `deleted` (version 3), or, from a version 2 server that lists
  * them in `restored`, those the step made. */
@@ -128,30 +132,94 @@ function list(paths: readonly string[]): string {
 
 const undoNote = 'A checkpoint is taken first: Restore to Checkpoint can undo this.';
 
+/** Whether a forced undo would do more than the plain one (a file the plain one leaves). */
+export function forceHelps(preview: RestoreResult, forced: RestoreResult | undefined): forced is RestoreResult {
+  return !!forced && forced.skipped.length < preview.skipped.length;
+}
+
+/** What "Undo Anyway" (the undo with `force`) does beyond the plain undo, from its dry run:
+ * the files it puts back that the plain one leaves, and the later steps' work lost with them. */
+function forceLines(preview: RestoreResult, forced: RestoreResult, changes: ReadonlyMap<string, FileChange>): string[] {
+  const left = new Set(preview.skipped.map((s) => s.path));
+  const removed = new Set(deletedBy(forced, changes));
+  const more = [...forced.restored, ...(forced.deleted ?? [])].filter((p) => left.has(p));
+  const lines = [`${forceAction} also ${more.map((p) => `${removed.has(p) ? 'deletes' : 'puts back'} ${p}`).join(', ')}.`];
+  for (const lost of forced.alsoUndone ?? []) {
+    lines.push(`${forceAction} also undoes what step ${steps(lost.todoIds)} changed in ${lost.path} (the changes overlap): that work is lost.`);
+  }
+  const still = forced.skipped.map((s) => `${s.path} (${s.reason})`);
+  if (still.length) lines.push(`Even ${forceAction} leaves ${still.join('; ')}.`);
+  return lines;
+}
+
+/** The server's "undo with force" said as this dialog's button. */
+function withButton(result: RestoreResult): RestoreResult {
+  return {
+    ...result,
+    skipped: result.skipped.map((s) => ({ ...s, reason: s.reason.replace(/\bundo with force to\b/, `${forceAction} would`) })),
+  };
+}
+
+function confirmation(
+  message: string,
+  action: string,
+  lines: (preview: RestoreResult) => string[],
+  after: string[],
+  preview: RestoreResult,
+  forced: RestoreResult | undefined,
+  changes: ReadonlyMap<string, FileChange>,
+): Confirmation {
+  if (!forceHelps(preview, forced)) {
+    return { message, detail: [...lines(preview), ...after].join('\n'), action };
+  }
+  return {
+    message,
+    detail: [...lines(withButton(preview)), ...forceLines(preview, forced, changes), ...after].join('\n'),
+    action,
+    force: forceAction,
+  };
+}
+
+/**
+ * Before Undo Step: what the undo does (from its dry run), and, where it would leave files that
+ * a forced undo puts back (`forced`: the dry run with `force`), what "Undo Anyway" does too and
+ * whose later work goes with it. The same facts the terminal's `undo --step` prints.
+ */
 export function undoStepConfirmation(
   todoId: string,
   items: readonly TodoItem[],
   files: readonly FileNode[],
   preview: RestoreResult,
+  forced?: RestoreResult,
 ): Confirmation {
   const changes = new Map(files.map((f) => [f.path, f.change]));
-  return {
-    message: `Undo step ${stepTitle(todoId, items)}?`,
-    detail: [
-      ...describe(preview, changes),
-      `The step becomes pending in the plan.`,
-      undoNote,
-    ].join('\n'),
-    action: 'Undo Step',
-  };
+  return confirmation(
+    `Undo step ${stepTitle(todoId, items)}?`,
+    'Undo Step',
+    (p) => describe(p, changes),
+    ['The step becomes pending in the plan.', undoNote],
+    preview,
+    forced,
+    changes,
+  );
 }
 
-export function undoFileConfirmation(file: FileNode, items: readonly TodoItem[], preview: RestoreResult): Confirmation {
-  return {
-    message: `Undo what step ${stepTitle(file.todoId, items)} did to ${file.path}?`,
-    detail: [...describe(preview, new Map([[file.path, file.change]])), undoNote].join('\n'),
-    action: 'Undo File',
-  };
+export function undoFileConfirmation(
+  file: FileNode,
+  items: readonly TodoItem[],
+  preview: RestoreResult,
+  forced?: RestoreResult,
+): Confirmation {
+  const changes = new Map([[file.path, file.change]]);
+  return confirmation(
+    `Undo what step ${stepTitle(file.todoId, items)} did to ${file.path}?`,
+    'Undo File',
+    (p) => describe(p, changes),
+    [undoNote],
+    preview,
+    forced,
+    changes,
+  );
 }
 
 export function restoreConfirmation(checkpoint: Checkpoint, preview: RestoreResult, conversation: boolean): Confirmation {
@@ -167,6 +235,12 @@ export function restoreConfirmation(checkpoint: Checkpoint, preview: RestoreResu
   };
 }
 
+/** What an Undo File did, as the notice's subject: it begins with a word, never the path (the
+ * conversation's notice capitalises its first letter: "Cli.py" is not the file's name). */
+export function undoFileWhat(file: Pick<FileNode, 'todoId' | 'path'>): string {
+  return `step #${file.todoId} undone in ${file.path}`;
+}
+
 /** After a restore: what it did, in one line (the notification). */
 export function resultMessage(what: string, result: RestoreResult, undoId: string | undefined): string {
   const removed = deletedBy(result, new Map());
@@ -178,7 +252,7 @@ export function resultMessage(what: string, result: RestoreResult, undoId: strin
   const said = done.length ? done.join(', ') : 'no file needed restoring';
   const lost = (result.alsoUndone ?? []).map((a) => `${a.path} (the changes of ${steps(a.todoIds)})`);
   const also = lost.length ? `; also undid ${lost.join('; ')}` : '';
-  const left = result.skipped.length ? `; left ${result.skipped.map((s) => `${s.path} (${s.reason})`).join('; ')}` : '';
+  const left = result.skipped.length ? `; left ${withButton(result).skipped.map((s) => `${s.path} (${s.reason})`).join('; ')}` : '';
   const undo = done.length && undoId ? ` Restore checkpoint ${undoId} to undo it.` : '';
   return `Plansight: ${what}: ${said}${also}${left}.${undo}`;
 }
@@ -191,16 +265,24 @@ export function undoCheckpoint(checkpoints: readonly Checkpoint[]): string | und
 export interface CheckpointPick {
   label: string;
   description: string;
-  detail?: string;
+  detail: string;
   checkpoint: Checkpoint;
 }
 
-/** Checkpoints for a QuickPick, newest first. */
+/** Checkpoints for a QuickPick, newest first: what it is as the label, which one, its step
+ * and when as the description, the files it changed as the detail (each its own part of the
+ * row, so that rows do not run together). */
 export function checkpointPicks(checkpoints: readonly Checkpoint[], now: Date = new Date()): CheckpointPick[] {
   return [...checkpoints].reverse().map((checkpoint) => ({
-    label: `${checkpoint.id}  ${truncate(oneLine(checkpoint.label), 70)}`,
-    description: [checkpoint.todoId ? `#${checkpoint.todoId}` : '', when(checkpoint.createdAt, now)].filter(Boolean).join(' · '),
-    ...(checkpoint.paths.length ? { detail: list(checkpoint.paths) } : {}),
+    label: truncate(oneLine(checkpoint.label), 70),
+    description: [
+      `checkpoint ${checkpoint.id}`,
+      checkpoint.todoId ? `step #${checkpoint.todoId}` : '',
+      when(checkpoint.createdAt, now),
+    ]
+      .filter(Boolean)
+      .join(' · '),
+    detail: checkpoint.paths.length ? `Changed: ${list(checkpoint.paths)}` : 'No file changed since the one before',
     checkpoint,
   }));
 }

@@ -37,6 +37,7 @@ import {
   stepTitle,
   undoCheckpoint,
   undoFileConfirmation,
+  undoFileWhat,
   undoStepConfirmation,
 } from './changesModel';
 
@@ -192,19 +193,32 @@ export function registerChanges(
     }),
   );
 
-  const ask = async (said: Confirmation): Promise<boolean> =>
-    (await vscode.window.showWarningMessage(said.message, { modal: true, detail: said.detail }, said.action)) === said.action;
+  /** The button chosen: the plain action, the forced one, or undefined (cancelled). */
+  const ask = async (said: Confirmation): Promise<'plain' | 'force' | undefined> => {
+    const actions = said.force ? [said.action, said.force] : [said.action];
+    const chosen = await vscode.window.showWarningMessage(said.message, { modal: true, detail: said.detail }, ...actions);
+    return chosen === said.action ? 'plain' : chosen !== undefined && chosen === said.force ? 'force' : undefined;
+  };
 
-  /** A dry run, the confirmation from it, then the restore; what it did, said after. */
+  /**
+   * Dry runs first (the plain one, and for an undo that would leave files, the forced one),
+   * the confirmation from them, then the restore the user chose; what it did, said after.
+   */
   const restoreAfterAsking = async (
     params: RestoreParams,
-    confirmation: (preview: RestoreResult) => Confirmation,
+    confirmation: (preview: RestoreResult, forced?: RestoreResult) => Confirmation,
     what: string,
+    { forceable = false } = {},
   ): Promise<void> => {
     try {
       const preview = await server.sendRequest<RestoreResult>(Methods.restore, { ...params, dryRun: true });
-      if (!(await ask(confirmation(preview)))) return;
-      const result = await server.sendRequest<RestoreResult>(Methods.restore, params);
+      const forced =
+        forceable && preview.skipped.length
+          ? await server.sendRequest<RestoreResult>(Methods.restore, { ...params, force: true, dryRun: true })
+          : undefined;
+      const chosen = await ask(confirmation(preview, forced));
+      if (!chosen) return;
+      const result = await server.sendRequest<RestoreResult>(Methods.restore, chosen === 'force' ? { ...params, force: true } : params);
       const listed = await server.sendRequest<CheckpointsResult>(Methods.checkpoints, {});
       const message = resultMessage(what, result, undoCheckpoint(listed.checkpoints));
       notice(message.replace(/^Plansight: /, ''));
@@ -263,8 +277,9 @@ export function registerChanges(
     const files = fileNodes(provider.changes, todoId);
     await restoreAfterAsking(
       { todoId },
-      (preview) => undoStepConfirmation(todoId, store.todos.items, files, preview),
+      (preview, forced) => undoStepConfirmation(todoId, store.todos.items, files, preview, forced),
       `step #${todoId} undone`,
+      { forceable: true },
     );
   });
   register('plansight.changes.undoFile', async (node) => {
@@ -272,8 +287,9 @@ export function registerChanges(
     if (file?.kind !== 'file') return;
     await restoreAfterAsking(
       { todoId: file.todoId, paths: [file.path] },
-      (preview) => undoFileConfirmation(file, store.todos.items, preview),
-      `${file.path} back as before step #${file.todoId}`,
+      (preview, forced) => undoFileConfirmation(file, store.todos.items, preview, forced),
+      undoFileWhat(file),
+      { forceable: true },
     );
   });
   register('plansight.changes.restoreCheckpoint', async () => {
@@ -309,7 +325,9 @@ export function registerChanges(
 
   return {
     onEvent(event: PlansightEvent): void {
-      if (event.type === 'checkpoint' || event.type === 'runFinished') refreshSoon();
+      // A checkpoint (an edit, a command, a restore), files changed, a run's end: what each
+      // step changed may be different now, whoever did it.
+      if (event.type === 'checkpoint' || event.type === 'filesChanged' || event.type === 'runFinished') refreshSoon();
     },
   };
 }

@@ -25,6 +25,7 @@ export function editFromEvent(event: PlansightEvent): EditRecord | undefined {
     return undefined;
   }
   const todoId = str(event['todoId']);
+  const planId = str(event['planId']);
   const feedback = str(event['feedback']);
   return {
     id,
@@ -33,6 +34,7 @@ export function editFromEvent(event: PlansightEvent): EditRecord | undefined {
     description: str(event['description']) ?? '',
     outcome: outcome as EditOutcome,
     ...(todoId !== undefined ? { todoId } : {}),
+    ...(planId !== undefined ? { planId } : {}),
     ...(feedback !== undefined ? { feedback } : {}),
   };
 }

@@ -124,6 +124,8 @@ export interface EditRecord {
   path: string;
   description: string;
   todoId?: string;
+  /** The plan `todoId` is an item of (the server's `planId`; absent from an older server). */
+  planId?: string;
   outcome: EditOutcome;
   feedback?: string;
 }
@@ -190,15 +192,24 @@ export function otherEditsRow(count: number): RowSpec {
   };
 }
 
-/** Splits the session's edits by plan item; edits for no (or an unknown) item go to `other`. */
+/**
+ * Splits the session's edits by plan item; edits for no (or an unknown) item go to `other`.
+ * With the server's `planId`, an edit made under an earlier plan's item is not this plan's,
+ * even where the ids are the same: it is left out (the conversation still shows it).
+ */
 export function groupEdits(
   items: readonly TodoItem[],
   edits: readonly EditRecord[],
+  planId?: string,
 ): { byTodo: Map<string, EditRecord[]>; other: EditRecord[] } {
   const ids = new Set(items.map((i) => i.id));
   const byTodo = new Map<string, EditRecord[]>();
   const other: EditRecord[] = [];
   for (const edit of edits) {
+    const earlierPlan = edit.todoId !== undefined && !!planId && !!edit.planId && edit.planId !== planId;
+    if (earlierPlan) {
+      continue;
+    }
     if (edit.todoId !== undefined && ids.has(edit.todoId)) {
       const list = byTodo.get(edit.todoId) ?? [];
       list.push(edit);

@@ -17,12 +17,12 @@ import {
   cancelResult,
   notificationMessage,
   notificationTitle,
-  outcomeOf,
   planMarkdown,
   type PlanReviewCardData,
   planReviewCard,
   planReviewCardData,
   reviseResult,
+  settledCardPatch,
 } from './planReviewModel';
 
 export const planReviewContextKey = 'plansight.planReviewOpen';
@@ -82,14 +82,7 @@ export class PlanReviews implements vscode.Disposable {
           settled();
           this.store.setPlanReview(undefined);
           void vscode.commands.executeCommand('setContext', planReviewContextKey, false);
-          this.surface.model.updateCard<PlanReviewCardData>(
-            card.id,
-            {
-              outcome: withdrawn ? 'withdrawn' : outcomeOf(result),
-              ...(result.feedback !== undefined ? { feedback: result.feedback } : {}),
-            },
-            false,
-          );
+          this.surface.model.updateCard<PlanReviewCardData>(card.id, settledCardPatch(result, withdrawn), false);
           this.output.info(`Plan review: ${withdrawn ? 'withdrawn' : result.decision}.`);
         },
       };

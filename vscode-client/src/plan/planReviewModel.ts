@@ -6,7 +6,7 @@
 import type { CardEntry } from '../conversation/model';
 import type { RenderHelpers } from '../conversation/render';
 import type { ReviewPlanParams, ReviewPlanResult, TodoItem, TodoState } from '../protocol';
-import { oneLine, truncate } from '../text';
+import { oneLine, plainMarkdown, truncate } from '../text';
 import { planCounts, statusLabels } from './planModel';
 
 export const planReviewCard = 'planReview';
@@ -41,7 +41,7 @@ export type PlanReviewOutcome = 'pending' | 'approved' | 'revised' | 'cancelled'
 export interface PlanReviewCardData {
   reviewId: string;
   summary: string;
-  /** The plan as proposed (the Plan view shows it as it is now). */
+  /** The plan as proposed; once approved or revised, as the user left it. */
   items: WireItem[];
   /** Why the server asked again: the user's edited plan broke a rule. */
   problem?: string;
@@ -85,7 +85,7 @@ export function renderPlanReviewCard(card: CardEntry, h: RenderHelpers): string 
     .map((i) => `<li><span class="mark">${h.escape(marks[i.status] ?? '[ ]')}</span> <strong>#${h.escape(i.id)}</strong> ${h.escape(i.text)}</li>`)
     .join('');
   const head =
-    `<div class="card-head">${h.icon('checklist')}<span><strong>Proposed plan</strong> (${data.items.length} ` +
+    `<div class="card-head">${h.icon('checklist')}<span><strong>${data.outcome === 'approved' ? 'Approved plan' : 'Proposed plan'}</strong> (${data.items.length} ` +
     `item${data.items.length === 1 ? '' : 's'})</span></div>` +
     `<div class="summary md">${h.markdown(data.summary)}</div>` +
     `<ol class="plan-items">${items}</ol>`;
@@ -105,14 +105,17 @@ export function renderPlanReviewCard(card: CardEntry, h: RenderHelpers): string 
   return head + `<div class="outcome ${data.outcome}">${h.icon(icon)}<span>${h.escape(label + said)}</span></div>`;
 }
 
-/** Markdown's emphasis and code marks taken off, for places that show plain text. */
+/** The summary's Markdown reduced to plain text (tables, marks, links), for places that show
+ * plain text only: the Plan view's message, the notification. */
 export function plainSummary(summary: string): string {
-  return oneLine(summary.replace(/\*\*|`/g, ''));
+  return oneLine(plainMarkdown(summary));
 }
 
 /** What the Plan view says at its top while a plan waits: the whole summary, readable. */
 export function reviewMessage(summary: string, problem?: string): string {
-  const lines = [`Proposed plan, waiting for your approval. ${plainSummary(summary)}`];
+  const said = plainSummary(summary);
+  // The view shows the lines run together: each ends as a sentence does.
+  const lines = [`Proposed plan, waiting for your approval. ${said}${said && !/[.!?:;]$/.test(said) ? '.' : ''}`];
   if (problem) {
     lines.push(problem);
   }
@@ -120,17 +123,37 @@ export function reviewMessage(summary: string, problem?: string): string {
   return lines.join('\n');
 }
 
-/** The notification's title: short, so that the decisions after it stay in sight. */
+/** The notification's title: one word, so that the decisions after it stay in sight on the
+ * collapsed toast's one line (VS Code shows a progress notification collapsed, and its close,
+ * settings and expand buttons take the line's end). */
 export function notificationTitle(): string {
-  return 'Plansight: a plan waits for you';
+  return 'Plansight';
 }
 
-/** The notification's message: the decisions as command links first, then the summary. */
+/** The notification's message: the three decisions as command links first (in sight on the
+ * collapsed toast's line), then Open as Markdown and the summary as plain text. */
 export function notificationMessage(summary: string, problem?: string): string {
   const links =
     '[Approve](command:plansight.plan.approve) · [Revise…](command:plansight.plan.revise) · ' +
-    '[Cancel](command:plansight.plan.cancelReview) · [Open as Markdown](command:plansight.plan.openMarkdown)';
-  return `${links} — ${problem ? `${problem} ` : ''}${truncate(plainSummary(summary), 300)}`;
+    '[Cancel](command:plansight.plan.cancelReview)';
+  const more = '[Open as Markdown](command:plansight.plan.openMarkdown)';
+  return `${links} — a plan waits for you: ${problem ? `${problem} ` : ''}${truncate(plainSummary(summary), 300)} ${more}`;
+}
+
+/** The Plan view's title description while a plan waits: short enough for a narrow sidebar
+ * ("Proposed · review · 0/3"), the view's message saying the rest. */
+export function proposedDescription(progress: string): string {
+  return ['Proposed · review', progress].filter(Boolean).join(' · ');
+}
+
+/** The card once the review is settled: its outcome, and the items as the user left them
+ * before approving or revising (what runs), not as they were proposed. */
+export function settledCardPatch(result: ReviewPlanResult, withdrawn: boolean): Partial<PlanReviewCardData> {
+  return {
+    outcome: withdrawn ? 'withdrawn' : outcomeOf(result),
+    ...(result.feedback !== undefined ? { feedback: result.feedback } : {}),
+    ...(!withdrawn && result.decision !== 'cancel' && result.items ? { items: wire(result.items as TodoItem[]) } : {}),
+  };
 }
 
 /** The plan, and its summary when there is one, as a Markdown document to keep. */

@@ -9,7 +9,7 @@ import type { ReviewManager } from '../review/reviewManager';
 import type { PlansightServer } from '../server/client';
 import type { SessionStore } from '../session';
 import * as edits from './planEdits';
-import { reviewMessage } from './planReviewModel';
+import { proposedDescription, reviewMessage } from './planReviewModel';
 import {
   editRow,
   type EditRecord,
@@ -67,7 +67,7 @@ export class PlanTreeProvider
   }
 
   getTreeItem(node: PlanNode): vscode.TreeItem {
-    const { byTodo, other } = groupEdits(this.store.todos.items, this.store.edits);
+    const { byTodo, other } = groupEdits(this.store.todos.items, this.store.edits, this.store.todos.planId);
     switch (node.kind) {
       case 'todo': {
         const count = byTodo.get(node.item.id)?.length ?? 0;
@@ -89,7 +89,7 @@ export class PlanTreeProvider
   }
 
   getChildren(node?: PlanNode): PlanNode[] {
-    const { byTodo, other } = groupEdits(this.store.todos.items, this.store.edits);
+    const { byTodo, other } = groupEdits(this.store.todos.items, this.store.edits, this.store.todos.planId);
     if (!node) {
       const rows: PlanNode[] = this.store.todos.items.map((item) => ({ kind: 'todo', item }));
       if (other.length) {
@@ -180,7 +180,7 @@ export function registerPlanView(
   const update = (): void => {
     const review = store.planReview;
     // A proposed plan is marked as such: the header says it waits, its summary is at the top.
-    view.description = review ? `Proposed · waiting for your approval · ${planViewDescription(store.todos)}` : planViewDescription(store.todos);
+    view.description = review ? proposedDescription(planViewDescription(store.todos)) : planViewDescription(store.todos);
     view.badge = review ? { value: 1, tooltip: 'A proposed plan waits for your approval' } : undefined;
     view.message =
       store.serverStatus === 'failed'

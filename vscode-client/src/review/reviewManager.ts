@@ -12,7 +12,7 @@ import {
   type ReviewCardData,
   reviewCard,
 } from '../conversation/cards';
-import { compactDiff, diffStat } from '../conversation/diff';
+import { cardDiff, lineDiffStat } from './lineDiff';
 import type { CardEntry, ConversationModel } from '../conversation/model';
 import type { EditOutcome } from '../plan/planModel';
 import type { ReviewEditParams, ReviewEditResult } from '../protocol';
@@ -123,15 +123,16 @@ export class ReviewManager implements vscode.Disposable {
       path,
       description: params.description,
       ...(params.todoId !== undefined ? { todoId: params.todoId } : {}),
+      ...(params.planId !== undefined ? { planId: params.planId } : {}),
       outcome: 'pending',
     });
 
-    const { added, removed } = diffStat(params.oldText, params.newText);
+    const { added, removed } = lineDiffStat(params.oldText, params.newText);
     const card = this.surface.model.addCard<ReviewCardData>(reviewCard, {
       reviewId: params.id,
       path,
       description: params.description,
-      diff: compactDiff(params.oldText, params.newText),
+      diff: cardDiff(params.oldText, params.newText),
       added,
       removed,
       outcome: 'pending',

@@ -41,18 +41,19 @@ export function baseName(uriOrPath: string): string {
 
 
 /**
- * The notification asking for an edit while the conversation is out of sight. A toast shows one
- * line, `title: message`, cut with an ellipsis: Accept, Reject and Show Diff (command links
- * carrying the review's `id`) come first, so that a long path or description cannot push them
- * out of sight; the file and the description follow.
+ * The notification asking for an edit while the conversation is out of sight. A progress toast
+ * shows one line, `title: message`, cut with an ellipsis (and its close and settings buttons
+ * take the line's end): so the title is one word, and Accept, Reject and Show Diff (command
+ * links carrying the review's `id`) come right after it, in sight on the collapsed toast;
+ * what is proposed, the file and the description follow.
  */
 export function reviewNotice(id: string, path: string, description: string): { title: string; message: string } {
   const args = encodeURIComponent(JSON.stringify([id]));
   const said = truncate(oneLine(description), 120);
   return {
-    title: 'Plansight proposes an edit',
+    title: 'Plansight',
     message:
       `[Accept](command:plansight.acceptEdit?${args}) · [Reject](command:plansight.rejectEdit?${args}) · ` +
-      `[Show Diff](command:plansight.plan.openEdit?${args}) ${path}${said ? `: ${said}` : ''}`,
+      `[Show Diff](command:plansight.plan.openEdit?${args}) — proposes an edit to ${path}${said ? `: ${said}` : ''}`,
   };
 }

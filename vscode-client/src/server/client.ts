@@ -86,6 +86,8 @@ export function readSettings(): PlansightSettings {
     autoApproveEdits: config.get<boolean>('autoApprove.edits', false),
     autoApproveCommands: config.get<boolean>('autoApprove.commands', false),
     autoApproveSandboxedCommands: config.get<boolean>('autoApprove.sandboxedCommands', false),
+    thinking: config.get<boolean>('thinking', false),
+    thinkingBudgetTokens: config.get<number>('thinkingBudgetTokens', 4096),
   };
 }
 

@@ -12,7 +12,13 @@ export interface PlansightSettings {
   autoApproveCommands: boolean;
   /** Run sandboxed commands without asking (an unsandboxed one is still asked). */
   autoApproveSandboxedCommands?: boolean;
+  /** Extended thinking (`plansight.thinking`), with its budget in tokens. */
+  thinking?: boolean;
+  thinkingBudgetTokens?: number;
 }
+
+/** The smallest thinking budget the API takes (`budget_tokens` >= 1024). */
+export const MIN_THINKING_BUDGET = 1024;
 
 export function initializationOptions(
   settings: PlansightSettings,
@@ -32,6 +38,12 @@ export function initializationOptions(
   }
   if (Number.isInteger(settings.maxRounds) && settings.maxRounds > 0) {
     options.maxRounds = settings.maxRounds;
+  }
+  if (settings.thinking) {
+    // The contract's option: the server sends the kind of thinking the model supports
+    // (adaptive, else enabled with this budget, raised to 1024 and below max_tokens).
+    const budget = settings.thinkingBudgetTokens;
+    options.thinking = Number.isInteger(budget) && budget! > 0 ? { budgetTokens: Math.max(MIN_THINKING_BUDGET, budget!) } : {};
   }
   return options;
 }
