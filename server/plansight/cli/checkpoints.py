@@ -24,7 +24,7 @@ from plansight.cli import render
 from plansight.protocol.names import CHECKPOINTS, RESTORE
 
 if TYPE_CHECKING:
-    from plansight.cli.client import Answer
+    from plansight.cli.client import Answer, PlansightClient
 
 KIND_WORDS = {
     "outside": "changed outside",
@@ -185,8 +185,7 @@ async def _ask_server(
     try:
         await client.start()
         answer = await client.request(method, params)
-        listed = await client.request(CHECKPOINTS, {}) if method != CHECKPOINTS else answer
-        return answer, listed
+        return answer, await checkpoints_after(client, method, answer)
     except JsonRpcException as err:
         console.print(Text(f"plansight: {err.message}", style="bold red"))
     except (ServerExited, OSError) as err:
@@ -194,6 +193,17 @@ async def _ask_server(
     finally:
         await client.close()
     return None
+
+
+async def checkpoints_after(client: PlansightClient, method: str, answer: Any) -> Any:
+    """The checkpoints after a restore (the one it took first undoes it); else `answer`."""
+    return await client.request(CHECKPOINTS, {}) if method == RESTORE else answer
+
+
+def undo_id_of(listed: Any) -> str | None:
+    """The checkpoint that undoes the restore just made: the newest `beforeRestore` one."""
+    befores = [c for c in _checkpoints_of(listed) if c.get("kind") == "beforeRestore"]
+    return str(befores[-1]["id"]) if befores else None
 
 
 def _checkpoints_of(listed: Any) -> list[dict[str, Any]]:
@@ -258,8 +268,7 @@ def restore_cli(
     if answered is None:
         return 1
     result, listed = answered
-    befores = [c for c in _checkpoints_of(listed) if c.get("kind") == "beforeRestore"]
-    undo_id = str(befores[-1]["id"]) if befores else None
+    undo_id = undo_id_of(listed)
     what = f"Checkpoint {checkpoint}" if checkpoint else f"Step #{step} undone"
     if conversation:
         what += " (and the conversation)"
