@@ -108,9 +108,9 @@ def plan_cli(workspace: str, console: Console | None = None) -> int:
     if answered is None:
         return 1
     state = answered[0] if isinstance(answered[0], dict) else {}
-    console.print(Text(f"The session of {root.resolve()}:", style="bold"))
+    console.print(Text(f"The session of {root.resolve()}:", style="bold"), soft_wrap=True)
     for line in plan_lines(state):
-        console.print(line)
+        console.print(line, soft_wrap=True)
     return 0
 
 
@@ -125,8 +125,9 @@ def history_cli(workspace: str, limit: int = DEFAULT_RUNS, console: Console | No
     found = answered[0].get("runs", []) if isinstance(answered[0], dict) else []
     runs = [r for r in found if isinstance(r, dict)]
     console.print(
-        Text(f"Runs in {root.resolve()}, oldest first (the last {limit} at most):", style="bold")
+        Text(f"Runs in {root.resolve()}, oldest first (the last {limit} at most):", style="bold"),
+        soft_wrap=True,
     )
     for line in history_lines(runs):
-        console.print(line)
+        console.print(line, soft_wrap=True)
     return 0
