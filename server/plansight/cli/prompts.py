@@ -3,9 +3,9 @@
 `plansight run "<prompt>"` takes it as an argument; `plansight run -` reads it from stdin and
 `plansight run --prompt-file F` from a file, for prompts a shell refuses as one argument (Linux
 caps a single argument at 128 kB) or that are easier kept in a file. Either way the whole text
-is sent to the model. The header echoes a short prompt as it is and a long one (several lines,
-or more than `ECHO_LIMIT` characters) as its first line and its size: a 120 kB specification
-is not scrolled through the terminal before the run even starts.
+is sent to the model. The header echoes a short prompt as it is and a long one (more than
+`ECHO_LINES` lines or `ECHO_LIMIT` characters) as its first line and its size: a 120 kB
+specification is not scrolled through the terminal before the run even starts.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from plansight.cli import render
 
 STDIN = "-"
 ECHO_LIMIT = 300  # characters shown as they are; above that, the first line and the size
+ECHO_LINES = 5  # likewise, lines
 FIRST_LINE_LIMIT = 160
 
 
@@ -76,9 +77,10 @@ def size_text(characters: int) -> str:
 def prompt_echo(prompt: str) -> str:
     """The prompt as the header shows it: whole when short, else its first line and its size."""
     lines = prompt.splitlines() or [""]
-    if len(lines) == 1 and len(prompt) <= ECHO_LIMIT:
+    if len(lines) <= ECHO_LINES and len(prompt) <= ECHO_LIMIT:
         return prompt
     first = next((line for line in lines if line.strip()), "")
     shown = render.shorten(first, FIRST_LINE_LIMIT)
+    more = "" if shown.endswith("…") else " …"
     count = len(lines)
-    return f"{shown} … ({size_text(len(prompt))}, {count:,} line{'s' if count != 1 else ''})"
+    return f"{shown}{more} ({size_text(len(prompt))}, {count:,} line{'s' if count != 1 else ''})"
