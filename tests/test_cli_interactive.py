@@ -94,7 +94,7 @@ class Session:
         self.assert_kept(before, lines, line)
         if until is None:
             self.shown = lines
-        return lines
+        return lines[len(before) - 1 :]  # from the line typed on
 
     def answer(self, text: str) -> list[str]:
         before = self.term.scrollback()
@@ -104,8 +104,9 @@ class Session:
             "the prompt after the answer", lambda now: at_prompt(now) and len(now) > len(before)
         )
         self.assert_kept(self.shown, lines, None)
+        new = lines[len(self.shown) - 1 :]
         self.shown = lines
-        return lines
+        return new
 
     @staticmethod
     def assert_kept(before: list[str], after: list[str], typed: str | None) -> None:
@@ -152,6 +153,7 @@ def test_an_interactive_session_continues_one_conversation_on_one_server(
 
     # A task: the edit is reviewed on the terminal, the answer printed, the prompt back.
     lines = session.type_line(FIRST_TASK, until=asking)
+    assert lines[0] == f"{PROMPT} {FIRST_TASK}"
     assert any(line.startswith("review edit hello.py") for line in lines)
     lines = session.answer("a")
     shown = "\n".join(lines)
@@ -175,7 +177,7 @@ def test_an_interactive_session_continues_one_conversation_on_one_server(
     lines = session.type_line("/plan")
     assert "[x] #1: Add type hints" in lines and "[x] #2: Check the result" in lines
     lines = session.type_line("/checkpoints")
-    assert any("#1" in line and "hello.py" in line for line in lines[len(session.shown) - 5 :])
+    assert any("#1" in line and "hello.py" in line for line in lines)
     lines = session.type_line("/undo 1")
     shown = "\n".join(lines)
     assert "Step #1 undone: restored 1 file" in shown and "✓ hello.py" in shown
@@ -217,7 +219,16 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     fake_api: FakeMessagesAPI,
     hello_workspace: Path,
 ) -> None:
-    fake_api.push(tool_reply("todo", plan("in_progress", "pending")), text_reply("Planned."))
+    fake_api.push(
+        tool_reply("todo", plan("in_progress", "pending")),
+        text_reply("Planned."),
+        text_reply("The plan waits for you."),  # the done gate's answer
+        tool_reply("todo", plan("in_progress", "completed")),  # /step 2
+        text_reply("Step 2 is done."),
+        text_reply("Summary: a plan of two steps, the second done."),  # /compact
+        tool_reply("todo", plan("pending", "pending")),  # /plan TASK: plan mode
+        tool_reply("submit_plan", {"summary": "Two steps."}),
+    )
     env = plain_env(tmp_path) | {
         "ANTHROPIC_BASE_URL": fake_api.base_url,
         "ANTHROPIC_API_KEY": "test-key",
@@ -230,8 +241,24 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     assert any(line.strip().startswith("/undo N") for line in lines)
     lines = session.type_line("/frobnicate")
     assert "No such command: /frobnicate. /help lists them." in lines
+    # Up recalls the last line (readline), Enter runs it again.
+    before = session.shown
+    term.send("Up")
+    term.wait_for("the recalled line", lambda now: now[-1] == f"{PROMPT} /frobnicate")
+    term.send("Enter")
+    session.shown = term.wait_for("the prompt", lambda now: at_prompt(now) and now != before)
+    assert session.shown[-2] == "No such command: /frobnicate. /help lists them."
     lines = session.type_line("Plan it")
-    assert "Planned." in lines
+    assert "Planned." in "\n".join(lines)
+    lines = session.type_line("/step 2")
+    assert "Step 2 is done." in lines
+    assert "#2: Check the result" in str(fake_api.bodies[-2]["messages"][-1])
+    lines = session.type_line("/compact")
+    assert any(line.startswith("⇣ compacted: ~") for line in lines), lines
+    # Plan mode: the plan is proposed for approval, and cancelling keeps the session.
+    lines = session.type_line("/plan Rework greet", until=lambda now: now[-1].endswith("[c]ancel:"))
+    assert "plan proposed for your approval" in lines
+    lines = session.answer("c")
     lines = session.type_line("/new")
     assert any(line.startswith("A new conversation") for line in lines)
     lines = session.type_line("/plan")
@@ -242,6 +269,9 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     term.send("C-c")
     lines = term.wait_for("the end", lambda _: term.exit_status() is not None)
     assert term.exit_status() == 0, "\n".join(lines)
+    # The lines typed are kept for the next session's Up.
+    kept = (tmp_path / "state" / "plansight" / "prompt-history").read_text().splitlines()
+    assert kept[-3:] == ["/plan Rework greet", "/new", "/plan"]
 
 
 def test_lines_are_tasks_or_commands() -> None:

@@ -301,7 +301,7 @@ class InteractiveSession:
             return
         before, after = answer.get("beforeTokens"), answer.get("afterTokens")
         # A compaction that happened is shown by its `compacted` event, as in a run.
-        if isinstance(before, int) and isinstance(after, int) and after >= before:
+        if isinstance(before, int) and before == after:
             self.say(f"Nothing to compact: the conversation is ~{before:,} tokens.", "dim")
 
     async def new_conversation(self) -> None:
