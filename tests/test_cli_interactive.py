@@ -7,6 +7,8 @@ fake API received; every wait polls the screen up to a bound (`Terminal.wait_for
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +19,7 @@ import pytest
 from plansight.cli.interactive import Command, parse_line, step_id
 from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
 
-from conftest import strip_cache_control
+from conftest import strip_cache_control, wait_until_sync
 from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
 
 PROMPT = "›"
@@ -259,10 +261,15 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     lines = session.type_line("/plan Rework greet", until=lambda now: now[-1].endswith("[c]ancel:"))
     assert "plan proposed for your approval" in lines
     lines = session.answer("c")
+    # A language server that dies between prompts is replaced at the next command.
+    (dead,) = lsp_servers(session.pane_pid())
+    os.kill(dead, signal.SIGKILL)
+    wait_until_sync(lambda: dead not in lsp_servers(session.pane_pid()), "the server gone")
     lines = session.type_line("/new")
     assert any(line.startswith("A new conversation") for line in lines)
     lines = session.type_line("/plan")
-    assert lines[-2].startswith("No plan yet")
+    assert lines[-2].startswith("No plan yet"), lines
+    assert len(lsp_servers(session.pane_pid())) == 1
     # Ctrl-C at the prompt says how to leave; a second one leaves.
     term.send("C-c")
     term.wait_for("the hint", lambda now: any("Ctrl-C again" in line for line in now[-3:]))

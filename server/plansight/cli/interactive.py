@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import os
 import sys
 import threading
@@ -61,6 +62,7 @@ from plansight.protocol.names import CHECKPOINTS, COMPACT, HISTORY, RESET, RESTO
 if TYPE_CHECKING:
     from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 PROMPT = "› "
@@ -121,6 +123,13 @@ class TerminalLines(LineReader):
             return os.read(self.fd, 65536)
         except OSError:
             return b""
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A request's answer (which may itself be null)."""
+
+    value: Any
 
 
 @dataclass(frozen=True)
@@ -191,6 +200,7 @@ class InteractiveSession:
         self._task: asyncio.Future[Any] | None = None  # the command running now
         self._stopped: PlansightClient | None = None  # the client whose server the user stopped
         self._closing: set[asyncio.Future[None]] = set()  # dead clients being cleaned up
+        self._grace: asyncio.TimerHandle | None = None  # an unanswered cancel stops the server
 
     # The server (in the loop's thread) -----------------------------------------------------
     def current(self) -> PlansightClient:
@@ -201,7 +211,9 @@ class InteractiveSession:
         client = self.client
         if client is not None and client.process is not None:
             if client.process.returncode is not None:  # it died, or was stopped
-                self._closing.add(asyncio.ensure_future(client.close(grace=1)))
+                closing = asyncio.ensure_future(client.close(grace=1))
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
                 client = None
         if client is None:
             client = PlansightClient(self.options, self.ui)
@@ -255,48 +267,58 @@ class InteractiveSession:
             ui.set_activity("")
             ui.stop()
 
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        """A request to the session's server; a refusal or a failure is printed (None)."""
+    async def request(self, method: str, params: dict[str, Any]) -> Answered | None:
+        """A request to the session's server; None when it was refused or failed (printed).
+
+        A server found dead on the way (it died since the last command) is replaced and the
+        request sent once more to the new one."""
         from pygls.exceptions import JsonRpcException
 
         from plansight.cli.client import ServerExited
 
-        try:
-            client = await self.connected()
-            return await client.request(method, params)
-        except JsonRpcException as err:
-            self.say(f"plansight: {err.message}", "bold red")
-        except (ServerExited, OSError) as err:
-            self.say(f"plansight: the language server failed: {err}", "bold red")
+        for attempt in (1, 2):
+            try:
+                client = await self.connected()
+                return Answered(await client.request(method, params))
+            except JsonRpcException as err:
+                self.say(f"plansight: {err.message}", "bold red")
+                return None
+            except ServerExited as err:
+                if attempt == 2:
+                    self.say(f"plansight: the language server failed: {err}", "bold red")
+            except OSError as err:
+                self.say(f"plansight: could not start the language server: {err}", "bold red")
+                return None
         return None
 
     async def show_plan(self) -> None:
         state = await self.request(STATE, {})
-        if isinstance(state, dict):
-            self.print_lines(plan_lines(state))
+        if state is not None and isinstance(state.value, dict):
+            self.print_lines(plan_lines(state.value))
 
     async def show_history(self) -> None:
         answer = await self.request(HISTORY, {"limit": 20})
-        if isinstance(answer, dict):
-            runs = [r for r in answer.get("runs", []) if isinstance(r, dict)]
+        if answer is not None and isinstance(answer.value, dict):
+            runs = [r for r in answer.value.get("runs", []) if isinstance(r, dict)]
             self.print_lines(history_lines(runs))
 
     async def show_checkpoints(self) -> None:
         answer = await self.request(CHECKPOINTS, {})
         if answer is not None:
-            self.print_lines(checkpoint_lines(_checkpoints_of(answer)))
+            self.print_lines(checkpoint_lines(_checkpoints_of(answer.value)))
 
     async def undo(self, todo_id: str) -> None:
-        result = await self.request(RESTORE, {"todoId": todo_id})
-        if result is None or self.client is None:
+        answered = await self.request(RESTORE, {"todoId": todo_id})
+        if answered is None or self.client is None:
             return
+        result = answered.value if isinstance(answered.value, dict) else {}
         listed = await checkpoints_after(self.client, RESTORE, result)
-        what = f"Step #{todo_id} undone"
-        shown = restore_lines(result if isinstance(result, dict) else {}, what, undo_id_of(listed))
+        shown = restore_lines(result, f"Step #{todo_id} undone", undo_id_of(listed))
         self.print_lines(shown)
 
     async def compact(self) -> None:
-        answer = await self.request(COMPACT, {})
+        answered = await self.request(COMPACT, {})
+        answer = answered.value if answered is not None else None
         if not isinstance(answer, dict):
             return
         before, after = answer.get("beforeTokens"), answer.get("afterTokens")
@@ -305,7 +327,7 @@ class InteractiveSession:
             self.say(f"Nothing to compact: the conversation is ~{before:,} tokens.", "dim")
 
     async def new_conversation(self) -> None:
-        if await self.request(RESET, {}) is not None or self.client is not None:
+        if await self.request(RESET, {}) is not None:
             self.say(
                 "A new conversation: the plan and the scratchpad are cleared too "
                 "(checkpoints and history are kept).",
@@ -403,6 +425,9 @@ class InteractiveSession:
                 await work
             finally:
                 self._task = None
+                if self._grace is not None:  # a cancel's deadline ends with its command
+                    self._grace.cancel()
+                    self._grace = None
 
         future = self.loops.submit(tracked())
         interrupts = 0
@@ -416,13 +441,19 @@ class InteractiveSession:
             except concurrent.futures.CancelledError:
                 self.say("Cancelled.", "yellow")
                 return
+            except Exception as err:  # a defect: said, logged, and the session goes on
+                log.exception("the command failed")
+                self.say(f"plansight: the command failed unexpectedly: {err!r}", "bold red")
+                return
 
     def _interrupt(self) -> None:
         """The first Ctrl-C: cancel the run (the server answers), else the command waited on."""
         client = self.client
         if client is not None and client.cancel():
             self.ui.notice("Cancelling the run… (Ctrl-C again stops the language server)")
-            self.loops.loop.call_later(CANCEL_GRACE, self._stop_if_still_cancelling, client)
+            self._grace = self.loops.loop.call_later(
+                CANCEL_GRACE, self._stop_if_still_cancelling, client
+            )
             return
         if self._task is not None:
             self._task.cancel()
@@ -443,8 +474,16 @@ class InteractiveSession:
             self._task.cancel()
 
     def shut_down(self) -> None:
-        with contextlib.suppress(Exception):
+        """Shut the server down (killed if that takes too long, or on another Ctrl-C)."""
+        try:
             self.loops.submit(self.close()).result(timeout=15)
+        except KeyboardInterrupt:
+            pass
+        except Exception as err:
+            log.warning("the language server did not shut down cleanly: %r", err)
+        client = self.client
+        if client is not None:
+            client.kill()
         self.loops.close()
 
 
