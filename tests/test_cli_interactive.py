@@ -250,6 +250,8 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     term.send("Enter")
     session.shown = term.wait_for("the prompt", lambda now: at_prompt(now) and now != before)
     assert session.shown[-2] == "No such command: /frobnicate. /help lists them."
+    lines = session.type_line("/undo 9")  # refused by the server: said, and the session goes on
+    assert lines[1].startswith("plansight: ") and "9" in lines[1], lines
     lines = session.type_line("Plan it")
     assert "Planned." in "\n".join(lines)
     lines = session.type_line("/step 2")
@@ -279,6 +281,18 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     # The lines typed are kept for the next session's Up.
     kept = (tmp_path / "state" / "plansight" / "prompt-history").read_text().splitlines()
     assert kept[-3:] == ["/plan Rework greet", "/new", "/plan"]
+
+
+def test_without_an_api_key_the_session_says_how_to_get_going(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    hello_workspace: Path,
+) -> None:
+    term = terminal(100, 24)
+    term.start([sys.executable, "-m", "plansight"], plain_env(tmp_path), hello_workspace)
+    lines = term.wait_for("the end", lambda _: term.exit_status() is not None)
+    assert term.exit_status() == 1
+    assert lines[0].startswith("plansight: set ANTHROPIC_API_KEY"), lines
 
 
 def test_lines_are_tasks_or_commands() -> None:
