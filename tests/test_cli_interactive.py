@@ -19,7 +19,7 @@ import pytest
 from plansight.cli.interactive import Command, parse_line, step_id
 from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
 
-from conftest import strip_cache_control, wait_until_sync
+from conftest import strip_cache_control, user_texts, wait_until_sync
 from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
 
 PROMPT = "›"
@@ -252,8 +252,16 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     assert session.shown[-2] == "No such command: /frobnicate. /help lists them."
     lines = session.type_line("/undo 9")  # refused by the server: said, and the session goes on
     assert lines[1].startswith("plansight: ") and "9" in lines[1], lines
-    lines = session.type_line("Plan it")
-    assert "Planned." in "\n".join(lines)
+    # A pasted task of several lines is one prompt, sent by Enter.
+    (tmp_path / "paste.txt").write_text("Plan it\nin two steps")
+    term.tmux("load-buffer", str(tmp_path / "paste.txt"))
+    term.tmux("paste-buffer", "-p", "-t", "main")
+    term.wait_for("the pasted lines", lambda now: now[-2:] == [f"{PROMPT} Plan it", "in two steps"])
+    before = session.shown
+    term.send("Enter")
+    session.shown = term.wait_for("the run", lambda now: at_prompt(now) and len(now) > len(before))
+    assert "Planned." in "\n".join(session.shown[len(before) :])
+    assert user_texts(fake_api.bodies[0]["messages"][0])[0] == "Plan it\nin two steps"
     lines = session.type_line("/step 2")
     assert "Step 2 is done." in lines
     assert "#2: Check the result" in str(fake_api.bodies[-2]["messages"][-1])

@@ -487,7 +487,10 @@ class InteractiveSession:
         self.loops.close()
 
 
-def load_history(readline: Any, path: Path) -> None:
+def set_up_readline(readline: Any, path: Path) -> None:
+    # Python turns bracketed paste off for its own REPL; on, a pasted multi-line task is one
+    # prompt (Enter sends it) instead of one run per line, the later lines answering reviews.
+    readline.parse_and_bind("set enable-bracketed-paste on")
     readline.set_history_length(HISTORY_LENGTH)
     with contextlib.suppress(OSError):
         readline.read_history_file(str(path))
@@ -524,7 +527,7 @@ def interactive_cli(workspace: str, console: Console | None = None) -> int:
         readline = None  # type: ignore[assignment]
     path = history_file()
     if readline is not None:
-        load_history(readline, path)
+        set_up_readline(readline, path)
     ui = TerminalUI(console)
     ui.reader = TerminalLines(sys.stdin.fileno())
     console.print(
