@@ -24,7 +24,7 @@ from plansight.cli import render
 from plansight.protocol.names import CHECKPOINTS, RESTORE
 
 if TYPE_CHECKING:
-    from plansight.cli.client import Answer, PlansightClient
+    from plansight.cli.client import Answer
 
 KIND_WORDS = {
     "outside": "changed outside",
@@ -185,7 +185,9 @@ async def _ask_server(
     try:
         await client.start()
         answer = await client.request(method, params)
-        return answer, await checkpoints_after(client, method, answer)
+        # After a restore, the checkpoints: the one it took first undoes it.
+        listed = await client.request(CHECKPOINTS, {}) if method == RESTORE else answer
+        return answer, listed
     except JsonRpcException as err:
         console.print(Text(f"plansight: {err.message}", style="bold red"))
     except (ServerExited, OSError) as err:
@@ -193,11 +195,6 @@ async def _ask_server(
     finally:
         await client.close()
     return None
-
-
-async def checkpoints_after(client: PlansightClient, method: str, answer: Any) -> Any:
-    """The checkpoints after a restore (the one it took first undoes it); else `answer`."""
-    return await client.request(CHECKPOINTS, {}) if method == RESTORE else answer
 
 
 def undo_id_of(listed: Any) -> str | None:

@@ -44,7 +44,6 @@ from rich.text import Text
 from plansight.cli.checkpoints import (
     _checkpoints_of,
     checkpoint_lines,
-    checkpoints_after,
     restore_lines,
     undo_id_of,
 )
@@ -309,11 +308,12 @@ class InteractiveSession:
 
     async def undo(self, todo_id: str) -> None:
         answered = await self.request(RESTORE, {"todoId": todo_id})
-        if answered is None or self.client is None:
+        if answered is None:
             return
         result = answered.value if isinstance(answered.value, dict) else {}
-        listed = await checkpoints_after(self.client, RESTORE, result)
-        shown = restore_lines(result, f"Step #{todo_id} undone", undo_id_of(listed))
+        listed = await self.request(CHECKPOINTS, {})  # the one the restore took undoes it
+        undo_id = undo_id_of(listed.value) if listed is not None else None
+        shown = restore_lines(result, f"Step #{todo_id} undone", undo_id)
         self.print_lines(shown)
 
     async def compact(self) -> None:
