@@ -230,6 +230,8 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
         text_reply("Summary: a plan of two steps, the second done."),  # /compact
         tool_reply("todo", plan("pending", "pending")),  # /plan TASK: plan mode
         tool_reply("submit_plan", {"summary": "Two steps."}),
+        tool_reply("read_file", {"path": "hello.py"}),  # Ctrl-C at its review
+        tool_reply("edit_file", HINT_EDIT),
     )
     env = plain_env(tmp_path) | {
         "ANTHROPIC_BASE_URL": fake_api.base_url,
@@ -271,6 +273,14 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     lines = session.type_line("/plan Rework greet", until=lambda now: now[-1].endswith("[c]ancel:"))
     assert "plan proposed for your approval" in lines
     lines = session.answer("c")
+    # Ctrl-C at a review cancels the run, the edit not made; the prompt comes back.
+    session.type_line("Edit it", until=asking)
+    term.send("C-c")
+    lines = term.wait_for("the prompt after the cancel", at_prompt)
+    assert "cancelled" in "\n".join(lines[len(session.shown) :])
+    session.assert_kept(session.shown[:-1], lines, None)
+    session.shown = lines
+    assert "def greet(name):" in (hello_workspace / "hello.py").read_text()
     # A language server that dies between prompts is replaced at the next command.
     (dead,) = lsp_servers(session.pane_pid())
     os.kill(dead, signal.SIGKILL)
@@ -288,7 +298,7 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     assert term.exit_status() == 0, "\n".join(lines)
     # The lines typed are kept for the next session's Up.
     kept = (tmp_path / "state" / "plansight" / "prompt-history").read_text().splitlines()
-    assert kept[-3:] == ["/plan Rework greet", "/new", "/plan"]
+    assert kept[-4:] == ["/plan Rework greet", "Edit it", "/new", "/plan"]  # no answers
 
 
 def test_without_an_api_key_the_session_says_how_to_get_going(
