@@ -1,9 +1,10 @@
-"""`plansight lsp | acp | run | demo | checkpoints | undo | restore | mcp | eval`: the command line.
+"""`plansight lsp | acp | run | demo | plan | history | checkpoints | undo | restore | mcp | eval`.
 
-`plansight` with no command prints the whole help on stderr and exits 2: it is a command
-line that asks for nothing, a usage error like any other (`plansight bogus`, a missing
-prompt), so a script that calls it that way fails, while the person who typed it reads
-what they can do. `plansight --help` prints the same help on stdout and exits 0.
+`plansight` with no command on a terminal (stdin and stdout both one) starts the interactive
+session (`plansight.cli.interactive`). Anywhere else (a pipe, a script, CI) it prints the whole
+help on stderr and exits 2: there it is a command line that asks for nothing, a usage error
+like any other (`plansight bogus`, a missing prompt), so a script that calls it that way fails.
+`plansight --help` prints the help on stdout and exits 0.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from plansight import __version__
 DESCRIPTION = "Plansight: a coding agent that plans in the open, in your editor or terminal."
 EPILOG = """\
 Start with `plansight demo` (offline, no API key), then
-`plansight run "Add docstrings to utils.py" --workspace path/to/project`.
+`plansight run "Add docstrings to utils.py" --workspace path/to/project`, or `plansight`
+alone in a terminal for an interactive session in the current folder.
 `plansight <command> --help` describes each command.
 """
 RUN_EPILOG = """\
@@ -79,7 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=RUN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("prompt", help="the task, in your words (quote it)")
+    run.add_argument(
+        "prompt",
+        nargs="?",
+        default=None,
+        help="the task, in your words (quote it); - reads it from stdin",
+    )
+    run.add_argument(
+        "--prompt-file",
+        default=None,
+        metavar="FILE",
+        help="read the task from this file (for a long one: a shell refuses a 200 kB argument)",
+    )
     run.add_argument(
         "--workspace", default=".", metavar="DIR", help="the project to work in (default: .)"
     )
@@ -144,6 +157,28 @@ def build_parser() -> argparse.ArgumentParser:
             "play a longer recorded review with a context window of a few thousand tokens, "
             "to watch the server compact the conversation and keep the plan verbatim"
         ),
+    )
+
+    showing = commands.add_parser(
+        "plan",
+        help="show the workspace's current plan and scratchpad (no run, no API key)",
+        description=(
+            "Show the plan and the scratchpad of the workspace's session, as the next run "
+            "continues them, without starting a run."
+        ),
+    )
+    showing.add_argument("--workspace", default=".", metavar="DIR", help="the project (default: .)")
+    past = commands.add_parser(
+        "history",
+        help="list the workspace's past runs: prompt, result, edits (no run, no API key)",
+        description=(
+            "List the workspace's last runs, oldest first: when each started, how it ended, "
+            "its edits and commands, its prompt and the first line of its answer."
+        ),
+    )
+    past.add_argument("--workspace", default=".", metavar="DIR", help="the project (default: .)")
+    past.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="the last N runs (default: 20)"
     )
 
     listing = commands.add_parser(
@@ -230,6 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command is None:
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            from plansight.cli.interactive import interactive_cli
+
+            return interactive_cli(".")
         parser.print_help(sys.stderr)
         return 2
     if args.command == "lsp":
@@ -243,17 +282,37 @@ def main(argv: list[str] | None = None) -> int:
         serve_acp()
         return 0
     if args.command == "run":
+        from plansight.cli.prompts import PromptError, read_prompt
         from plansight.cli.run import run_cli
 
+        if (args.prompt is None) == (args.prompt_file is None):
+            parser.error(
+                'run: give the prompt once: plansight run "<prompt>", plansight run - '
+                "(read from stdin) or plansight run --prompt-file FILE"
+            )
+        try:
+            prompt = read_prompt(args.prompt, args.prompt_file)
+        except PromptError as err:
+            print(f"plansight: {err}", file=sys.stderr)
+            return 1
         return run_cli(
-            args.prompt,
+            prompt.text,
             args.workspace,
             args.yes,
             args.model,
             args.new_session,
             plan=args.plan,
             step=args.step.lstrip("#") if args.step else None,
+            answers_from_tty=prompt.from_stdin,
         )
+    if args.command == "plan":
+        from plansight.cli.show import plan_cli
+
+        return plan_cli(args.workspace)
+    if args.command == "history":
+        from plansight.cli.show import history_cli
+
+        return history_cli(args.workspace, max(1, args.limit))
     if args.command == "checkpoints":
         from plansight.cli.checkpoints import checkpoints_cli
 

@@ -185,7 +185,8 @@ async def _ask_server(
     try:
         await client.start()
         answer = await client.request(method, params)
-        listed = await client.request(CHECKPOINTS, {}) if method != CHECKPOINTS else answer
+        # After a restore, the checkpoints: the one it took first undoes it.
+        listed = await client.request(CHECKPOINTS, {}) if method == RESTORE else answer
         return answer, listed
     except JsonRpcException as err:
         console.print(Text(f"plansight: {err.message}", style="bold red"))
@@ -194,6 +195,12 @@ async def _ask_server(
     finally:
         await client.close()
     return None
+
+
+def undo_id_of(listed: Any) -> str | None:
+    """The checkpoint that undoes the restore just made: the newest `beforeRestore` one."""
+    befores = [c for c in _checkpoints_of(listed) if c.get("kind") == "beforeRestore"]
+    return str(befores[-1]["id"]) if befores else None
 
 
 def _checkpoints_of(listed: Any) -> list[dict[str, Any]]:
@@ -258,8 +265,7 @@ def restore_cli(
     if answered is None:
         return 1
     result, listed = answered
-    befores = [c for c in _checkpoints_of(listed) if c.get("kind") == "beforeRestore"]
-    undo_id = str(befores[-1]["id"]) if befores else None
+    undo_id = undo_id_of(listed)
     what = f"Checkpoint {checkpoint}" if checkpoint else f"Step #{step} undone"
     if conversation:
         what += " (and the conversation)"

@@ -554,6 +554,11 @@ class PlansightClient:
         """Send `plansight/run` and wait for its answer (cancel with `cancel()`)."""
         self._run_id = f"plansight-run-{uuid.uuid4().hex[:12]}"
         self._plan_draft = None
+        # A new run on the same connection (the interactive session): an earlier run's cancel
+        # must not cancel this one's questions.
+        self._cancelled.clear()
+        self.cancelling = False
+        self.last_result = None
         params: dict[str, Any] = {"prompt": prompt, "newSession": new_session}
         if mode != "act":
             params["mode"] = mode

@@ -22,8 +22,9 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -32,7 +33,7 @@ from plansight.cli import render
 from plansight.cli.ui import TerminalUI
 
 if TYPE_CHECKING:
-    from plansight.cli.client import ClientOptions
+    from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome
 
 CANCEL_GRACE = 10.0  # seconds the server gets to answer a cancelled run before we quit
 
@@ -53,9 +54,7 @@ async def run_session(
     """Start the server, run `prompt`, print the result, shut the server down: the exit code."""
     ui.set_activity("starting the language server")
     ui.start()
-    from pygls.exceptions import JsonRpcException
-
-    from plansight.cli.client import PlansightClient, RunOutcome, ServerExited
+    from plansight.cli.client import PlansightClient
 
     client = PlansightClient(options, ui)
     loop = asyncio.get_running_loop()
@@ -82,25 +81,46 @@ async def run_session(
         loop.add_signal_handler(signal.SIGINT, on_interrupt)
         installed = True
     try:
-        try:
+
+        async def start_and_run() -> RunOutcome:
             await client.start()
             ui.set_activity("waiting for the model")
-            outcome = await client.run(prompt, new_session, mode=mode, todo_id=todo_id)
-        except ServerExited as err:
-            outcome = RunOutcome("error", client.last_result or {}, str(err))
-        except OSError as err:
-            outcome = RunOutcome("error", {}, f"could not start the language server: {err}")
-        except JsonRpcException as err:  # initialize refused
-            outcome = RunOutcome("error", {}, f"the language server refused: {err.message}")
-        result = dict(outcome.result)
-        result.setdefault("status", outcome.status)
-        ui.result(result, outcome.error)
+            return await client.run(prompt, new_session, mode=mode, todo_id=todo_id)
+
+        outcome = await outcome_of(client, start_and_run())
+        show_outcome(ui, outcome)
         await client.close()
     finally:
         ui.stop()
         client.kill()
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
+    return outcome_exit_code(client, outcome)
+
+
+async def outcome_of(client: PlansightClient, work: Awaitable[RunOutcome]) -> RunOutcome:
+    """How the run went, a server that failed to start, died or refused it included."""
+    from pygls.exceptions import JsonRpcException
+
+    from plansight.cli.client import RunOutcome, ServerExited
+
+    try:
+        return await work
+    except ServerExited as err:
+        return RunOutcome("error", client.last_result or {}, str(err))
+    except OSError as err:
+        return RunOutcome("error", {}, f"could not start the language server: {err}")
+    except JsonRpcException as err:  # initialize refused
+        return RunOutcome("error", {}, f"the language server refused: {err.message}")
+
+
+def show_outcome(ui: TerminalUI, outcome: RunOutcome) -> None:
+    result = dict(outcome.result)
+    result.setdefault("status", outcome.status)
+    ui.result(result, outcome.error)
+
+
+def outcome_exit_code(client: PlansightClient, outcome: RunOutcome) -> int:
     if outcome.status == "cancelled" or (client.cancelling and outcome.error is not None):
         return 130
     return render.exit_code(outcome.status) if outcome.error is None else 1
@@ -113,6 +133,14 @@ def header_mode(yes: bool, plan: bool, step: str | None) -> str:
         parts.append(f"step {step} only")
     parts.append("auto-accept" if yes else "review each change")
     return " · ".join(parts)
+
+
+def open_tty() -> IO[str] | None:
+    """The controlling terminal to read answers from, or None without one."""
+    try:
+        return open("/dev/tty", encoding="utf-8")  # kept open until the process ends
+    except OSError:
+        return None
 
 
 def has_api_key(env: dict[str, str]) -> bool:
@@ -128,7 +156,10 @@ def run_cli(
     *,
     plan: bool = False,
     step: str | None = None,
+    answers_from_tty: bool = False,
 ) -> int:
+    """One run; `answers_from_tty`: stdin held the prompt, so the reviews are asked on the
+    terminal (/dev/tty) when there is one."""
     console = make_console()
     root = Path(workspace).expanduser()
     if not root.is_dir():
@@ -143,8 +174,11 @@ def run_cli(
             )
         )
         return 1
-    ui = TerminalUI(console, inline_edits=yes)
-    ui.header(str(root.resolve()), prompt, mode=header_mode(yes, plan, step))
+    from plansight.cli.prompts import prompt_echo
+
+    answers = open_tty() if answers_from_tty and not yes else None
+    ui = TerminalUI(console, inline_edits=yes, stdin=answers)
+    ui.header(str(root.resolve()), prompt_echo(prompt), mode=header_mode(yes, plan, step))
     from plansight.cli.client import ClientOptions
 
     options = ClientOptions(workspace=root, model=model, accept_edits=yes, approve_commands=yes)

@@ -1,0 +1,551 @@
+"""`plansight` alone on a terminal: an interactive session, one language server for every prompt.
+
+The user types a task at the `› ` prompt; it runs as `plansight run` would (the live plan, the
+streamed text, each edit and command reviewed), and the prompt comes back. Every follow-up
+continues the same conversation, plan and scratchpad, on the same `plansight lsp` child: it is
+started in the background as the session opens and kept until the session ends (one that died
+is started again at the next prompt, continuing the stored conversation). Like `plansight
+run`, the session continues the workspace's stored conversation; `/new` starts a new one.
+
+Commands: `/plan` (the plan; `/plan TASK` plans TASK first, changing nothing until approved),
+`/step N [TASK]` (work on plan item N only), `/undo N` (put back what step N changed),
+`/checkpoints`, `/history`, `/compact`, `/new`, `/help`, `/quit`. Ctrl-C during a run cancels
+it and keeps the session (a second Ctrl-C while it is being cancelled, or a server that does
+not answer the cancel within `CANCEL_GRACE`, stops that server; the next prompt starts
+another). Ctrl-C at the prompt drops the line; a second one in a row leaves, as does Ctrl-D or
+`/quit`, with exit code 0.
+
+Threads: the prompt is read on the main thread with `input()` (GNU readline's line editing and
+history, kept in `$XDG_STATE_HOME/plansight/prompt-history`, where the module exists), so
+Ctrl-C there is an ordinary KeyboardInterrupt. The asyncio loop that talks to the server runs in
+a thread of its own for the whole session, so the server is read from even while the prompt
+waits. During a run the main thread only waits for it, turning Ctrl-C into a cancel; the run's
+questions are read by the loop from the terminal's file descriptor (`TerminalLines`), which
+leaves nothing behind to steal the next prompt's input when a cancel ends a question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from rich.console import Console
+from rich.text import Text
+
+from plansight.cli.checkpoints import (
+    _checkpoints_of,
+    checkpoint_lines,
+    restore_lines,
+    undo_id_of,
+)
+from plansight.cli.run import (
+    CANCEL_GRACE,
+    has_api_key,
+    make_console,
+    outcome_of,
+    show_outcome,
+)
+from plansight.cli.show import history_lines, plan_lines
+from plansight.cli.ui import LineReader, TerminalUI
+from plansight.protocol.names import CHECKPOINTS, COMPACT, HISTORY, RESET, RESTORE, STATE
+
+if TYPE_CHECKING:
+    from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+PROMPT = "› "
+HISTORY_LENGTH = 1000
+DEFAULT_STEP_PROMPT = "Carry out this step of the plan."
+HELP = """\
+Type a task and press Enter; a follow-up continues the same conversation.
+  /plan            the current plan and scratchpad
+  /plan TASK       plan TASK first: nothing changes until you approve the plan
+  /step N [TASK]   work on item N of the plan only
+  /undo N          put back every file step N changed (the step is pending again)
+  /checkpoints     the workspace's checkpoints
+  /history         the past runs
+  /compact         compact the conversation now
+  /new             start a new conversation (the plan and scratchpad too)
+  /help            this list
+  /quit            leave (or Ctrl-D)
+Ctrl-C cancels a run and keeps the session; at the prompt, Ctrl-C twice leaves."""
+
+
+class TerminalLines(LineReader):
+    """The run's answers, read by the event loop from the terminal's descriptor.
+
+    Unlike `LineReader`'s thread, a read given up (the run was cancelled while a question
+    waited) leaves nothing blocked on the terminal: the next prompt gets what is typed next.
+    The terminal is in its line mode then (readline is not active), so a read returns a line.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(sys.stdin)
+        self.fd = fd
+        self._buffer = b""
+
+    async def readline(self) -> str | None:
+        while b"\n" not in self._buffer:
+            chunk = await self._read()
+            if not chunk:  # Ctrl-D: end of input for this answer
+                line, self._buffer = self._buffer, b""
+                return line.decode("utf-8", errors="replace") if line else None
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode("utf-8", errors="replace").rstrip("\r")
+
+    async def _read(self) -> bytes:
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_reader(self.fd, readable)
+        try:
+            await ready
+        finally:
+            loop.remove_reader(self.fd)
+        try:
+            return os.read(self.fd, 65536)
+        except OSError:
+            return b""
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A request's answer (which may itself be null)."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class Command:
+    """One line the user typed: a task for the agent, or a slash command and its argument."""
+
+    name: str  # "" for a task
+    argument: str
+
+
+COMMANDS = frozenset(
+    {"plan", "step", "undo", "checkpoints", "history", "compact", "new", "help", "quit", "exit"}
+)
+
+
+def parse_line(line: str) -> Command:
+    """`/undo 2` → Command("undo", "2"); anything not starting with `/` is a task."""
+    text = line.strip()
+    if not text.startswith("/"):
+        return Command("", text)
+    name, _, argument = text[1:].partition(" ")
+    return Command(name.lower(), argument.strip())
+
+
+def step_id(argument: str) -> tuple[str, str] | None:
+    """`3 then run the tests` → ("3", "then run the tests"); None without an id."""
+    first, _, rest = argument.partition(" ")
+    first = first.lstrip("#")
+    return (first, rest.strip()) if first else None
+
+
+def history_file() -> Path:
+    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state_home) / "plansight" / "prompt-history"
+
+
+class LoopThread:
+    """An asyncio event loop running in a daemon thread, for the whole session."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="lsp", daemon=True)
+        self.thread.start()
+
+    def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(work, self.loop)
+
+    def call(self, function: Callable[[], object]) -> None:
+        self.loop.call_soon_threadsafe(function)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        if not self.thread.is_alive():
+            self.loop.close()
+
+
+class InteractiveSession:
+    """The session's server, its commands, and the prompt loop (`repl`)."""
+
+    def __init__(self, ui: TerminalUI, options: ClientOptions) -> None:
+        self.ui = ui
+        self.console = ui.console
+        self.options = options
+        self.loops = LoopThread()
+        self.client: PlansightClient | None = None
+        self._started: asyncio.Future[Any] | None = None  # the client's start
+        self._task: asyncio.Future[Any] | None = None  # the command running now
+        self._stopped: PlansightClient | None = None  # the client whose server the user stopped
+        self._closing: set[asyncio.Future[None]] = set()  # dead clients being cleaned up
+        self._grace: asyncio.TimerHandle | None = None  # an unanswered cancel stops the server
+
+    # The server (in the loop's thread) -----------------------------------------------------
+    def current(self) -> PlansightClient:
+        """The session's client: a new one (not started yet) when there is none or its server
+        has exited."""
+        from plansight.cli.client import PlansightClient
+
+        client = self.client
+        if client is not None and client.process is not None:
+            if client.process.returncode is not None:  # it died, or was stopped
+                closing = asyncio.ensure_future(client.close(grace=1))
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
+                client = None
+        if client is None:
+            client = PlansightClient(self.options, self.ui)
+            self.client, self._started = client, None
+        return client
+
+    async def connected(self) -> PlansightClient:
+        """The session's server, started (again) if there is none or it has exited."""
+        client = self.current()
+        if self._started is None:
+            self._started = asyncio.ensure_future(client.start())
+        started = self._started
+        try:
+            await asyncio.shield(started)  # a cancelled command leaves the start going on
+        except BaseException:
+            if started.done() and self.client is client:  # it failed: the next command retries
+                self.client, self._started = None, None
+                await client.close(grace=1)
+            raise
+        return client
+
+    async def _warm_up(self) -> None:
+        """Start the server while the user types the first prompt; a failure is reported by
+        the command that needs it."""
+        with contextlib.suppress(Exception):
+            await self.connected()
+
+    async def run(self, prompt: str, *, mode: str = "act", todo_id: str | None = None) -> None:
+        from plansight.cli.client import RunOutcome
+
+        ui = self.ui
+        ui.streamed_text = False  # the answer is printed unless this run streamed it
+        ready = self._started is not None and self._started.done()
+        ui.set_activity("waiting for the model" if ready else "starting the language server")
+        ui.start()
+        client = self.current()
+
+        async def connect_and_run() -> RunOutcome:
+            await self.connected()
+            ui.set_activity("waiting for the model")
+            return await client.run(prompt, False, mode=mode, todo_id=todo_id)
+
+        try:
+            outcome = await outcome_of(client, connect_and_run())
+            if self._stopped is client:  # the user stopped the server: that is a cancel
+                result = dict(client.last_result or {})
+                result.update(status="cancelled", text="The run was cancelled.")
+                outcome = RunOutcome("cancelled", result)
+            show_outcome(ui, outcome)
+        finally:
+            ui.set_activity("")
+            ui.stop()
+
+    async def request(self, method: str, params: dict[str, Any]) -> Answered | None:
+        """A request to the session's server; None when it was refused or failed (printed).
+
+        A server found dead on the way (it died since the last command) is replaced and the
+        request sent once more to the new one."""
+        from pygls.exceptions import JsonRpcException
+
+        from plansight.cli.client import ServerExited
+
+        for attempt in (1, 2):
+            try:
+                client = await self.connected()
+                return Answered(await client.request(method, params))
+            except JsonRpcException as err:
+                self.say(f"plansight: {err.message}", "bold red")
+                return None
+            except ServerExited as err:
+                if attempt == 2:
+                    self.say(f"plansight: the language server failed: {err}", "bold red")
+            except OSError as err:
+                self.say(f"plansight: could not start the language server: {err}", "bold red")
+                return None
+        return None
+
+    async def show_plan(self) -> None:
+        state = await self.request(STATE, {})
+        if state is not None and isinstance(state.value, dict):
+            self.print_lines(plan_lines(state.value))
+
+    async def show_history(self) -> None:
+        answer = await self.request(HISTORY, {"limit": 20})
+        if answer is not None and isinstance(answer.value, dict):
+            runs = [r for r in answer.value.get("runs", []) if isinstance(r, dict)]
+            self.print_lines(history_lines(runs))
+
+    async def show_checkpoints(self) -> None:
+        answer = await self.request(CHECKPOINTS, {})
+        if answer is not None:
+            self.print_lines(checkpoint_lines(_checkpoints_of(answer.value)))
+
+    async def undo(self, todo_id: str) -> None:
+        answered = await self.request(RESTORE, {"todoId": todo_id})
+        if answered is None:
+            return
+        result = answered.value if isinstance(answered.value, dict) else {}
+        listed = await self.request(CHECKPOINTS, {})  # the one the restore took undoes it
+        undo_id = undo_id_of(listed.value) if listed is not None else None
+        shown = restore_lines(result, f"Step #{todo_id} undone", undo_id)
+        self.print_lines(shown)
+
+    async def compact(self) -> None:
+        answered = await self.request(COMPACT, {})
+        answer = answered.value if answered is not None else None
+        if not isinstance(answer, dict):
+            return
+        before, after = answer.get("beforeTokens"), answer.get("afterTokens")
+        # A compaction that happened is shown by its `compacted` event, as in a run.
+        if isinstance(before, int) and before == after:
+            self.say(f"Nothing to compact: the conversation is ~{before:,} tokens.", "dim")
+
+    async def new_conversation(self) -> None:
+        if await self.request(RESET, {}) is not None:
+            self.say(
+                "A new conversation: the plan and the scratchpad are cleared too "
+                "(checkpoints and history are kept).",
+                "bold",
+            )
+
+    async def close(self) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            await client.close(grace=3)
+
+    # Output ------------------------------------------------------------------------------
+    def say(self, message: str, style: str = "") -> None:
+        self.console.print(Text(message, style=style))  # wrapped at words
+
+    def print_lines(self, lines: list[Text]) -> None:
+        for line in lines:
+            self.console.print(line, soft_wrap=True)
+
+    # The prompt loop (main thread) ---------------------------------------------------------
+    def repl(self) -> int:
+        """Read and carry out lines until the user leaves; the exit code (0)."""
+        self.loops.submit(self._warm_up())
+        interrupted = False  # the last thing at the prompt was a Ctrl-C
+        try:
+            while True:
+                try:
+                    line = self.read_line()
+                except EOFError:  # Ctrl-D
+                    self.console.print()
+                    return 0
+                except KeyboardInterrupt:
+                    self.console.print()
+                    if interrupted:
+                        return 0
+                    interrupted = True
+                    self.say("(Ctrl-C again, Ctrl-D or /quit to leave)", "dim")
+                    continue
+                interrupted = False
+                if not self.carry_out(parse_line(line)):
+                    return 0
+        finally:
+            self.shut_down()
+
+    def read_line(self) -> str:
+        self.console.file.flush()
+        return input(PROMPT)
+
+    def carry_out(self, command: Command) -> bool:
+        """Do what the line says; False to leave."""
+        name, argument = command.name, command.argument
+        work: Awaitable[None] | None = None
+        if name == "":
+            if not argument:
+                return True
+            work = self.run(argument)
+        elif name in ("quit", "exit"):
+            return False
+        elif name == "help":
+            self.say(HELP)
+        elif name == "plan":
+            work = self.run(argument, mode="plan") if argument else self.show_plan()
+        elif name == "step":
+            step = step_id(argument)
+            if step is None:
+                self.say("Which step? /step N (and, if you like, what to do).", "bold yellow")
+            else:
+                work = self.run(step[1] or DEFAULT_STEP_PROMPT, todo_id=step[0])
+        elif name == "undo":
+            step = step_id(argument)
+            if step is None or step[1]:
+                self.say("Which step? /undo N, e.g. /undo 2.", "bold yellow")
+            else:
+                work = self.undo(step[0])
+        elif name == "checkpoints":
+            work = self.show_checkpoints()
+        elif name == "history":
+            work = self.show_history()
+        elif name == "compact":
+            work = self.compact()
+        elif name == "new":
+            work = self.new_conversation()
+        else:
+            self.say(f"No such command: /{name}. /help lists them.", "bold yellow")
+        if work is not None:
+            self.wait(work)
+        return True
+
+    def wait(self, work: Awaitable[None]) -> None:
+        """Carry out `work` in the loop; Ctrl-C meanwhile cancels it and the session goes on."""
+
+        async def tracked() -> None:
+            self._task = asyncio.current_task()
+            try:
+                await work
+            finally:
+                self._task = None
+                if self._grace is not None:  # a cancel's deadline ends with its command
+                    self._grace.cancel()
+                    self._grace = None
+
+        future = self.loops.submit(tracked())
+        interrupts = 0
+        while True:
+            try:
+                future.result()
+                return
+            except KeyboardInterrupt:
+                interrupts += 1
+                self.loops.call(self._interrupt if interrupts == 1 else self._stop_server)
+            except concurrent.futures.CancelledError:
+                self.say("Cancelled.", "yellow")
+                return
+            except Exception as err:  # a defect: said, logged, and the session goes on
+                log.exception("the command failed")
+                self.say(f"plansight: the command failed unexpectedly: {err!r}", "bold red")
+                return
+
+    def _interrupt(self) -> None:
+        """The first Ctrl-C: cancel the run (the server answers), else the command waited on."""
+        client = self.client
+        if client is not None and client.cancel():
+            self.ui.notice("Cancelling the run… (Ctrl-C again stops the language server)")
+            self._grace = self.loops.loop.call_later(
+                CANCEL_GRACE, self._stop_if_still_cancelling, client
+            )
+            return
+        if self._task is not None:
+            self._task.cancel()
+
+    def _stop_if_still_cancelling(self, client: PlansightClient) -> None:
+        if client is self.client and client.cancelling and self._task is not None:
+            self.ui.notice("The language server did not stop the run: stopping it.")
+            self._stop_server()
+
+    def _stop_server(self) -> None:
+        """Kill the server (the run in progress ends with it); the next prompt starts another."""
+        client = self.client
+        if client is not None and client.process is not None:
+            self._stopped = client
+            client.kill()
+            self.ui.notice("The language server was stopped; the next prompt starts a new one.")
+        elif self._task is not None:
+            self._task.cancel()
+
+    def shut_down(self) -> None:
+        """Shut the server down (killed if that takes too long, or on another Ctrl-C)."""
+        try:
+            self.loops.submit(self.close()).result(timeout=15)
+        except KeyboardInterrupt:
+            pass
+        except Exception as err:
+            log.warning("the language server did not shut down cleanly: %r", err)
+        client = self.client
+        if client is not None:
+            client.kill()
+        self.loops.close()
+
+
+def set_up_readline(readline: Any, path: Path) -> None:
+    # Python turns bracketed paste off for its own REPL; on, a pasted multi-line task is one
+    # prompt (Enter sends it) instead of one run per line, the later lines answering reviews.
+    readline.parse_and_bind("set enable-bracketed-paste on")
+    readline.set_history_length(HISTORY_LENGTH)
+    with contextlib.suppress(OSError):
+        readline.read_history_file(str(path))
+
+
+def save_history(readline: Any, path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        readline.write_history_file(str(path))
+    except OSError as err:
+        print(f"plansight: could not save the prompt history to {path}: {err}", file=sys.stderr)
+
+
+def interactive_cli(workspace: str, console: Console | None = None) -> int:
+    console = console or make_console()
+    root = Path(workspace).expanduser()
+    if not root.is_dir():
+        console.print(Text(f"plansight: no such folder: {root}", style="bold red"))
+        return 1
+    if not has_api_key(dict(os.environ)):
+        console.print(
+            Text(
+                "plansight: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another "
+                "endpoint), or try `plansight demo` for an offline recorded session.",
+                style="bold red",
+            )
+        )
+        return 1
+    from plansight.cli.client import ClientOptions
+
+    try:
+        import readline
+    except ImportError:  # no line editing: the terminal's own line mode still works
+        readline = None  # type: ignore[assignment]
+    path = history_file()
+    if readline is not None:
+        set_up_readline(readline, path)
+    ui = TerminalUI(console)
+    ui.reader = TerminalLines(sys.stdin.fileno())
+    console.print(
+        Text.assemble(
+            ("plansight ", "bold blue"), (f"· {root.resolve()} · review each change", "dim")
+        ),
+        soft_wrap=True,
+    )
+    console.print(  # wrapped at words
+        Text(
+            "Type a task, /help for commands. Follow-ups continue this workspace's "
+            "conversation (/new starts a new one); Ctrl-C cancels a run, Ctrl-D leaves.",
+            style="dim",
+        ),
+    )
+    session = InteractiveSession(ui, ClientOptions(workspace=root))
+    try:
+        return session.repl()
+    finally:
+        if readline is not None:
+            save_history(readline, path)

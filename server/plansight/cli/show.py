@@ -1,0 +1,133 @@
+"""`plansight plan` and `plansight history`: the session's plan and its past runs, without a run.
+
+Each starts `plansight lsp` on the workspace (no API key needed: nothing here asks the model),
+sends `plansight/state` or `plansight/history`, prints the answer and shuts the server down,
+as `plansight checkpoints` does. The interactive session's `/plan` and `/history` print the
+same lines (`plan_lines`, `history_lines`), asked of the server it already has. Exit codes: 0
+when the server answered, 1 when it could not (no such folder, the server failed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from plansight.cli import render
+from plansight.cli.checkpoints import _ask_server, _workspace, when
+from plansight.protocol.names import HISTORY, STATE
+
+EDIT_TOOLS = frozenset({"edit_file", "write_file"})
+DEFAULT_RUNS = 20
+
+
+# Rendering (pure) ---------------------------------------------------------------------------
+
+
+def plan_lines(state: Mapping[str, Any]) -> list[Text]:
+    """The plan with each item's status, its progress line, and the scratchpad's size."""
+    todos = state.get("todos")
+    todos = todos if isinstance(todos, Mapping) else {}
+    lines: list[Text] = []
+    if render.plan_items(todos):
+        lines.append(Text("Plan · ▶ " + render.progress_line(todos), style="bold blue"))
+        lines.append(render.plan_text(todos))
+    else:
+        lines.append(Text("No plan yet: the agent makes one as it starts a task.", style="dim"))
+    scratchpad = state.get("scratchpad")
+    if isinstance(scratchpad, str) and scratchpad.strip():
+        lines.append(Text("Scratchpad:", style="bold magenta"))
+        lines.append(Text(scratchpad.strip(), style="magenta"))
+    if state.get("running") is True:
+        lines.append(Text("A run is in progress.", style="yellow"))
+    return lines
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def run_summary(run: Mapping[str, Any]) -> str:
+    """`done after 6 rounds · 2 edits · 1 command`: how the run ended and what it did."""
+    result = run.get("result")
+    if isinstance(result, Mapping):
+        status = str(result.get("status", "ended"))
+        rounds = result.get("rounds")
+        said = status
+        if isinstance(rounds, int) and rounds > 0:
+            said += f" after {_plural(rounds, 'round')}"
+    else:
+        said = "in progress (or stopped without an answer)"
+    events = [e for e in run.get("events", []) if isinstance(e, Mapping)]
+    calls = [str(e.get("name", "")) for e in events if e.get("type") == "toolCall"]
+    edits = sum(1 for name in calls if name in EDIT_TOOLS)
+    commands = sum(1 for name in calls if name == "bash")
+    parts = [said]
+    if edits:
+        parts.append(_plural(edits, "edit"))
+    if commands:
+        parts.append(_plural(commands, "command"))
+    return " · ".join(parts)
+
+
+def history_lines(
+    runs: Sequence[Mapping[str, Any]], today: datetime.date | None = None
+) -> list[Text]:
+    """Each run, oldest first: when, how it ended, its prompt and the first line of its answer."""
+    if not runs:
+        return [Text("No runs yet in this workspace.", style="dim")]
+    lines: list[Text] = []
+    for run in runs:
+        head = Text(when(str(run.get("startedAt", "")), today), style="bold")
+        head.append("  " + run_summary(run))
+        if run.get("newSession") is True:
+            head.append("  (a new conversation)", style="dim")
+        lines.append(head)
+        lines.append(Text.assemble(("  › ", "bold"), render.shorten(str(run.get("prompt", "")))))
+        result = run.get("result")
+        answer = result.get("text") if isinstance(result, Mapping) else None
+        if isinstance(answer, str) and answer.strip():
+            first = next(line for line in answer.strip().splitlines() if line.strip())
+            lines.append(Text("    " + render.shorten(first), style="dim"))
+    return lines
+
+
+# Commands -----------------------------------------------------------------------------------
+
+
+def plan_cli(workspace: str, console: Console | None = None) -> int:
+    console = console or Console(highlight=False)
+    root = _workspace(workspace, console)
+    if root is None:
+        return 1
+    answered = asyncio.run(_ask_server(root, console, STATE, {}))
+    if answered is None:
+        return 1
+    state = answered[0] if isinstance(answered[0], dict) else {}
+    console.print(Text(f"The session of {root.resolve()}:", style="bold"), soft_wrap=True)
+    for line in plan_lines(state):
+        console.print(line, soft_wrap=True)
+    return 0
+
+
+def history_cli(workspace: str, limit: int = DEFAULT_RUNS, console: Console | None = None) -> int:
+    console = console or Console(highlight=False)
+    root = _workspace(workspace, console)
+    if root is None:
+        return 1
+    answered = asyncio.run(_ask_server(root, console, HISTORY, {"limit": limit}))
+    if answered is None:
+        return 1
+    found = answered[0].get("runs", []) if isinstance(answered[0], dict) else []
+    runs = [r for r in found if isinstance(r, dict)]
+    console.print(
+        Text(f"Runs in {root.resolve()}, oldest first (the last {limit} at most):", style="bold"),
+        soft_wrap=True,
+    )
+    for line in history_lines(runs):
+        console.print(line, soft_wrap=True)
+    return 0

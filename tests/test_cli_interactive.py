@@ -1,0 +1,321 @@
+"""`plansight` alone in a real terminal: the interactive session, driven through tmux as a person
+types, against the scripted fake Messages API.
+
+What is checked is what the user sees (`capture-pane` of the whole scrollback) and what the
+fake API received; every wait polls the screen up to a bound (`Terminal.wait_for`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plansight.cli.interactive import Command, parse_line, step_id
+from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
+
+from conftest import strip_cache_control, user_texts, wait_until_sync
+from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
+
+PROMPT = "›"
+QUESTION_END = "type a reason to reject:"
+HINT_EDIT = {
+    "path": "hello.py",
+    "old_text": "def greet(name):",
+    "new_text": "def greet(name: str) -> str:",
+}
+FIRST_TASK = "Add type hints to greet"
+FIRST_ANSWER = "Type hints added to greet."
+
+
+def plan(*statuses: str) -> dict[str, Any]:
+    texts = ("Add type hints", "Check the result")
+    return {
+        "items": [
+            {"id": str(n), "text": text, "status": status}
+            for n, (text, status) in enumerate(zip(texts, statuses, strict=True), start=1)
+        ]
+    }
+
+
+def asking(lines: list[str]) -> bool:
+    """A review question is the last thing shown (rich wraps it at words when narrow)."""
+    return " ".join(lines[-2:]).endswith(QUESTION_END)
+
+
+def at_prompt(lines: list[str]) -> bool:
+    return bool(lines) and lines[-1] == PROMPT
+
+
+def lsp_servers(root: int) -> list[int]:
+    """The `plansight lsp` processes among `root`'s descendants."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            try:
+                argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"plansight" in argv and b"lsp" in argv:
+                found.append(child)
+            stack.append(child)
+    return found
+
+
+class Session:
+    """The terminal of one interactive session, with what a person does in it."""
+
+    def __init__(self, term: Terminal) -> None:
+        self.term = term
+        self.shown: list[str] = []  # the scrollback when the prompt last came back
+
+    def pane_pid(self) -> int:
+        return int(self.term.tmux("display-message", "-p", "-t", "main", "#{pane_pid}").strip())
+
+    def type_line(self, line: str, until: Callable[[list[str]], bool] | None = None) -> list[str]:
+        """Type `line` and Enter at the prompt; the scrollback once `until` holds (by default:
+        the prompt is back). Every line shown before is still there, in place."""
+        before = self.shown
+        assert at_prompt(before), before[-5:]
+        self.term.send("-l", line)
+        self.term.send("Enter")
+        wanted = until or (lambda now: at_prompt(now) and len(now) > len(before))
+        lines = self.term.wait_for(f"the answer to {line!r}", wanted)
+        self.assert_kept(before, lines, line)
+        if until is None:
+            self.shown = lines
+        return lines[len(before) - 1 :]  # from the line typed on
+
+    def answer(self, text: str) -> list[str]:
+        before = self.term.scrollback()
+        self.term.send("-l", text)
+        self.term.send("Enter")
+        lines = self.term.wait_for(
+            "the prompt after the answer", lambda now: at_prompt(now) and len(now) > len(before)
+        )
+        self.assert_kept(self.shown, lines, None)
+        new = lines[len(self.shown) - 1 :]
+        self.shown = lines
+        return new
+
+    @staticmethod
+    def assert_kept(before: list[str], after: list[str], typed: str | None) -> None:
+        """What was on screen stays, line for line; the prompt line got what was typed."""
+        assert len(after) >= len(before), "lines went missing:\n" + "\n".join(after[-20:])
+        for number, (was, now) in enumerate(zip(before[:-1], after, strict=False)):
+            assert now == was, f"line {number + 1} was {was!r}, now {now!r}"
+        if typed is not None and before:
+            assert after[len(before) - 1] == f"{PROMPT} {typed}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [100, 60])
+def test_an_interactive_session_continues_one_conversation_on_one_server(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    original = (hello_workspace / "hello.py").read_text()
+    fake_api.push(
+        tool_reply("todo", plan("in_progress", "pending"), text="Planning first."),
+        tool_reply("read_file", {"path": "hello.py"}),
+        tool_reply("edit_file", HINT_EDIT, text="Adding the hints."),
+        tool_reply("todo", plan("completed", "completed")),
+        text_reply(FIRST_ANSWER),
+        text_reply("It was greet in hello.py."),
+        Hang(120),
+        tool_reply("read_file", {"path": "hello.py"}),
+        tool_reply("edit_file", HINT_EDIT, text="Trying again."),
+        text_reply("Still here."),
+    )
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    term = terminal(width, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    session = Session(term)
+    session.shown = term.wait_for("the prompt", at_prompt)
+    assert session.shown[0].startswith("plansight · ")
+    assert "/help" in "\n".join(session.shown)
+
+    # A task: the edit is reviewed on the terminal, the answer printed, the prompt back.
+    lines = session.type_line(FIRST_TASK, until=asking)
+    assert lines[0] == f"{PROMPT} {FIRST_TASK}"
+    assert any(line.startswith("review edit hello.py") for line in lines)
+    lines = session.answer("a")
+    shown = "\n".join(lines)
+    assert "+def greet(name: str) -> str:" in shown and FIRST_ANSWER in shown
+    assert "done after 5 rounds" in shown
+    assert "def greet(name: str) -> str:" in (hello_workspace / "hello.py").read_text()
+    servers = lsp_servers(session.pane_pid())
+    assert len(servers) == 1, servers
+
+    # A follow-up continues the conversation, on the same server.
+    lines = session.type_line("Which function was it?")
+    assert "It was greet in hello.py." in lines
+    follow_up = fake_api.bodies[-1]["messages"]
+    said = str(follow_up)
+    assert FIRST_TASK in said and FIRST_ANSWER in said and "Which function was it?" in said
+    first = fake_api.bodies[0]["messages"][0]
+    assert strip_cache_control(follow_up[0]) == strip_cache_control(first)
+    assert lsp_servers(session.pane_pid()) == servers
+
+    # The plan, the checkpoints, and undoing a step.
+    lines = session.type_line("/plan")
+    assert "[x] #1: Add type hints" in lines and "[x] #2: Check the result" in lines
+    lines = session.type_line("/checkpoints")
+    assert any("#1" in line and "hello.py" in line for line in lines)
+    lines = session.type_line("/undo 1")
+    shown = "\n".join(lines)
+    assert "Step #1 undone: restored 1 file" in shown and "✓ hello.py" in shown
+    assert (hello_workspace / "hello.py").read_text() == original
+    lines = session.type_line("/plan")
+    assert "[ ] #1: Add type hints" in lines
+
+    # Ctrl-C cancels a run that hangs; the session goes on with the next prompt.
+    session.type_line(
+        "Take your time",
+        until=lambda now: bool(now) and "waiting for the model… 1 s" in now[-1],
+    )
+    term.send("C-c")
+    lines = term.wait_for("the prompt after the cancel", at_prompt)
+    shown = "\n".join(lines[len(session.shown) :])
+    assert "Cancelling the run" in shown and "cancelled" in shown
+    assert "waiting for the model" not in shown  # the live line went with the run
+    session.assert_kept(session.shown, lines, "Take your time")
+    session.shown = lines
+    # Its reviews wait for the user, as before the cancel.
+    lines = session.type_line("Are you there?", until=asking)
+    assert "Trying again." in lines
+    lines = session.answer("r")
+    assert "Still here." in lines
+    assert "def greet(name):" in (hello_workspace / "hello.py").read_text()  # rejected
+    assert lsp_servers(session.pane_pid()) == servers
+
+    # Ctrl-D leaves, with exit status 0; everything printed is still on screen.
+    term.send("C-d")
+    lines = term.wait_for("the end", lambda _: term.exit_status() is not None)
+    assert term.exit_status() == 0, "\n".join(lines)
+    session.assert_kept(session.shown, lines, None)
+    assert "Traceback" not in "\n".join(lines)
+
+
+def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+) -> None:
+    fake_api.push(
+        tool_reply("todo", plan("in_progress", "pending")),
+        text_reply("Planned."),
+        text_reply("The plan waits for you."),  # the done gate's answer
+        tool_reply("todo", plan("in_progress", "completed")),  # /step 2
+        text_reply("Step 2 is done."),
+        text_reply("Summary: a plan of two steps, the second done."),  # /compact
+        tool_reply("todo", plan("pending", "pending")),  # /plan TASK: plan mode
+        tool_reply("submit_plan", {"summary": "Two steps."}),
+        tool_reply("read_file", {"path": "hello.py"}),  # Ctrl-C at its review
+        tool_reply("edit_file", HINT_EDIT),
+    )
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    term = terminal(80, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    session = Session(term)
+    session.shown = term.wait_for("the prompt", at_prompt)
+    lines = session.type_line("/help")
+    assert any(line.strip().startswith("/undo N") for line in lines)
+    lines = session.type_line("/frobnicate")
+    assert "No such command: /frobnicate. /help lists them." in lines
+    # Up recalls the last line (readline), Enter runs it again.
+    before = session.shown
+    term.send("Up")
+    term.wait_for("the recalled line", lambda now: now[-1] == f"{PROMPT} /frobnicate")
+    term.send("Enter")
+    session.shown = term.wait_for("the prompt", lambda now: at_prompt(now) and now != before)
+    assert session.shown[-2] == "No such command: /frobnicate. /help lists them."
+    lines = session.type_line("/undo 9")  # refused by the server: said, and the session goes on
+    assert lines[1].startswith("plansight: ") and "9" in lines[1], lines
+    # A pasted task of several lines is one prompt, sent by Enter.
+    (tmp_path / "paste.txt").write_text("Plan it\nin two steps")
+    term.tmux("load-buffer", str(tmp_path / "paste.txt"))
+    term.tmux("paste-buffer", "-p", "-t", "main")
+    term.wait_for("the pasted lines", lambda now: now[-2:] == [f"{PROMPT} Plan it", "in two steps"])
+    before = session.shown
+    term.send("Enter")
+    session.shown = term.wait_for("the run", lambda now: at_prompt(now) and len(now) > len(before))
+    assert "Planned." in "\n".join(session.shown[len(before) :])
+    assert user_texts(fake_api.bodies[0]["messages"][0])[0] == "Plan it\nin two steps"
+    lines = session.type_line("/step 2")
+    assert "Step 2 is done." in lines
+    assert "#2: Check the result" in str(fake_api.bodies[-2]["messages"][-1])
+    lines = session.type_line("/compact")
+    assert any(line.startswith("⇣ compacted: ~") for line in lines), lines
+    # Plan mode: the plan is proposed for approval, and cancelling keeps the session.
+    lines = session.type_line("/plan Rework greet", until=lambda now: now[-1].endswith("[c]ancel:"))
+    assert "plan proposed for your approval" in lines
+    lines = session.answer("c")
+    # Ctrl-C at a review cancels the run, the edit not made; the prompt comes back.
+    session.type_line("Edit it", until=asking)
+    term.send("C-c")
+    lines = term.wait_for("the prompt after the cancel", at_prompt)
+    assert "cancelled" in "\n".join(lines[len(session.shown) :])
+    session.assert_kept(session.shown[:-1], lines, None)
+    session.shown = lines
+    assert "def greet(name):" in (hello_workspace / "hello.py").read_text()
+    # A language server that dies between prompts is replaced at the next command.
+    (dead,) = lsp_servers(session.pane_pid())
+    os.kill(dead, signal.SIGKILL)
+    wait_until_sync(lambda: dead not in lsp_servers(session.pane_pid()), "the server gone")
+    lines = session.type_line("/new")
+    assert any(line.startswith("A new conversation") for line in lines)
+    lines = session.type_line("/plan")
+    assert lines[-2].startswith("No plan yet"), lines
+    assert len(lsp_servers(session.pane_pid())) == 1
+    # Ctrl-C at the prompt says how to leave; a second one leaves.
+    term.send("C-c")
+    term.wait_for("the hint", lambda now: any("Ctrl-C again" in line for line in now[-3:]))
+    term.send("C-c")
+    lines = term.wait_for("the end", lambda _: term.exit_status() is not None)
+    assert term.exit_status() == 0, "\n".join(lines)
+    # The lines typed are kept for the next session's Up.
+    kept = (tmp_path / "state" / "plansight" / "prompt-history").read_text().splitlines()
+    assert kept[-4:] == ["/plan Rework greet", "Edit it", "/new", "/plan"]  # no answers
+
+
+def test_without_an_api_key_the_session_says_how_to_get_going(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    hello_workspace: Path,
+) -> None:
+    term = terminal(100, 24)
+    term.start([sys.executable, "-m", "plansight"], plain_env(tmp_path), hello_workspace)
+    lines = term.wait_for("the end", lambda _: term.exit_status() is not None)
+    assert term.exit_status() == 1
+    assert lines[0].startswith("plansight: set ANTHROPIC_API_KEY"), lines
+
+
+def test_lines_are_tasks_or_commands() -> None:
+    assert parse_line("  Add docstrings ") == Command("", "Add docstrings")
+    assert parse_line("/undo 2") == Command("undo", "2")
+    assert parse_line("/Plan  Refactor it ") == Command("plan", "Refactor it")
+    assert step_id("#3 then run the tests") == ("3", "then run the tests")
+    assert step_id("") is None
