@@ -4,9 +4,9 @@ The watcher reports every change of the workspace, the agent's own included, and
 latency, longer on a busy machine). The agent's edits are told apart by the workspace (its
 write stamps). What its restores and its commands changed is kept here (`Echoes`): each such
 file's or folder's stamp as the agent left it (None: removed), and so are the folders above
-each file it edited (a write into folders that did not exist makes them). A report of that file while it still has
-that stamp is the agent's own echo; once the stamp differs, the file was changed again, by
-someone else.
+each file it edited or restored (a write into folders that did not exist makes them). A
+report of that file while it still has that stamp is the agent's own echo; once the stamp
+differs, the file was changed again, by someone else.
 
 While a restore or a command runs, the watcher's reports are held, and judged once what it
 changed is known. What a command changed is the difference between two scans of the workspace
