@@ -53,8 +53,9 @@ log = logging.getLogger(__name__)
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_COMPACT_AT = 0.8
 NO_TOOLS = {"type": "none"}
-# What a compaction aims at: half the window, and never more than three quarters of the
-# threshold, so that the conversation has room to grow again before the next one.
+# Well under the threshold: half the window, and never more than three quarters of the
+# threshold. After a compaction the next waits until the conversation grew by the threshold
+# minus this, the room a compaction down to it leaves (a summary usually goes further).
 TARGET_SHARE = 0.5
 TARGET_OF_THRESHOLD = 0.75
 # The least an automatic compaction must gain, as a share of the window: less is not worth
@@ -126,7 +127,8 @@ class Compactor:
         return int(self.settings.compact_at * await self.window(model))
 
     async def target(self, model: ModelClient) -> int:
-        """The size a compaction aims at, well under the threshold."""
+        """Well under the threshold: what the room to grow after a compaction is measured
+        from."""
         window = await self.window(model)
         return min(
             int(window * TARGET_SHARE), int(await self.threshold(model) * TARGET_OF_THRESHOLD)
