@@ -172,6 +172,30 @@ def test_refusals_are_said_and_exit_1(done_run: tuple[Path, Path], tmp_path: Pat
     assert code == 1 and "no such folder" in out
 
 
+def test_listing_a_folder_never_used_says_there_are_none_and_snapshots_nothing(
+    tmp_path: Path,
+) -> None:
+    """Listing changes nothing: no repository made, no first snapshot taken of the workspace
+    (seconds for a large one) just to say there is nothing to list."""
+    root = tmp_path / "fresh"
+    root.mkdir()
+    for n in range(50):
+        (root / f"file{n}.py").write_text(f"VALUE = {n}\n")
+    state = tmp_path / "state"
+    code, out = plansight(state, "checkpoints", "--workspace", str(root))
+    assert code == 0, out
+    assert f"Checkpoints of {root.resolve()}, oldest first:" in out
+    assert "No checkpoints yet" in out
+    left = (
+        sorted(p.relative_to(state).as_posix() for p in state.rglob("*")) if state.exists() else []
+    )
+    assert not [p for p in left if "/checkpoints" in p], left
+    # Nor is a restore attempted where nothing was ever kept.
+    code, out = plansight(state, "undo", "--step", "1", "--workspace", str(root))
+    assert code == 1 and "has no checkpoints yet" in out, out
+    assert not state.exists() or not any("checkpoints" in p.name for p in state.rglob("*"))
+
+
 # ----- rendering (pure) ----------------------------------------------------------------------
 
 

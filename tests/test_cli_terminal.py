@@ -217,7 +217,7 @@ def test_the_compaction_demo_shows_the_compaction_and_keeps_it_on_screen(
     lines = term.wait_for("the end", lambda _: term.exit_status() is not None)
     assert term.exit_status() == 0, "\n".join(lines)
     shown = "\n".join(lines)
-    assert "context window 3,600 tokens" in shown
+    assert "context window 4,800 tokens" in shown
     compacted = [line for line in lines if line.startswith("⇣ compacted: ~")]
     assert compacted, shown
     assert all("plan and scratchpad kept verbatim" in line for line in compacted)

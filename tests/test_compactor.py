@@ -6,6 +6,7 @@ and the cache serves the new prefix."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -195,9 +196,13 @@ async def test_prompt_too_long_compacts_with_the_apis_count_and_retries_once(
 async def test_a_second_refusal_ends_the_run_and_the_next_run_compacts_first(
     hello_workspace: Path,
 ) -> None:
-    too_long = "prompt is too long: 250000 tokens > 200000 maximum"
-    model = Model([tool("todo", PLAN), HttpError(400, message=too_long)], "SUMMARY one")
-    steps: list[Any] = [model, model, model, HttpError(400, message=too_long)]
+    # The API's counts are the truth: even compacted, the last round (a large read) does not
+    # fit, so the next run's compaction clears that round's results too.
+    too_long = "prompt is too long: 12000 tokens > 10000 maximum"
+    names = big_files(hello_workspace, 4)
+    model = Model([*reading(names), HttpError(400, message=too_long)], "SUMMARY one")
+    answered = len(model.steps) + 1  # each step, and the summary request
+    steps: list[Any] = [*[model] * answered, HttpError(400, message=too_long)]
     with FakeMessagesAPI(steps) as api:
         session = session_for(hello_workspace, api)
         events: list[Event] = []
@@ -311,10 +316,10 @@ async def test_the_stored_conversation_is_the_compacted_one_even_when_only_its_h
         session = Session(hello_workspace, options, review=accept_all_edits, store=store)
         assert (await session.run("Read every module")).status == "done"
         await session.compact()
-        model.summary = "SUMMARY, the second one"
+        model.summary = "SUMMARY 2nd"  # no longer than the first: never a larger conversation
         await session.compact()  # same length, same last round: only the first message differs
     assert store.conversation.load() == session.conversation.messages
-    assert "SUMMARY, the second one" in json.dumps(store.conversation.load())
+    assert "SUMMARY 2nd" in json.dumps(store.conversation.load())
 
 
 async def test_the_window_comes_from_the_models_api_where_the_endpoint_has_it(
@@ -337,3 +342,95 @@ async def test_the_window_comes_from_the_models_api_where_the_endpoint_has_it(
     assert max(r.prompt_tokens or 0 for r in api.message_requests) <= 20_000
     asked = [r for r in api.requests if r.path_only == f"/v1/models/{MODEL}"]
     assert len(asked) == 1
+
+
+# ----- a window the plan and the scratchpad fill much of (issue 21) -----------------------------
+
+BIG_PLAN = {
+    "items": [
+        {
+            "id": str(n),
+            "text": f"Read module m{n} and note every function it defines and who calls it",
+            "status": "in_progress" if n == 1 else "pending",
+        }
+        for n in range(1, 13)
+    ]
+}
+BIG_NOTES = "".join(
+    f"- finding {n}: the parser in m3 keeps state between calls\n" for n in range(90)
+)
+
+
+def crowded(names: list[str]) -> list[Step]:
+    """A long plan and long notes first, then one small read per round."""
+    return [
+        tool("todo", BIG_PLAN),
+        tool("write_scratchpad", {"content": BIG_NOTES}),
+        *[tool("read_file", {"path": name}) for name in names],
+    ]
+
+
+async def test_compactions_shrink_the_request_and_wait_until_it_grew_again(
+    hello_workspace: Path,
+) -> None:
+    """The plan, the notes and the tools alone fill three quarters of the window, as in
+    `plansight demo --compaction` once did: each summary then made the request larger, and
+    one came every round."""
+    window = 5_500
+    names = big_files(hello_workspace, 16, lines=12)
+    model = Model([*crowded(names), *finish()], "SUMMARY: read the modules one by one.")
+    with FakeMessagesAPI(model.script(), context_window=window) as api:
+        session = session_for(hello_workspace, api, context_window=window)
+        events: list[Event] = []
+        session.events.subscribe(events.append)
+        result = await session.run("Read every module")
+    assert result.status == "done", result
+    assert all(r.status == 200 for r in api.message_requests), "no request over the window"
+    done = [c for c in compactions(events) if not c.unchanged]
+    assert done, "the conversation was compacted"
+    # Never larger than before, and each next one only once the request grew by a real margin.
+    assert all(c.after_tokens < c.before_tokens for c in done), done
+    for earlier, later in itertools.pairwise(done):
+        assert later.before_tokens - earlier.after_tokens >= window // 10, done
+    # The plan, the notes and the tools take three quarters of this window, so a compaction
+    # comes every few rounds; but never one a round, as when each one grew the request.
+    assert len(model.summary_requests) * 3 <= len(api.bodies), len(model.summary_requests)
+    assert sum(1 for c in compactions(events) if c.unchanged) <= 1
+    for body in api.bodies[api.bodies.index(model.summary_requests[0]) + 1 :]:
+        text = json.dumps(body["messages"])
+        assert json.dumps(BIG_NOTES)[1:-1] in text, "the scratchpad verbatim"
+
+
+async def test_when_nothing_can_be_gained_it_is_said_once_and_the_run_goes_on(
+    hello_workspace: Path,
+) -> None:
+    """The prompt (kept word for word by any compaction), the plan and the tools alone are
+    above the threshold: nothing can make the request smaller, so no summary is asked for,
+    the conversation stays as it was, the user hears of it once, and the run carries on."""
+    window = 8_000
+    prompt = "Check these requirements one by one:\n" + "".join(
+        f"- requirement {n}: the parser must accept nested lists of depth {n}\n" for n in range(200)
+    )
+    steps = [tool("todo", PLAN), *[tool("read_file", {"path": "hello.py"}) for _ in range(8)]]
+    model = Model([*steps, *finish()], "SUMMARY")
+    with FakeMessagesAPI(model.script(), context_window=window) as api:
+        session = session_for(hello_workspace, api, context_window=window)
+        events: list[Event] = []
+        session.events.subscribe(events.append)
+        result = await session.run(prompt)
+    assert result.status == "done", result
+    assert all(r.status == 200 for r in api.message_requests)
+    assert model.summary_requests == [], "no summary request that could not help"
+    said = compactions(events)
+    assert len(said) == 1 and said[0].unchanged, said
+    assert said[0].after_tokens == said[0].before_tokens
+    assert not any(HEADER_OPEN in json.dumps(b["messages"]) for b in api.bodies)
+
+
+def test_the_terminal_says_nothing_could_be_compacted_in_words() -> None:
+    from plansight.cli.render import compacted_line
+
+    said = compacted_line(4_210, 4_210, "summary", True).plain
+    assert said.startswith("⇣ not compacted: nothing could make ~4,210 tokens smaller")
+    assert said.endswith("going on")
+    assert compacted_line(4_210, 2_000, "summary").plain.startswith("⇣ compacted: ~4,210")

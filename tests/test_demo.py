@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import itertools
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -120,12 +121,19 @@ async def test_the_compaction_demo_compacts_offline_and_keeps_the_plan(tmp_path:
     )
     out = console.file.getvalue()  # type: ignore[attr-defined]
     assert outcome.exit_code == 0, out
-    assert "context window 3,600 tokens" in out
+    assert "context window 4,800 tokens" in out
     assert "⇣ compacted: ~" in out and "plan and scratchpad kept verbatim" in out
     requests = outcome.requests
     assert all(r.status == 200 for r in requests), [r.error for r in requests]
     summaries = [i for i, r in enumerate(requests) if r.body.get("tool_choice") == {"type": "none"}]
-    assert summaries, "the summary request was sent"
+    # Once, as the README says: one summary request, one line, and the request made smaller.
+    assert len(summaries) == 1, f"{len(summaries)} summary requests of {len(requests)}"
+    shown = re.findall(r"⇣ compacted: ~([\d,]+) → ~([\d,]+) tokens", out)
+    assert len(shown) == 1, out
+    before, after_tokens = (int(n.replace(",", "")) for n in shown[0])
+    assert after_tokens < before
+    readme = (REPO / "README.md").read_text()
+    assert "context window of 4,800 tokens" in readme and "compact the conversation once" in readme
     after = requests[summaries[0] + 1].body["messages"]
     header = after[0]["content"][0]["text"]
     assert header.startswith(HEADER_OPEN)

@@ -118,6 +118,7 @@ async def test_reminder_wording_grows_stronger_at_six_and_nine_rounds(
 ) -> None:
     fake_api.push(*[tool("read_scratchpad", {}) for _ in range(10)], text("ok"))
     session = make_session(hello_workspace, fake_api)
+    session.edit_plan(plan(("1", "Think", "completed"))["items"], None)  # done: no gate
     events = collect(session)
     await session.run("Think")
     levels = [(e.rounds, e.level) for e in events if isinstance(e, Reminder)]
@@ -424,6 +425,7 @@ async def test_the_reminder_clears_as_soon_as_todo_is_accepted_mid_round(
         text("done"),
     )
     session = make_session(hello_workspace, fake_api)
+    session.edit_plan(plan(("1", "x", "in_progress"))["items"], None)  # one to update
     events = collect(session)
     await session.run("go")
     kinds = [(e.type, getattr(e, "name", "")) for e in events]

@@ -218,6 +218,31 @@ async def test_undoing_a_step_puts_back_what_its_edits_and_commands_changed(
     assert not [e for e in since if e["type"] == "filesChanged"]  # the restore's own writes
 
 
+async def test_the_folders_a_restore_brings_back_are_not_someone_elses_change(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
+    fake_api.push(tool("write_file", {"path": "newdir/sub/x.py", "content": "X = 1\n"}))
+    fake_api.push(text("Written."))
+    await editor.wait_watching()
+    assert (await editor.request("plansight/run", {"prompt": "write it"}))["status"] == "done"
+    listed = (await editor.request("plansight/checkpoints", {}))["checkpoints"]
+    edit = next(c for c in reversed(listed) if c["kind"] == "edit")
+
+    def reported() -> list[str]:
+        events = editor.recorder.events
+        return [p for e in events if e["type"] == "filesChanged" for p in e["paths"]]
+
+    shutil.rmtree(workspace / "newdir")  # the user's change: reported as such
+    await editor.recorder.wait_for(lambda: "newdir/sub/x.py" in reported())
+    heard = len(reported())
+    result = await editor.request("plansight/restore", {"checkpoint": edit["id"], "force": True})
+    assert result["restored"] == ["newdir/sub/x.py"], result
+    assert (workspace / "newdir/sub/x.py").read_text() == "X = 1\n"
+    (workspace / "marker.txt").write_text("outside\n")
+    await editor.recorder.wait_for(lambda: "marker.txt" in reported())
+    assert reported()[heard:] == ["marker.txt"]  # not newdir, nor newdir/sub
+
+
 async def test_a_restore_can_be_undone_with_the_checkpoint_it_took_first(
     editor: EditorHandle, fake_api: FakeMessagesAPI, workspace: Path
 ) -> None:

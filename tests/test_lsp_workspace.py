@@ -255,6 +255,36 @@ async def test_the_agents_own_commands_are_not_reported_as_outside_changes(
         await handle.stop()
 
 
+async def test_the_folders_the_agent_makes_are_its_own(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    """A write into folders that did not exist makes them, and so does a command: neither the
+    editor nor the model is told they were changed by someone else (issue 21)."""
+    fake_api.push(
+        tool("write_file", {"path": "newdir/sub/x.py", "content": "X = 1\n"}),
+        tool("bash", {"command": "mkdir -p made/deep && echo 'Y = 2' > made/deep/y.py"}),
+        tool("write_file", {"path": "made/deep/more/z.py", "content": "Z = 3\n"}),
+        text("ok"),
+    )
+    await editor.wait_watching()
+    result = await editor.request("plansight/run", {"prompt": "make them"})
+    assert result["status"] == "done", result
+    assert (hello_workspace / "newdir/sub/x.py").read_text() == "X = 1\n"
+    assert (hello_workspace / "made/deep/more/z.py").read_text() == "Z = 3\n"
+    # Another program writes after the agent: once that is reported, the agent's changes
+    # would have been too (the watcher reports in order).
+    (hello_workspace / "marker.txt").write_text("outside\n")
+    await editor.recorder.wait_for(lambda: "marker.txt" in files_reported(editor))
+    assert files_reported(editor) == ["marker.txt"]
+    fake_api.push(text("noted"))
+    await editor.request("plansight/run", {"prompt": "anything new?"})
+    told = [t for body in fake_api.bodies for t in user_texts(body) if "Changed outside" in t]
+    assert told == [
+        "<files-changed>Changed outside the agent since your last turn: marker.txt. "
+        "Read them again before editing them.</files-changed>"
+    ]
+
+
 async def test_a_stopped_commands_changes_are_its_own(
     editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
 ) -> None:

@@ -199,6 +199,16 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
                 "strategy": "summary",
             },
         ),
+        (
+            events.Compacted(5_000, 5_000, "summary", unchanged=True),
+            {
+                "type": "compacted",
+                "beforeTokens": 5_000,
+                "afterTokens": 5_000,
+                "strategy": "summary",
+                "unchanged": True,
+            },
+        ),
         (events.ThinkingDelta("Let me see"), {"type": "thinkingDelta", "text": "Let me see"}),
         (
             events.ToolInputDelta("t1", "todo", '{"it'),

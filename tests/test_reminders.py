@@ -4,7 +4,8 @@ PROTOCOL.md: a round is one model response and the tools it called; the count st
 each run and only an accepted `todo` call resets it; from 3 consecutive rounds without one the
 round's tool results are followed by `<reminder>Update your todos.</reminder>`, with stronger
 wording from 6 and from 9 rounds, always inside `<reminder>` tags. The user sees the level as
-the diagnostic's severity (Information for 3-5 rounds, Warning from 6).
+the diagnostic's severity (Information for 3-5 rounds, Warning from 6). While the plan has no items
+there is nothing to update: the rounds are not counted and nothing is said (issue 21).
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ async def test_a_rejected_todo_call_does_not_count_as_a_plan_update(
         text("ok"),
     )
     session = make_session(hello_workspace, fake_api)
+    session.edit_plan(plan("in_progress")["items"], None)  # a plan to update (the user's)
     events: list[Event] = []
     session.events.subscribe(events.append)
     await session.run("Think")
@@ -136,3 +138,73 @@ async def test_the_users_plan_edit_does_not_reset_the_models_count(
     assert session.plan.state.source == "user"  # the edit happened
     assert reminders_in(events) == [3]
     assert user_texts(fake_api.bodies[4]["messages"][-1])[-1] == REMINDER
+
+
+def test_without_a_plan_the_rounds_are_not_counted() -> None:
+    assert quiet_rounds_after(5, plan_updated=False, has_plan=False) == 0
+    assert quiet_rounds_after(5, plan_updated=False, has_plan=True) == 6
+
+
+def reminded_in(bodies: list[dict[str, Any]]) -> list[int]:
+    """The requests (by index) whose last user message carries a reminder."""
+    return [
+        i
+        for i, body in enumerate(bodies)
+        if any("<reminder>" in t for t in user_texts(body["messages"][-1]))
+    ]
+
+
+async def test_plan_mode_is_not_told_to_update_a_plan_it_has_not_written_yet(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Researching before the first plan is what plan mode is for: five rounds of reading
+    without a plan get no "Update your todos.", and neither does the model nor the user."""
+    fake_api.push(
+        *[tool("read_file", {"path": "hello.py"}) for _ in range(5)],
+        tool("todo", plan("pending")),
+        tool("submit_plan", {"summary": "Read, then act."}),
+        tool("todo", plan("completed")),
+        text("Done."),
+    )
+    session = make_session(hello_workspace, fake_api)
+    events: list[Event] = []
+    session.events.subscribe(events.append)
+    result = await session.run("Plan a review of hello.py", mode="plan")
+    assert result.status == "done", result.text
+    assert reminded_in(fake_api.bodies) == []
+    assert reminders_in(events) == []
+
+
+async def test_a_run_that_never_makes_a_plan_is_not_nagged_about_one(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(*[tool("read_file", {"path": "hello.py"}) for _ in range(6)], text("It greets."))
+    session = make_session(hello_workspace, fake_api)
+    events: list[Event] = []
+    session.events.subscribe(events.append)
+    result = await session.run("What does hello.py do?")
+    assert result.status == "done"
+    assert len(fake_api.bodies) == 7
+    assert reminded_in(fake_api.bodies) == []
+    assert reminders_in(events) == []
+
+
+async def test_once_a_plan_exists_three_quiet_rounds_are_reminded(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """The count starts with the first plan: rounds before it do not count towards the nag."""
+    fake_api.push(
+        *[tool("read_file", {"path": "hello.py"}) for _ in range(4)],
+        tool("todo", plan("in_progress")),
+        *[tool("read_file", {"path": "hello.py"}) for _ in range(3)],
+        tool("todo", plan("completed")),
+        text("Done."),
+    )
+    session = make_session(hello_workspace, fake_api)
+    events: list[Event] = []
+    session.events.subscribe(events.append)
+    await session.run("Review hello.py")
+    # Request 8 carries the results of round 8, the third read after the plan was made.
+    assert reminded_in(fake_api.bodies) == [8]
+    assert user_texts(fake_api.bodies[8]["messages"][-1])[-1] == REMINDER
+    assert reminders_in(events) == [3]

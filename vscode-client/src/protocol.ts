@@ -198,6 +198,8 @@ export interface CompactedEvent {
   beforeTokens: number;
   afterTokens: number;
   strategy: 'clearToolResults' | 'summary';
+  /** True: nothing could be made smaller; the sizes are equal and the conversation as it was. */
+  unchanged?: boolean;
 }
 export interface Checkpoint {
   id: string;

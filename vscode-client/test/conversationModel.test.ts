@@ -44,6 +44,17 @@ describe('ConversationModel', () => {
     expect(result).toMatchObject({ kind: 'result', showText: false });
   });
 
+  it('says in words when nothing could be compacted', () => {
+    const model = new ConversationModel();
+    model.apply({ type: 'runStarted', prompt: 'x' });
+    model.apply({ type: 'compacted', beforeTokens: 4210, afterTokens: 4210, strategy: 'summary', unchanged: true });
+    const notice = model.runs[0]!.entries.at(-1) as { kind: string; text: string };
+    expect(notice).toMatchObject({ kind: 'notice', icon: 'fold' });
+    expect(notice.text).toContain('not compacted');
+    expect(notice.text).toContain('4,210 tokens');
+    expect(notice.text).not.toContain('→');
+  });
+
   it('shows why a run stopped when the streamed text does not say it', () => {
     const model = new ConversationModel();
     model.apply({ type: 'runStarted', prompt: 'x' });

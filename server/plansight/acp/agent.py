@@ -406,6 +406,9 @@ class PlansightAgent:
                 said = (
                     "Compacted the conversation: "
                     f"{done.before_tokens} → {done.after_tokens} tokens."
+                    if done.strategy is not None
+                    else f"Nothing to compact: no smaller conversation than {done.before_tokens} "
+                    "tokens keeps the plan, the scratchpad and the last round."
                 )
             elif command.name == "checkpoints":
                 said = checkpoints_text([c.to_wire() for c in await session.checkpoints.taken()])

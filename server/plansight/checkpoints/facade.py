@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from plansight.checkpoints.manifest import Checkpoint
 from plansight.checkpoints.recorder import Checkpointer, Restored, SessionView
 from plansight.checkpoints.restore import RestoreRequest, RestoreResult
-from plansight.checkpoints.store import CheckpointError, StepFile
+from plansight.checkpoints.store import CheckpointError, StepFile, checkpoints_folder
 from plansight.engine.compaction.compactor import Compactor
 from plansight.engine.conversation import Conversation
 from plansight.engine.events import (
@@ -127,7 +127,7 @@ class SessionCheckpoints:
         self.checkpointer: Checkpointer | None = None
         if on and storage is not None:
             self.checkpointer = Checkpointer(
-                storage / "checkpoints",
+                checkpoints_folder(storage),
                 root,
                 self._view(),
                 lambda c: events.emit(CheckpointTaken(c)),

@@ -120,6 +120,18 @@ class _Scan:
     uncaptured: dict[str, str]
 
 
+def checkpoints_folder(storage: Path) -> Path:
+    """Where a session's storage folder keeps its checkpoints."""
+    return storage / "checkpoints"
+
+
+def ever_taken(directory: Path) -> bool:
+    """Whether a checkpoint was ever taken in ``directory`` (a session's checkpoints folder):
+    without its repository there is none to list or restore, and saying so needs no store
+    opened (opening one creates it, and a session's start snapshots the whole workspace)."""
+    return (directory / "git" / "HEAD").is_file()
+
+
 def _readable(st: os.stat_result) -> bool:
     """Readable by this process as far as the mode says (no access() call for most files)."""
     euid = os.geteuid()

@@ -216,15 +216,28 @@ def _workspace(raw: str, console: Console) -> Path | None:
     return root
 
 
+def never_checkpointed(root: Path) -> bool:
+    """No session ever took a checkpoint of ``root`` (in the storage folder a server started
+    here would use): there is nothing to list or restore, and no server need start to say so
+    (its start would take a first snapshot of the whole workspace)."""
+    from plansight.checkpoints.store import checkpoints_folder, ever_taken
+    from plansight.session.storage import default_storage_dir
+
+    return not ever_taken(checkpoints_folder(default_storage_dir(root)))
+
+
 def checkpoints_cli(workspace: str, console: Console | None = None) -> int:
     console = console or Console(highlight=False)
     root = _workspace(workspace, console)
     if root is None:
         return 1
-    answered = asyncio.run(_ask_server(root, console, CHECKPOINTS, {}))
-    if answered is None:
-        return 1
-    checkpoints = _checkpoints_of(answered[0])
+    if never_checkpointed(root):
+        checkpoints: list[dict[str, Any]] = []
+    else:
+        answered = asyncio.run(_ask_server(root, console, CHECKPOINTS, {}))
+        if answered is None:
+            return 1
+        checkpoints = _checkpoints_of(answered[0])
     console.print(Text(f"Checkpoints of {root.resolve()}, oldest first:", style="bold"))
     for line in checkpoint_lines(checkpoints):
         console.print(line)
@@ -253,6 +266,9 @@ def restore_cli(
     console = console or Console(highlight=False)
     root = _workspace(workspace, console)
     if root is None:
+        return 1
+    if never_checkpointed(root):
+        console.print(Text(f"plansight: {root.resolve()} has no checkpoints yet", style="bold red"))
         return 1
     params: dict[str, Any] = {"checkpoint": checkpoint} if checkpoint else {"todoId": step}
     if paths:

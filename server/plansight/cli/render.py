@@ -274,9 +274,18 @@ def files_changed_line(paths: Iterable[str]) -> Text:
     return Text(f"↻ files changed: {shown}", style="magenta")
 
 
-def compacted_line(before: Any, after: Any, strategy: Any) -> Text:
+def compacted_line(before: Any, after: Any, strategy: Any, unchanged: Any = None) -> Text:
     """`⇣ compacted: ~181,204 → ~23,950 tokens (old tool results cleared); plan and
-    scratchpad kept verbatim`."""
+    scratchpad kept verbatim`, or (``unchanged``) that nothing could be made smaller."""
+    if unchanged is True:
+        line = Text("⇣ not compacted", style="bold cyan")
+        size = f" ~{before:,} tokens" if isinstance(before, int) else " it"
+        line.append(
+            f": nothing could make{size} smaller (the plan, the scratchpad and the last round "
+            "are kept whole); going on",
+            style="cyan",
+        )
+        return line
     line = Text("⇣ compacted", style="bold cyan")
     if isinstance(before, int) and isinstance(after, int):
         line.append(f": ~{before:,} → ~{after:,} tokens", style="cyan")

@@ -289,7 +289,10 @@ class TerminalUI:
         elif kind == "compacted":
             self.print(
                 render.compacted_line(
-                    event.get("beforeTokens"), event.get("afterTokens"), event.get("strategy")
+                    event.get("beforeTokens"),
+                    event.get("afterTokens"),
+                    event.get("strategy"),
+                    event.get("unchanged"),
                 )
             )
         elif kind == "thinkingDelta":

@@ -109,6 +109,9 @@ class Compacted:
     before_tokens: int
     after_tokens: int
     strategy: Literal["clearToolResults", "summary"]
+    # True: nothing could be made smaller (the sizes are equal, the conversation is as it was);
+    # an optional field, so a client that does not know it still reads a valid event.
+    unchanged: bool | None = None
     type: str = "compacted"
 
 

@@ -171,7 +171,11 @@ class AgentLoop:
                 if isinstance(decision, RunTools):
                     results = await self._run_tools(turn.tool_uses)
                     updated = self.ctx.plan.model_updates != plan_updates_before
-                    ran = ToolsFacts(ended=self.ctx.run.ended, plan_updated=updated)
+                    ran = ToolsFacts(
+                        ended=self.ctx.run.ended,
+                        plan_updated=updated,
+                        has_plan=bool(self.ctx.plan.state.items),
+                    )
                     decision = after_tools(facts, ran, decision.state)
                 if isinstance(decision, Finish):
                     if results:

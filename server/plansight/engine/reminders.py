@@ -2,6 +2,8 @@
 
 The cadence is the `reminderAfter` option (`first_after`): reminded after that many quiet
 rounds, more firmly from twice and from three times as many (3, 6 and 9 by default).
+Only a plan that exists can be updated: while the plan has no items (plan mode before the
+model wrote one, a run where it never made one) the rounds are not counted and nothing is said.
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ def reminder_for(
     )
 
 
-def quiet_rounds_after(quiet_rounds: int, plan_updated: bool) -> int:
+def quiet_rounds_after(quiet_rounds: int, plan_updated: bool, *, has_plan: bool = True) -> int:
     """Consecutive rounds without an accepted todo call, after one more round (0 at each run's
-    start; an update starts the count again)."""
-    return 0 if plan_updated else quiet_rounds + 1
+    start; an update starts the count again). Without a plan (``has_plan`` false after the
+    round) there is nothing to update, so the count stays at 0: "Update your todos." is never
+    said of an empty plan, and a run that makes its first plan late is not nagged at once."""
+    return 0 if plan_updated or not has_plan else quiet_rounds + 1

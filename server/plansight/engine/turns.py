@@ -126,6 +126,7 @@ class ToolsFacts:
 
     ended: str | None = None  # a tool ended the run (the user cancelled the plan): its text
     plan_updated: bool = False  # a call updated the plan (the reminders count from 0 again)
+    has_plan: bool = True  # the plan has items after the round (none: nothing to remind of)
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ def after_tools(turn: TurnFacts, tools: ToolsFacts, state: LoopState) -> Continu
     texts = [cut_tool_text(turn.cut_tools)] if turn.cut_tools else []
     reminder = None
     if state.plan_features and state.nudges.reminders:
-        quiet = quiet_rounds_after(state.quiet_rounds, tools.plan_updated)
+        quiet = quiet_rounds_after(state.quiet_rounds, tools.plan_updated, has_plan=tools.has_plan)
         reminder = reminder_for(quiet, state.nudges.reminder_after)
         state = replace(state, quiet_rounds=quiet)
     if reminder is not None:

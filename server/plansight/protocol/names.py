@@ -243,7 +243,7 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("reminder", "text, level, rounds", 1, True),
     EventSpec("filesChanged", "paths", 1, True),
     EventSpec("runFinished", "result: RunResult", 1, True),
-    EventSpec("compacted", "beforeTokens, afterTokens, strategy", 2, True),
+    EventSpec("compacted", "beforeTokens, afterTokens, strategy, unchanged?", 2, True),
     EventSpec("thinkingDelta", "text", 2, True),
     EventSpec("checkpoint", "checkpoint: Checkpoint", 2, True),
     EventSpec("toolInputDelta", "id, name, partialJson", 0, True),

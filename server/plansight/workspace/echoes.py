@@ -3,9 +3,10 @@
 The watcher reports every change of the workspace, the agent's own included, and late (its
 latency, longer on a busy machine). The agent's edits are told apart by the workspace (its
 write stamps). What its restores and its commands changed is kept here (`Echoes`): each such
-file's stamp as the agent left it (None: removed). A report of that file while it still has
-that stamp is the agent's own echo; once the stamp differs, the file was changed again, by
-someone else.
+file's or folder's stamp as the agent left it (None: removed), and so are the folders above
+each file it edited or restored (a write into folders that did not exist makes them). A
+report of that file while it still has that stamp is the agent's own echo; once the stamp
+differs, the file was changed again, by someone else.
 
 While a restore or a command runs, the watcher's reports are held, and judged once what it
 changed is known. What a command changed is the difference between two scans of the workspace
@@ -73,7 +74,16 @@ class Echoes:
             del self._left[next(iter(self._left))]
 
     def left_as_they_are(self, paths: Iterable[str]) -> None:
-        self.left({path: stamp_of(self.root / path) for path in paths})
+        """These files (and the folders above them, which writing them may have made) are as
+        the agent left them."""
+        paths = list(paths)
+        folders = dict.fromkeys(f for path in paths for f in folders_above(path))
+        self.left({path: stamp_of(self.root / path) for path in [*folders, *paths]})
+
+    def left_folders_above(self, path: str) -> None:
+        """The folders above a file the agent wrote are as it left them (it may have made
+        them); the file itself is told apart by the workspace's write stamps."""
+        self.left({folder: stamp_of(self.root / folder) for folder in folders_above(path)})
 
     def _is_echo(self, path: str) -> bool:
         if path not in self._left:
@@ -101,6 +111,10 @@ class CommandEchoes:
 
     def edited(self, path: str) -> None:
         self.inner.edited(path)
+        if self.watched:
+            # The file is known to be the agent's by the workspace's write stamps; the folders
+            # above it are not, and a write makes those missing: the watcher reports them too.
+            self.echoes.left_folders_above(path)
 
     async def before_command(self) -> None:
         await self._judged()  # the previous command's end scan: this one's start follows it
@@ -147,6 +161,12 @@ class CommandEchoes:
             log.exception("could not tell what a command changed")
         finally:
             self.echoes.release()
+
+
+def folders_above(path: str) -> list[str]:
+    """The folders between the workspace root and a file's relative path, outermost first."""
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: n + 1]) for n in range(len(parts))]
 
 
 def _first_scan(root: Path) -> tuple[WorkspaceFilter, dict[str, Stamp]]:

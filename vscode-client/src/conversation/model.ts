@@ -298,6 +298,14 @@ export class ConversationModel {
         const before = typeof event['beforeTokens'] === 'number' ? event['beforeTokens'] : 0;
         const after = typeof event['afterTokens'] === 'number' ? event['afterTokens'] : 0;
         const how = event['strategy'] === 'summary' ? 'summarized' : 'old tool results cleared';
+        if (event['unchanged'] === true) {
+          // Nothing could be made smaller: said once by the server, and the run goes on.
+          this.addNotice({
+            icon: 'fold',
+            text: `Conversation not compacted: nothing could make its ${formatCount(before)} tokens smaller (the plan, the scratchpad and the last round are kept whole). The run goes on.`,
+          });
+          return;
+        }
         this.addNotice({
           icon: 'fold',
           text: `Conversation compacted (${how}): ${formatCount(before)} → ${formatCount(after)} tokens. The plan and scratchpad are kept verbatim.`,
