@@ -89,6 +89,8 @@ async def test_the_same_run_with_planning_is_reminded(
         fake_api.push(tool_reply("read_file", {"path": "hello.py"}))
     fake_api.push(text("Done."))
     agent = session(hello_workspace, fake_api, planning=True)
+    # Reminders need a plan to update (a run that never makes one is not nagged): a closed one.
+    agent.edit_plan([{"id": "1", "text": "Read hello.py", "status": "completed"}])
     reminders: list[Reminder] = []
     agent.events.subscribe(lambda e: reminders.append(e) if isinstance(e, Reminder) else None)
     result = await agent.run("Read hello.py four times")
