@@ -9,6 +9,9 @@ it keeps (added up at the end of each run). It records each wire event in the ru
 `load_stored` puts a stored session back (the plan, the scratchpad, the conversation made
 consistent, the usage total) without announcing it as a change. A stored session that cannot
 be read as one is logged as an error and the session starts fresh.
+
+`persistence_for` is what a session attaches: a `SessionPersistence` on its store, or, for a
+session without one (tests, `plansight eval`), `Unsaved`, which keeps nothing.
 """
 
 from __future__ import annotations
@@ -140,3 +143,41 @@ class SessionPersistence:
 
     def flush(self) -> None:
         self.store.history.flush()
+
+
+class Unsaved:
+    """A session without storage: nothing is saved, nothing was stored, no history."""
+
+    def load_stored(self) -> bool:
+        return False
+
+    def spent(self, usage: Usage) -> None:
+        return None
+
+    def new_session(self) -> None:
+        return None
+
+    def last_prompt(self) -> str:
+        return ""
+
+    def history(self, limit: int) -> list[dict[str, Any]]:
+        return []
+
+    def flush(self) -> None:
+        return None
+
+
+def persistence_for(
+    store: SessionStore | None,
+    events: EventBus,
+    *,
+    plan: Plan,
+    scratchpad: Scratchpad,
+    conversation: Conversation,
+) -> SessionPersistence | Unsaved:
+    """What saves the session's changes to `store` from now on (nothing without a store)."""
+    if store is None:
+        return Unsaved()
+    return SessionPersistence.attach(
+        store, events, plan=plan, scratchpad=scratchpad, conversation=conversation
+    )
