@@ -5,10 +5,11 @@ subscribe to `session.events`, call `load_stored` and `start`, then `run`, `edit
 `reset`, `compact`, `history`, `state` and the checkpoints' requests (`session.checkpoints`,
 checkpoints/facade.py), and `close` at the end. The session's rules hold whoever embeds it:
 one run at a time (a second `run`, and a `reset`, `compact` or restore during a run raise
-`SessionBusy`), settings from the environment and the initialization options
-(settings.py), changes saved as they happen (persistence.py), the workspace watched and the
-agent's own changes told from others' (changes.py), the leftovers of a killed server cleaned
-up (workspace/atomic.py), each run's MCP tools fixed as it starts (mcp/feature.py).
+`SessionBusy`) and one live server per stored session (lock.py), settings from the
+environment and the initialization options (settings.py), changes saved as they happen
+(persistence.py), the workspace watched and the agent's own changes told from others'
+(changes.py), the leftovers of a killed server cleaned up (workspace/atomic.py), each run's
+MCP tools fixed as it starts (mcp/feature.py).
 """
 
 from __future__ import annotations
@@ -183,14 +184,17 @@ class Session:
         return self.lock.held
 
     def load_stored(self) -> bool:
-        """Load the stored session (persistence.py); True when there was one."""
+        """Claim and load the stored session (persistence.py); True when there was one.
+        StorageUnavailable when another live server keeps it or it cannot be saved."""
         return self.persistence.load_stored()
 
     def start(self, *, watch: bool = True) -> None:
         """What a server does once it is up (on its event loop): watch the workspace for
         changes made by others (`watch=False`: nobody does; each command then scans for its
         changes), then import the SDK and remove the temporary files of writes a killed server
-        never finished (in threads) and open the checkpoints (in the background)."""
+        never finished (in threads) and open the checkpoints (in the background). The store is
+        claimed first, if `load_stored` did not (StorageUnavailable: nothing started)."""
+        self.persistence.claim()
         if watch:
             self.changes.watch()
         self.mcp.start()  # servers start in the background; workspace ones once trusted
@@ -295,6 +299,7 @@ class Session:
         await self.mcp.close()
         await self.model.close()
         await self.changes.stop_watching()
+        self.persistence.release()  # last: another server may keep the workspace from now on
 
     def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
         """The user's change of the plan: same rules as the model's; PlanError on a bad plan."""
