@@ -148,8 +148,8 @@ class StorageClaim:
         if err.filename is not None and Path(err.filename) != self.directory:
             why = f"{why}: {err.filename}"
         return (
-            f"Plansight cannot save this workspace's session in {self.directory} ({why}), so "
-            "it does not start: nothing would be kept, not even the checkpoints that undo its "
-            "changes. Make that folder writable, or set XDG_STATE_HOME (or the storageDir "
-            "option) to a folder you can write."
+            f"Plansight cannot save this workspace's session in {self.directory} ({why}). "
+            "It does not start without it: nothing would be kept, not even the checkpoints "
+            "that undo the agent's changes. Make the folder writable, or set XDG_STATE_HOME "
+            "(or the storageDir option) to a folder you can write."
         )

@@ -15,7 +15,6 @@ MCP tools fixed as it starts (mcp/feature.py).
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -65,8 +64,6 @@ from plansight.workspace.access import Workspace
 from plansight.workspace.sandbox import CommandSandbox
 from plansight.workspace.secrets import ProtectedPaths
 from plansight.workspace.watcher import IGNORED_DIRS
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
