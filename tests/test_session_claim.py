@@ -20,13 +20,16 @@ from typing import Any
 
 import pytest
 from acp import RequestError, text_block
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.protocol import default_converter
+from pytest_lsp import LanguageClient, client_capabilities
 
 from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
 
 from acp_harness import acp_agent
 from conftest import PATIENCE, wait_until_sync
-from lsp_harness import start_editor
+from lsp_harness import server_env, start_editor
 
 # The first run waits in a command until the test lets it go on (a file appears), so that the
 # second run starts while the first is in the middle of its work.
@@ -160,19 +163,44 @@ async def test_a_second_editor_window_is_told_at_once_and_the_first_works_on(
 ) -> None:
     storage = tmp_path / "storage"
     first = await start_editor(hello_workspace, fake_api, storage=storage)
+    second = LanguageClient(converter_factory=default_converter)
     try:
+        await second.start_io(
+            sys.executable,
+            "-m",
+            "plansight",
+            "lsp",
+            env=server_env(fake_api),
+            cwd=str(hello_workspace),
+        )
+        uri = hello_workspace.as_uri()
         with pytest.raises(JsonRpcException) as refused:
-            second = await start_editor(hello_workspace, fake_api, storage=storage)
-            await second.stop()
+            await asyncio.wait_for(
+                second.initialize_session(
+                    types.InitializeParams(
+                        capabilities=client_capabilities("visual-studio-code"),
+                        root_uri=uri,
+                        workspace_folders=[types.WorkspaceFolder(uri=uri, name="hello")],
+                        initialization_options={"storageDir": str(storage)},
+                        client_info=types.ClientInfo(name="Visual Studio Code"),
+                        process_id=os.getpid(),
+                    )
+                ),
+                PATIENCE,
+            )
         message = str(refused.value.message)
-        assert "Another Plansight server is using this workspace's session" in message
-        assert str(storage) in message and "pid " in message
+        assert message.startswith("Another Plansight server is using this workspace's session")
+        assert str(storage) in message and "server pid " in message
         # The first window's session is untouched and still serves.
         fake_api.push(text_reply("Still here."))
         result = await first.request("plansight/run", {"prompt": "are you there?"})
         assert result["status"] == "done"
     finally:
-        await first.stop()
+        try:  # the refused server leaves as any does: shutdown, exit
+            await asyncio.wait_for(second.shutdown_session(), PATIENCE)
+        finally:
+            await second.stop()
+            await first.stop()
 
 
 # A state folder that cannot be written -------------------------------------------------------
