@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from plansight.session.lock import RunLock, SessionBusy, StorageClaim, StorageUnavailable
+from plansight.session.session import Session
+from plansight.session.settings import SessionSettings
+from plansight.session.storage import SessionStore
 
 from conftest import PATIENCE
 
@@ -149,3 +152,21 @@ def test_a_folder_that_cannot_be_made_is_refused_saying_why_and_what_to_do(
     assert message.startswith(f"Plansight cannot save this workspace's session in {directory}")
     assert os.strerror(20) in message  # ENOTDIR: a file in the way, named
     assert "XDG_STATE_HOME" in message and "storageDir" in message
+
+
+async def test_a_session_keeps_its_store_from_load_to_close_and_a_second_loads_nothing(
+    tmp_path: Path,
+) -> None:
+    settings = SessionSettings(checkpoints=False)
+    first = Session(tmp_path, settings, store=SessionStore(tmp_path / "store"))
+    assert not first.load_stored()
+    first.edit_plan([{"id": "1", "text": "the first server's plan", "status": "pending"}])
+    second = Session(tmp_path, settings, store=SessionStore(tmp_path / "store"))
+    with pytest.raises(StorageUnavailable, match="Another Plansight server"):
+        second.load_stored()
+    assert second.plan.state.items == ()  # nothing of the first's session was taken in
+    await first.close()
+    third = Session(tmp_path, settings, store=SessionStore(tmp_path / "store"))
+    assert third.load_stored()  # free once the first closed, and its plan was kept
+    assert [item.text for item in third.plan.state.items] == ["the first server's plan"]
+    await third.close()

@@ -284,19 +284,21 @@ class Session:
         return True
 
     async def close(self) -> None:
-        """Stop the run in progress (it ends cancelled), close the model's connections and
-        stop watching."""
+        """Stop the run in progress (it ends cancelled), close the model's connections, stop
+        watching, and give up the store (another server may keep the workspace from now on)."""
         task = self.lock.task
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait({task})
-        self.persistence.flush()
-        await self.changes.settled()  # a stopped command's end scan
-        await self.checkpoints.close()
-        await self.mcp.close()
-        await self.model.close()
-        await self.changes.stop_watching()
-        self.persistence.release()  # last: another server may keep the workspace from now on
+        try:
+            self.persistence.flush()
+            await self.changes.settled()  # a stopped command's end scan
+            await self.checkpoints.close()
+            await self.mcp.close()
+            await self.model.close()
+            await self.changes.stop_watching()
+        finally:  # last, and whatever failed: the workspace is not kept from the next server
+            self.persistence.release()
 
     def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
         """The user's change of the plan: same rules as the model's; PlanError on a bad plan."""
