@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import stat
@@ -11,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from plansight.workspace.atomic import TEMP_SUFFIX, is_temp_file, remove_leftovers, write_atomic
+from plansight.workspace.atomic import (
+    TEMP_SUFFIX,
+    clean_up,
+    is_temp_file,
+    remove_leftovers,
+    write_atomic,
+)
 
 from conftest import wait_until_sync
 
@@ -113,3 +120,13 @@ def test_a_writer_killed_but_not_yet_reaped_counts_as_gone(tmp_path: Path) -> No
         assert remove_leftovers(tmp_path) == [leftover]
     finally:
         child.wait()
+
+
+def test_the_start_up_clean_up_says_what_it_removed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    dead = _killed_mid_write(tmp_path / "f.txt")
+    with caplog.at_level(logging.INFO, logger="plansight.workspace.atomic"):
+        clean_up(tmp_path)
+    assert not dead.exists()
+    assert "removed 1 temporary files left by an interrupted write" in caplog.text

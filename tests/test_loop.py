@@ -330,7 +330,7 @@ def test_a_user_plan_edit_is_told_once_and_a_refused_one_never(tmp_path: Path) -
     assert notices.drain(ctx) == []
     # A new session starts with nothing to tell.
     session.edit_plan([{"id": "1", "text": "again", "status": "pending"}])
-    session.files_changed([str(tmp_path / "f.txt")])
+    session.changes.files_changed([str(tmp_path / "f.txt")])
     session.reset()
     assert notices.drain(ctx) == []
 

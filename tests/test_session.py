@@ -174,19 +174,19 @@ async def test_a_started_session_watches_its_workspace_until_it_closes(tmp_path:
         lambda event: changed.extend(event.paths) if isinstance(event, FilesChanged) else None
     )
     session.start()
-    watcher = session.watcher
+    watcher = session.changes.watcher
     assert watcher is not None
     await wait_until(watcher.watching.is_set, "the session's watcher is watching")
     (tmp_path / "theirs.py").write_text("changed by someone else\n")
     await wait_until(lambda: "theirs.py" in changed, "the change reported as someone else's")
     assert "theirs.py" in session.notices.changed_files  # the model hears of it too
     await session.close()
-    assert session.watcher is None  # stopped by the close
+    assert session.changes.watcher is None  # stopped by the close
 
 
 async def test_a_session_started_without_watching_reports_nothing(tmp_path: Path) -> None:
     session = Session(tmp_path, SessionSettings(checkpoints=False))
     session.start(watch=False)
-    assert session.watcher is None
-    assert not session.command_echoes.watched  # each command scans for its own changes
+    assert session.changes.watcher is None
+    assert not session.changes.command_echoes.watched  # each command scans for its own changes
     await session.close()

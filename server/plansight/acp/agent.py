@@ -142,6 +142,7 @@ class PlansightAgent:
         self.write = write  # the transport's immediate write of a message, where it has one
         self.conn: Client | None = None
         self.client_caps = ClientCapabilities()
+        self.client_name = "an ACP client"  # whom this server serves, for another's refusal
         self.sessions: dict[str, AcpSession] = {}
 
     def on_connect(self, conn: Client) -> None:
@@ -158,6 +159,8 @@ class PlansightAgent:
     ) -> InitializeResponse:
         if client_capabilities is not None:
             self.client_caps = client_capabilities
+        if client_info is not None:
+            self.client_name = f"{client_info.name} (ACP)"
         log.info(
             "ACP client %s (protocol %d)",
             client_info.name if client_info else "unnamed",
@@ -217,6 +220,7 @@ class PlansightAgent:
     async def _open(
         self, session_id: str, cwd: str, servers: Sequence[Any] | None, *, new: bool
     ) -> AcpSession:
+        from plansight.session.lock import StorageUnavailable
         from plansight.session.session import Session
         from plansight.session.settings import SessionSettings, user_config
 
@@ -236,6 +240,10 @@ class PlansightAgent:
                 )
         for other in [s for s in self.sessions.values() if s.session.root == root.resolve()]:
             await self._close(other)  # one session per workspace: they share its storage
+        try:  # and one server per workspace (session/lock.py): refused, never shared
+            store.claim.take(self.client_name)
+        except StorageUnavailable as err:
+            raise request_failed(str(err)) from None
         outbox = Outbox(conn, session_id, self.write)
         fs = self.client_caps.fs
         files = (

@@ -61,6 +61,7 @@ from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
     from plansight.session.session import Session
+    from plansight.session.storage import SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,7 @@ class PlansightServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.session: Session | None = None
+        self.store: SessionStore | None = None  # claimed at `initialize`
         self.init_params: types.InitializeParams | None = None
         self.shut_down = False
         self.exit_requested: Leave = _not_serving
@@ -110,6 +112,25 @@ class PlansightServer(LanguageServer):
     def params(self) -> ParamsReader:
         """Reads the requests' params (its converter is made on the first request)."""
         return ParamsReader()
+
+    def claim_storage(self, params: types.InitializeParams) -> None:
+        """Claim the workspace's session before `initialize` is answered, so that an editor
+        (or `plansight run`) is refused at once when another server keeps it, or when it
+        cannot be saved (session/lock.py): the refusal is the answer's error, which the
+        client shows. Light: the engine is not imported yet."""
+        from plansight.session.lock import StorageUnavailable
+        from plansight.session.storage import SessionStore, storage_dir_for
+
+        options = InitOptions.parse(params.initialization_options)
+        store = SessionStore(storage_dir_for(workspace_root(params), options.storage_dir))
+        client = params.client_info.name if params.client_info else "an editor"
+        holder = f"{client}, pid {params.process_id}" if params.process_id else client
+        try:
+            store.claim.take(holder)
+        except StorageUnavailable as err:
+            log.info("initialize refused: %s", err)  # said once, by the client (not forwarded)
+            raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from None
+        self.store = store
 
     def setup(self, params: types.InitializeParams) -> Session:
         """The session, its stored state loaded, the features set up on it, and started."""
@@ -134,7 +155,7 @@ class PlansightServer(LanguageServer):
             review_plan=bridge.review_plan,
             ask=bridge.ask,
             documents=bridge,
-            store=settings.store_for(root),
+            store=self.store if self.store is not None else settings.store_for(root),
             approve_tool=bridge.approve_tool,
             trust_server=bridge.trust_server,
             mcp_servers=options.mcp_servers,
@@ -211,6 +232,7 @@ def create_server() -> PlansightServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: PlansightServer, params: types.InitializeParams) -> None:
+        ls.claim_storage(params)
         ls.init_params = params
 
     @server.feature(types.INITIALIZED)

@@ -6,7 +6,8 @@ user's file, the client's, and workspace servers the user trusted before with th
 is now) and then, in the background, asks the user about each other workspace server, one at
 a time, starting each the user allows. `tools_for_run()` waits for servers still starting, each
 at most until its `startupTimeout` has passed since it began (and for a trust question still
-open, as long), and answers the run's tools.
+open, as long), and answers the run's tools; `fix_run_tools` puts them in the registry for the
+whole run.
 `status()` is `plansight/mcp`'s answer; `subscribe` hears each change of it.
 """
 
@@ -24,7 +25,7 @@ from plansight.mcp.config import McpConfig, load_config
 from plansight.mcp.servers import McpConnection, McpServers, ServerStatus, Wrap, identity
 from plansight.mcp.tools import McpTools
 from plansight.mcp.trust import TrustMemory
-from plansight.tools.registry import Tool
+from plansight.tools.registry import Tool, ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +120,13 @@ class McpFeature:
         if not self.servers.offered():
             return []
         return self.tools.for_run(await context_window())
+
+    async def fix_run_tools(
+        self, registry: ToolRegistry, context_window: Callable[[], Awaitable[int]]
+    ) -> None:
+        """The MCP tools of the run about to start, fixed in `registry` for all of it, so that
+        the cached prefix holds through the run (a server still starting is waited for)."""
+        registry.set_run_tools(await self.tools_for_run(context_window))
 
     async def close(self) -> None:
         if self._asking is not None:

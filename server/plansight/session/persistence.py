@@ -6,9 +6,14 @@ each part replaced atomically, the conversation appended, so a kill at any momen
 old or the new state): the plan, the scratchpad, the conversation, and the usage total, which
 it keeps (added up at the end of each run). It records each wire event in the run history.
 
-`load_stored` puts a stored session back (the plan, the scratchpad, the conversation made
-consistent, the usage total) without announcing it as a change. A stored session that cannot
-be read as one is logged as an error and the session starts fresh.
+`load_stored` claims the store for this process first (`claim`: one live server keeps a
+workspace's session, and its folder must be writable; StorageUnavailable otherwise, lock.py),
+then puts a stored session back (the plan, the scratchpad, the conversation made consistent,
+the usage total) without announcing it as a change. A stored session that cannot be read as
+one is logged as an error and the session starts fresh. `release` gives the claim up.
+
+`persistence_for` is what a session attaches: a `SessionPersistence` on its store, or, for a
+session without one (tests, `plansight eval`), `Unsaved`, which keeps nothing.
 """
 
 from __future__ import annotations
@@ -94,8 +99,10 @@ class SessionPersistence:
 
     def load_stored(self) -> bool:
         """Load the stored session; True when there was one (False, logged, when it was
-        malformed: the session then starts fresh)."""
+        malformed: the session then starts fresh). StorageUnavailable (nothing loaded) when
+        another live server keeps this session, or its folder cannot be written."""
         store = self.store
+        self.claim()
         store.remove_leftovers()
         plan = store.load("plan")
         scratch = store.load("scratchpad")
@@ -125,6 +132,13 @@ class SessionPersistence:
             return False
         return found
 
+    def claim(self) -> None:
+        """Claim the store for this process, if not yet (StorageUnavailable: it cannot)."""
+        self.store.claim.take()
+
+    def release(self) -> None:
+        self.store.claim.release()
+
     def new_session(self) -> None:
         """Forget the stored session; the history stays (the next run starts a new session in
         it)."""
@@ -142,3 +156,47 @@ class SessionPersistence:
 
     def flush(self) -> None:
         self.store.history.flush()
+
+
+class Unsaved:
+    """A session without storage: nothing is saved, nothing was stored, no history."""
+
+    def load_stored(self) -> bool:
+        return False
+
+    def claim(self) -> None:
+        return None
+
+    def release(self) -> None:
+        return None
+
+    def spent(self, usage: Usage) -> None:
+        return None
+
+    def new_session(self) -> None:
+        return None
+
+    def last_prompt(self) -> str:
+        return ""
+
+    def history(self, limit: int) -> list[dict[str, Any]]:
+        return []
+
+    def flush(self) -> None:
+        return None
+
+
+def persistence_for(
+    store: SessionStore | None,
+    events: EventBus,
+    *,
+    plan: Plan,
+    scratchpad: Scratchpad,
+    conversation: Conversation,
+) -> SessionPersistence | Unsaved:
+    """What saves the session's changes to `store` from now on (nothing without a store)."""
+    if store is None:
+        return Unsaved()
+    return SessionPersistence.attach(
+        store, events, plan=plan, scratchpad=scratchpad, conversation=conversation
+    )

@@ -5,27 +5,29 @@ subscribe to `session.events`, call `load_stored` and `start`, then `run`, `edit
 `reset`, `compact`, `history`, `state` and the checkpoints' requests (`session.checkpoints`,
 checkpoints/facade.py), and `close` at the end. The session's rules hold whoever embeds it:
 one run at a time (a second `run`, and a `reset`, `compact` or restore during a run raise
-`SessionBusy`), settings from the environment and the initialization options
-(settings.py), changes saved as they happen (persistence.py), the workspace watched and the
-leftovers of a killed server cleaned up.
+`SessionBusy`) and one live server per stored session (lock.py), settings from the
+environment and the initialization options (settings.py), changes saved as they happen
+(persistence.py), the workspace watched and the agent's own changes told from others'
+(changes.py), the leftovers of a killed server cleaned up (workspace/atomic.py), each run's
+MCP tools fixed as it starts (mcp/feature.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from plansight.checkpoints.facade import SessionCheckpoints
+from plansight.engine import hooks
 from plansight.engine.compaction.compactor import CompactionResult, Compactor
 from plansight.engine.conversation import Conversation
 from plansight.engine.events import (
     EventBus,
-    FilesChanged,
     McpChanged,
     PlanChanged,
     RunFinished,
@@ -41,13 +43,6 @@ from plansight.engine.hooks import (
     PlanReviewHook,
     ReviewHook,
     TrustHook,
-    accept_all_edits,
-    approve_all_plans,
-    dismiss_all_questions,
-    distrust_all_servers,
-    refuse_all_commands,
-    refuse_all_tools,
-    reporting_reviews,
 )
 from plansight.engine.loop import AgentLoop, Notices
 from plansight.engine.model import ModelClient, SdkLoader
@@ -56,21 +51,19 @@ from plansight.engine.prompt import system_prompt
 from plansight.mcp.feature import McpFeature
 from plansight.plan.plan import Plan, TodoState
 from plansight.plan.scratchpad import Scratchpad
+from plansight.session.changes import WorkspaceChanges
 from plansight.session.history import RecentRuns
 from plansight.session.lock import RunLock
-from plansight.session.persistence import SessionPersistence
+from plansight.session.persistence import persistence_for
 from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore, plansight_storage
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
 from plansight.workspace import atomic
 from plansight.workspace.access import Workspace
-from plansight.workspace.echoes import CommandEchoes, Echoes
 from plansight.workspace.sandbox import CommandSandbox
 from plansight.workspace.secrets import ProtectedPaths
-from plansight.workspace.watcher import IGNORED_DIRS, WorkspaceWatcher
-
-log = logging.getLogger(__name__)
+from plansight.workspace.watcher import IGNORED_DIRS
 
 
 @dataclass(frozen=True)
@@ -94,14 +87,14 @@ class Session:
         root: Path,
         settings: SessionSettings,
         *,
-        review: ReviewHook = accept_all_edits,
-        approve: ApproveHook = refuse_all_commands,
-        review_plan: PlanReviewHook = approve_all_plans,
-        ask: AskHook = dismiss_all_questions,
+        review: ReviewHook = hooks.accept_all_edits,
+        approve: ApproveHook = hooks.refuse_all_commands,
+        review_plan: PlanReviewHook = hooks.approve_all_plans,
+        ask: AskHook = hooks.dismiss_all_questions,
         documents: DocumentSource | None = None,
         store: SessionStore | None = None,
-        approve_tool: ApproveToolHook = refuse_all_tools,
-        trust_server: TrustHook = distrust_all_servers,
+        approve_tool: ApproveToolHook = hooks.refuse_all_tools,
+        trust_server: TrustHook = hooks.distrust_all_servers,
         mcp_servers: Mapping[str, Any] | None = None,
     ) -> None:
         """`mcp_servers`: MCP servers the front door gives (`.mcp.json`'s per-server shape),
@@ -128,7 +121,7 @@ class Session:
             plan=self.plan,
             scratchpad=self.scratchpad,
             workspace=self.workspace,
-            review=reporting_reviews(review, self.events),
+            review=hooks.reporting_reviews(review, self.events),
             approve=approve,
             events=self.events,
             review_plan=review_plan,
@@ -147,10 +140,9 @@ class Session:
         self._last_prompt = ""
         self.model = ModelClient(settings.model, SdkLoader())
         self.lock = RunLock()
-        self.watcher: WorkspaceWatcher | None = None
-        # What the agent's restores and commands left on disk, so that the watcher's reports
-        # of them are not told to the model (or the editor) as someone else's changes.
-        self.echoes = Echoes(self.root, self._judge_changes)
+        self.changes = WorkspaceChanges(
+            self.root, workspace=self.workspace, notices=self.notices, events=self.events
+        )
         self.checkpoints = SessionCheckpoints(
             store.directory if store is not None else None,
             on=settings.checkpoints,
@@ -162,10 +154,10 @@ class Session:
             compactor=self.compactor,
             notices=self.notices,
             workspace=self.workspace,
-            echoes=self.echoes,
+            echoes=self.changes.echoes,
         )
-        self.command_echoes = CommandEchoes(self.echoes, self.checkpoints.recorder)
-        self.ctx.changes = self.command_echoes
+        self.changes.connect(self.checkpoints)
+        self.ctx.changes = self.changes.command_echoes
         self.mcp = McpFeature(
             self.root,
             store.directory if store is not None else None,
@@ -176,16 +168,12 @@ class Session:
             wrap=sandbox.server_argv,
         )
         self.mcp.subscribe(lambda servers: self.events.emit(McpChanged(tuple(servers))))
-        self.persistence = (
-            SessionPersistence.attach(
-                store,
-                self.events,
-                plan=self.plan,
-                scratchpad=self.scratchpad,
-                conversation=self.conversation,
-            )
-            if store is not None
-            else None
+        self.persistence = persistence_for(
+            store,
+            self.events,
+            plan=self.plan,
+            scratchpad=self.scratchpad,
+            conversation=self.conversation,
         )
 
     @property
@@ -193,20 +181,19 @@ class Session:
         return self.lock.held
 
     def load_stored(self) -> bool:
-        """Load the stored session (persistence.py); True when there was one."""
-        return self.persistence is not None and self.persistence.load_stored()
+        """Claim and load the stored session (persistence.py); True when there was one.
+        StorageUnavailable when another live server keeps it or it cannot be saved."""
+        return self.persistence.load_stored()
 
     def start(self, *, watch: bool = True) -> None:
         """What a server does once it is up (on its event loop): watch the workspace for
         changes made by others (`watch=False`: nobody does; each command then scans for its
         changes), then import the SDK and remove the temporary files of writes a killed server
-        never finished (in threads) and open the checkpoints (in the background)."""
+        never finished (in threads) and open the checkpoints (in the background). The store is
+        claimed first, if `load_stored` did not (StorageUnavailable: nothing started)."""
+        self.persistence.claim()
         if watch:
-            self.watcher = WorkspaceWatcher(self.root, self.files_changed)
-            self.watcher.start()
-            # The agent's commands' changes are found from now on, to be told apart.
-            self.command_echoes.watched = True
-            self.checkpoints.watched()
+            self.changes.watch()
         self.mcp.start()  # servers start in the background; workspace ones once trusted
         # Once the watcher's first step has imported watchfiles: imports that run side by side
         # slow each other down, and that one is on the event loop.
@@ -216,19 +203,9 @@ class Session:
         self.model.sdk.start()
         assert self.ctx.sandbox is not None  # found once, so that `auto` warns at start-up
         threading.Thread(target=self.ctx.sandbox.availability, daemon=True).start()
-        threading.Thread(
-            target=self.remove_leftovers, name="plansight-cleanup", daemon=True
-        ).start()
+        cleanup = partial(atomic.clean_up, self.root, IGNORED_DIRS)
+        threading.Thread(target=cleanup, name="plansight-cleanup", daemon=True).start()
         self.checkpoints.start()
-
-    def remove_leftovers(self) -> None:
-        try:
-            removed = atomic.remove_leftovers(self.root, IGNORED_DIRS)
-        except Exception:
-            log.exception("could not look for temporary files left by an interrupted write")
-            return
-        if removed:
-            log.info("removed %d temporary files left by an interrupted write", len(removed))
 
     async def run(
         self,
@@ -252,7 +229,13 @@ class Session:
             if new_session:
                 self._clear()
             self.ctx.run = run_state
-            await self._fix_run_tools(prompt, run_state)
+            try:  # a server still starting is waited for, at most its startupTimeout
+                await self.mcp.fix_run_tools(self.tools, partial(self.compactor.window, self.model))
+            except asyncio.CancelledError:  # the run ends as the loop would end it
+                focus = run_state.focus.id if run_state.focus else None
+                self.events.emit(RunStarted(prompt, run_state.mode, focus))
+                self.events.emit(RunFinished(RunResult("cancelled", "The run was cancelled.", 0)))
+                raise
             loop = AgentLoop(
                 model=self.model,
                 tools=self.tools,
@@ -273,21 +256,6 @@ class Session:
             finally:
                 self.checkpoints.run_ended()
 
-    async def _fix_run_tools(self, prompt: str, run: RunState) -> None:
-        """The MCP tools of this run, fixed for all of it so that the cached prefix holds (a
-        server still starting is waited for, at most its startupTimeout). A cancel meanwhile
-        ends the run as the loop would: started, then finished cancelled."""
-
-        async def window() -> int:
-            return await self.compactor.window(self.model)
-
-        try:
-            self.tools.set_run_tools(await self.mcp.tools_for_run(window))
-        except asyncio.CancelledError:
-            self.events.emit(RunStarted(prompt, run.mode, run.focus.id if run.focus else None))
-            self.events.emit(RunFinished(RunResult("cancelled", "The run was cancelled.", 0)))
-            raise
-
     async def compact(self) -> CompactionResult:
         """Compact on request (between runs): old tool results cleared, then a summary.
 
@@ -295,15 +263,14 @@ class Session:
         (the conversation is then as it was).
         """
         with self.lock.hold("compacting"):  # a run asked for meanwhile is refused as busy
-            stored = self.persistence.last_prompt() if self.persistence is not None else ""
+            stored = self.persistence.last_prompt()
             result = await self.compactor.compact(
                 self.model,
                 system=self.system_prompt(),  # the runs' own: the cached prefix serves it
                 current_prompt=self._last_prompt or stored or "(none yet)",
                 summarize=True,
             )
-        if self.persistence is not None:
-            self.persistence.spent(result.usage)
+        self.persistence.spent(result.usage)
         return result
 
     def system_prompt(self) -> str:
@@ -318,21 +285,21 @@ class Session:
         return True
 
     async def close(self) -> None:
-        """Stop the run in progress (it ends cancelled), close the model's connections and
-        stop watching."""
+        """Stop the run in progress (it ends cancelled), close the model's connections, stop
+        watching, and give up the store (another server may keep the workspace from now on)."""
         task = self.lock.task
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait({task})
-        if self.persistence is not None:
+        try:
             self.persistence.flush()
-        await self.command_echoes.settled()  # a stopped command's end scan
-        await self.checkpoints.close()
-        await self.mcp.close()
-        await self.model.close()
-        if self.watcher is not None:
-            await self.watcher.stop()
-            self.watcher = None
+            await self.changes.settled()  # a stopped command's end scan
+            await self.checkpoints.close()
+            await self.mcp.close()
+            await self.model.close()
+            await self.changes.stop_watching()
+        finally:  # last, and whatever failed: the workspace is not kept from the next server
+            self.persistence.release()
 
     def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
         """The user's change of the plan: same rules as the model's; PlanError on a bad plan."""
@@ -351,30 +318,14 @@ class Session:
         self.conversation.clear()
         self.notices.clear()
         self.compactor.meter.reset()
-        if self.persistence is not None:
-            self.persistence.new_session()
+        self.persistence.new_session()
         self.events.emit(PlanChanged(self.plan.clear()))
         self.scratchpad.clear()
         self.events.emit(ScratchpadChanged(""))
 
-    def files_changed(self, paths: list[str]) -> None:
-        """The watcher's report of changed files (relative): stale for edits; the model, the
-        editor and the checkpoints hear of those changed by someone else than the agent."""
-        self.echoes.report(paths)  # judged by `_judge_changes`, after a restore or command
-
-    def _judge_changes(self, own: list[str], others: list[str]) -> None:
-        # The agent's restores and commands: read again before an edit, but nobody else's.
-        self.workspace.mark_stale(own)
-        external = self.workspace.mark_stale(others)  # drops the echoes of our own writes
-        if not external:
-            return
-        self.checkpoints.outside_changed(external)
-        self.notices.changed_files.update(external)
-        self.events.emit(FilesChanged(tuple(external)))
-
     def history(self, limit: int) -> RecentRuns:
         """The last `limit` runs' events, newest last (`plansight/history`)."""
-        return RecentRuns(self.persistence.history(limit) if self.persistence is not None else [])
+        return RecentRuns(self.persistence.history(limit))
 
     def state(self) -> SessionState:
         return SessionState(self.plan.state, self.scratchpad.content, self.running)

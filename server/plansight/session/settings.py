@@ -24,7 +24,7 @@ from plansight.engine.compaction.compactor import (
 from plansight.engine.model import DEFAULT_THINKING_BUDGET, ModelSettings, ThinkingOption
 from plansight.engine.turns import Nudges
 from plansight.protocol.options import InitOptions
-from plansight.session.storage import SessionStore, default_storage_dir
+from plansight.session.storage import SessionStore, storage_dir_for
 from plansight.workspace.sandbox import SandboxMode, SandboxOptions
 from plansight.workspace.secrets import ProtectOptions
 
@@ -89,7 +89,7 @@ class SessionSettings:
         )
 
     def store_for(self, root: Path) -> SessionStore:
-        return SessionStore(self.storage_dir or default_storage_dir(root))
+        return SessionStore(storage_dir_for(root, self.storage_dir))
 
 
 def _mode(enabled: bool | str) -> SandboxMode:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from plansight.session.history import RunHistory
+from plansight.session.lock import StorageClaim
 from plansight.workspace.atomic import append_whole, remove_leftovers, write_atomic
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,11 @@ def default_storage_dir(workspace_root: Path) -> Path:
     root = str(workspace_root.resolve())
     digest = hashlib.sha256(root.encode()).hexdigest()[:16]
     return Path(state_home) / "plansight" / "workspaces" / f"{workspace_root.name}-{digest}"
+
+
+def storage_dir_for(workspace_root: Path, configured: str | Path | None) -> Path:
+    """The session's folder: the one configured (the storageDir option), else the default."""
+    return Path(configured) if configured else default_storage_dir(workspace_root)
 
 
 def plansight_storage(store: SessionStore | None, root: Path) -> list[Path]:
@@ -51,6 +57,7 @@ def _replace(path: Path, data: bytes) -> None:
 class SessionStore:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self.claim = StorageClaim(directory)  # one live server keeps it (session/lock.py)
         self._conversation: ConversationLog | None = None
         self._history: RunHistory | None = None
 

@@ -4,7 +4,8 @@
 so that a reader (and a kill -9 at any moment) sees either the old file or the new one, never a
 torn one. The temporary file is hidden and named `.<name>.<pid>.<random>.plansight-tmp`: the
 suffix lets a watcher ignore it, the writer's process id lets `remove_leftovers` tell the
-litter of a killed writer from a file still being written.
+litter of a killed writer from a file still being written. `clean_up` is that removal as a
+server does it at start-up, in the background: what it removed, or why it could not, is logged.
 
 Fsync policy: the rename alone already survives kill -9 intact. `durable=True` also flushes the
 data to disk before the rename, so that a power cut cannot leave an empty file under the name:
@@ -14,12 +15,15 @@ state, rewritten every round, is not.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import tempfile
 from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 TEMP_SUFFIX = ".plansight-tmp"
 _TEMP_NAME = re.compile(r"\..+\.(\d+)\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX))
@@ -109,6 +113,17 @@ def remove_leftovers(root: Path, skip_dirs: Iterable[str] = ()) -> list[Path]:
                 path.unlink()
                 removed.append(path)
     return removed
+
+
+def clean_up(root: Path, skip_dirs: Iterable[str] = ()) -> None:
+    """`remove_leftovers`, logged: a failure to look is not the caller's (a start-up thread's)."""
+    try:
+        removed = remove_leftovers(root, skip_dirs)
+    except Exception:
+        log.exception("could not look for temporary files left by an interrupted write")
+        return
+    if removed:
+        log.info("removed %d temporary files left by an interrupted write", len(removed))
 
 
 def _process_alive(pid: int) -> bool:
