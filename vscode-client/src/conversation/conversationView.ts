@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { FromWebview, ToWebview, ComposerContext } from './composer';
+import { type FromWebview, type ToWebview, type ComposerContext, rankPaths, welcomeCommands } from './composer';
 import type { CardEntry, Change, ConversationModel } from './model';
 import { conversationPage } from './page';
 import type { ConversationRenderer } from './render';
@@ -31,6 +31,8 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
   private timer: ReturnType<typeof setTimeout> | undefined;
   private state: Extract<ToWebview, { type: 'state' }> = { type: 'state', running: false, status: '', context: null };
   private handlers: ConversationHandlers | undefined;
+  /** The workspace's files for `@` mentions, listed once per mention (while it is typed). */
+  private files: { at: number; paths: Promise<string[]> } | undefined;
   private readonly visibility = new vscode.EventEmitter<boolean>();
   /** Fires when the view comes into sight or goes out of it (collapsed, hidden, closed). */
   readonly onDidChangeVisibility = this.visibility.event;
@@ -179,6 +181,19 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
           this.ready = true;
           this.post({ type: 'reset', html: this.renderAll() });
           this.post(this.state);
+          this.post({ type: 'recall', prompts: this.sentPrompts() });
+          return;
+        case 'mention':
+          this.post({ type: 'mentionFiles', query: message.query, paths: rankPaths(await this.workspaceFiles(message.query), message.query) });
+          return;
+        case 'copy':
+          await vscode.env.clipboard.writeText(message.text);
+          void vscode.window.setStatusBarMessage('Plansight: code copied to the clipboard.', 3000);
+          return;
+        case 'command':
+          if (welcomeCommands.includes(message.command)) {
+            await vscode.commands.executeCommand(message.command);
+          }
           return;
         case 'send':
           await this.handlers?.send(message.text, message.includeContext, message.mode === 'plan' ? 'plan' : 'act');
@@ -203,6 +218,26 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
     } catch (error) {
       this.output.error(`Conversation view: ${String(error)}`);
     }
+  }
+
+  /** The user's prompts shown so far (from this window and the history), oldest first. */
+  private sentPrompts(): string[] {
+    return this.model.runs.flatMap((run) => run.entries.flatMap((e) => (e.kind === 'user' && e.prompt.text.trim() ? [e.prompt.text] : [])));
+  }
+
+  /** Workspace-relative paths of the files (the user's excludes and .gitignore'd folders left out). */
+  private workspaceFiles(query: string): Promise<string[]> {
+    // A new mention (just "@") lists the files again; the letters typed after it filter that list.
+    if (!this.files || query === '' || Date.now() - this.files.at > 15_000) {
+      const paths = Promise.resolve(
+        vscode.workspace.findFiles('**/*', '{**/node_modules/**,**/.git/**,**/.venv/**,**/__pycache__/**}', 5000),
+      ).then(
+        (uris) => uris.map((uri) => vscode.workspace.asRelativePath(uri, false)).sort(),
+        () => [] as string[],
+      );
+      this.files = { at: Date.now(), paths };
+    }
+    return this.files.paths;
   }
 
   /** Web links open in the browser, workspace paths in the editor; nothing else. */

@@ -5,6 +5,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as vscode from 'vscode';
 import {
+  CloseAction,
+  ErrorAction,
   type ClientCapabilities,
   type FeatureState,
   type InitializeResult,
@@ -43,6 +45,7 @@ import {
 } from '../protocol';
 import type { SessionStore } from '../session';
 import { type ServerOverrides, initializationOptions, type PlansightSettings, serverEnv } from './options';
+import { CrashPolicy, crashWords, type ServerExit } from './crashes';
 import { findPython, runQuick } from './python';
 import { type LogLine, ServerLogLines } from './serverLog';
 
@@ -112,6 +115,9 @@ export class PlansightServer implements vscode.Disposable {
   /** The server processes this client spawned and has not seen exit. */
   private readonly processes = new Set<ChildProcess>();
   private stopping = false;
+  /** How the last server process ended, and how often it stopped on its own lately. */
+  private lastExit: Promise<ServerExit> | undefined;
+  private readonly crashes = new CrashPolicy();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -165,6 +171,8 @@ export class PlansightServer implements vscode.Disposable {
     const client = this.client;
     this.client = undefined;
     this.stopping = true;
+    this.crashes.reset(); // a deliberate stop (or restart): the user starts over
+    this.store.serverCrash = undefined;
     if (client) {
       try {
         await client.stop(5000);
@@ -210,7 +218,7 @@ export class PlansightServer implements vscode.Disposable {
     if (check.spawnError || check.code !== 0) {
       const why = check.spawnError ?? (check.stderr.trim().split('\n').pop() || `exit code ${check.code}`);
       this.output.error(`${python} cannot import plansight: ${check.spawnError ?? check.stderr}`);
-      this.store.setServerStatus('failed');
+      this.store.setServerStatus('failed', `${python} (${source}) cannot import the plansight package (${why}). Set "plansight.python" to an interpreter that has it.`);
       void this.showImportError(python, source, why);
       return undefined;
     }
@@ -229,6 +237,12 @@ export class PlansightServer implements vscode.Disposable {
         this.output.error(`Initialization failed: ${String(error)}`);
         return false;
       },
+      // A server that stops on its own is said in words (conversation, status bar), restarted
+      // a few times, then left stopped; never the library's own toasts.
+      errorHandler: {
+        error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+        closed: () => this.serverClosed(),
+      },
     };
     const client = new LanguageClient('plansight', 'Plansight', serverOptions, clientOptions);
     client.registerFeature(new PlansightCapabilityFeature());
@@ -242,7 +256,9 @@ export class PlansightServer implements vscode.Disposable {
         this.store.setServerStatus('running');
         void this.fetchState(client);
       } else if (e.newState === State.Stopped) {
-        this.store.setServerStatus('stopped');
+        if (this.store.serverStatus !== 'crashed') {
+          this.store.setServerStatus('stopped');
+        }
         this.store.setServerRunning(false);
       }
     });
@@ -264,6 +280,22 @@ export class PlansightServer implements vscode.Disposable {
     await this.fetchState(client);
     await this.fetchHistory(client);
     return client;
+  }
+
+  /** The connection closed without a stop of ours: say how, restart or leave it stopped. */
+  private async serverClosed(): Promise<{ action: CloseAction; handled: boolean }> {
+    // The process's exit usually comes with the closed pipes; wait a moment for its code.
+    const exit = this.lastExit ? await Promise.race([this.lastExit, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]) : undefined;
+    const restart = this.crashes.crashed(Date.now());
+    const words = crashWords(exit, restart);
+    this.output.error(words);
+    this.store.serverCrash = words;
+    if (restart) {
+      this.store.setServerStatus('starting');
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.store.setServerStatus('crashed', words);
+    return { action: CloseAction.DoNotRestart, handled: true };
   }
 
   /** Past runs, from a server of protocol version 2 that built `plansight/history`. */
@@ -291,6 +323,7 @@ export class PlansightServer implements vscode.Disposable {
   private spawnServer(python: string, env: Record<string, string>, cwd: string | undefined): Promise<StreamInfo> {
     const child = spawn(python, ['-m', 'plansight', 'lsp'], { env, ...(cwd ? { cwd } : {}), stdio: 'pipe' });
     this.processes.add(child);
+    this.lastExit = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     const lines = new ServerLogLines();
     const write = (parsed: LogLine[]): void => {
       for (const { level, text } of parsed) {
