@@ -215,6 +215,26 @@ export class RunController {
     await this.run(asked.prompt, { ...asked.options });
   }
 
+  /**
+   * How the server stopped, in words: the request is rejected as the connection closes, a
+   * moment before the client has learnt how the process ended.
+   */
+  private crashWords(): Promise<string | undefined> {
+    const { store } = this.deps;
+    if (store.serverCrash) {
+      return Promise.resolve(store.serverCrash);
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(), 3000);
+      const subscription = store.onDidChange((change) => change === 'server' && store.serverCrash && done());
+      function done(): void {
+        clearTimeout(timer);
+        subscription.dispose();
+        resolve(store.serverCrash);
+      }
+    });
+  }
+
   /** The next queued follow-up goes out, once nothing runs. */
   private sendNextQueued(): void {
     if (this.busy) {
@@ -297,8 +317,8 @@ export class RunController {
         return undefined;
       }
       if (lostConnection(error) || store.serverStatus === 'crashed') {
-        const why = store.serverProblem ?? 'The Plansight server stopped.';
         output.error(`plansight/run lost its server: ${message}`);
+        const why = (await this.crashWords()) ?? 'The Plansight server stopped.';
         if (pending.running) {
           model.stopPending(pending);
         }

@@ -284,6 +284,7 @@ export class PlansightServer implements vscode.Disposable {
 
   /** The connection closed without a stop of ours: say how, restart or leave it stopped. */
   private async serverClosed(): Promise<{ action: CloseAction; handled: boolean }> {
+    this.store.serverCrash = undefined; // said anew below (a request lost just now waits for it)
     // The process's exit usually comes with the closed pipes; wait a moment for its code.
     const exit = this.lastExit ? await Promise.race([this.lastExit, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]) : undefined;
     const restart = this.crashes.crashed(Date.now());
