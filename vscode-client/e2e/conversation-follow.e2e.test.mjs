@@ -10,7 +10,7 @@
 // server is up; after a reload the history opens at the newest run with the review as a card.
 // The fake API replays fixtures/vscode-e2e/conversation-follow.json.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { log, openWorkbench, python, repoDir, startFakeApi } from './harness.mjs';
@@ -63,14 +63,12 @@ function serverPids(workspace) {
 
 test('the conversation follows the run, and its box, Markdown, errors and crashes are as a person expects', { timeout: 12 * 60_000 }, async (t) => {
   let fake;
-  let settingsFile;
   const { dirs, page, passed } = await openWorkbench(t, {
     name: 'conversation-follow',
     env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
     async beforeStart(sandbox, cleanups) {
       fake = await startFakeApi(recording, join(sandbox.root, 'fakeapi.log'));
       cleanups.push(fake.stop);
-      settingsFile = join(sandbox.userData, 'User', 'settings.json');
       return { settings: { 'plansight.baseUrl': fake.baseUrl } };
     },
   });
@@ -92,6 +90,9 @@ test('the conversation follows the run, and its box, Markdown, errors and crashe
   await page.locator('.monaco-workbench').click({ position: { x: 900, y: 400 } }); // focus elsewhere first
   await wb.runCommand('Plansight: Ask');
   await wb.quickInput.waitFor({ state: 'hidden' });
+  // The command goes through the extension host: the view takes focus a moment later (on this
+  // busy machine up to a second or two). Typing starts as soon as it has it, no later.
+  await waitFor('the conversation to take focus', () => frame.evaluate(() => document.hasFocus()), 10_000);
   await page.keyboard.type('typed right away');
   await waitFor('the typed characters in the conversation box', async () => (await frame.locator('#prompt').inputValue()) === 'typed right away');
 
@@ -241,14 +242,16 @@ test('the conversation follows the run, and its box, Markdown, errors and crashe
   await wb.shot('conversation-follow-07-status-stopped', page.locator('#workbench\\.parts\\.statusbar'));
 
   log('a wrong interpreter: the request is kept, and sent once the server is up');
-  const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
-  writeFileSync(settingsFile, JSON.stringify({ ...settings, 'plansight.python': '/nonexistent/python3' }, null, 2));
+  // A workspace setting (watched as the workspace's files are) overrides the user's.
+  const workspaceSettings = join(dirs.workspace, '.vscode', 'settings.json');
+  mkdirSync(join(dirs.workspace, '.vscode'), { recursive: true });
+  writeFileSync(workspaceSettings, JSON.stringify({ 'plansight.python': '/nonexistent/python3' }, null, 2));
   await wb.toast('cannot import the plansight package').first().waitFor({ timeout: WAIT });
   await wb.ask('Kept while down');
   const down = await wb.openCard('serverDown');
   assert.match(await down.innerText(), /Your request is kept/);
   assert.equal((await fake.messages()).length, 8, 'nothing went out');
-  writeFileSync(settingsFile, JSON.stringify({ ...settings, 'plansight.python': python }, null, 2));
+  writeFileSync(workspaceSettings, JSON.stringify({ 'plansight.python': python }, null, 2));
   await wb.conversationShows('the kept request, sent once the server was up', /Kept while down[\s\S]*Sent once the server was up\.[\s\S]*Done/);
   await wb.conversationShows('the card to say so', /The server started: your request was sent/);
   await waitFor('the status bar true again', async () => !/server stopped|not running/.test(await status.innerText()));

@@ -75,5 +75,7 @@ describe('following the run', () => {
     expect(revealTop(at(0), { top: 1000, height: 100 }, 150)).toBe(1000 + 100 + 8 - 250);
     expect(revealTop(at(0), { top: 1000, height: 600 }, 150)).toBe(992);
     expect(revealTop(at(950), { top: 1000, height: 100 }, 150)).toBe(950); // already in sight
+    // A card at the end: the whole way down, so that following resumes.
+    expect(revealTop(at(0), { top: 1700, height: 100 }, 150)).toBe(1600);
   });
 });

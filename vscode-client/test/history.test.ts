@@ -90,3 +90,27 @@ describe('history', () => {
     expect(html).toContain('+1</span> <span class="removed">−1');
   });
 });
+
+describe('undos and restores after a reload', () => {
+  it('come back as the lines they were, under the run they followed', () => {
+    const model = new ConversationModel();
+    loadHistory(model, [
+      {
+        prompt: 'Edit',
+        startedAt: '',
+        result: { status: 'done', text: 'ok', rounds: 1, usage },
+        events: [{ type: 'runStarted', prompt: 'Edit' }],
+        after: [
+          { type: 'restored', todoId: '1', restored: ['hello.py'], deleted: ['new.txt'], skipped: [] },
+          { type: 'restored', checkpoint: 'c7', conversation: true, restored: [], deleted: [], skipped: [{ path: 'a.py', reason: 'changed since' }] },
+          { type: 'somethingElse' },
+        ],
+      },
+    ]);
+    const lines = model.runs[0]!.entries.filter((e) => e.kind === 'notice').map((e) => (e as { text: string }).text);
+    expect(lines).toEqual([
+      'Undid step #1: hello.py put back, new.txt deleted.',
+      'Restored checkpoint c7 with the conversation: a.py skipped (changed since).',
+    ]);
+  });
+});

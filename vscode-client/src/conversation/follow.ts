@@ -98,8 +98,11 @@ export function revealTop(at: ScrollFacts, element: { top: number; height: numbe
   if (element.top >= viewTop && element.top + element.height <= viewBottom) {
     return viewTop;
   }
-  if (element.height + margin >= room) {
-    return Math.max(0, element.top - margin);
-  }
-  return Math.max(0, element.top + element.height + margin - room);
+  const bottom = Math.max(0, at.scrollHeight - at.clientHeight);
+  const top = element.height + margin >= room ? Math.max(0, element.top - margin) : Math.max(0, element.top + element.height + margin - room);
+  // Near the end anyway: the whole way, so that the view follows the run again.
+  return bottom - top <= nearEnd ? bottom : Math.min(top, bottom);
 }
+
+/** How close to the end a revealed card may leave the view before it goes all the way. */
+const nearEnd = 80;

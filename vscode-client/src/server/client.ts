@@ -144,6 +144,19 @@ export class PlansightServer implements vscode.Disposable {
 
   /** The running client, starting the server first when needed. */
   async ensureStarted(): Promise<LanguageClient | undefined> {
+    const client = this.client;
+    if (client && client.state === State.Starting && !this.starting) {
+      // Restarting by itself after a crash: wait for it rather than start a second server.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => done(), 60_000);
+        const subscription = client.onDidChangeState((e) => e.newState !== State.Starting && done());
+        function done(): void {
+          clearTimeout(timer);
+          subscription.dispose();
+          resolve();
+        }
+      });
+    }
     if (this.client && this.client.state === State.Running) {
       return this.client;
     }
