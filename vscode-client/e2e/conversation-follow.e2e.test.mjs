@@ -185,8 +185,9 @@ test('the conversation follows the run, and its box, Markdown, errors and crashe
   await box.press('ArrowDown');
   assert.equal(await box.inputValue(), '', 'back to the (empty) draft');
 
-  log('the Scratchpad renders Markdown');
+  log('the Scratchpad renders Markdown; the Conversation, smaller now, still shows the newest');
   await wb.expandPane('Scratchpad');
+  await waitFor('the newest result in sight after the view shrank', () => inSight(frame, '.entry.result'));
   const notes = await waitFor('the scratchpad rendered', async () => {
     for (const f of page.frames()) {
       const shown = await f

@@ -100,6 +100,9 @@ window.addEventListener('scroll', () => {
 // The composer growing (wrapped status text, a longer prompt), the view resized, a card's
 // details opened: while following, the newest stays in sight.
 const resized = new ResizeObserver(() => onFollow({ kind: 'resized' }));
+// The view itself shrinking (a view below it expanded) keeps the scroll position and changes
+// no element's size that the observer sees: the window's resize says it.
+window.addEventListener('resize', () => onFollow({ kind: 'resized' }));
 resized.observe(log);
 resized.observe(form);
 resized.observe(document.documentElement);
