@@ -24,6 +24,8 @@ export const conversationViewId = 'plansight.conversation';
 export class ConversationView implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private ready = false;
+  /** Plansight: Ask came before the page was ready: the cursor goes in the box once it is. */
+  private focusWhenReady = false;
   private readonly actions = new Map<string, CardAction>();
   private readonly disposables: vscode.Disposable[] = [];
   /** Changes waiting to be posted: drawn together (text streams in many small deltas). */
@@ -95,7 +97,13 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
       await vscode.commands.executeCommand(`${conversationViewId}.focus`);
     }
     if (focusInput) {
-      this.post({ type: 'focus' });
+      // A view not drawn yet takes it once its page is ready (a message before is lost); the
+      // page also puts the cursor in the box whenever the view gets focus.
+      if (this.ready) {
+        this.post({ type: 'focus' });
+      } else {
+        this.focusWhenReady = true;
+      }
     }
   }
 
@@ -182,6 +190,10 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
           this.post({ type: 'reset', html: this.renderAll() });
           this.post(this.state);
           this.post({ type: 'recall', prompts: this.sentPrompts() });
+          if (this.focusWhenReady) {
+            this.focusWhenReady = false;
+            this.post({ type: 'focus' });
+          }
           return;
         case 'mention':
           this.post({ type: 'mentionFiles', query: message.query, paths: rankPaths(await this.workspaceFiles(message.query), message.query) });

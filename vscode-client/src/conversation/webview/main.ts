@@ -489,8 +489,20 @@ window.addEventListener('focus', () => {
   }
 });
 
+// Typing while nothing in the page has the cursor (the view just took focus, its page just
+// loaded) goes into the box: the key's character lands in the element focused during keydown.
+document.addEventListener('keydown', (event) => {
+  const nowhere = document.activeElement === null || document.activeElement === document.body;
+  if (nowhere && event.key.length === 1 && !event.ctrlKey && !event.metaKey && !event.altKey) {
+    prompt.focus();
+  }
+});
+
 prompt.value = vscode.getState()?.draft ?? '';
 fitPrompt();
 renderComposer();
+if (document.hasFocus()) {
+  prompt.focus(); // the view had focus before this script ran (its window's focus event is gone)
+}
 // Ask for the conversation: messages sent before this script ran are lost.
 post({ type: 'ready' });
