@@ -184,3 +184,34 @@ def test_a_run_cut_by_kill_9_keeps_what_was_written(tmp_path: Path) -> None:
     words = text["text"].split()
     assert words == [f"word{n}" for n in range(len(words))]
     assert 500 <= len(words) <= 601
+
+
+def test_an_undo_after_a_run_is_kept_with_that_run_and_read_back(tmp_path: Path) -> None:
+    history = RunHistory(tmp_path)
+    restored = {"type": "restored", "todoId": "1", "restored": ["a.py"], "deleted": ["b.txt"]}
+    history.record_after(restored)  # no run yet: nothing to show it under
+    for event in run_events("one", "Done."):
+        history.record(event)
+    history.record_after(restored)
+    for event in run_events("two", "Again."):
+        history.record(event)
+
+    runs = RunHistory(tmp_path).runs()
+
+    assert runs[0]["after"] == [restored]
+    assert "after" not in runs[1]
+    assert [e["type"] for e in runs[0]["events"]] == ["runStarted", "textDelta", "runFinished"]
+
+
+def test_an_undo_survives_the_log_being_rewritten(tmp_path: Path) -> None:
+    history = RunHistory(tmp_path, max_runs=2)
+    restored = {"type": "restored", "checkpoint": "c1", "restored": ["a.py"], "deleted": []}
+    for n in range(3):
+        for event in run_events(f"run {n}"):
+            history.record(event)
+        history.record_after({**restored, "checkpoint": f"c{n}"})
+
+    runs = RunHistory(tmp_path).runs()
+
+    assert [r["prompt"] for r in runs] == ["run 1", "run 2"]
+    assert [r["after"][0]["checkpoint"] for r in runs] == ["c1", "c2"]

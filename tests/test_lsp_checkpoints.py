@@ -784,3 +784,16 @@ async def test_undoing_a_step_whose_file_a_later_step_changed_names_it_and_force
     assert "undid plan item #1" in told
     assert "Deleted: hello.py" in told and "Written back" not in told
     assert "hello.py (the changes of #3)" in told
+
+
+async def test_an_undo_is_in_the_history_after_its_run(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> None:
+    await run_two_steps(editor, fake_api)
+
+    done = await editor.request("plansight/restore", {"todoId": "1"})
+    await editor.request("plansight/restore", {"todoId": "2", "dryRun": True})  # not kept
+
+    runs = (await editor.request("plansight/history", {}))["runs"]
+    after = runs[-1]["after"]
+    assert after == [{"type": "restored", "todoId": "1", **done}]

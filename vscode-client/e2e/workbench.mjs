@@ -187,7 +187,7 @@ export function workbench(page) {
     async scratchpadText(needle) {
       for (const frame of page.frames()) {
         const text = await frame
-          .evaluate(() => document.querySelector('pre#content')?.textContent ?? null)
+          .evaluate(() => (document.querySelector('#content') instanceof HTMLElement && document.querySelector('#content').innerText) || null)
           .catch(() => null);
         if (text?.includes(needle)) return text;
       }

@@ -13,6 +13,7 @@ import { ConversationView, registerConversationView } from './conversation/conve
 import { editFromEvent, editsFromHistory, loadHistory } from './conversation/history';
 import { ConversationModel } from './conversation/model';
 import { ConversationRenderer } from './conversation/render';
+import { registerRunCards, retryCard, serverDownCard } from './conversation/runCards';
 import { progressText } from './plan/planModel';
 import { PlanReviews } from './plan/planReview';
 import { planReviewCard, renderPlanReviewCard } from './plan/planReviewModel';
@@ -38,6 +39,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const model = new ConversationModel();
   const renderer = new ConversationRenderer();
   registerCoreCards(renderer);
+  registerRunCards(renderer);
   renderer.registerCard(planReviewCard, renderPlanReviewCard);
   renderer.registerCard(questionCard, renderQuestionCard);
   renderer.registerCard(mcpToolCard, renderMcpToolCard);
@@ -75,7 +77,7 @@ export function activate(context: vscode.ExtensionContext): void {
     beforeAsk: () => demo?.leave() ?? Promise.resolve(),
   });
   demo = new DemoRunner(context, server, runs, output);
-  context.subscriptions.push(demo);
+  context.subscriptions.push(demo, runs);
   registerRunCommands(context, { server, store, runs, model, focusConversation: () => conversation.reveal(true) });
   registerModelCommands(context, server, store);
 
@@ -89,6 +91,8 @@ export function activate(context: vscode.ExtensionContext): void {
     conversation.registerCardActions(autoAcceptCard, (card, action) => reviews.autoAcceptCardAction(card, action)),
     conversation.registerCardActions(approvalCard, (card, action, fields) => approvals.cardAction(card, action, fields)),
     conversation.registerCardActions(apiKeyCard, (card, action) => runs.apiKeyCardAction(card, action)),
+    conversation.registerCardActions(retryCard, (card, action) => runs.retryCardAction(card, action)),
+    conversation.registerCardActions(serverDownCard, (card, action) => runs.serverDownCardAction(card, action)),
     conversation.registerCardActions(planReviewCard, (card, action, fields) => planReviews.cardAction(card, action, fields)),
     conversation.registerCardActions(questionCard, (card, action) => questions.cardAction(card, action)),
     conversation.registerCardActions(mcpToolCard, (card, action, fields) => mcp.cardAction(card, action, fields)),
@@ -154,8 +158,8 @@ export function activate(context: vscode.ExtensionContext): void {
       ? `Plansight is ${store.waitingFor}.`
       : store.running
         ? `Working…${progress ? ` ${progress}` : ''}`
-        : store.serverStatus === 'failed'
-          ? 'The Plansight server is not running (see the Plansight output).'
+        : store.serverStatus === 'failed' || store.serverStatus === 'crashed'
+          ? 'The Plansight server is not running: your next request starts it (see the Plansight output).'
           : '';
     conversation.setState(store.running, status, composerContext());
   };
@@ -173,7 +177,7 @@ export function activate(context: vscode.ExtensionContext): void {
         questions.cancelAll();
         mcp.cancelAll('The Plansight server stopped.');
         mcp.update([]);
-        model.serverStopped();
+        model.serverStopped(store.serverCrash);
       }
       updateComposer();
     }),

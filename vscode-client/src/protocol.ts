@@ -387,6 +387,19 @@ export interface HistoryRun {
   events: PlansightEvent[];
   /** This server's extension: the run started a new session. */
   newSession?: boolean;
+  /** This server's extension: what the user did after the run (an undo, a restore). */
+  after?: HistoryAfter[];
+}
+
+/** An undo (`todoId`) or a restore (`checkpoint`) between runs, with the restore's result. */
+export interface HistoryAfter {
+  type: string;
+  todoId?: string;
+  checkpoint?: string;
+  conversation?: boolean;
+  restored?: string[];
+  deleted?: string[];
+  skipped?: { path: string; reason: string }[];
 }
 
 export interface HistoryResult {

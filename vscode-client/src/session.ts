@@ -7,7 +7,8 @@ import { emptyTodoState, type TodoState } from './protocol';
 
 export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server' | 'waiting' | 'planReview';
 
-export type ServerStatus = 'stopped' | 'starting' | 'running' | 'failed';
+/** `failed`: it could not start; `crashed`: it stopped on its own and is not restarted. */
+export type ServerStatus = 'stopped' | 'starting' | 'running' | 'failed' | 'crashed';
 
 export class SessionStore {
   todos: TodoState = emptyTodoState;
@@ -17,6 +18,10 @@ export class SessionStore {
   /** This client awaits the answer to a `plansight/run`. */
   requestRunning = false;
   serverStatus: ServerStatus = 'stopped';
+  /** Why the server is not running, in words (set with `failed` and `crashed`). */
+  serverProblem: string | undefined;
+  /** The last time the server stopped on its own, in words (cleared by a deliberate stop). */
+  serverCrash: string | undefined;
   readonly edits: EditRecord[] = [];
   /** Requests of the server that wait for the user: edits to review, commands to approve,
    *  questions to answer (a plan to approve is `planReview`). */
@@ -66,9 +71,11 @@ export class SessionStore {
     }
   }
 
-  setServerStatus(status: ServerStatus): void {
-    if (this.serverStatus !== status) {
+  setServerStatus(status: ServerStatus, problem?: string): void {
+    const kept = status === 'failed' || status === 'crashed' ? (problem ?? this.serverProblem) : undefined;
+    if (this.serverStatus !== status || this.serverProblem !== kept) {
       this.serverStatus = status;
+      this.serverProblem = kept;
       this.emit('server');
     }
   }

@@ -127,3 +127,60 @@ describe('ConversationModel', () => {
     expect(removed).toHaveLength(1);
   });
 });
+
+describe('ConversationModel: turns, follow-ups and the server stopping', () => {
+  it('keeps two turns that arrived as one stretch apart, and does not repeat the answer under Done', () => {
+    const model = new ConversationModel();
+    model.apply({ type: 'runStarted', prompt: 'Check it' });
+    // The run asked the model once more at its end: no event came between the two turns.
+    model.apply({ type: 'textDelta', text: 'The type hints are in.' });
+    model.apply({ type: 'textDelta', text: 'I left the tests as they were.' });
+    model.apply({ type: 'runFinished', result: done('I left the tests as they were.') });
+    const run = model.runs[0]!;
+    expect(run.entries.filter((e) => e.kind === 'text').map((e) => (e as { text: string }).text)).toEqual([
+      'The type hints are in.',
+      'I left the tests as they were.',
+    ]);
+    expect(run.entries.at(-1)).toMatchObject({ kind: 'result', showText: false });
+    // One sentence that ends with the answer's words is one turn.
+    const one = new ConversationModel();
+    one.apply({ type: 'runStarted', prompt: 'x' });
+    one.apply({ type: 'textDelta', text: 'It is all done.' });
+    one.apply({ type: 'runFinished', result: done('done.') });
+    expect(one.runs[0]!.entries.filter((e) => e.kind === 'text')).toHaveLength(1);
+  });
+
+  it('shows a follow-up sent during a run at once, queued below it, and the run\'s events stay in the run', () => {
+    const model = new ConversationModel();
+    model.apply({ type: 'runStarted', prompt: 'First' });
+    const queued = model.addQueued('Then this');
+    model.apply({ type: 'textDelta', text: 'Working on the first.' });
+    const [first] = model.runs;
+    expect(kinds(first!.entries)).toEqual(['user', 'text']);
+    expect(kinds(queued.entries)).toEqual(['user']);
+    expect(queued.queued).toBe(true);
+    model.apply({ type: 'runFinished', result: done('Working on the first.') });
+    model.sendQueued(queued);
+    expect(queued).toMatchObject({ queued: false, running: true });
+    model.apply({ type: 'runStarted', prompt: 'Then this' });
+    model.apply({ type: 'textDelta', text: 'Now the second.' });
+    expect(model.runs).toHaveLength(2);
+    expect(kinds(queued.entries)).toEqual(['user', 'text']);
+  });
+
+  it('says a queued follow-up was not sent when the user stopped the run', () => {
+    const model = new ConversationModel();
+    model.apply({ type: 'runStarted', prompt: 'First' });
+    const queued = model.addQueued('Then this');
+    model.dropQueued(queued, 'Not sent: you stopped the run before it.');
+    expect(queued.queued).toBe(false);
+    expect(queued.entries.at(-1)).toMatchObject({ kind: 'notice', text: 'Not sent: you stopped the run before it.' });
+  });
+
+  it('says in words why the server stopped mid-run', () => {
+    const model = new ConversationModel();
+    model.apply({ type: 'runStarted', prompt: 'First' });
+    model.serverStopped('The Plansight server stopped unexpectedly: it was killed (SIGKILL). It is being restarted.');
+    expect(model.runs[0]!.entries.at(-1)).toMatchObject({ kind: 'notice', text: expect.stringContaining('killed (SIGKILL)') });
+  });
+});

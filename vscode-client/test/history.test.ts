@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { editFromEvent, editsFromHistory, loadHistory } from '../src/conversation/history';
-import { ConversationModel } from '../src/conversation/model';
+import { type CardEntry, ConversationModel } from '../src/conversation/model';
+import { ConversationRenderer } from '../src/conversation/render';
+import { registerRunCards } from '../src/conversation/runCards';
 import type { HistoryRun } from '../src/protocol';
 
 const usage = { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
@@ -36,20 +38,79 @@ describe('history', () => {
     const model = new ConversationModel();
     loadHistory(model, runs);
     expect(model.runs.map((r) => [r.past ?? false, r.entries.map((e) => e.kind)])).toEqual([
-      [true, ['user', 'tool', 'notice', 'notice', 'text', 'result']],
+      [true, ['user', 'tool', 'card', 'card', 'text', 'result']],
       [false, ['notice']],
       [true, ['user', 'notice']],
     ]);
   });
 
-  it('says how each past edit was decided, and not again for one this window reviewed', () => {
+  it('brings each past edit back as a read-only card saying how it was decided, and not again for one this window reviewed', () => {
     const model = new ConversationModel();
     loadHistory(model, runs.slice(0, 1));
-    const notices = model.runs[0]!.entries.filter((e) => e.kind === 'notice').map((e) => (e as { text: string }).text);
-    expect(notices).toEqual(['Edit hello.py accepted', 'Edit hello.py rejected: No']);
+    const cards = model.runs[0]!.entries.filter((e): e is CardEntry => e.kind === 'card');
+    expect(cards.map((c) => [c.card, c.open])).toEqual([
+      ['pastReview', false],
+      ['pastReview', false],
+    ]);
+    const renderer = new ConversationRenderer();
+    registerRunCards(renderer);
+    const shown = cards.map((c) => renderer.entry(c));
+    expect(shown[0]).toContain('Edit <strong>hello.py</strong>');
+    expect(shown[0]).toContain('Type hints');
+    expect(shown[0]).toContain('Accepted');
+    expect(shown[1]).toContain('Rejected: No');
+    expect(shown.join('')).not.toContain('data-action'); // read-only: no buttons
     const live = new ConversationModel();
     live.addCard('review', { reviewId: 'e9' });
     live.apply({ type: 'editReviewed', id: 'e9', path: 'a.py', description: '', outcome: 'accepted' });
     expect(live.current!.entries.map((e) => e.kind)).toEqual(['card']);
+  });
+
+  it('shows a past edit\'s change from its tool call in the history', () => {
+    const model = new ConversationModel();
+    loadHistory(model, [
+      {
+        prompt: 'Hint it',
+        startedAt: '',
+        result: { status: 'done', text: 'ok', rounds: 1, usage },
+        events: [
+          { type: 'runStarted', prompt: 'Hint it' },
+          { type: 'toolCall', id: 't1', name: 'edit_file', input: { path: 'hello.py', old_text: 'def greet(name):', new_text: 'def greet(name: str) -> str:' } },
+          { type: 'editReviewed', id: 'e1', path: 'hello.py', description: 'Type hints', outcome: 'accepted' },
+          { type: 'toolResult', id: 't1', name: 'edit_file', isError: false, summary: 'Edited' },
+        ],
+      },
+    ]);
+    const card = model.runs[0]!.entries.find((e): e is CardEntry => e.kind === 'card')!;
+    const renderer = new ConversationRenderer();
+    registerRunCards(renderer);
+    const html = renderer.entry(card);
+    expect(html).toContain('<span class="removed">− def greet(name):</span>');
+    expect(html).toContain('<span class="added">+ def greet(name: str) -&gt; str:</span>');
+    expect(html).toContain('+1</span> <span class="removed">−1');
+  });
+});
+
+describe('undos and restores after a reload', () => {
+  it('come back as the lines they were, under the run they followed', () => {
+    const model = new ConversationModel();
+    loadHistory(model, [
+      {
+        prompt: 'Edit',
+        startedAt: '',
+        result: { status: 'done', text: 'ok', rounds: 1, usage },
+        events: [{ type: 'runStarted', prompt: 'Edit' }],
+        after: [
+          { type: 'restored', todoId: '1', restored: ['hello.py'], deleted: ['new.txt'], skipped: [] },
+          { type: 'restored', checkpoint: 'c7', conversation: true, restored: [], deleted: [], skipped: [{ path: 'a.py', reason: 'changed since' }] },
+          { type: 'somethingElse' },
+        ],
+      },
+    ]);
+    const lines = model.runs[0]!.entries.filter((e) => e.kind === 'notice').map((e) => (e as { text: string }).text);
+    expect(lines).toEqual([
+      'Undid step #1: hello.py put back, new.txt deleted.',
+      'Restored checkpoint c7 with the conversation: a.py skipped (changed since).',
+    ]);
   });
 });

@@ -28,9 +28,16 @@ describe('the conversation page', () => {
     expect(html).toContain('http-equiv="Content-Security-Policy"');
   });
 
-  it('has a multi-line prompt box and New Session at hand', () => {
+  it('has a multi-line prompt box (it grows with its text) and New Session at hand', () => {
     const html = conversationPage(resources);
-    expect(html).toMatch(/<textarea id="prompt" rows="3"/);
+    expect(html).toMatch(/<textarea id="prompt" rows="2"/);
     expect(html).toContain('id="newSession"');
+  });
+
+  it('offers Run Demo and Set API Key in its welcome, and a Jump to latest control', () => {
+    const html = conversationPage(resources);
+    expect(html).toContain('data-command="plansight.runDemo"');
+    expect(html).toContain('data-command="plansight.setApiKey"');
+    expect(html).toMatch(/<button[^>]*id="jump"[^>]*hidden/);
   });
 });

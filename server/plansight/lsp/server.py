@@ -299,7 +299,9 @@ def create_server() -> PlansightServer:
         asked = ls.params.read(params, RestoreParams).request()
         session = ls.require_session()
         with engine_errors():
-            return (await session.checkpoints.restore(asked)).to_wire()
+            result = await session.checkpoints.restore(asked)
+        session.restored(asked, result)
+        return result.to_wire()
 
     @server.feature(CHANGES)
     async def changes(ls: PlansightServer, params: Any) -> dict[str, Any]:

@@ -21,6 +21,10 @@ rewritten atomically with the newest runs that fit. A string longer than `max_va
 (a whole file's content in a `write_file` call) is kept cut, saying how much was left out.
 `newSession` and `plansight/reset` leave the history alone (the protocol says so); the next run
 is marked as the start of a new session.
+
+What the user did between runs (an undo, a restore) is kept with the run before it, as a
+record of its own (`{"run": 7, "after": {"type": "restored", ...}}`), and goes out in that run's
+optional `after` list, so that a client shows it again after a restart.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ class StoredRun:
     started_at: str
     events: list[dict[str, Any]] = field(default_factory=list)
     new_session: bool = False
+    # What the user did after the run, before the next one (an undo, a restore).
+    after: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def prompt(self) -> str:
@@ -72,6 +78,8 @@ class StoredRun:
             wire["result"] = result
         if self.new_session:
             wire["newSession"] = True  # an optional field of ours: the run started a new session
+        if self.after:
+            wire["after"] = self.after  # optional too: what the user did after the run
         return wire
 
 
@@ -177,6 +185,16 @@ class RunHistory:
             self._current = None
             self._bound()
 
+    def record_after(self, record: dict[str, Any]) -> None:
+        """Something the user did between runs (an undo, a restore): kept with the last run;
+        dropped when there is none yet (no run to show it under)."""
+        runs = self._loaded()
+        if not runs or self._current is not None:
+            return
+        run = runs[-1]
+        run.after.append(dict(record))
+        self._write_line({"run": run.number, "after": record})
+
     def mark_new_session(self) -> None:
         """The conversation was reset: the next run starts a new session."""
         self._new_session = True
@@ -231,6 +249,13 @@ class RunHistory:
                 lines.append(
                     json.dumps(cut_long_strings(record, self.max_value), ensure_ascii=False)
                 )
+            for after in run.after:
+                lines.append(
+                    json.dumps(
+                        cut_long_strings({"run": run.number, "after": after}, self.max_value),
+                        ensure_ascii=False,
+                    )
+                )
         data = "".join(f"{line}\n" for line in lines).encode()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,13 +296,21 @@ class RunHistory:
             try:
                 record = json.loads(line)
                 number = record["run"]
-                event = record["event"]
-                if not isinstance(number, int) or not isinstance(event, dict):
+                after = record.get("after")
+                event = record["event"] if after is None else None
+                if not isinstance(number, int) or not isinstance(event or after, dict):
                     raise ValueError("not a history record")
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError):
                 skipped += 1
                 continue
             run = runs.get(number)
+            if after is not None:
+                if run is None:
+                    skipped += 1
+                else:
+                    run.after.append(after)
+                continue
+            assert event is not None
             if run is None:
                 if event.get("type") != "runStarted":
                     skipped += 1  # the start of this run was lost: its rest means little

@@ -150,6 +150,10 @@ class SessionPersistence:
         runs = self.store.history.runs(1)
         return str(runs[-1]["prompt"]) if runs else ""
 
+    def record_after(self, record: dict[str, Any]) -> None:
+        """What the user did between runs (an undo, a restore), kept in the history."""
+        self.store.history.record_after(record)
+
     def history(self, limit: int) -> list[dict[str, Any]]:
         """The last `limit` runs' events, newest last."""
         return self.store.history.runs(limit)
@@ -178,6 +182,9 @@ class Unsaved:
 
     def last_prompt(self) -> str:
         return ""
+
+    def record_after(self, record: dict[str, Any]) -> None:
+        return None
 
     def history(self, limit: int) -> list[dict[str, Any]]:
         return []

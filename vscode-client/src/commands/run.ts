@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { type ApiKeyCardData, apiKeyCard } from '../conversation/cards';
+import { retryCard, type RetryCardData, serverDownCard, type ServerDownCardData } from '../conversation/runCards';
 import type { CardEntry, ConversationModel, Run } from '../conversation/model';
 import { ErrorCodes, Methods, openStatuses, type RunParams, type RunResult, type TodoItem } from '../protocol';
 import { apiKeySecret, type PlansightServer, ServerNotRunningError } from '../server/client';
@@ -48,6 +49,14 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** vscode-jsonrpc's code for a request whose connection closed before its answer came. */
+const pendingResponseRejected = -32097;
+
+/** Whether `error` is the request's connection going away (the server stopped or crashed). */
+export function lostConnection(error: unknown): boolean {
+  return errorCode(error) === pendingResponseRejected || /connection got disposed|connection is closed|Client is not running/i.test(errorMessage(error));
+}
+
 /** How a run goes: plan first (`mode: 'plan'`), or on one plan item only (`todoId`). */
 export interface RunOptions {
   mode?: 'act' | 'plan';
@@ -70,8 +79,32 @@ export class RunController {
   private readonly inFlight = new Set<vscode.CancellationTokenSource>();
   /** A prompt sent without an API key: it goes out once the key is set. */
   private waitingForKey: { prompt: string; run: Run; card: CardEntry<ApiKeyCardData>; options: RunOptions } | undefined;
+  /** A prompt sent while the server could not start: it goes out once the server runs. */
+  private waitingForServer: { prompt: string; run: Run; card: CardEntry<ServerDownCardData>; options: RunOptions } | undefined;
+  /** Follow-ups sent during a run, oldest first: each goes out when the run before it ends. */
+  private readonly queued: { prompt: string; run: Run; options: RunOptions }[] = [];
+  /** How each run of this window was asked, for Retry. */
+  private readonly asked = new WeakMap<Run, { prompt: string; options: RunOptions }>();
+  private readonly subscription: { dispose(): void };
 
-  constructor(private readonly deps: RunControllerDeps) {}
+  constructor(private readonly deps: RunControllerDeps) {
+    this.subscription = deps.store.onDidChange((change) => {
+      if (change === 'server' && deps.store.serverStatus === 'running') {
+        void this.serverUp();
+      } else if (change === 'running' && !deps.store.running) {
+        this.sendNextQueued();
+      }
+    });
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+  }
+
+  /** A run goes on (this client's request, or one the server says is running). */
+  private get busy(): boolean {
+    return this.inFlight.size > 0 || this.deps.store.running;
+  }
 
   /**
    * The user's prompt, with the editor's context unless they dropped it; `mode: 'plan'` plans
@@ -81,8 +114,16 @@ export class RunController {
     if (!text.trim()) {
       return undefined;
     }
-    await this.deps.beforeAsk?.();
     const prompt = buildPrompt(text, context);
+    if (this.busy) {
+      // A follow-up during a run: shown at once below it, sent when it ends (the server runs
+      // one run at a time and would refuse it now).
+      const run = this.deps.model.addQueued(prompt);
+      this.queued.push({ prompt, run, options });
+      this.deps.output.info('A run goes on: the follow-up is queued.');
+      return undefined;
+    }
+    await this.deps.beforeAsk?.();
     const run = this.deps.model.addPending(prompt);
     if (!(await this.deps.server.hasApiKey())) {
       this.waitForKey(prompt, run, options);
@@ -116,6 +157,96 @@ export class RunController {
     await this.run(waiting.prompt, { ...waiting.options, pending: waiting.run });
   }
 
+  /** The server runs again: the prompt that waited for it goes out. */
+  private async serverUp(): Promise<void> {
+    const waiting = this.waitingForServer;
+    if (!waiting || this.busy) {
+      return;
+    }
+    this.waitingForServer = undefined;
+    this.deps.model.updateCard<ServerDownCardData>(waiting.card.id, { outcome: 'sent' }, false);
+    waiting.run.running = true;
+    await this.run(waiting.prompt, { ...waiting.options, pending: waiting.run });
+  }
+
+  private waitForServer(prompt: string, run: Run, options: RunOptions, why: string): void {
+    const { model } = this.deps;
+    if (this.waitingForServer) {
+      model.updateCard<ServerDownCardData>(this.waitingForServer.card.id, { outcome: 'dismissed' }, false);
+      model.stopPending(this.waitingForServer.run);
+    }
+    model.stopPending(run);
+    const card = model.addCard<ServerDownCardData>(serverDownCard, { why, outcome: 'pending' }, run);
+    this.waitingForServer = { prompt, run, card, options };
+    this.deps.output.info('The server is not running: the prompt waits until it starts.');
+  }
+
+  /** The server-down card's buttons. */
+  async serverDownCardAction(_card: CardEntry, action: string): Promise<void> {
+    if (action === 'retry') {
+      await this.deps.server.restart(); // serverUp sends the prompt once it runs
+    } else if (action === 'openSetting') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'plansight.python');
+    } else if (action === 'showOutput') {
+      this.deps.output.show();
+    }
+  }
+
+  /** The Retry card's buttons: the same request again, as a new run. */
+  async retryCardAction(card: CardEntry, action: string): Promise<void> {
+    if (action === 'showOutput') {
+      this.deps.output.show();
+      return;
+    }
+    if (action !== 'retry' || !card.open) {
+      return;
+    }
+    const found = this.deps.model.findEntry(card.id);
+    const asked = found ? this.asked.get(found.run) : undefined;
+    this.deps.model.updateCard<RetryCardData>(card.id, { outcome: asked ? 'sent' : 'dismissed' }, false);
+    if (!asked) {
+      return;
+    }
+    if (this.busy) {
+      const run = this.deps.model.addQueued(asked.prompt);
+      this.queued.push({ prompt: asked.prompt, run, options: asked.options });
+      return;
+    }
+    await this.run(asked.prompt, { ...asked.options });
+  }
+
+  /**
+   * How the server stopped, in words: the request is rejected as the connection closes, a
+   * moment before the client has learnt how the process ended.
+   */
+  private crashWords(): Promise<string | undefined> {
+    const { store } = this.deps;
+    if (store.serverCrash) {
+      return Promise.resolve(store.serverCrash);
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(), 3000);
+      const subscription = store.onDidChange((change) => change === 'server' && store.serverCrash && done());
+      function done(): void {
+        clearTimeout(timer);
+        subscription.dispose();
+        resolve(store.serverCrash);
+      }
+    });
+  }
+
+  /** The next queued follow-up goes out, once nothing runs. */
+  private sendNextQueued(): void {
+    if (this.busy) {
+      return;
+    }
+    const next = this.queued.shift();
+    if (next) {
+      this.deps.model.sendQueued(next.run);
+      void this.run(next.prompt, { ...next.options, pending: next.run });
+    }
+  }
+
   /** The API key card's buttons. */
   async apiKeyCardAction(_card: CardEntry, action: string): Promise<void> {
     if (action === 'setKey') {
@@ -141,6 +272,7 @@ export class RunController {
       model.addSessionBreak(); // the demo starts over
     }
     const pending = options.pending ?? model.addPending(prompt);
+    this.asked.set(pending, { prompt, options: { ...(options.mode ? { mode: options.mode } : {}), ...(options.todoId !== undefined ? { todoId: options.todoId } : {}) } });
     const source = new vscode.CancellationTokenSource();
     this.inFlight.add(source);
     store.setRequestRunning(true);
@@ -156,6 +288,9 @@ export class RunController {
       if (!pending.started) {
         // The server answered without a runStarted this client saw (e.g. an older server).
         model.stopPending(pending);
+      }
+      if (result.status === 'error') {
+        model.addCard<RetryCardData>(retryCard, { reason: `The run failed: ${result.error ?? result.text}`, outcome: 'pending' }, pending);
       }
       if (!this.deps.visible()) {
         if (result.status === 'error') {
@@ -175,6 +310,25 @@ export class RunController {
         return undefined;
       }
       const message = errorMessage(error);
+      if (error instanceof ServerNotRunningError) {
+        // Kept, as a prompt without a key is: it goes out once the server runs.
+        output.info(`plansight/run not sent: ${message}`);
+        this.waitForServer(prompt, pending, options, store.serverProblem ?? message);
+        return undefined;
+      }
+      if (lostConnection(error) || store.serverStatus === 'crashed') {
+        output.error(`plansight/run lost its server: ${message}`);
+        const why = (await this.crashWords()) ?? 'The Plansight server stopped.';
+        if (pending.running) {
+          model.stopPending(pending);
+        }
+        model.addCard<RetryCardData>(
+          retryCard,
+          { reason: `${why} The run was interrupted; what it did so far is kept.`, outcome: 'pending' },
+          pending,
+        );
+        return undefined;
+      }
       if (code === ErrorCodes.requestFailed) {
         // The server's own words, e.g. that a run is already in progress.
         output.info(`plansight/run refused: ${message}`);
@@ -192,11 +346,16 @@ export class RunController {
       source.dispose();
       this.inFlight.delete(source);
       store.setRequestRunning(this.inFlight.size > 0);
+      this.sendNextQueued();
     }
   }
 
   /** Cancels the run in progress: `$/cancelRequest` on its `plansight/run`. */
   cancel(): void {
+    // Stop means stop: the follow-ups queued behind the run do not go out either.
+    for (const { run } of this.queued.splice(0)) {
+      this.deps.model.dropQueued(run, 'Not sent: you stopped the run before it.');
+    }
     if (this.inFlight.size > 0) {
       this.deps.output.info('Cancelling the run.');
       for (const source of this.inFlight) {

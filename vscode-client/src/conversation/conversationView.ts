@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { FromWebview, ToWebview, ComposerContext } from './composer';
+import { type FromWebview, type ToWebview, type ComposerContext, rankPaths, welcomeCommands } from './composer';
 import type { CardEntry, Change, ConversationModel } from './model';
 import { conversationPage } from './page';
 import type { ConversationRenderer } from './render';
@@ -24,6 +24,8 @@ export const conversationViewId = 'plansight.conversation';
 export class ConversationView implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private ready = false;
+  /** Plansight: Ask came before the page was ready: the cursor goes in the box once it is. */
+  private focusWhenReady = false;
   private readonly actions = new Map<string, CardAction>();
   private readonly disposables: vscode.Disposable[] = [];
   /** Changes waiting to be posted: drawn together (text streams in many small deltas). */
@@ -31,6 +33,8 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
   private timer: ReturnType<typeof setTimeout> | undefined;
   private state: Extract<ToWebview, { type: 'state' }> = { type: 'state', running: false, status: '', context: null };
   private handlers: ConversationHandlers | undefined;
+  /** The workspace's files for `@` mentions, listed once per mention (while it is typed). */
+  private files: { at: number; paths: Promise<string[]> } | undefined;
   private readonly visibility = new vscode.EventEmitter<boolean>();
   /** Fires when the view comes into sight or goes out of it (collapsed, hidden, closed). */
   readonly onDidChangeVisibility = this.visibility.event;
@@ -93,7 +97,13 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
       await vscode.commands.executeCommand(`${conversationViewId}.focus`);
     }
     if (focusInput) {
-      this.post({ type: 'focus' });
+      // A view not drawn yet takes it once its page is ready (a message before is lost); the
+      // page also puts the cursor in the box whenever the view gets focus.
+      if (this.ready) {
+        this.post({ type: 'focus' });
+      } else {
+        this.focusWhenReady = true;
+      }
     }
   }
 
@@ -179,6 +189,23 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
           this.ready = true;
           this.post({ type: 'reset', html: this.renderAll() });
           this.post(this.state);
+          this.post({ type: 'recall', prompts: this.sentPrompts() });
+          if (this.focusWhenReady) {
+            this.focusWhenReady = false;
+            this.post({ type: 'focus' });
+          }
+          return;
+        case 'mention':
+          this.post({ type: 'mentionFiles', query: message.query, paths: rankPaths(await this.workspaceFiles(message.query), message.query) });
+          return;
+        case 'copy':
+          await vscode.env.clipboard.writeText(message.text);
+          void vscode.window.setStatusBarMessage('Plansight: code copied to the clipboard.', 3000);
+          return;
+        case 'command':
+          if (welcomeCommands.includes(message.command)) {
+            await vscode.commands.executeCommand(message.command);
+          }
           return;
         case 'send':
           await this.handlers?.send(message.text, message.includeContext, message.mode === 'plan' ? 'plan' : 'act');
@@ -203,6 +230,26 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
     } catch (error) {
       this.output.error(`Conversation view: ${String(error)}`);
     }
+  }
+
+  /** The user's prompts shown so far (from this window and the history), oldest first. */
+  private sentPrompts(): string[] {
+    return this.model.runs.flatMap((run) => run.entries.flatMap((e) => (e.kind === 'user' && e.prompt.text.trim() ? [e.prompt.text] : [])));
+  }
+
+  /** Workspace-relative paths of the files (the user's excludes and .gitignore'd folders left out). */
+  private workspaceFiles(query: string): Promise<string[]> {
+    // A new mention (just "@") lists the files again; the letters typed after it filter that list.
+    if (!this.files || query === '' || Date.now() - this.files.at > 15_000) {
+      const paths = Promise.resolve(
+        vscode.workspace.findFiles('**/*', '{**/node_modules/**,**/.git/**,**/.venv/**,**/__pycache__/**}', 5000),
+      ).then(
+        (uris) => uris.map((uri) => vscode.workspace.asRelativePath(uri, false)).sort(),
+        () => [] as string[],
+      );
+      this.files = { at: Date.now(), paths };
+    }
+    return this.files.paths;
   }
 
   /** Web links open in the browser, workspace paths in the editor; nothing else. */

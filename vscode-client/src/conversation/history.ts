@@ -4,7 +4,7 @@
  * plan items. Pure: no `vscode` import.
  */
 import type { EditOutcome, EditRecord } from '../plan/planModel';
-import type { HistoryRun, PlansightEvent } from '../protocol';
+import type { HistoryAfter, HistoryRun, PlansightEvent } from '../protocol';
 import type { ConversationModel } from './model';
 
 const outcomes: ReadonlySet<string> = new Set<EditOutcome>(['accepted', 'changed', 'rejected', 'cancelled']);
@@ -44,12 +44,35 @@ export function editsFromHistory(runs: readonly HistoryRun[]): EditRecord[] {
   return runs.flatMap((run) => run.events.map(editFromEvent).filter((e): e is EditRecord => e !== undefined));
 }
 
-/** Replays the runs into the model (a line where a new session began). */
+/** What an undo or restore between runs did, in words, e.g. "Undid step #1: hello.py put back." */
+export function afterWords(after: HistoryAfter): string | undefined {
+  if (after.type !== 'restored') {
+    return undefined;
+  }
+  const what =
+    after.todoId !== undefined
+      ? `Undid step #${after.todoId}`
+      : `Restored checkpoint ${after.checkpoint ?? ''}${after.conversation ? ' with the conversation' : ''}`;
+  const parts = [
+    ...(after.restored ?? []).map((p) => `${p} put back`),
+    ...(after.deleted ?? []).map((p) => `${p} deleted`),
+    ...(after.skipped ?? []).map((s) => `${s.path} skipped (${s.reason})`),
+  ];
+  return `${what}: ${parts.length ? parts.join(', ') : 'nothing to change'}.`;
+}
+
+/** Replays the runs into the model (a line where a new session began, and the undos after each). */
 export function loadHistory(model: ConversationModel, runs: readonly HistoryRun[]): void {
   for (const run of runs) {
     if (run.newSession === true && model.runs.length > 0) {
       model.addSessionBreak();
     }
-    model.addPastRun(run.prompt, run.events, run.startedAt || undefined, run.result);
+    const past = model.addPastRun(run.prompt, run.events, run.startedAt || undefined, run.result);
+    for (const after of Array.isArray(run.after) ? run.after : []) {
+      const text = afterWords(after);
+      if (text) {
+        model.addNotice({ icon: 'history', text }, past);
+      }
+    }
   }
 }

@@ -61,6 +61,19 @@ export interface ResultEntry {
   /** Whether `result.text` says something the streamed text did not (an error, a limit). */
   showText: boolean;
 }
+
+/** The card of an edit decided elsewhere (an earlier window, or written without asking). */
+export const pastReviewCard = 'pastReview';
+export interface PastReviewCardData {
+  reviewId: string;
+  path: string;
+  description: string;
+  outcome: string;
+  feedback?: string;
+  /** The change, from the edit tool's input (old and new text), when the history has it. */
+  oldText?: string;
+  newText?: string;
+}
 /** A card: something the user can act on. `card` names its type (see render.ts). */
 export interface CardEntry<D = unknown> {
   kind: 'card';
@@ -93,6 +106,8 @@ export interface Run {
   result?: RunResult;
   /** From history: a run of an earlier window. */
   past?: boolean;
+  /** A follow-up the user sent during another run: it goes out when that run ends. */
+  queued?: boolean;
 }
 
 /** What changed, so a view can redraw only that. */
@@ -175,9 +190,19 @@ export class ConversationModel {
     return run;
   }
 
-  /** The run entries go to: the newest, or a new one (events of a run this view missed). */
+  /** The run the server's events belong to: the newest not queued behind it. */
+  get active(): Run | undefined {
+    for (let r = this.runs.length - 1; r >= 0; r -= 1) {
+      if (!this.runs[r]!.queued) {
+        return this.runs[r];
+      }
+    }
+    return undefined;
+  }
+
+  /** The run entries go to: the active one, or a new one (events of a run this view missed). */
   private target(): Run {
-    return this.current ?? this.newRun({ started: true, running: true });
+    return this.active ?? this.newRun({ started: true, running: true });
   }
 
   private push<E extends Entry>(run: Run, entry: E): E {
@@ -200,6 +225,34 @@ export class ConversationModel {
     const run = this.newRun({ prompt, running: true });
     this.push(run, { kind: 'user', id: this.nextId('user'), prompt: parsePrompt(prompt) });
     return run;
+  }
+
+  /** A follow-up sent while another run goes on: shown at once, below it, marked queued. */
+  addQueued(prompt: string): Run {
+    const run = this.newRun({ prompt, queued: true });
+    this.push(run, { kind: 'user', id: this.nextId('user'), prompt: parsePrompt(prompt) });
+    return run;
+  }
+
+  /** A queued follow-up goes out now: it becomes the pending run. */
+  sendQueued(run: Run): void {
+    run.queued = false;
+    run.running = true;
+    // Moved to the end: the runs that started while it waited come before it.
+    const at = this.runs.indexOf(run);
+    if (at >= 0 && at !== this.runs.length - 1) {
+      this.runs.splice(at, 1);
+      this.runs.push(run);
+      this.emit({ kind: 'removeRun', runId: run.id });
+    }
+    this.emit({ kind: 'run', run });
+  }
+
+  /** A queued follow-up that will not go out (the user stopped the run): it stays, saying so. */
+  dropQueued(run: Run, why: string): void {
+    run.queued = false;
+    this.emit({ kind: 'run', run });
+    this.addNotice({ icon: 'circle-slash', text: why }, run);
   }
 
   /** A pending run that will not start (refused, no key yet): it stays, with why. */
@@ -321,18 +374,33 @@ export class ConversationModel {
       }
       case 'editReviewed': {
         // A review this window showed has its card; one from the history (or written without
-        // asking) is a line saying how it was decided.
+        // asking) gets a read-only card saying how it was decided, with the change when the
+        // edit tool's input (in the same run) has it.
         const id = str(event['id']);
         const shown = this.runs.some((run) =>
           run.entries.some((e) => e.kind === 'card' && (e.data as { reviewId?: unknown } | null)?.reviewId === id),
         );
         if (!shown) {
-          const outcome = str(event['outcome']) ?? '';
+          const run = this.target();
+          const path = str(event['path']) ?? '';
           const feedback = str(event['feedback']);
-          const words = editOutcomeWords[outcome] ?? outcome;
-          this.addNotice({
-            icon: editOutcomeIcons[outcome] ?? 'edit',
-            text: `Edit ${str(event['path']) ?? ''} ${words}${outcome === 'rejected' && feedback ? `: ${feedback}` : ''}`,
+          const call = [...run.entries]
+            .reverse()
+            .find((e): e is ToolEntry => e.kind === 'tool' && (e.name === 'edit_file' || e.name === 'write_file') && sameFile(e.input['path'], path));
+          const change = call ? editChange(call) : undefined;
+          this.push(run, {
+            kind: 'card',
+            id: this.nextId('card'),
+            card: pastReviewCard,
+            open: false,
+            data: {
+              reviewId: id ?? '',
+              path,
+              description: str(event['description']) ?? '',
+              outcome: str(event['outcome']) ?? '',
+              ...(feedback !== undefined ? { feedback } : {}),
+              ...(change ?? {}),
+            } satisfies PastReviewCardData,
           });
         }
         return;
@@ -379,11 +447,36 @@ export class ConversationModel {
     const run = this.target();
     run.running = false;
     run.result = result;
-    const lastText = [...run.entries].reverse().find((e): e is TextEntry => e.kind === 'text');
+    const streamed = [...run.entries].reverse().find((e): e is TextEntry => e.kind === 'text');
+    const lastText = streamed ? this.splitFinalTurn(run, streamed, result.text) : undefined;
     const said = lastText ? oneLine(lastText.text) : '';
     const showText = Boolean(result.text.trim()) && (result.status !== 'done' || oneLine(result.text) !== said);
     this.push(run, { kind: 'result', id: this.nextId('result'), result, showText });
     this.emit({ kind: 'run', run });
+  }
+
+  /**
+   * The final answer is the last turn's text; with no event between two turns (the run asked
+   * the model once more at its end) their text arrived as one stretch: split it there, so
+   * each turn is its own paragraph and the answer is not repeated under the result.
+   */
+  private splitFinalTurn(run: Run, entry: TextEntry, answer: string): TextEntry {
+    const final = answer.trim();
+    const text = entry.text.trimEnd();
+    if (!final || text === final || !text.endsWith(final)) {
+      return entry;
+    }
+    const before = text.slice(0, text.length - final.length);
+    // A turn's end, not a word of the same sentence ("It is all done." ends with "done." too):
+    // the turns were streamed back to back, so the first ends in punctuation or a line break.
+    if (!before.trim() || !/[.!?:)\]`*\n]$/.test(before)) {
+      return entry;
+    }
+    entry.text = before.trimEnd();
+    const last: TextEntry = { kind: 'text', id: this.nextId('text'), text: final };
+    run.entries.splice(run.entries.indexOf(entry) + 1, 0, last);
+    this.emit({ kind: 'run', run });
+    return last;
   }
 
   /** A run of an earlier window, from `plansight/history` (its events replayed). */
@@ -415,15 +508,35 @@ export class ConversationModel {
     });
   }
 
-  /** The server went away mid-run. */
-  serverStopped(): void {
-    const run = this.current;
+  /** The server went away mid-run; `why` says how, in words. */
+  serverStopped(why = 'The Plansight server stopped.'): void {
+    const run = this.active;
     if (run?.running) {
       run.running = false;
-      this.addNotice({ icon: 'debug-disconnect', text: 'The Plansight server stopped.', tone: 'warning' }, run);
+      this.addNotice({ icon: 'debug-disconnect', text: why, tone: 'warning' }, run);
       this.emit({ kind: 'run', run });
     }
   }
+}
+
+function sameFile(input: unknown, path: string): boolean {
+  if (typeof input !== 'string' || !path) {
+    return false;
+  }
+  const a = input.replace(/^\.\//, '');
+  return a === path || a.endsWith(`/${path}`);
+}
+
+/** The old and new text an edit tool's input names (edit_file: the replaced part). */
+function editChange(call: ToolEntry): { oldText: string; newText: string } | undefined {
+  const { input } = call;
+  if (call.name === 'edit_file' && typeof input['old_text'] === 'string' && typeof input['new_text'] === 'string') {
+    return { oldText: input['old_text'], newText: input['new_text'] };
+  }
+  if (call.name === 'write_file' && typeof input['content'] === 'string') {
+    return { oldText: '', newText: input['content'] };
+  }
+  return undefined;
 }
 
 // ----- words shared by the renderers ------------------------------------------------------
@@ -463,14 +576,14 @@ export function usageText(rounds: number, usage: Usage | undefined): string {
   return parts.join(' · ');
 }
 
-const editOutcomeWords: Readonly<Record<string, string>> = {
+export const editOutcomeWords: Readonly<Record<string, string>> = {
   accepted: 'accepted',
   changed: 'accepted with your changes',
   rejected: 'rejected',
   cancelled: 'cancelled (the run ended before a decision)',
 };
 
-const editOutcomeIcons: Readonly<Record<string, string>> = {
+export const editOutcomeIcons: Readonly<Record<string, string>> = {
   accepted: 'check',
   changed: 'edit',
   rejected: 'close',

@@ -40,11 +40,17 @@ export function conversationPage(r: PageResources): string {
 <div id="welcome">
   <p><strong>Ask Plansight for a change.</strong> It plans in the open: the plan shows below, each
   edit waits for your review, and you can follow up here.</p>
-  <p>The active file and selection go with your request (shown above the box; drop them with ×).</p>
+  <p>The active file and selection go with your request (shown above the box; drop them with ×).
+  Type <code>@</code> to mention a file; ↑ recalls your last request.</p>
+  <p class="buttons"><button type="button" class="secondary" data-command="plansight.runDemo"><i class="codicon codicon-play" aria-hidden="true"></i>Run Demo</button>
+  <button type="button" class="secondary" data-command="plansight.setApiKey"><i class="codicon codicon-key" aria-hidden="true"></i>Set API Key</button></p>
+  <p class="hint">The demo replays a recorded session and needs no API key. Real runs need an Anthropic API key.</p>
 </div>
 <form id="composer" autocomplete="off">
+  <button type="button" id="jump" class="secondary" hidden title="Scroll to the newest message; the conversation follows the run again"><i class="codicon codicon-arrow-down" aria-hidden="true"></i>Jump to latest</button>
+  <div id="mentions" role="listbox" aria-label="Workspace files" hidden></div>
   <div id="context" class="chips"></div>
-  <textarea id="prompt" rows="3" aria-label="Ask Plansight" placeholder="Ask Plansight to change something… (Enter sends, Shift+Enter for a new line)"></textarea>
+  <textarea id="prompt" rows="2" aria-label="Ask Plansight" placeholder="Ask Plansight to change something… (Enter sends, Shift+Enter for a new line, @ for a file)"></textarea>
   <div class="bar">
     <span id="status" aria-live="polite"></span>
     <button type="button" id="planFirst" class="secondary toggle" aria-pressed="false" title="Plan first: the agent researches and proposes a plan, and changes nothing until you approve it"><i class="codicon codicon-checklist" aria-hidden="true"></i>Plan first</button>

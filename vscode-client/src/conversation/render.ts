@@ -200,11 +200,12 @@ export class ConversationRenderer {
 
   /** A run's container with all its entries. */
   run(run: Run): string {
-    const state = run.running ? 'running' : run.result ? run.result.status : 'stopped';
+    const state = run.queued ? 'queued' : run.running ? 'running' : run.result ? run.result.status : 'stopped';
     const when = run.startedAt ? ` title="${escapeHtml(run.startedAt)}"` : '';
     return (
       `<section class="run ${escapeHtml(state)}${run.past ? ' past' : ''}" data-run="${run.id}"${when}>` +
       run.entries.map((e) => this.entry(e)).join('') +
+      `${run.queued ? '<div class="queued-note">' + icon('clock') + 'Queued: goes out when the current run ends.</div>' : ''}` +
       `${run.running ? '<div class="working">' + icon('loading codicon-modifier-spin') + 'Working…</div>' : ''}` +
       `</section>`
     );

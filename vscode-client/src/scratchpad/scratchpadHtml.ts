@@ -1,14 +1,25 @@
-/** The scratchpad webview's HTML. Pure: no `vscode` import. */
+/**
+ * The scratchpad webview's HTML: the agent's notes rendered from Markdown with the
+ * conversation's renderer (markdown.ts: raw HTML off, code blocks highlighted with a Copy
+ * button, task lists, table alignment). The page's script only places the HTML the extension
+ * renders. Pure: no `vscode` import.
+ */
 
 export { escapeHtml } from '../text';
+import { createMarkdown } from '../conversation/markdown';
 import { escapeHtml } from '../text';
 
 export const emptyScratchpadText = 'The scratchpad is empty. The agent writes its notes here.';
 
+/** The notes as the view shows them: rendered Markdown, or a line saying there are none. */
+export function scratchpadBody(content: string, md = createMarkdown()): { html: string; empty: boolean } {
+  return content.trim()
+    ? { html: md.render(content), empty: false }
+    : { html: `<p>${escapeHtml(emptyScratchpadText)}</p>`, empty: true };
+}
+
 export function scratchpadHtml(content: string, nonce: string, cspSource: string): string {
-  const body = content
-    ? `<pre id="content">${escapeHtml(content)}</pre>`
-    : `<pre id="content" class="empty">${escapeHtml(emptyScratchpadText)}</pre>`;
+  const body = scratchpadBody(content);
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -16,23 +27,57 @@ export function scratchpadHtml(content: string, nonce: string, cspSource: string
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${cspSource} 'nonce-${nonce}'; script-src 'nonce-${nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <style nonce="${nonce}">
-  body { padding: 4px 12px; color: var(--vscode-foreground); }
-  pre { white-space: pre-wrap; word-break: break-word; margin: 0;
-        font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); }
-  pre.empty { color: var(--vscode-descriptionForeground); font-family: var(--vscode-font-family); }
+  body { padding: 4px 12px; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); line-height: 1.45; }
+  #content { word-break: break-word; }
+  #content.empty { color: var(--vscode-descriptionForeground); }
+  #content > :first-child { margin-top: 0; }
+  h1, h2, h3, h4 { margin: 10px 0 4px; line-height: 1.25; }
+  h1 { font-size: 1.3em; } h2 { font-size: 1.2em; } h3 { font-size: 1.1em; }
+  p, ul, ol, pre, blockquote, table { margin: 6px 0; }
+  ul, ol { padding-left: 20px; }
+  code { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size);
+         background: var(--vscode-textCodeBlock-background, rgba(128, 128, 128, 0.15)); border-radius: 3px; padding: 0 3px; }
+  pre { background: var(--vscode-textCodeBlock-background, rgba(128, 128, 128, 0.15)); border-radius: 4px; padding: 6px 8px; overflow-x: auto; }
+  pre code { padding: 0; background: none; }
+  blockquote { border-left: 3px solid var(--vscode-panel-border, rgba(128, 128, 128, 0.35)); margin-left: 0; padding-left: 8px; color: var(--vscode-descriptionForeground); }
+  table { border-collapse: collapse; }
+  th, td { border: 1px solid var(--vscode-panel-border, rgba(128, 128, 128, 0.35)); padding: 2px 6px; }
+  .align-left { text-align: left; } .align-right { text-align: right; } .align-center { text-align: center; }
+  li.task-item { list-style: none; } li.task-item input.task { margin: 0 4px 0 -18px; vertical-align: middle; }
+  a { color: var(--vscode-textLink-foreground); }
+  .code-block { position: relative; }
+  .code-block .copy { position: absolute; top: 3px; right: 3px; font: inherit; font-size: 0.85em; padding: 1px 6px; cursor: pointer; border: none; border-radius: 2px;
+         color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); opacity: 0.75; }
+  .code-block .copy .codicon { display: none; }
+  .hl-keyword { color: var(--vscode-symbolIcon-keywordForeground, #569cd6); }
+  .hl-string { color: var(--vscode-debugTokenExpression-string, #ce9178); }
+  .hl-number { color: var(--vscode-debugTokenExpression-number, #b5cea8); }
+  .hl-comment { color: var(--vscode-descriptionForeground); font-style: italic; }
+  .hl-function { color: var(--vscode-symbolIcon-functionForeground, #dcdcaa); }
 </style>
 </head>
 <body>
-${body}
+<div id="content" class="${body.empty ? 'empty' : 'md'}">${body.html}</div>
 <script nonce="${nonce}">
   const vscode = acquireVsCodeApi();
-  const pre = document.getElementById('content');
-  const empty = ${JSON.stringify(emptyScratchpadText)};
+  const content = document.getElementById('content');
   window.addEventListener('message', (event) => {
     const message = event.data;
-    if (message && message.type === 'scratchpad' && typeof message.content === 'string') {
-      pre.textContent = message.content || empty;
-      pre.className = message.content ? '' : 'empty';
+    if (message && message.type === 'scratchpad' && typeof message.html === 'string') {
+      content.innerHTML = message.html;
+      content.className = message.empty ? 'empty' : 'md';
+    }
+  });
+  content.addEventListener('click', (event) => {
+    const copy = event.target.closest('button[data-copy]');
+    if (copy) {
+      const code = copy.parentElement.querySelector('pre code');
+      vscode.postMessage({ type: 'copy', text: code ? code.textContent : '' });
+      return;
+    }
+    const link = event.target.closest('a[href]');
+    if (link) {
+      event.preventDefault();
     }
   });
   // Ask for the current notes: a message sent before this script ran would be lost.

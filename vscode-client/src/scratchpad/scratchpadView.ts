@@ -2,10 +2,12 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { SessionStore } from '../session';
-import { scratchpadHtml } from './scratchpadHtml';
+import { createMarkdown } from '../conversation/markdown';
+import { scratchpadBody, scratchpadHtml } from './scratchpadHtml';
 
 export class ScratchpadViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
+  private readonly md = createMarkdown();
 
   constructor(private readonly store: SessionStore) {}
 
@@ -13,9 +15,11 @@ export class ScratchpadViewProvider implements vscode.WebviewViewProvider {
     this.view = view;
     view.webview.options = { enableScripts: true, localResourceRoots: [] };
     this.render();
-    view.webview.onDidReceiveMessage((message: { type?: unknown }) => {
+    view.webview.onDidReceiveMessage((message: { type?: unknown; text?: unknown }) => {
       if (message?.type === 'ready') {
         this.update();
+      } else if (message?.type === 'copy' && typeof message.text === 'string') {
+        void vscode.env.clipboard.writeText(message.text);
       }
     });
     view.onDidDispose(() => {
@@ -34,7 +38,9 @@ export class ScratchpadViewProvider implements vscode.WebviewViewProvider {
   }
 
   update(): void {
-    void this.view?.webview.postMessage({ type: 'scratchpad', content: this.store.scratchpad });
+    if (this.view) {
+      void this.view.webview.postMessage({ type: 'scratchpad', ...scratchpadBody(this.store.scratchpad, this.md) });
+    }
   }
 }
 

@@ -6,6 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as vscode from 'vscode';
 import {
+  CloseAction,
+  ErrorAction,
   type ClientCapabilities,
   type FeatureState,
   type InitializeResult,
@@ -44,6 +46,7 @@ import {
 } from '../protocol';
 import type { SessionStore } from '../session';
 import { type ServerOverrides, initializationOptions, type PlansightSettings, serverEnv } from './options';
+import { CrashPolicy, crashWords, type ServerExit } from './crashes';
 import { commandLine, describeLaunch, type Launch } from './launch';
 import { resolveLaunch } from './python';
 import { type LogLine, ServerLogLines } from './serverLog';
@@ -116,6 +119,9 @@ export class PlansightServer implements vscode.Disposable {
   /** The server processes this client spawned and has not seen exit. */
   private readonly processes = new Set<ChildProcess>();
   private stopping = false;
+  /** How the last server process ended, and how often it stopped on its own lately. */
+  private lastExit: Promise<ServerExit> | undefined;
+  private readonly crashes = new CrashPolicy();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -142,6 +148,19 @@ export class PlansightServer implements vscode.Disposable {
 
   /** The running client, starting the server first when needed. */
   async ensureStarted(): Promise<LanguageClient | undefined> {
+    const client = this.client;
+    if (client && client.state === State.Starting && !this.starting) {
+      // Restarting by itself after a crash: wait for it rather than start a second server.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => done(), 60_000);
+        const subscription = client.onDidChangeState((e) => e.newState !== State.Starting && done());
+        function done(): void {
+          clearTimeout(timer);
+          subscription.dispose();
+          resolve();
+        }
+      });
+    }
     if (this.client && this.client.state === State.Running) {
       return this.client;
     }
@@ -169,6 +188,8 @@ export class PlansightServer implements vscode.Disposable {
     const client = this.client;
     this.client = undefined;
     this.stopping = true;
+    this.crashes.reset(); // a deliberate stop (or restart): the user starts over
+    this.store.serverCrash = undefined;
     if (client) {
       try {
         await client.stop(5000);
@@ -222,7 +243,7 @@ export class PlansightServer implements vscode.Disposable {
     this.output.info(`Python: ${launch.python} (from ${launch.source})`);
     if (launch.kind === 'error') {
       this.output.error(`${launch.message}\n${launch.detail}`);
-      this.store.setServerStatus('failed');
+      this.store.setServerStatus('failed', launch.message);
       void this.showLaunchError(launch.message);
       return undefined;
     }
@@ -242,6 +263,12 @@ export class PlansightServer implements vscode.Disposable {
         this.output.error(`Initialization failed: ${String(error)}`);
         return false;
       },
+      // A server that stops on its own is said in words (conversation, status bar), restarted
+      // a few times, then left stopped; never the library's own toasts.
+      errorHandler: {
+        error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+        closed: () => this.serverClosed(),
+      },
     };
     const client = new LanguageClient('plansight', 'Plansight', serverOptions, clientOptions);
     client.registerFeature(new PlansightCapabilityFeature());
@@ -255,7 +282,9 @@ export class PlansightServer implements vscode.Disposable {
         this.store.setServerStatus('running');
         void this.fetchState(client);
       } else if (e.newState === State.Stopped) {
-        this.store.setServerStatus('stopped');
+        if (this.store.serverStatus !== 'crashed') {
+          this.store.setServerStatus('stopped');
+        }
         this.store.setServerRunning(false);
       }
     });
@@ -277,6 +306,23 @@ export class PlansightServer implements vscode.Disposable {
     await this.fetchState(client);
     await this.fetchHistory(client);
     return client;
+  }
+
+  /** The connection closed without a stop of ours: say how, restart or leave it stopped. */
+  private async serverClosed(): Promise<{ action: CloseAction; handled: boolean }> {
+    this.store.serverCrash = undefined; // said anew below (a request lost just now waits for it)
+    // The process's exit usually comes with the closed pipes; wait a moment for its code.
+    const exit = this.lastExit ? await Promise.race([this.lastExit, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]) : undefined;
+    const restart = this.crashes.crashed(Date.now());
+    const words = crashWords(exit, restart);
+    this.output.error(words);
+    this.store.serverCrash = words;
+    if (restart) {
+      this.store.setServerStatus('starting');
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.store.setServerStatus('crashed', words);
+    return { action: CloseAction.DoNotRestart, handled: true };
   }
 
   /** Past runs, from a server of protocol version 2 that built `plansight/history`. */
@@ -309,6 +355,7 @@ export class PlansightServer implements vscode.Disposable {
     const { command, args } = commandLine(launch, 'plansight', ['lsp']);
     const child = spawn(command, args, { env, ...(cwd ? { cwd } : {}), stdio: 'pipe' });
     this.processes.add(child);
+    this.lastExit = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     const lines = new ServerLogLines();
     const write = (parsed: LogLine[]): void => {
       for (const { level, text } of parsed) {

@@ -13,12 +13,13 @@ export function registerStatusBar(context: vscode.ExtensionContext, store: Sessi
   item.name = 'Plansight';
   const update = (): void => {
     const waiting = store.waitingFor;
-    const { text, tooltip } = statusText(store.todos, store.running, 40, waiting);
+    const down = store.serverStatus === 'failed' || store.serverStatus === 'crashed';
+    const { text, tooltip } = statusText(store.todos, store.running, 40, waiting, { status: store.serverStatus, problem: store.serverProblem });
     item.text = text;
     item.tooltip = tooltip;
-    item.command = waiting ? 'plansight.showConversation' : 'plansight.showPlan';
+    item.command = down ? 'plansight.restartServer' : waiting ? 'plansight.showConversation' : 'plansight.showPlan';
     item.backgroundColor =
-      store.serverStatus === 'failed'
+      down
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
         : waiting
           ? new vscode.ThemeColor('statusBarItem.warningBackground')

@@ -12,7 +12,21 @@ export interface StatusText {
  * `waitingFor` ("waiting for your review") wins over the current item: the run does not go on
  * until the user acts.
  */
-export function statusText(state: TodoState, running: boolean, maxItemChars = 40, waitingFor?: string): StatusText {
+export function statusText(
+  state: TodoState,
+  running: boolean,
+  maxItemChars = 40,
+  waitingFor?: string,
+  server?: { status: string; problem?: string | undefined },
+): StatusText {
+  // A server that is not running is said first: the plan shown is then the last one known.
+  if (server && (server.status === 'failed' || server.status === 'crashed')) {
+    const what = server.status === 'crashed' ? 'server stopped' : 'server not running';
+    return {
+      text: `$(error) Plansight: ${what}`,
+      tooltip: [server.problem ?? 'The Plansight server is not running.', 'Click to restart the server'].join('\n'),
+    };
+  }
   const icon = waitingFor ? '$(bell-dot)' : running ? '$(sync~spin)' : '$(checklist)';
   const progress = progressText(state);
   const item = currentItem(state);

@@ -4,12 +4,32 @@
  * fragment is replaced (open details, text typed in a card, the scroll position), and turns
  * the user's input into messages: no agent logic, no Markdown, no HTML of its own.
  */
-import { canSend, composerKey, type ComposerContext, contextLabel, type FromWebview, sendLabel, type ToWebview } from '../composer';
+import {
+  composerHeight,
+  composerKey,
+  type ComposerContext,
+  contextLabel,
+  type FromWebview,
+  insertMention,
+  mentionAt,
+  onFirstLine,
+  onLastLine,
+  PromptRecall,
+  sendAction,
+  sendLabel,
+  type ToWebview,
+} from '../composer';
+import { follow, type FollowEvent, initialFollow, revealTop, type ScrollFacts, showJump } from '../follow';
 
+interface PageState {
+  draft?: string;
+  planFirst?: boolean;
+  recall?: string[];
+}
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
-  getState(): { draft?: string; planFirst?: boolean } | undefined;
-  setState(state: { draft?: string; planFirst?: boolean }): void;
+  getState(): PageState | undefined;
+  setState(state: PageState): void;
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
@@ -25,6 +45,8 @@ const stop = document.getElementById('stop') as HTMLButtonElement;
 const newSession = document.getElementById('newSession') as HTMLButtonElement;
 const planFirstButton = document.getElementById('planFirst') as HTMLButtonElement;
 const sendText = document.getElementById('sendLabel') as HTMLElement;
+const jump = document.getElementById('jump') as HTMLButtonElement;
+const mentions = document.getElementById('mentions') as HTMLElement;
 
 let running = false;
 let context: ComposerContext | null = null;
@@ -32,13 +54,66 @@ let context: ComposerContext | null = null;
 let dropContext = false;
 /** "Plan first": requests go out in plan mode (kept until the user turns it off). */
 let planFirst = vscode.getState()?.planFirst === true;
+/** The prompts sent (ArrowUp recalls them, as in a shell). */
+const recall = new PromptRecall(vscode.getState()?.recall ?? []);
 
 function post(message: FromWebview): void {
   vscode.postMessage(message);
 }
 
-function atBottom(): boolean {
-  return document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 40;
+// ----- following the run (the rules are follow.ts's) ---------------------------------------
+
+let followState = initialFollow;
+let lastTop = 0;
+
+function scrollFacts(): ScrollFacts {
+  const root = document.documentElement;
+  return { scrollTop: root.scrollTop, scrollHeight: root.scrollHeight, clientHeight: root.clientHeight };
+}
+
+function scrollToTop(top: number): void {
+  window.scrollTo(0, top);
+  lastTop = document.documentElement.scrollTop;
+}
+
+function onFollow(event: FollowEvent): void {
+  const { state, action } = follow(followState, event);
+  followState = state;
+  if (action.kind === 'bottom') {
+    scrollToTop(document.documentElement.scrollHeight);
+  } else if (action.kind === 'reveal') {
+    const element = log.querySelector(`[data-entry="${CSS.escape(action.entry)}"]`);
+    if (element) {
+      const box = element.getBoundingClientRect();
+      const at = scrollFacts();
+      scrollToTop(revealTop(at, { top: box.top + at.scrollTop, height: box.height }, form.offsetHeight));
+    }
+  }
+  jump.hidden = !showJump(followState, scrollFacts());
+}
+
+window.addEventListener('scroll', () => {
+  const fromTop = lastTop;
+  lastTop = document.documentElement.scrollTop;
+  onFollow({ kind: 'scrolled', at: scrollFacts(), fromTop });
+});
+// The composer growing (wrapped status text, a longer prompt), the view resized, a card's
+// details opened: while following, the newest stays in sight.
+const resized = new ResizeObserver(() => onFollow({ kind: 'resized' }));
+// The view itself shrinking (a view below it expanded) keeps the scroll position and changes
+// no element's size that the observer sees: the window's resize says it.
+window.addEventListener('resize', () => onFollow({ kind: 'resized' }));
+resized.observe(log);
+resized.observe(form);
+resized.observe(document.documentElement);
+jump.addEventListener('click', () => {
+  onFollow({ kind: 'jump' });
+  prompt.focus();
+});
+
+/** The ids of the entries in the log that match `selector`. */
+function ids(selector: string): Set<string> {
+  return new Set([...log.querySelectorAll(selector)].map((e) => e.getAttribute('data-entry') ?? ''));
 }
 
 function fragment(html: string): Element | null {
@@ -83,7 +158,8 @@ function runSection(id: string): Element | null {
 }
 
 function apply(message: ToWebview): void {
-  const follow = atBottom();
+  const users = ids('.entry.user');
+  const cards = ids('.card.open');
   switch (message.type) {
     case 'reset':
       log.innerHTML = message.html;
@@ -130,10 +206,23 @@ function apply(message: ToWebview): void {
       saveDraft();
       renderComposer();
       break;
+    case 'mentionFiles':
+      showMentions(message.query, message.paths);
+      break;
+    case 'recall':
+      for (const text of message.prompts) {
+        if (!recall.all.includes(text)) recall.add(text);
+      }
+      saveDraft();
+      break;
   }
   welcome.hidden = log.childElementCount > 0;
-  if (follow && message.type !== 'state') {
-    window.scrollTo(0, document.documentElement.scrollHeight);
+  if (message.type === 'reset') {
+    onFollow({ kind: 'reset' });
+  } else if (message.type === 'run' || message.type === 'entry' || message.type === 'removeRun') {
+    const userMessage = [...ids('.entry.user')].some((id) => !users.has(id));
+    const waiting = [...ids('.card.open')].filter((id) => !cards.has(id)).pop();
+    onFollow({ kind: 'content', userMessage, ...(waiting !== undefined ? { waitingCard: waiting } : {}) });
   }
 }
 
@@ -160,39 +249,181 @@ function renderComposer(): void {
     chip.append(icon, label, remove);
     contextBox.append(chip);
   }
-  send.hidden = running;
+  // During a run Stop stands beside Send, which queues the follow-up (Enter does the same).
   stop.hidden = !running;
-  send.disabled = !canSend(prompt.value, running);
+  send.disabled = sendAction(prompt.value, running) === 'none';
+  send.title = running && !send.disabled ? 'Queue this follow-up: it goes out when the current run ends' : '';
   planFirstButton.setAttribute('aria-pressed', String(planFirst));
   planFirstButton.classList.toggle('on', planFirst);
   sendText.textContent = sendLabel(planFirst);
 }
 
 function saveDraft(): void {
-  vscode.setState({ draft: prompt.value, planFirst });
+  vscode.setState({ draft: prompt.value, planFirst, recall: [...recall.all] });
+}
+
+/** The box grows with its text, up to twelve lines (then it scrolls). */
+function fitPrompt(): void {
+  const style = getComputedStyle(prompt);
+  const line = parseFloat(style.lineHeight) || 18;
+  const padding = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom) + parseFloat(style.borderTopWidth) + parseFloat(style.borderBottomWidth);
+  prompt.style.height = 'auto';
+  prompt.style.height = `${composerHeight(prompt.scrollHeight + parseFloat(style.borderTopWidth) + parseFloat(style.borderBottomWidth), line, padding)}px`;
 }
 
 function submit(): void {
-  if (!canSend(prompt.value, running)) {
+  if (sendAction(prompt.value, running) === 'none') {
     return;
   }
+  // While a run goes on, the extension queues it (shown below the run, marked queued).
   post({ type: 'send', text: prompt.value, includeContext: !dropContext, mode: planFirst ? 'plan' : 'act' });
+  recall.add(prompt.value);
   prompt.value = '';
   dropContext = false;
   saveDraft();
+  fitPrompt();
   renderComposer();
 }
 
+// ----- @ mentions: workspace files, the chosen path inserted as text ------------------------
+
+let mentionQuery: { start: number; query: string } | undefined;
+let mentionPaths: string[] = [];
+let mentionIndex = 0;
+
+function closeMentions(): void {
+  mentionQuery = undefined;
+  mentionPaths = [];
+  mentions.hidden = true;
+  mentions.replaceChildren();
+  prompt.removeAttribute('aria-activedescendant');
+}
+
+function showMentions(query: string, paths: string[]): void {
+  if (!mentionQuery || mentionQuery.query !== query) {
+    return; // an answer to an older query
+  }
+  mentionPaths = paths;
+  mentionIndex = 0;
+  renderMentions();
+}
+
+function renderMentions(): void {
+  mentions.replaceChildren();
+  if (!mentionPaths.length) {
+    const empty = document.createElement('div');
+    empty.className = 'mention empty';
+    empty.textContent = mentionQuery?.query ? `No file matches “${mentionQuery.query}”` : 'No files';
+    mentions.append(empty);
+  }
+  mentionPaths.forEach((path, i) => {
+    const row = document.createElement('div');
+    row.className = `mention${i === mentionIndex ? ' selected' : ''}`;
+    row.id = `mention-${i}`;
+    row.setAttribute('role', 'option');
+    row.setAttribute('aria-selected', String(i === mentionIndex));
+    const icon = document.createElement('i');
+    icon.className = 'codicon codicon-file';
+    const name = document.createElement('span');
+    name.className = 'name';
+    name.textContent = path.slice(path.lastIndexOf('/') + 1);
+    const dir = document.createElement('span');
+    dir.className = 'dir';
+    dir.textContent = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
+    row.append(icon, name, dir);
+    row.addEventListener('mousedown', (event) => {
+      event.preventDefault(); // keep the cursor in the box
+      choose(i);
+    });
+    mentions.append(row);
+  });
+  mentions.hidden = false;
+  prompt.setAttribute('aria-activedescendant', `mention-${mentionIndex}`);
+}
+
+function choose(i: number): void {
+  const path = mentionPaths[i];
+  if (!mentionQuery || path === undefined) {
+    closeMentions();
+    return;
+  }
+  const next = insertMention(prompt.value, mentionQuery.start, prompt.selectionStart, path);
+  prompt.value = next.value;
+  prompt.setSelectionRange(next.cursor, next.cursor);
+  closeMentions();
+  saveDraft();
+  fitPrompt();
+  renderComposer();
+}
+
+function updateMention(): void {
+  const found = prompt.selectionStart === prompt.selectionEnd ? mentionAt(prompt.value, prompt.selectionStart) : undefined;
+  if (!found) {
+    closeMentions();
+    return;
+  }
+  if (mentionQuery?.query !== found.query || mentionQuery.start !== found.start) {
+    mentionQuery = found;
+    post({ type: 'mention', query: found.query });
+  }
+}
+
 prompt.addEventListener('keydown', (event) => {
+  if (!mentions.hidden && mentionPaths.length) {
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      event.preventDefault();
+      const step = event.key === 'ArrowDown' ? 1 : -1;
+      mentionIndex = (mentionIndex + step + mentionPaths.length) % mentionPaths.length;
+      renderMentions();
+      return;
+    }
+    if ((event.key === 'Enter' || event.key === 'Tab') && !event.isComposing) {
+      event.preventDefault();
+      choose(mentionIndex);
+      return;
+    }
+  }
+  if (!mentions.hidden && event.key === 'Escape') {
+    event.preventDefault();
+    closeMentions();
+    return;
+  }
+  const plainKey = !event.shiftKey && !event.altKey && !event.ctrlKey && !event.metaKey && !event.isComposing;
+  if (plainKey && event.key === 'ArrowUp' && prompt.selectionStart === prompt.selectionEnd && onFirstLine(prompt.value, prompt.selectionStart)) {
+    const older = recall.up(prompt.value);
+    if (older !== undefined) {
+      event.preventDefault();
+      prompt.value = older;
+      prompt.setSelectionRange(0, 0);
+      fitPrompt();
+      renderComposer();
+    }
+    return;
+  }
+  if (plainKey && event.key === 'ArrowDown' && prompt.selectionStart === prompt.selectionEnd && onLastLine(prompt.value, prompt.selectionEnd)) {
+    const newer = recall.down();
+    if (newer !== undefined) {
+      event.preventDefault();
+      prompt.value = newer;
+      prompt.setSelectionRange(newer.length, newer.length);
+      fitPrompt();
+      renderComposer();
+    }
+    return;
+  }
   if (composerKey(event) === 'send') {
     event.preventDefault();
     submit();
   }
 });
 prompt.addEventListener('input', () => {
+  recall.typed();
   saveDraft();
+  fitPrompt();
+  updateMention();
   renderComposer();
 });
+prompt.addEventListener('blur', () => closeMentions());
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   submit();
@@ -205,8 +436,27 @@ planFirstButton.addEventListener('click', () => {
   renderComposer();
 });
 
+document.addEventListener('click', (event) => {
+  const target = event.target as Element;
+  const command = target.closest<HTMLButtonElement>('button[data-command]');
+  if (command) {
+    post({ type: 'command', command: command.dataset['command'] ?? '' });
+  }
+});
+
 log.addEventListener('click', (event) => {
   const target = event.target as Element;
+  const copy = target.closest<HTMLButtonElement>('button[data-copy]');
+  if (copy) {
+    const code = copy.parentElement?.querySelector('pre code');
+    post({ type: 'copy', text: code?.textContent ?? '' });
+    const label = copy.lastChild;
+    if (label && label.nodeType === Node.TEXT_NODE) {
+      label.textContent = 'Copied';
+      setTimeout(() => (label.textContent = 'Copy'), 1500);
+    }
+    return;
+  }
   const link = target.closest('a[href]');
   if (link) {
     event.preventDefault();
@@ -231,7 +481,28 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   }
 });
 
+// The view getting focus (Plansight: Ask, a click on its title) puts the cursor in the box,
+// unless the user is in a card's field.
+window.addEventListener('focus', () => {
+  if (!(document.activeElement instanceof HTMLInputElement || document.activeElement instanceof HTMLTextAreaElement)) {
+    prompt.focus();
+  }
+});
+
+// Typing while nothing in the page has the cursor (the view just took focus, its page just
+// loaded) goes into the box: the key's character lands in the element focused during keydown.
+document.addEventListener('keydown', (event) => {
+  const nowhere = document.activeElement === null || document.activeElement === document.body;
+  if (nowhere && event.key.length === 1 && !event.ctrlKey && !event.metaKey && !event.altKey) {
+    prompt.focus();
+  }
+});
+
 prompt.value = vscode.getState()?.draft ?? '';
+fitPrompt();
 renderComposer();
+if (document.hasFocus()) {
+  prompt.focus(); // the view had focus before this script ran (its window's focus event is gone)
+}
 // Ask for the conversation: messages sent before this script ran are lost.
 post({ type: 'ready' });

@@ -1,0 +1,55 @@
+/**
+ * What the client does when the server stops on its own: restart it, at most `maxRestarts`
+ * times within `windowMs` (a server that keeps crashing is left stopped, and the user starts
+ * it again: Restart Server, Retry, or the next Send), and the words that say what happened.
+ * Pure: no `vscode` import.
+ */
+
+export interface ServerExit {
+  code: number | null;
+  signal: string | null;
+}
+
+export class CrashPolicy {
+  private readonly times: number[] = [];
+
+  constructor(
+    readonly maxRestarts = 2,
+    readonly windowMs = 3 * 60_000,
+  ) {}
+
+  /** The server stopped on its own at `now`: whether to restart it. */
+  crashed(now: number): boolean {
+    this.times.push(now);
+    while (this.times.length && now - this.times[0]! > this.windowMs) {
+      this.times.shift();
+    }
+    return this.times.length <= this.maxRestarts;
+  }
+
+  /** The user started it again: counting starts over. */
+  reset(): void {
+    this.times.length = 0;
+  }
+}
+
+/** How the process ended, in words: "exited with code 1", "was killed (SIGKILL)". */
+export function exitWords(exit: ServerExit | undefined): string {
+  if (!exit) {
+    return 'closed its connection';
+  }
+  if (exit.signal) {
+    return `was killed (${exit.signal})`;
+  }
+  return exit.code === null ? 'stopped' : `exited with code ${exit.code}`;
+}
+
+/** The sentence the conversation and the status bar's tooltip show. */
+export function crashWords(exit: ServerExit | undefined, restarting: boolean, windowMs = 3 * 60_000): string {
+  const what = `The Plansight server stopped unexpectedly: it ${exitWords(exit)}.`;
+  if (restarting) {
+    return `${what} It is being restarted.`;
+  }
+  const minutes = Math.round(windowMs / 60_000);
+  return `${what} It stopped repeatedly within ${minutes} minutes, so it is not restarted by itself: Restart Server, Retry or your next request starts it again (see the Plansight output for why it stops).`;
+}
