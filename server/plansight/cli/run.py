@@ -9,7 +9,10 @@ once it is exhausted, every further review is rejected with the feedback
 "not approved (no interactive terminal)", so a run never hangs on a closed stdin.
 
 Ctrl-C cancels the run (`$/cancelRequest`); the run's result is printed and the exit code is
-130. A second Ctrl-C quits at once. Exit codes: 0 done, 1 error or round limit, 130 cancelled.
+130. A second Ctrl-C quits at once. Exit codes: `plansight.__main__.RUN_EXIT_CODES`, which
+`run --help` and the README say word for word. Errors that stop a command before its run (no
+such folder, no API key) go to stderr; with stdout redirected, reviews are asked on the
+terminal (stderr or /dev/tty) and the run's error is said there too.
 
 The header and the live region come up before the LSP client (pygls, lsprotocol: a few tenths
 of a second) is imported, so the user sees at once what is happening.
@@ -29,7 +32,7 @@ from rich.console import Console
 from rich.text import Text
 
 from plansight.cli import render
-from plansight.cli.ui import TerminalUI
+from plansight.cli.ui import TerminalUI, terminal_for_questions
 
 if TYPE_CHECKING:
     from plansight.cli.client import ClientOptions
@@ -39,6 +42,19 @@ CANCEL_GRACE = 10.0  # seconds the server gets to answer a cancelled run before 
 
 def make_console() -> Console:
     return Console(highlight=False)
+
+
+def error_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def folder_problem(root: Path) -> str | None:
+    """Why `root` cannot be a workspace, in words (a file is not "no such folder"), or None."""
+    if root.is_dir():
+        return None
+    if root.exists():
+        return f"{root} is a file, not a folder: give the project's folder"
+    return f"no such folder: {root}"
 
 
 async def run_session(
@@ -94,7 +110,9 @@ async def run_session(
             outcome = RunOutcome("error", {}, f"the language server refused: {err.message}")
         result = dict(outcome.result)
         result.setdefault("status", outcome.status)
-        ui.result(result, outcome.error)
+        said = " ".join(str(e) for e in (result.get("error"), outcome.error) if e)
+        env = options.env if options.env is not None else os.environ
+        ui.result(result, outcome.error, render.api_error_hint(said, env))
         await client.close()
     finally:
         ui.stop()
@@ -131,11 +149,11 @@ def run_cli(
 ) -> int:
     console = make_console()
     root = Path(workspace).expanduser()
-    if not root.is_dir():
-        console.print(Text(f"plansight: no such folder: {root}", style="bold red"))
+    if (problem := folder_problem(root)) is not None:
+        error_console().print(Text(f"plansight: {problem}", style="bold red"))
         return 1
     if not has_api_key(dict(os.environ)):
-        console.print(
+        error_console().print(
             Text(
                 "plansight: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another "
                 "endpoint), or try `plansight demo` for an offline recorded session.",
@@ -143,7 +161,7 @@ def run_cli(
             )
         )
         return 1
-    ui = TerminalUI(console, inline_edits=yes)
+    ui = TerminalUI(console, inline_edits=yes, prompts=terminal_for_questions(console))
     ui.header(str(root.resolve()), prompt, mode=header_mode(yes, plan, step))
     from plansight.cli.client import ClientOptions
 
