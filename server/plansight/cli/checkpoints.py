@@ -208,7 +208,9 @@ class QuietFrontend:
 
 
 def _errors() -> Console:
-    return Console(stderr=True, highlight=False)
+    from plansight.cli.ui import stderr_console
+
+    return stderr_console()
 
 
 async def _with_server(

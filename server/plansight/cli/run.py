@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.text import Text
 
 from plansight.cli import render
-from plansight.cli.ui import TerminalUI, terminal_for_questions
+from plansight.cli.ui import TerminalUI, stderr_console, terminal_for_questions
 
 if TYPE_CHECKING:
     from plansight.cli.client import ClientOptions
@@ -45,7 +45,7 @@ def make_console() -> Console:
 
 
 def error_console() -> Console:
-    return Console(stderr=True, highlight=False)
+    return stderr_console()
 
 
 def folder_problem(root: Path) -> str | None:

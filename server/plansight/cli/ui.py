@@ -59,12 +59,19 @@ EDIT_TOOLS = ("edit_file", "write_file")
 REFRESH_SECONDS = 1 / 8  # the live region's redraws: the spinner's ticks and the seconds
 
 
+def stderr_console() -> Console:
+    """stderr: lines wrapped at words on a terminal, whole in a file or pipe (a log)."""
+    console = Console(stderr=True, highlight=False)
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
 def terminal_for_questions(console: Console) -> Console | None:
     """Where to show reviews and ask when `console` (stdout) is not a terminal but the user
     is at one: stderr if it is a terminal, else /dev/tty when stdin is one; else None."""
     if console.is_terminal:
         return None
-    errors = Console(stderr=True, highlight=False)
+    errors = stderr_console()
     if errors.is_terminal:
         return errors
     if not sys.stdin.isatty():
@@ -568,7 +575,7 @@ class TerminalUI:
         if hint:
             failure.append(Text(hint, style="bold yellow"))
         self._emit(self.console, tuple(failure))
-        errors = Console(stderr=True, highlight=False)
+        errors = stderr_console()
         if not self.console.is_terminal and errors.is_terminal:
             said = render.result_text(result, include_text=False)
             self._emit(errors, tuple(([said] if status != "done" else []) + failure))
