@@ -293,10 +293,11 @@ class TerminalUI:
             self._emit(self.prompts, renderables)
 
     def _end_text(self) -> None:
-        if self._asking:  # a question waits on this line: move below it
+        if self._asking:  # a question waits on this line (in the file too): move below it
             self._asking = False
-            self._asking_on.file.write("\n")
-            self._asking_on.file.flush()
+            for console in {id(c): c for c in (self._asking_on, self.console)}.values():
+                console.file.write("\n")
+                console.file.flush()
         if not self.partial:
             self._blocks_printed = False
             return
