@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -32,7 +33,7 @@ from rich.console import Console
 from rich.text import Text
 
 from plansight.cli import render
-from plansight.cli.ui import TerminalUI, stderr_console, terminal_for_questions
+from plansight.cli.ui import LogToTerminal, TerminalUI, stderr_console, terminal_for_questions
 
 if TYPE_CHECKING:
     from plansight.cli.client import ClientOptions
@@ -75,6 +76,8 @@ async def run_session(
 
     client = PlansightClient(options, ui)
     loop = asyncio.get_running_loop()
+    logs = LogToTerminal(ui)
+    logging.getLogger().addHandler(logs)
     interrupts = 0
 
     def quit_now() -> None:
@@ -117,6 +120,7 @@ async def run_session(
     finally:
         ui.stop()
         client.kill()
+        logging.getLogger().removeHandler(logs)
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
     if outcome.status == "cancelled" or (client.cancelling and outcome.error is not None):

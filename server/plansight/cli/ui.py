@@ -33,6 +33,7 @@ terminal to itself.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shlex
 import sys
@@ -82,6 +83,25 @@ def terminal_for_questions(console: Console) -> Console | None:
     except OSError:
         return None
     return Console(file=tty, highlight=False, force_terminal=True)
+
+
+class LogToTerminal(logging.Handler):
+    """Log records of this process (the LSP client's library) printed above the live region:
+    Python's last-resort handler would write them to stderr in the middle of it, a row the
+    region never counted, and leave a torn copy of it in the scrollback."""
+
+    # pygls says so when the server withdraws a review the user has already answered.
+    EXPECTED = ("Cancel notification for unknown message id",)
+
+    def __init__(self, ui: TerminalUI) -> None:
+        super().__init__(logging.WARNING)
+        self.ui = ui
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith(self.EXPECTED):
+            return
+        self.ui.print(Text(f"{record.levelname.lower()}: {message}", style="dim"))
 
 
 class Cropped:
