@@ -152,7 +152,14 @@ def test_restore_with_force_and_the_conversation(done_run: tuple[Path, Path]) ->
     assert run_start is not None
 
     code, out = plansight(
-        state, "restore", run_start.group(1), "--conversation", "--force", "--workspace", str(root)
+        state,
+        "restore",
+        run_start.group(1),
+        "--conversation",
+        "--force",
+        "--yes",  # it overwrites the user's util.py: confirmed here (asked without it)
+        "--workspace",
+        str(root),
     )
 
     assert code == 0, out
@@ -250,3 +257,87 @@ def test_a_forced_step_undo_shows_deleted_files_and_the_later_steps_work_it_lost
     assert "  ! hello.py — the changes of #3" in text
     assert "  ! same.py — the changes of #2, #4" in text
     assert "To undo this: plansight restore 9" in text
+
+
+# ----- issue 21: what a restore says --------------------------------------------------------
+
+
+def last_checkpoint(state: Path, root: Path) -> str:
+    code, out = plansight(state, "checkpoints", "--workspace", str(root))
+    assert code == 0, out
+    rows = [m.group(1) for m in re.finditer(r"^\s*(\d+)  ", out, re.M)]
+    return rows[-1]
+
+
+def test_the_skip_reason_names_the_checkpoint_after_which_the_file_changed_and_the_flag(
+    done_run: tuple[Path, Path],
+) -> None:
+    root, state = done_run
+    last = last_checkpoint(state, root)  # the user changes util.py after this one
+    (root / "util.py").write_text("VALUE = 'mine'\n")
+
+    code, out = plansight(state, "undo", "--step", "1", "--workspace", str(root))
+
+    assert code == 0, out
+    assert (
+        f"✗ util.py — it was changed outside Plansight after checkpoint {last} "
+        "(restore with --force to overwrite it)"
+    ) in out
+    assert "Step #1 is pending again in the plan." in out
+
+
+def test_a_dry_run_says_what_would_happen_and_changes_nothing(
+    done_run: tuple[Path, Path],
+) -> None:
+    root, state = done_run
+    before = files(root)
+
+    code, out = plansight(state, "undo", "--step", "1", "--dry-run", "--workspace", str(root))
+
+    assert code == 0, out
+    assert "Undoing step #1 (dry run): would have restored 3 files and deleted 1 file" in out
+    assert "  - made.txt (would be deleted)" in out
+    assert "Nothing was changed: this was a dry run." in out
+    assert "To undo this" not in out and "pending again" not in out
+    assert files(root) == before
+
+
+def test_a_forced_restore_that_would_delete_the_users_file_asks_first(
+    done_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    root, state = done_run
+    code, out = plansight(state, "checkpoints", "--workspace", str(root))
+    run_start = re.search(r"^\s*(\d+)\s.*Run started", out, re.M)
+    assert run_start is not None
+    (root / "notes.txt").write_text("my own notes, not the agent's\n")  # the user's work now
+    args = ("restore", run_start.group(1), "--force", "--workspace", str(root))
+
+    # No terminal to ask on: refused, nothing deleted.
+    code, out = plansight(state, *args)
+    assert code == 1, out
+    assert "--force would lose changes made outside Plansight:" in out
+    assert "  ! notes.txt (deleted)" in out
+    assert "not restored: confirm on a terminal, or add --yes" in out
+    assert (root / "notes.txt").read_text() == "my own notes, not the agent's\n"
+
+    # --yes: done without asking.
+    code, out = plansight(state, *args, "--yes")
+    assert code == 0, out
+    assert "  - notes.txt (deleted)" in out and not (root / "notes.txt").exists()
+
+
+def test_a_workspace_that_is_a_file_is_called_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text("x\n")
+    for args in (("checkpoints",), ("undo", "--step", "1")):
+        done = subprocess.run(
+            [sys.executable, "-m", "plansight", *args, "--workspace", str(target)],
+            env=env_for(tmp_path / "state", None),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 1
+        assert done.stdout == ""  # an error: on stderr
+        assert f"{target} is a file, not a folder" in done.stderr
+        assert "no such folder" not in done.stderr

@@ -173,7 +173,9 @@ def test_run_without_an_api_key_says_how_to_get_going(tmp_path: Path) -> None:
         timeout=30,
     )
     assert done.returncode == 1
-    assert "ANTHROPIC_API_KEY" in done.stdout and "plansight demo" in done.stdout
+    # An error: on stderr (issue 21), stdout stays empty.
+    assert "ANTHROPIC_API_KEY" in done.stderr and "plansight demo" in done.stderr
+    assert done.stdout == ""
 
 
 # Reviews ----------------------------------------------------------------------------------
@@ -196,7 +198,9 @@ def test_reviews_show_the_diff_and_read_answers_from_stdin(
     assert "--- a/hello.py\n+++ b/hello.py\n@@ -1,7 +1,7 @@\n import sys" in out
     assert "-def greet(name):\n+def greet(name: str) -> str:" in out
     assert "Apply this edit? [a]ccept, [r]eject, or type a reason to reject: a" in out
-    assert f"run command $ {TEST_COMMAND}" in out
+    # The command is named once, by its tool call, then where it runs (issue 21).
+    assert f"⚙ bash $ {TEST_COMMAND}\n  in {hello_workspace}\n" in out
+    assert out.count(f"$ {TEST_COMMAND}") == 1
     assert "sandboxed: workspace only, no network" in out  # what the command may do
     assert "Run this command?" in out
     # Accepted: written. Refused with a reason: not run, and the model reads the reason.

@@ -205,7 +205,7 @@ def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     # The message is wrapped at the terminal's width, which a long path pushes anywhere.
-    assert "not an empty folder" in " ".join(done.stdout.split())
+    assert "not an empty folder" in " ".join(done.stderr.split())  # an error: on stderr
     assert (tmp_path / "notes.txt").read_text() == "mine"
     assert not (tmp_path / "hello.py").exists()
 

@@ -31,14 +31,22 @@ reads it). With --plan the agent plans first and changes nothing until you appro
 text asks for a revision with it, `c` cancels. Questions from the agent: answer with an
 option's number (several for a multi-select question), or type your own answer.
 Ctrl-C cancels the run; a second Ctrl-C quits at once.
-Exit codes: 0 done, 1 error or round limit, 130 cancelled.
+{exit_codes}
 """
+# What `plansight run` exits with; the README says it word for word (a test holds them to it).
+RUN_EXIT_CODES = (
+    "Exit codes: 0 done; 1 an error, the round limit, the model's refusal, or a run that could\n"
+    "not start (no such folder, no API key); 2 a wrong command line; 130 cancelled (Ctrl-C)."
+)
 
 
 RESTORE_EPILOG = """\
 A checkpoint is taken first: `plansight restore <its id>` undoes the restore (the command says
-which). Nothing here needs an API key. Exit codes: 0 when the restore was made (whatever it
-left alone), 1 when it was refused (a run in progress, checkpoints off, no such step or id).
+which). With --force, files changed outside Plansight that it would delete or overwrite are
+named and you are asked y/N first (--yes: not asked; without a terminal it needs --yes).
+Nothing here needs an API key. Exit codes: 0 when the restore was made (whatever it left
+alone) or --dry-run said what it would do, 1 when it was refused (a run in progress,
+checkpoints off, no such step or id) or not confirmed.
 """
 
 
@@ -78,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run the agent on a task from the terminal",
         description="Run the agent on one task in a workspace, reviewing each edit and command.",
-        epilog=RUN_EPILOG,
+        epilog=RUN_EPILOG.format(exit_codes=RUN_EXIT_CODES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument(
@@ -228,6 +236,16 @@ def build_parser() -> argparse.ArgumentParser:
             help="also overwrite files someone else changed since (never unsaved ones)",
         )
         parser_.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="say what would be put back, deleted and left alone, and change nothing",
+        )
+        parser_.add_argument(
+            "--yes",
+            action="store_true",
+            help="with --force, do not ask before losing files changed outside Plansight",
+        )
+        parser_.add_argument(
             "--path",
             action="append",
             default=[],
@@ -327,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
             paths=args.path,
             conversation=args.conversation,
             force=args.force,
+            dry_run=args.dry_run,
+            yes=args.yes,
         )
     if args.command == "mcp":
         from plansight.cli.mcp import mcp_cli

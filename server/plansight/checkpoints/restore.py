@@ -235,14 +235,17 @@ class Planner:
         if force:
             return None
         since = change.baseline
+        previous = since  # the checkpoint before the one looked at: the change came after it
         for checkpoint in self.checkpoints:
             if since.seq < checkpoint.seq <= before.seq:
                 changed, agent = self._sets_of(checkpoint)
                 if path in changed and path not in agent:
                     return (
-                        f"it was changed outside Plansight after checkpoint {since.id} "
+                        f"it was changed outside Plansight after checkpoint {previous.id} "
                         "(restore with force to overwrite it)"
                     )
+            if since.seq <= checkpoint.seq <= before.seq:
+                previous = checkpoint
         if change.current_mode == 0 and _is_file_or_link(self.root / path):
             return (
                 "a file the checkpoints do not hold (ignored, or over the size limit) is there "

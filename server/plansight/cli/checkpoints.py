@@ -4,18 +4,23 @@ Each starts `plansight lsp` on the workspace (no API key needed: nothing here as
 sends `plansight/checkpoints` or `plansight/restore`, prints the answer and shuts the server
 down. A restore prints each file it wrote back and each it deleted (never "restored"), the
 later steps whose changes a forced step undo lost too, each file it left as it was, with the
-reason, and the checkpoint that undoes it. Exit codes: 0 when the server answered (whatever
-was skipped), 1 when it refused (a run in progress elsewhere, checkpoints off, an unknown
-checkpoint or step).
+reason (its flag named as typed here: `--force`), the checkpoint that undoes it, and for a step
+undo that the step is pending again. `--dry-run` asks the server the same with `dryRun` and
+says what would happen, changing nothing. A `--force` restore that would delete or overwrite
+files changed outside Plansight names them and asks y/N on the terminal first (`--yes` skips
+the question; without a terminal and without `--yes` it is refused). Exit codes: 0 when the
+server answered (whatever was skipped), 1 when it refused (a run in progress elsewhere,
+checkpoints off, an unknown checkpoint or step) or the forced restore was not confirmed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import Sequence
+import sys
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 from rich.text import Text
@@ -24,7 +29,9 @@ from plansight.cli import render
 from plansight.protocol.names import CHECKPOINTS, RESTORE
 
 if TYPE_CHECKING:
-    from plansight.cli.client import Answer
+    from plansight.cli.client import Answer, PlansightClient
+
+T = TypeVar("T")
 
 KIND_WORDS = {
     "outside": "changed outside",
@@ -86,20 +93,34 @@ def _files(count: int) -> str:
     return f"{count} file{'s' if count != 1 else ''}"
 
 
-def restore_lines(result: dict[str, Any], what: str, undo_id: str | None) -> list[Text]:
-    """What a restore did: the files written back and those deleted, the later steps' changes
-    a forced step undo lost too, the files left alone and why, how to undo it."""
-    restored = [str(p) for p in result.get("restored", [])]
-    deleted = [str(p) for p in result.get("deleted", [])]
+def terminal_reason(reason: str) -> str:
+    """A skip reason as the terminal's user acts on it: the server's "with force" (an option
+    every client has) is the `--force` flag here."""
+    return reason.replace("with force", "with --force")
+
+
+def restore_lines(
+    result: dict[str, Any], what: str, undo_id: str | None, *, dry_run: bool = False
+) -> list[Text]:
+    """What a restore did (or, `dry_run`, would do): the files written back and those
+    deleted, the later steps' changes a forced step undo lost too, the files left alone and
+    why, how to undo it."""
+    restored = [render.visible(str(p)) for p in result.get("restored", [])]
+    deleted = [render.visible(str(p)) for p in result.get("deleted", [])]
     skipped = [s for s in result.get("skipped", []) if isinstance(s, dict)]
     also = [a for a in result.get("alsoUndone", []) if isinstance(a, dict)]
+    would = "would be " if dry_run else ""
     lines: list[Text] = []
     if restored or deleted:
         done = [f"restored {_files(len(restored))}"] if restored else []
         done += [f"deleted {_files(len(deleted))}"] if deleted else []
-        lines.append(Text(f"{what}: {', '.join(done)}", style="bold green"))
+        said = ", ".join(done) if not dry_run else "would have " + " and ".join(done)
+        lines.append(Text(f"{what}: {said}", style="bold green"))
         lines += [Text.assemble(("  ✓ ", "green"), path) for path in restored]
-        lines += [Text.assemble(("  - ", "green"), path, (" (deleted)", "dim")) for path in deleted]
+        lines += [
+            Text.assemble(("  - ", "green"), path, (f" ({would}deleted)", "dim"))
+            for path in deleted
+        ]
     else:
         lines.append(Text(f"{what}: no file needed restoring", style="bold"))
     if also:
@@ -109,25 +130,37 @@ def restore_lines(result: dict[str, Any], what: str, undo_id: str | None) -> lis
             lines.append(
                 Text.assemble(
                     ("  ! ", "yellow"),
-                    str(item.get("path", "?")),
+                    render.visible(str(item.get("path", "?"))),
                     (" — ", "dim"),
                     f"the changes of {steps}",
                 )
             )
     if skipped:
-        lines.append(Text(f"Left as they are ({len(skipped)}):", style="bold yellow"))
+        left = "Would be left as they are" if dry_run else "Left as they are"
+        lines.append(Text(f"{left} ({len(skipped)}):", style="bold yellow"))
         for item in skipped:
             lines.append(
                 Text.assemble(
                     ("  ✗ ", "yellow"),
-                    str(item.get("path", "?")),
+                    render.visible(str(item.get("path", "?"))),
                     (" — ", "dim"),
-                    str(item.get("reason", "")),
+                    render.visible(terminal_reason(str(item.get("reason", "")))),
                 )
             )
-    if undo_id is not None and (restored or deleted):
+    if dry_run:
+        lines.append(Text("Nothing was changed: this was a dry run.", style="dim"))
+    elif undo_id is not None and (restored or deleted):
         lines.append(Text(f"To undo this: plansight restore {undo_id}", style="dim"))
     return lines
+
+
+def at_risk(forced: dict[str, Any], unforced: dict[str, Any]) -> list[tuple[str, bool]]:
+    """The files a forced restore deletes (True) or overwrites (False) that the same restore
+    without force would leave alone: files changed outside Plansight, the user's work."""
+    kept = {str(s.get("path")) for s in unforced.get("skipped", []) if isinstance(s, dict)}
+    lost = [(str(p), True) for p in forced.get("deleted", []) if str(p) in kept]
+    lost += [(str(p), False) for p in forced.get("restored", []) if str(p) in kept]
+    return sorted(lost)
 
 
 # Running ------------------------------------------------------------------------------------
@@ -139,8 +172,10 @@ class QuietFrontend:
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self.plan: dict[str, Any] | None = None  # the latest plan the server sent
 
-    def on_todos(self, state: dict[str, Any]) -> None: ...
+    def on_todos(self, state: dict[str, Any]) -> None:
+        self.plan = state
 
     def on_scratchpad(self, content: str) -> None: ...
 
@@ -172,29 +207,47 @@ class QuietFrontend:
         return None  # nothing is asked: no run
 
 
+def _errors() -> Console:
+    from plansight.cli.ui import stderr_console
+
+    return stderr_console()
+
+
+async def _with_server(
+    workspace: Path, frontend: QuietFrontend, work: Callable[[PlansightClient], Awaitable[T]]
+) -> T | None:
+    """`work` done with a language server on `workspace`; None after an error (said on
+    stderr)."""
+    from pygls.exceptions import JsonRpcException
+
+    from plansight.cli.client import ClientOptions, PlansightClient, ServerExited
+
+    client = PlansightClient(ClientOptions(workspace=workspace), frontend)
+    try:
+        await client.start()
+        return await work(client)
+    except JsonRpcException as err:
+        _errors().print(Text(f"plansight: {render.visible(err.message)}", style="bold red"))
+    except (ServerExited, OSError) as err:
+        _errors().print(Text(f"plansight: the language server failed: {err}", style="bold red"))
+    finally:
+        await client.close()
+    return None
+
+
 async def _ask_server(
     workspace: Path, console: Console, method: str, params: dict[str, Any]
 ) -> tuple[Any, Any] | None:
     """The answer to one request and then the checkpoints as they are; None after an error
     (printed)."""
-    from pygls.exceptions import JsonRpcException
 
-    from plansight.cli.client import ClientOptions, PlansightClient, ServerExited
-
-    client = PlansightClient(ClientOptions(workspace=workspace), QuietFrontend(console))
-    try:
-        await client.start()
+    async def work(client: PlansightClient) -> tuple[Any, Any]:
         answer = await client.request(method, params)
         # After a restore, the checkpoints: the one it took first undoes it.
         listed = await client.request(CHECKPOINTS, {}) if method == RESTORE else answer
         return answer, listed
-    except JsonRpcException as err:
-        console.print(Text(f"plansight: {err.message}", style="bold red"))
-    except (ServerExited, OSError) as err:
-        console.print(Text(f"plansight: the language server failed: {err}", style="bold red"))
-    finally:
-        await client.close()
-    return None
+
+    return await _with_server(workspace, QuietFrontend(console), work)
 
 
 def undo_id_of(listed: Any) -> str | None:
@@ -209,9 +262,11 @@ def _checkpoints_of(listed: Any) -> list[dict[str, Any]]:
 
 
 def _workspace(raw: str, console: Console) -> Path | None:
+    from plansight.cli.run import folder_problem
+
     root = Path(raw).expanduser()
-    if not root.is_dir():
-        console.print(Text(f"plansight: no such folder: {root}", style="bold red"))
+    if (problem := folder_problem(root)) is not None:
+        _errors().print(Text(f"plansight: {problem}", style="bold red"))
         return None
     return root
 
@@ -260,6 +315,8 @@ def restore_cli(
     paths: Sequence[str] = (),
     conversation: bool = False,
     force: bool = False,
+    dry_run: bool = False,
+    yes: bool = False,
     console: Console | None = None,
 ) -> int:
     """`plansight restore ID` (checkpoint) or `plansight undo --step N` (step)."""
@@ -275,16 +332,68 @@ def restore_cli(
         params["paths"] = list(paths)
     if conversation:
         params["conversation"] = True
-    if force:
-        params["force"] = True
-    answered = asyncio.run(_ask_server(root, console, RESTORE, params))
+    if dry_run:
+        params["dryRun"] = True
+    frontend = QuietFrontend(console)
+
+    async def work(client: PlansightClient) -> tuple[Any, Any] | None:
+        if force and not dry_run and not await _confirmed(client, console, params, yes):
+            return None
+        answer = await client.request(RESTORE, params | ({"force": True} if force else {}))
+        return answer, await client.request(CHECKPOINTS, {})
+
+    answered = asyncio.run(_with_server(root, frontend, work))
     if answered is None:
         return 1
     result, listed = answered
     undo_id = undo_id_of(listed)
     what = f"Checkpoint {checkpoint}" if checkpoint else f"Step #{step} undone"
+    if dry_run:
+        what = f"Restoring checkpoint {checkpoint}" if checkpoint else f"Undoing step #{step}"
+        what += " (dry run)"
     if conversation:
         what += " (and the conversation)"
-    for line in restore_lines(result if isinstance(result, dict) else {}, what, undo_id):
+    result = result if isinstance(result, dict) else {}
+    for line in restore_lines(result, what, undo_id, dry_run=dry_run):
         console.print(line)
+    if step is not None and not dry_run and _status_of(frontend.plan, step) == "pending":
+        console.print(Text(f"Step #{step} is pending again in the plan.", style="bold"))
     return 0
+
+
+def _status_of(plan: dict[str, Any] | None, item_id: str) -> str | None:
+    for item in render.plan_items(plan or {}):
+        if str(item.get("id")) == item_id:
+            return str(item.get("status"))
+    return None
+
+
+async def _confirmed(
+    client: PlansightClient, console: Console, params: dict[str, Any], yes: bool
+) -> bool:
+    """Whether a forced restore may go ahead: asked (y/N) when it would delete or overwrite
+    files changed outside Plansight, which the same restore without force leaves alone."""
+    forced = await client.request(RESTORE, params | {"force": True, "dryRun": True})
+    unforced = await client.request(RESTORE, params | {"dryRun": True})
+    lost = at_risk(forced if isinstance(forced, dict) else {}, unforced or {})
+    if not lost or yes:
+        return True
+    ask_on = console if console.is_terminal else _errors()
+    ask_on.print(Text("--force would lose changes made outside Plansight:", style="bold yellow"))
+    for path, deleted in lost:
+        did = "deleted" if deleted else "overwritten"
+        ask_on.print(Text.assemble(("  ! ", "yellow"), render.visible(path), (f" ({did})", "dim")))
+    if not sys.stdin.isatty():
+        _errors().print(
+            Text(
+                "plansight: not restored: confirm on a terminal, or add --yes to go ahead.",
+                style="bold red",
+            )
+        )
+        return False
+    ask_on.print(Text("Go ahead? [y/N] ", style="bold"), end="")
+    answer = await asyncio.to_thread(sys.stdin.readline)
+    if answer.strip().lower() in ("y", "yes"):
+        return True
+    ask_on.print(Text("Nothing was restored.", style="bold"))
+    return False

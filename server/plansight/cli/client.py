@@ -572,7 +572,8 @@ class PlansightClient:
         except JsonRpcException as err:
             if err.code == REQUEST_CANCELLED:
                 return self._cancelled_outcome()
-            return RunOutcome("error", self.last_result or {}, f"{err.message} ({err.code})")
+            # The message in words: a JSON-RPC code (-32602) means nothing to the user.
+            return RunOutcome("error", self.last_result or {}, err.message)
         except ServerExited as err:
             return RunOutcome("error", self.last_result or {}, str(err))
         finally:

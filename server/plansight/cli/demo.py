@@ -29,8 +29,8 @@ from typing import IO, TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
-from plansight.cli.run import make_console, run_session
-from plansight.cli.ui import TerminalUI
+from plansight.cli.run import error_console, make_console, run_session
+from plansight.cli.ui import TerminalUI, terminal_for_questions
 
 if TYPE_CHECKING:
     from plansight.fakeapi import RecordedRequest
@@ -117,7 +117,8 @@ async def run_demo(
         [dict(a) for a in answers if isinstance(a, dict)] if isinstance(answers, list) else []
     )
     root = prepare_workspace(workspace)
-    ui = TerminalUI(console, stdin=stdin, inline_edits=accept)
+    prompts = None if accept or stdin is not None else terminal_for_questions(console)
+    ui = TerminalUI(console, stdin=stdin, inline_edits=accept, prompts=prompts)
     mode = "demo, recorded model, auto-accept" if accept else "demo, recorded model"
     if run_mode == "plan":
         mode = "plan first, " + mode
@@ -149,6 +150,16 @@ async def run_demo(
         ui.stop()
         api.stop()
     console.print()
+    if code != 0:  # cancelled or failed: the project is not what the outro promises
+        what = "was cancelled" if code == 130 else "did not finish"
+        console.print(
+            Text.assemble(
+                (f"The demo {what}; its project, as far as it got, is in ", "bold"),
+                (str(root), "bold cyan"),
+            ),
+            soft_wrap=True,
+        )
+        return DemoOutcome(code, root, requests)
     outro = str(recording.get("outro") or "The refactored project is in ")
     console.print(
         Text.assemble((outro, "bold"), (str(root), "bold cyan")),
@@ -165,7 +176,7 @@ def demo_cli(workspace: str | None, yes: bool, compaction: bool = False, plan: b
     console = make_console()
     target = Path(workspace).expanduser() if workspace else None
     if target is not None and (problem := check_target(target)) is not None:
-        console.print(Text(f"plansight demo: {problem}", style="bold red"))
+        error_console().print(Text(f"plansight demo: {problem}", style="bold red"))
         return 1
     accept = yes or not sys.stdin.isatty()
     try:

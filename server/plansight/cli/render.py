@@ -4,6 +4,11 @@ Nothing here prints or keeps state, so the terminal UI and the tests share one r
 All text goes through `Text` objects, never console markup: a plan line such as
 `[x] #1: Add type hints` must not be read as a markup tag.
 
+Whatever comes from the model, a file or a command is shown with its control characters made
+visible (`visible`, `visible_text`: `ESC[2J` shows as `^[[2J`, newlines and tabs stay what they
+are), so nothing it holds can clear the screen, recolour the session or move the cursor under
+the live region.
+
 What the server computes is shown as it sends it, never computed again: the plan's counts
 (`TodoState.counts`: "2/5" is items done, completed or cancelled, of all) and its item in
 progress (`current`), a tool call's one-line summary (`toolCall.summary`) and the whole input of
@@ -19,8 +24,9 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
+from rich.markdown import Heading, Markdown, MarkdownElement
 from rich.text import Text
 
 from plansight.plan.text import TODO_MARKERS
@@ -55,6 +61,55 @@ STRATEGY_WORDS: Mapping[str, str] = MappingProxyType(
     }
 )
 MAX_DETAIL = 100
+
+
+# C0 controls but newline and tab, DEL and the C1 controls (a lone CSI, U+009B, is an escape
+# sequence's start to many terminals); a carriage return before a newline is a line end.
+CONTROL_CHARACTERS = re.compile(r"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _visible_char(match: re.Match[str]) -> str:
+    char = match.group()
+    if char == "\r\n":
+        return "\n"
+    code = ord(char)
+    if code < 0x20:
+        return "^" + chr(code + 0x40)  # caret notation, as `cat -v` shows it: ESC is ^[
+    return "^?" if code == 0x7F else f"\\x{code:02x}"
+
+
+def visible(text: str) -> str:
+    """`text` with its control characters shown, not obeyed: `ESC[2J` becomes `^[[2J`."""
+    return CONTROL_CHARACTERS.sub(_visible_char, text)
+
+
+def visible_text(text: Text) -> Text:
+    """A `Text` whose plain string may hold control characters, with them made visible and
+    its styles kept on the same characters."""
+    plain = text.plain
+    if not CONTROL_CHARACTERS.search(plain):
+        return text
+    # Where each character of `plain` starts in the shown string (and where it ends).
+    starts: list[int] = []
+    shown: list[str] = []
+    position = 0
+    for char in plain:
+        starts.append(position)
+        part = visible(char) if char != "\r" else "^M"
+        shown.append(part)
+        position += len(part)
+    starts.append(position)
+    out = Text(
+        "".join(shown),
+        style=text.style,
+        justify=text.justify,
+        overflow=text.overflow,
+        no_wrap=text.no_wrap,
+        end=text.end,
+    )
+    for span in text.spans:
+        out.stylize(span.style, starts[span.start], starts[min(span.end, len(plain))])
+    return out
 
 
 def exit_code(status: str) -> int:
@@ -133,7 +188,7 @@ def progress_line(state: Mapping[str, Any] | None) -> str:
 
 def activity_text(activity: str, elapsed: float) -> Text:
     """`waiting for the model… 3 s`: the seconds only once there is a second to show."""
-    text = Text(activity + "…", style="blue")
+    text = Text(visible(activity) + "…", style="blue")
     if elapsed >= 1:
         text.append(f" {int(elapsed)} s", style="dim")
     return text
@@ -329,13 +384,89 @@ def result_text(result: Mapping[str, Any], *, include_text: bool) -> Text:
     if error:
         line.append("\nerror: ", style="bold red")
         line.append(error, style="red")
-    body = result.get("text")
-    body = body.strip() if isinstance(body, str) else ""
-    # The text of a failed run usually restates its error ("The model API failed: <error>"):
-    # say it once.
-    if include_text and body and not (error and error in body):
+    body = result_body(result)
+    if include_text and body:
         line.append("\n" + body)
     return line
+
+
+def result_body(result: Mapping[str, Any]) -> str:
+    """The run's final text to show below its status; "" when it only restates the error
+    ("The model API failed: <error>"), which is said once."""
+    error = result.get("error")
+    error = error.strip() if isinstance(error, str) else ""
+    body = result.get("text")
+    body = body.strip() if isinstance(body, str) else ""
+    return "" if error and error in body else body
+
+
+DEFAULT_API_URL = "https://api.anthropic.com"
+AUTH_ERROR = re.compile(r"\(HTTP 40[13]\)|authentication_error|permission_error")
+CONNECTION_ERROR = re.compile(r"Could not reach the model API|model API connection failed")
+
+
+def api_error_hint(error: str, env: Mapping[str, str]) -> str | None:
+    """What to check after a model API error, naming the variable and the URL the terminal's
+    server used: a refused key (401, 403) or an endpoint that could not be reached."""
+    url = env.get("ANTHROPIC_BASE_URL") or DEFAULT_API_URL
+    where = "ANTHROPIC_BASE_URL" if env.get("ANTHROPIC_BASE_URL") else "the default endpoint"
+    if AUTH_ERROR.search(error):
+        variable = "ANTHROPIC_API_KEY" if env.get("ANTHROPIC_API_KEY") else "ANTHROPIC_AUTH_TOKEN"
+        return f"The model API at {url} refused the key: check {variable}."
+    if CONNECTION_ERROR.search(error):
+        return f"Could not connect to {url} ({where}): check the URL and your network."
+    return None
+
+
+# Markdown -----------------------------------------------------------------------------------
+
+
+class LeftHeading(Heading):
+    """A heading on the left, as the lines around it: a transcript, not a page."""
+
+    LEVEL_ALIGN = MappingProxyType(dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), "left"))  # type: ignore[assignment]
+
+
+class TerminalMarkdown(Markdown):
+    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
+        **Markdown.elements,
+        "heading_open": LeftHeading,
+    }
+
+
+def markdown(text: str) -> Markdown:
+    """The model's Markdown for a terminal: headings, emphasis, lists, code, tables; its
+    control characters shown, not obeyed."""
+    return TerminalMarkdown(visible(text), code_theme="ansi_dark", hyperlinks=False)
+
+
+FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+def complete_blocks(text: str) -> tuple[str, str]:
+    """(the Markdown blocks of `text` that are complete, the rest): a block ends at a blank
+    line outside a code fence once the next line has begun, not indented (an indented one may
+    continue a list item)."""
+    lines = text.split("\n")
+    fence: str | None = None
+    end = rest = 0  # where the complete blocks end, and where the rest begins
+    position = 0
+    for number, line in enumerate(lines[:-1]):  # the last piece has no newline yet
+        start = position
+        position += len(line) + 1
+        opened = FENCE.match(line)
+        if opened and (fence is None or opened.group(1) == fence):
+            fence = opened.group(1) if fence is None else None
+            continue
+        if fence is None and not line.strip():
+            following = lines[number + 1]
+            if following and not following[0].isspace() and following.strip():
+                end = start
+                rest = position
+    if end == 0:
+        return "", text
+    done = text[:end].strip("\n")
+    return (done, text[rest:]) if done else ("", text[rest:])
 
 
 # MCP ----------------------------------------------------------------------------------------

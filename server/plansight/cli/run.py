@@ -9,7 +9,10 @@ once it is exhausted, every further review is rejected with the feedback
 "not approved (no interactive terminal)", so a run never hangs on a closed stdin.
 
 Ctrl-C cancels the run (`$/cancelRequest`); the run's result is printed and the exit code is
-130. A second Ctrl-C quits at once. Exit codes: 0 done, 1 error or round limit, 130 cancelled.
+130. A second Ctrl-C quits at once. Exit codes: `plansight.__main__.RUN_EXIT_CODES`, which
+`run --help` and the README say word for word. Errors that stop a command before its run (no
+such folder, no API key) go to stderr; with stdout redirected, reviews are asked on the
+terminal (stderr or /dev/tty) and the run's error is said there too.
 
 The header and the live region come up before the LSP client (pygls, lsprotocol: a few tenths
 of a second) is imported, so the user sees at once what is happening.
@@ -19,10 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -30,7 +34,7 @@ from rich.console import Console
 from rich.text import Text
 
 from plansight.cli import render
-from plansight.cli.ui import TerminalUI
+from plansight.cli.ui import LogToTerminal, TerminalUI, stderr_console, terminal_for_questions
 
 if TYPE_CHECKING:
     from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome
@@ -40,6 +44,19 @@ CANCEL_GRACE = 10.0  # seconds the server gets to answer a cancelled run before 
 
 def make_console() -> Console:
     return Console(highlight=False)
+
+
+def error_console() -> Console:
+    return stderr_console()
+
+
+def folder_problem(root: Path) -> str | None:
+    """Why `root` cannot be a workspace, in words (a file is not "no such folder"), or None."""
+    if root.is_dir():
+        return None
+    if root.exists():
+        return f"{root} is a file, not a folder: give the project's folder"
+    return f"no such folder: {root}"
 
 
 async def run_session(
@@ -58,6 +75,8 @@ async def run_session(
 
     client = PlansightClient(options, ui)
     loop = asyncio.get_running_loop()
+    logs = LogToTerminal(ui)
+    logging.getLogger().addHandler(logs)
     interrupts = 0
 
     def quit_now() -> None:
@@ -88,11 +107,12 @@ async def run_session(
             return await client.run(prompt, new_session, mode=mode, todo_id=todo_id)
 
         outcome = await outcome_of(client, start_and_run())
-        show_outcome(ui, outcome)
+        show_outcome(ui, outcome, options.env)
         await client.close()
     finally:
         ui.stop()
         client.kill()
+        logging.getLogger().removeHandler(logs)
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
     return outcome_exit_code(client, outcome)
@@ -114,10 +134,14 @@ async def outcome_of(client: PlansightClient, work: Awaitable[RunOutcome]) -> Ru
         return RunOutcome("error", {}, f"the language server refused: {err.message}")
 
 
-def show_outcome(ui: TerminalUI, outcome: RunOutcome) -> None:
+def show_outcome(ui: TerminalUI, outcome: RunOutcome, env: Mapping[str, str] | None = None) -> None:
+    """The run's end as the terminal says it; an API failure names the key or the URL to check
+    (from `env`, the server's environment, by default ours)."""
     result = dict(outcome.result)
     result.setdefault("status", outcome.status)
-    ui.result(result, outcome.error)
+    said = " ".join(str(e) for e in (result.get("error"), outcome.error) if e)
+    hint = render.api_error_hint(said, env if env is not None else os.environ)
+    ui.result(result, outcome.error, hint)
 
 
 def outcome_exit_code(client: PlansightClient, outcome: RunOutcome) -> int:
@@ -162,11 +186,11 @@ def run_cli(
     terminal (/dev/tty) when there is one."""
     console = make_console()
     root = Path(workspace).expanduser()
-    if not root.is_dir():
-        console.print(Text(f"plansight: no such folder: {root}", style="bold red"))
+    if (problem := folder_problem(root)) is not None:
+        error_console().print(Text(f"plansight: {problem}", style="bold red"))
         return 1
     if not has_api_key(dict(os.environ)):
-        console.print(
+        error_console().print(
             Text(
                 "plansight: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another "
                 "endpoint), or try `plansight demo` for an offline recorded session.",
@@ -174,11 +198,11 @@ def run_cli(
             )
         )
         return 1
-    from plansight.cli.prompts import prompt_echo
-
     answers = open_tty() if answers_from_tty and not yes else None
-    ui = TerminalUI(console, inline_edits=yes, stdin=answers)
-    ui.header(str(root.resolve()), prompt_echo(prompt), mode=header_mode(yes, plan, step))
+    ui = TerminalUI(
+        console, inline_edits=yes, stdin=answers, prompts=terminal_for_questions(console)
+    )
+    ui.header(str(root.resolve()), prompt, mode=header_mode(yes, plan, step))
     from plansight.cli.client import ClientOptions
 
     options = ClientOptions(workspace=root, model=model, accept_edits=yes, approve_commands=yes)

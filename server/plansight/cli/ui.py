@@ -10,6 +10,20 @@ lines as it last drew, which are now the review and its answer) comes up after t
 When stdout is not a terminal (tests, CI logs) nothing is redrawn: everything is printed
 once, in order, the plan again each time it changes.
 
+The live region is redrawn from the event loop (the spinner's ticks too), never from a thread:
+rich's refresh thread would draw it while the loop prints a line, and then one of the two moves
+the cursor up by the height the other drew, erasing a printed line. On a terminal rich wraps
+every line at words to the terminal's width, so it knows how many rows each takes (a line the
+terminal wrapped itself would take rows rich never counted), and the region is cut to the
+screen's height (a taller one would scroll pieces of itself into the scrollback). The model's
+text is shown as Markdown: each block (a paragraph, a list, a table, a code block) is printed
+once it is complete, and the one being written shows as it comes in the live region. Everything
+from the model, a file or a command goes through `render.visible`: its control characters are
+shown, never obeyed.
+
+With stdout redirected to a file and a terminal to ask on (stderr, else /dev/tty), each review
+and question is shown and asked there too, while the file keeps the whole transcript.
+
 Prompts read lines from stdin in a daemon thread, so a pending prompt never blocks the
 connection to the server and never keeps the process alive. The thread reads a line only when
 one is asked for, so a program started in between (the user's editor, to edit a plan) has the
@@ -19,6 +33,7 @@ terminal to itself.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shlex
 import sys
@@ -28,19 +43,85 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
 from rich.panel import Panel
+from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
 from plansight.cli import render
+from plansight.cli.prompts import prompt_echo
 
 if TYPE_CHECKING:
     from plansight.cli.client import Answer
 
 SCRATCHPAD_LINES = 12
 EDIT_TOOLS = ("edit_file", "write_file")
+REFRESH_SECONDS = 1 / 8  # the live region's redraws: the spinner's ticks and the seconds
+
+
+def stderr_console() -> Console:
+    """stderr: lines wrapped at words on a terminal, whole in a file or pipe (a log)."""
+    console = Console(stderr=True, highlight=False)
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
+def terminal_for_questions(console: Console) -> Console | None:
+    """Where to show reviews and ask when `console` (stdout) is not a terminal but the user
+    is at one: stderr if it is a terminal, else /dev/tty when stdin is one; else None."""
+    if console.is_terminal:
+        return None
+    errors = stderr_console()
+    if errors.is_terminal:
+        return errors
+    if not sys.stdin.isatty():
+        return None
+    try:
+        # Open as long as the process runs: the questions of the whole run go to it.
+        tty = open("/dev/tty", "w", encoding="utf-8")
+    except OSError:
+        return None
+    return Console(file=tty, highlight=False, force_terminal=True)
+
+
+class LogToTerminal(logging.Handler):
+    """Log records of this process (the LSP client's library) printed above the live region:
+    Python's last-resort handler would write them to stderr in the middle of it, a row the
+    region never counted, and leave a torn copy of it in the scrollback."""
+
+    # pygls says so when the server withdraws a review the user has already answered.
+    EXPECTED = ("Cancel notification for unknown message id",)
+
+    def __init__(self, ui: TerminalUI) -> None:
+        super().__init__(logging.WARNING)
+        self.ui = ui
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith(self.EXPECTED):
+            return
+        self.ui.print(Text(f"{record.levelname.lower()}: {message}", style="dim"))
+
+
+class Cropped:
+    """A renderable cut to the console's height: its first rows and its last (the progress
+    line), so a live region never scrolls itself off the screen."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self.renderable, options, pad=False)
+        room = max(2, console.height - 2)
+        if len(lines) > room:
+            cut = [Segment(f"… {len(lines) - room + 1} more lines", console.get_style("dim"))]
+            lines = [*lines[: room - 2], cut, lines[-1]]
+        for number, line in enumerate(lines):
+            yield from line
+            if number < len(lines) - 1:
+                yield Segment.line()
 
 
 class LineReader:
@@ -98,8 +179,11 @@ class TerminalUI:
         live: bool | None = None,
         stdin: IO[str] | None = None,
         inline_edits: bool = False,
+        prompts: Console | None = None,
     ) -> None:
         self.console = console
+        # The terminal to show reviews and ask on when `console` is not one (a file).
+        self.prompts = prompts
         self.live_mode = (
             console.is_terminal and not console.is_dumb_terminal if live is None else live
         )
@@ -112,7 +196,12 @@ class TerminalUI:
         self.streamed_text = False  # some text was streamed since the last tool call
         self.reminders = 0
         self._asking = False  # a question is printed and its answer not yet read
+        self._asking_on = console  # where it is printed
         self._live: Live | None = None
+        self._ticker: asyncio.TimerHandle | None = None
+        self._blocks_printed = False  # a block of the model's current text is printed
+        # The tool call just printed (name, summary): an approval of it does not repeat it.
+        self._last_call: tuple[str, str] | None = None
         # What is happening now, shown with a spinner and its seconds in the live region.
         self.activity = ""
         self._activity_since = time.monotonic()
@@ -125,12 +214,26 @@ class TerminalUI:
             self._live = Live(
                 get_renderable=self._live_renderable,
                 console=self.console,
-                refresh_per_second=8,
+                auto_refresh=False,  # redrawn by `_tick`, on the event loop
                 transient=True,
                 redirect_stdout=False,
                 redirect_stderr=False,
             )
             self._live.start(refresh=True)
+            self._tick()
+
+    def _tick(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a test drawing once): redrawn as things change
+            return
+        self._ticker = loop.call_later(REFRESH_SECONDS, self._on_tick)
+
+    def _on_tick(self) -> None:
+        self._ticker = None
+        if self._live is not None:
+            self._live.refresh()
+            self._tick()
 
     def stop(self) -> None:
         """End the live region, leaving the final plan printed in the scrollback."""
@@ -142,6 +245,9 @@ class TerminalUI:
     def _take_down_live(self) -> bool:
         """Erase the live region (only it) and drop its `Live`; False if there was none."""
         live, self._live = self._live, None
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
         if live is None:
             return False
         live.stop()
@@ -157,7 +263,7 @@ class TerminalUI:
     def _live_renderable(self) -> RenderableType:
         parts: list[RenderableType] = []
         if self.partial:
-            parts.append(Text(self.partial))
+            parts.append(Text(render.visible(self.partial)))
         has_plan = self.plan is not None and render.plan_items(self.plan)
         if has_plan:
             parts.append(self._plan_panel())
@@ -166,15 +272,16 @@ class TerminalUI:
             self._spinner.update(text=render.activity_text(self.activity, elapsed))
             parts.append(self._spinner)
         elif not has_plan:
-            parts.append(Text("▶ " + render.progress_line(self.plan), style="bold blue"))
-        return Group(*parts)
+            line = Text("▶ " + render.progress_line(self.plan), style="bold blue")
+            parts.append(render.visible_text(line))
+        return Cropped(Group(*parts))
 
     def _plan_panel(self) -> Panel:
         return Panel(
-            render.plan_text(self.plan or {}),
+            render.visible_text(render.plan_text(self.plan or {})),
             title="plan",
             title_align="left",
-            subtitle="▶ " + render.progress_line(self.plan),
+            subtitle=render.visible("▶ " + render.progress_line(self.plan)),
             subtitle_align="left",
             border_style="blue",
             expand=False,
@@ -188,41 +295,67 @@ class TerminalUI:
     def print(self, *renderables: RenderableType) -> None:
         """Print whole lines above the live region (after any half-streamed line)."""
         self._end_text()
+        self._last_call = None
+        self._emit(self.console, renderables)
+
+    def _emit(self, console: Console, renderables: tuple[RenderableType, ...]) -> None:
         for renderable in renderables:
-            self.console.print(renderable, soft_wrap=isinstance(renderable, Text | str))
+            shown = render.visible_text(renderable) if isinstance(renderable, Text) else renderable
+            if isinstance(shown, str):
+                shown = Text(render.visible(shown))
+            # On a terminal rich wraps at words and counts the rows; a file gets whole lines.
+            console.print(shown, soft_wrap=isinstance(shown, Text) and not console.is_terminal)
+
+    def _show(self, *renderables: RenderableType) -> None:
+        """Print what the user is asked about; on the terminal asked on too, if that is
+        another one (stdout is a file)."""
+        self.print(*renderables)
+        if self.prompts is not None:
+            self._emit(self.prompts, renderables)
 
     def _end_text(self) -> None:
-        if self._asking:  # a question waits on this line: move below it
+        if self._asking:  # a question waits on this line (in the file too): move below it
             self._asking = False
-            self.console.file.write("\n")
-            self.console.file.flush()
+            for console in {id(c): c for c in (self._asking_on, self.console)}.values():
+                console.file.write("\n")
+                console.file.flush()
         if not self.partial:
+            self._blocks_printed = False
             return
         if self._live is not None:
-            self.console.print(Text(self.partial), soft_wrap=True)
+            self._print_blocks(self.partial)
         else:
             self.console.file.write("\n")
             self.console.file.flush()
         self.partial = ""
+        self._blocks_printed = False
         self._refresh()
+
+    def _print_blocks(self, markdown: str) -> None:
+        """Complete Markdown blocks of the model's text, rendered, a blank line between."""
+        if self._blocks_printed:
+            self.console.print()
+        self.console.print(render.markdown(markdown))
+        self._blocks_printed = True
 
     def text(self, delta: str) -> None:
         self.streamed_text = True
         if self._live is None:
-            self.console.file.write(delta)
+            self.console.file.write(render.visible(delta))
             self.console.file.flush()
             self.partial = (self.partial + delta).rsplit("\n", 1)[-1]
             return
         self.partial += delta
-        if "\n" in self.partial:
-            done, self.partial = self.partial.rsplit("\n", 1)
-            self.console.print(Text(done), soft_wrap=True)
+        done, rest = render.complete_blocks(self.partial)
+        if done:
+            self.partial = rest
+            self._print_blocks(done)
         self._refresh()
 
     def header(self, workspace: str, prompt: str, *, mode: str) -> None:
         self.print(
             Text.assemble(("plansight ", "bold blue"), (f"· {workspace} · {mode}", "dim")),
-            Text.assemble(("› ", "bold"), (prompt, "bold")),
+            Text.assemble(("› ", "bold"), (prompt_echo(prompt), "bold")),
         )
 
     def notice(self, message: str, style: str = "yellow") -> None:
@@ -313,6 +446,7 @@ class TerminalUI:
             new = tool_input.get("new_text") if name == "edit_file" else tool_input.get("content")
             if isinstance(old, str) and isinstance(new, str):
                 self.print(render.diff_text(render.snippet_diff(old, new)))
+        self._last_call = (name, summary)
 
     def on_message(self, level: int, message: str) -> None:
         style = {1: "bold red", 2: "yellow"}.get(level, "dim")
@@ -334,21 +468,26 @@ class TerminalUI:
         todo = review.get("todoId")
         if isinstance(todo, str) and todo:
             title.append(f"  [plan #{todo}]", style="dim")
-        self.print(title, render.diff_text(diff))
+        self._show(title, render.diff_text(diff))
 
     def show_command(self, request: dict[str, Any]) -> None:
         allowed = render.sandbox_text(request)
-        shown = [
-            Text.assemble(
-                ("run command ", "bold"),
-                ("$ " + str(request.get("command", "")), "bold cyan"),
-                (f"  (in {request.get('cwd', '.')})", "dim"),
+        command = str(request.get("command", ""))
+        where = f"in {request.get('cwd', '.')}"
+        shown: list[RenderableType] = []
+        if self._last_call is not None and self._last_call[1].startswith("$ " + command):
+            # The `⚙ bash $ command` line just above names it: say only where it runs.
+            shown.append(Text("  " + where, style="dim"))
+        else:
+            shown.append(
+                Text.assemble(
+                    ("run command ", "bold"), ("$ " + command, "bold cyan"), (f"  ({where})", "dim")
+                )
             )
-        ]
         if allowed:
             style = "green" if allowed.startswith("sandboxed") else "bold yellow"
             shown.append(Text("  " + allowed, style=style))
-        self.print(*shown)
+        self._show(*shown)
 
     def show_plan_review(self, review: dict[str, Any]) -> None:
         todos = review.get("todos")
@@ -361,10 +500,10 @@ class TerminalUI:
         shown.append(render.plan_text(todos))
         if isinstance(problem, str) and problem:
             shown.append(Text(problem, style="bold red"))
-        self.print(*shown)
+        self._show(*shown)
 
     def show_edited_plan(self, items: list[dict[str, str]]) -> None:
-        self.print(
+        self._show(
             Text("your edited plan (sent with your answer):", style="bold blue"),
             render.plan_text({"items": items}),
         )
@@ -375,10 +514,10 @@ class TerminalUI:
         lines: list[RenderableType] = [text]
         for number, option in enumerate(options if isinstance(options, list) else [], start=1):
             lines.append(Text(f"  {number}. {option}"))
-        self.print(*lines)
+        self._show(*lines)
 
     def warn(self, message: str) -> None:
-        self.print(Text(message, style="bold yellow"))
+        self._show(Text(message, style="bold yellow"))
 
     def show_recorded_answer(self, answer: str) -> None:
         self.print(
@@ -422,9 +561,12 @@ class TerminalUI:
         self._end_text()
         had_live = self._take_down_live()
         try:
-            self.console.print(Text(question + " ", style="bold"), end="")
-            self.console.file.flush()
-            self._asking = True
+            on = self.prompts or self.console
+            on.print(Text(question + " ", style="bold"), end="")
+            on.file.flush()
+            if on is not self.console:  # the file keeps the question too, and the answer
+                self.console.print(Text(question + " ", style="bold"), end="")
+            self._asking, self._asking_on = True, on
             answer = await self.reader.readline()
             if self._asking and not self.console.is_terminal:
                 # Echo what was read, as a terminal would have shown it.
@@ -437,15 +579,31 @@ class TerminalUI:
                 self.start()
 
     # The end ------------------------------------------------------------------------------
-    def result(self, result: dict[str, Any], error: str | None = None) -> None:
+    def result(
+        self, result: dict[str, Any], error: str | None = None, hint: str | None = None
+    ) -> None:
+        """The run's end: its status, error and text (as Markdown on a terminal), `hint` (what
+        to check for an error), the plan's count and the tokens. With stdout a file, the
+        error is said on the terminal (stderr) too."""
         self.set_activity("")
         self.stop()
         status = str(result.get("status", "error"))
         include_text = status != "done" or not self.streamed_text
         self.console.print()
-        self.console.print(render.result_text(result, include_text=include_text), soft_wrap=True)
-        if error:
-            self.console.print(Text(f"error: {error}", style="bold red"), soft_wrap=True)
+        self._emit(self.console, (render.result_text(result, include_text=False),))
+        body = render.result_body(result) if include_text else ""
+        if body and self.console.is_terminal:
+            self.console.print(render.markdown(body))
+        elif body:
+            self._emit(self.console, (Text(body),))
+        failure = [Text(f"error: {error}", style="bold red")] if error else []
+        if hint:
+            failure.append(Text(hint, style="bold yellow"))
+        self._emit(self.console, tuple(failure))
+        errors = stderr_console()
+        if not self.console.is_terminal and errors.is_terminal:
+            said = render.result_text(result, include_text=False)
+            self._emit(errors, tuple(([said] if status != "done" else []) + failure))
         if self.plan is not None and render.plan_items(self.plan) and not self.live_mode:
             self.console.print(Text(f"plan: {render.count_detail(self.plan)}", style="blue"))
         usage = result.get("usage")

@@ -1,0 +1,140 @@
+"""What `plansight run` says, as a user reads it from a real process: errors in words (no
+JSON-RPC code), the variable and the URL to check after an API error, a long prompt's echo kept
+short, a file that is not a folder called a file, and exit codes that `run --help`, the README
+and the process agree on."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from plansight.fakeapi import FakeMessagesAPI, HttpError, text_reply
+
+from conftest import FIXTURES
+
+README = FIXTURES.parent / "README.md"
+
+
+def env_for(tmp_path: Path, base_url: str | None) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "PLANSIGHT_")) and k not in ("FORCE_COLOR", "COLUMNS")
+    }
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    if base_url is not None:
+        env["ANTHROPIC_BASE_URL"] = base_url
+        env["ANTHROPIC_API_KEY"] = "test-key"
+    return env
+
+
+def run(
+    tmp_path: Path, base_url: str | None, *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "plansight", "run", *args],
+        env=env_for(tmp_path, base_url),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_refused_request_is_said_in_words_without_its_json_rpc_code(
+    tmp_path: Path, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    done = run(
+        tmp_path, fake_api.base_url, "Go on", "--step", "99", "--workspace", str(hello_workspace)
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "#99" in done.stdout
+    assert not re.search(r"\(-?32\d{3}\)", done.stdout + done.stderr), done.stdout
+
+
+def test_a_refused_key_names_the_variable_and_the_url(
+    tmp_path: Path, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    fake_api.push(HttpError(401, "authentication_error", "invalid x-api-key"))
+    done = run(tmp_path, fake_api.base_url, "Hi", "--yes", "--workspace", str(hello_workspace))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        f"The model API at {fake_api.base_url} refused the key: check ANTHROPIC_API_KEY."
+        in done.stdout
+    ), done.stdout
+
+
+def test_an_unreachable_endpoint_names_the_url_and_its_variable(
+    tmp_path: Path, hello_workspace: Path
+) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    done = run(tmp_path, url, "Hi", "--yes", "--workspace", str(hello_workspace))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"Could not connect to {url} (ANTHROPIC_BASE_URL)" in done.stdout, done.stdout
+
+
+def test_a_long_prompt_is_echoed_as_its_first_line_and_its_size(
+    tmp_path: Path, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    fake_api.push(text_reply("Read it."))
+    prompt = "Review this log please\n" + "line of the log\n" * 6000  # about 100 kB
+    done = run(tmp_path, fake_api.base_url, prompt, "--yes", "--workspace", str(hello_workspace))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "› Review this log please … (96 kB, 6,001 lines)" in done.stdout
+    assert "line of the log" not in done.stdout and len(done.stdout) < 2000
+    # The model got it whole.
+    assert fake_api.bodies[0]["messages"][0]["content"][-1]["text"].count("line of the log") == 6000
+
+
+def test_a_workspace_that_is_a_file_is_called_a_file_on_stderr(tmp_path: Path) -> None:
+    target = tmp_path / "hello.py"
+    target.write_text("print('hi')\n")
+    done = run(tmp_path, "http://127.0.0.1:9", "Hi", "--workspace", str(target))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert f"{target} is a file, not a folder" in done.stderr
+    assert "no such folder" not in done.stderr
+
+
+def test_the_exit_codes_in_run_help_and_the_readme_agree_and_hold(
+    tmp_path: Path, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    helped = subprocess.run(
+        [sys.executable, "-m", "plansight", "run", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env_for(tmp_path, None) | {"COLUMNS": "100"},
+    )
+    said = re.search(r"Exit codes: .*?\(Ctrl-C\)\.", " ".join(helped.stdout.split()))
+    assert said is not None, helped.stdout
+    assert said.group() in " ".join(README.read_text().split())
+    assert said.group() == (
+        "Exit codes: 0 done; 1 an error, the round limit, the model's refusal, or a run that "
+        "could not start (no such folder, no API key); 2 a wrong command line; 130 cancelled "
+        "(Ctrl-C)."
+    )
+    # And they hold: done, an error, a round limit, no such folder, a wrong command line.
+    fake_api.push(text_reply("Done."))
+    assert (
+        run(
+            tmp_path, fake_api.base_url, "Hi", "--yes", "--workspace", str(hello_workspace)
+        ).returncode
+        == 0
+    )
+    fake_api.push(HttpError(400, message="prompt is too long"))
+    assert (
+        run(
+            tmp_path, fake_api.base_url, "Hi", "--yes", "--workspace", str(hello_workspace)
+        ).returncode
+        == 1
+    )
+    missing = str(tmp_path / "missing")
+    assert run(tmp_path, fake_api.base_url, "Hi", "--workspace", missing).returncode == 1
+    assert run(tmp_path, fake_api.base_url, "--no-such-flag").returncode == 2
