@@ -65,7 +65,8 @@ def test_control_characters_from_the_model_a_file_and_a_command_are_shown_not_ob
     assert "Now ^[[2J^[[44mblue^[[0m." in shown
     # The screen was never cleared: the header is still at its top, above what followed.
     screen = term.tmux("capture-pane", "-p", "-J", "-t", "main").splitlines()
-    assert screen[0].startswith("plansight · ") and screen[1] == "› Look", "\n".join(screen)
+    # (The header's first line may wrap at words where the workspace's path is long.)
+    assert screen[0].startswith("plansight · ") and "› Look" in screen[1:3], "\n".join(screen)
     # And nothing was recoloured: no red, green or blue background reached the terminal.
     styled = styled_screen(term)
     for colour in ("\x1b[31m", "\x1b[32mgreen", "\x1b[44m"):
