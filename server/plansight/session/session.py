@@ -8,48 +8,36 @@ one run at a time (a second `run`, and a `reset`, `compact` or restore during a 
 `SessionBusy`) and one live server per stored session (lock.py), settings from the
 environment and the initialization options (settings.py), changes saved as they happen
 (persistence.py), the workspace watched and the agent's own changes told from others'
-(changes.py), the leftovers of a killed server cleaned up (workspace/atomic.py), each run's
-MCP tools fixed as it starts (mcp/feature.py).
+(changes.py), the leftovers of a killed server cleaned up (workspace/atomic.py), the tools
+built with the front door's hooks (tools/toolbox.py), each run's MCP tools fixed as it starts
+(mcp/feature.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from plansight.checkpoints.facade import SessionCheckpoints
 from plansight.checkpoints.restore import RestoreRequest, RestoreResult
-from plansight.engine import hooks
 from plansight.engine.compaction.compactor import CompactionResult, Compactor
 from plansight.engine.conversation import Conversation
 from plansight.engine.events import (
     EventBus,
-    McpChanged,
     PlanChanged,
     RunFinished,
     RunResult,
     RunStarted,
     ScratchpadChanged,
 )
-from plansight.engine.hooks import (
-    ApproveHook,
-    ApproveToolHook,
-    AskHook,
-    DocumentSource,
-    PlanReviewHook,
-    ReviewHook,
-    TrustHook,
-)
 from plansight.engine.loop import AgentLoop, Notices
 from plansight.engine.model import ModelClient, SdkLoader
 from plansight.engine.planmode import RunMode, RunState
 from plansight.engine.prompt import system_prompt
-from plansight.mcp.feature import McpFeature
 from plansight.plan.plan import Plan, TodoState
 from plansight.plan.scratchpad import Scratchpad
 from plansight.session.changes import WorkspaceChanges
@@ -58,12 +46,8 @@ from plansight.session.lock import RunLock
 from plansight.session.persistence import persistence_for
 from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore, plansight_storage
-from plansight.tools import default_tools
-from plansight.tools.context import ToolContext
+from plansight.tools.toolbox import FrontDoor, build_tools
 from plansight.workspace import atomic
-from plansight.workspace.access import Workspace
-from plansight.workspace.sandbox import CommandSandbox
-from plansight.workspace.secrets import ProtectedPaths
 from plansight.workspace.watcher import IGNORED_DIRS
 
 
@@ -88,19 +72,11 @@ class Session:
         root: Path,
         settings: SessionSettings,
         *,
-        review: ReviewHook = hooks.accept_all_edits,
-        approve: ApproveHook = hooks.refuse_all_commands,
-        review_plan: PlanReviewHook = hooks.approve_all_plans,
-        ask: AskHook = hooks.dismiss_all_questions,
-        documents: DocumentSource | None = None,
         store: SessionStore | None = None,
-        approve_tool: ApproveToolHook = hooks.refuse_all_tools,
-        trust_server: TrustHook = hooks.distrust_all_servers,
-        mcp_servers: Mapping[str, Any] | None = None,
+        **front_door: Unpack[FrontDoor],
     ) -> None:
-        """`mcp_servers`: MCP servers the front door gives (`.mcp.json`'s per-server shape),
-        trusted; `approve_tool` asks before each MCP tool call, `trust_server` before a server
-        named in a workspace file starts (plansight.mcp)."""
+        """`front_door`: its hooks, documents and MCP servers, for the tools (tools/toolbox.py);
+        each left out gets the answer of a session nobody attends (engine/hooks.py)."""
         self.root = root.resolve()
         self.settings = settings
         self.events = EventBus()
@@ -108,27 +84,18 @@ class Session:
         self.scratchpad = Scratchpad()
         self.conversation = Conversation()
         self.notices = Notices(changed_files=set())
-        self.workspace = Workspace(
-            self.root, documents, ProtectedPaths(self.root, settings.protect)
-        )
-        self.tools = default_tools(planning=settings.planning)
-        sandbox = CommandSandbox(
+        toolbox = build_tools(
             self.root,
-            settings.sandbox,
-            protected=self.workspace.protected,
-            hidden=plansight_storage(store, self.root),
-        )
-        self.ctx = ToolContext(
+            settings,
+            self.events,
             plan=self.plan,
             scratchpad=self.scratchpad,
-            workspace=self.workspace,
-            review=hooks.reporting_reviews(review, self.events),
-            approve=approve,
-            events=self.events,
-            review_plan=review_plan,
-            ask=ask,
-            sandbox=sandbox,
+            storage=store.directory if store is not None else None,
+            hidden=plansight_storage(store, self.root),
+            **front_door,
         )
+        self.workspace, self.tools, self.ctx = toolbox.workspace, toolbox.tools, toolbox.ctx
+        self.mcp = toolbox.mcp
         self.store = store
         self.compactor = Compactor(
             settings=settings.compaction,
@@ -159,16 +126,6 @@ class Session:
         )
         self.changes.connect(self.checkpoints)
         self.ctx.changes = self.changes.command_echoes
-        self.mcp = McpFeature(
-            self.root,
-            store.directory if store is not None else None,
-            client_servers=mcp_servers,
-            approve_tool=approve_tool,
-            trust_server=trust_server,
-            # A server named in a workspace file runs confined as the agent's commands do.
-            wrap=sandbox.server_argv,
-        )
-        self.mcp.subscribe(lambda servers: self.events.emit(McpChanged(tuple(servers))))
         self.persistence = persistence_for(
             store,
             self.events,
