@@ -300,7 +300,7 @@ def create_server() -> PlansightServer:
         session = ls.require_session()
         with engine_errors():
             result = await session.checkpoints.restore(asked)
-        session.restored(asked, result)
+        session.persistence.restored(asked, result)
         return result.to_wire()
 
     @server.feature(CHANGES)

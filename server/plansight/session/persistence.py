@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from plansight.checkpoints.restore import RestoreRequest, RestoreResult
 from plansight.engine.conversation import Conversation
 from plansight.engine.events import (
     ConversationChanged,
@@ -150,8 +151,18 @@ class SessionPersistence:
         runs = self.store.history.runs(1)
         return str(runs[-1]["prompt"]) if runs else ""
 
-    def record_after(self, record: dict[str, Any]) -> None:
-        """What the user did between runs (an undo, a restore), kept in the history."""
+    def restored(self, request: RestoreRequest, result: RestoreResult) -> None:
+        """An undo or restore the user made (not a dry run): kept in the history after the last
+        run, so that a client shows it again after a restart."""
+        if request.dry_run:
+            return
+        record: dict[str, Any] = {"type": "restored", **result.to_wire()}
+        if request.todo_id is not None:
+            record["todoId"] = request.todo_id
+        if request.checkpoint is not None:
+            record["checkpoint"] = request.checkpoint
+        if request.conversation:
+            record["conversation"] = True
         self.store.history.record_after(record)
 
     def history(self, limit: int) -> list[dict[str, Any]]:
@@ -183,7 +194,7 @@ class Unsaved:
     def last_prompt(self) -> str:
         return ""
 
-    def record_after(self, record: dict[str, Any]) -> None:
+    def restored(self, request: RestoreRequest, result: RestoreResult) -> None:
         return None
 
     def history(self, limit: int) -> list[dict[str, Any]]:

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, Unpack
 
 from plansight.checkpoints.facade import SessionCheckpoints
-from plansight.checkpoints.restore import RestoreRequest, RestoreResult
 from plansight.engine.compaction.compactor import CompactionResult, Compactor
 from plansight.engine.conversation import Conversation
 from plansight.engine.events import (
@@ -280,20 +279,6 @@ class Session:
         self.events.emit(PlanChanged(self.plan.clear()))
         self.scratchpad.clear()
         self.events.emit(ScratchpadChanged(""))
-
-    def restored(self, request: RestoreRequest, result: RestoreResult) -> None:
-        """An undo or restore the user made (not a dry run): kept in the history after the last
-        run, so that a client shows it again after a restart."""
-        if request.dry_run:
-            return
-        record: dict[str, Any] = {"type": "restored", **result.to_wire()}
-        if request.todo_id is not None:
-            record["todoId"] = request.todo_id
-        if request.checkpoint is not None:
-            record["checkpoint"] = request.checkpoint
-        if request.conversation:
-            record["conversation"] = True
-        self.persistence.record_after(record)
 
     def history(self, limit: int) -> RecentRuns:
         """The last `limit` runs' events, newest last (`plansight/history`)."""
