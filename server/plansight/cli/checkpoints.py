@@ -173,17 +173,28 @@ class QuietFrontend:
 
 
 async def _ask_server(
-    workspace: Path, console: Console, method: str, params: dict[str, Any]
+    workspace: Path,
+    console: Console,
+    method: str,
+    params: dict[str, Any],
+    *,
+    read_only: bool = False,
 ) -> tuple[Any, Any] | None:
     """The answer to one request and then the checkpoints as they are; None after an error
-    (printed)."""
+    (printed). `read_only`: of a read-only server (the commands that only look), which works
+    beside the one keeping the session and says so in a line when there is one."""
     from pygls.exceptions import JsonRpcException
 
     from plansight.cli.client import ClientOptions, PlansightClient, ServerExited
 
-    client = PlansightClient(ClientOptions(workspace=workspace), QuietFrontend(console))
+    options = ClientOptions(
+        workspace=workspace, extra_options={"readOnly": True} if read_only else {}
+    )
+    client = PlansightClient(options, QuietFrontend(console))
     try:
-        await client.start()
+        started = await client.start()
+        if read_only and (elsewhere := held_by(started)) is not None:
+            console.print(Text(elsewhere, style="yellow"), soft_wrap=True)
         answer = await client.request(method, params)
         # After a restore, the checkpoints: the one it took first undoes it.
         listed = await client.request(CHECKPOINTS, {}) if method == RESTORE else answer
@@ -195,6 +206,25 @@ async def _ask_server(
     finally:
         await client.close()
     return None
+
+
+def held_by(started: Any) -> str | None:
+    """The line saying that another server keeps the session a read-only server looked at
+    (from its `initialize` answer), or None when none does."""
+    experimental = getattr(getattr(started, "capabilities", None), "experimental", None)
+    plansight = experimental.get("plansight") if isinstance(experimental, dict) else None
+    read_only = plansight.get("readOnly") if isinstance(plansight, dict) else None
+    record = read_only.get("heldBy") if isinstance(read_only, dict) else None
+    if not isinstance(record, dict):
+        return None
+    said = [f"pid {record['pid']}"] if record.get("pid") else []
+    said += [f"for {record['holder']}"] if record.get("holder") else []
+    said += [f"since {record['since']}"] if record.get("since") else []
+    who = f" ({'; '.join(said)})" if said else ""
+    return (
+        f"A run or session is going on in another Plansight server{who}: "
+        "this is what it has saved so far."
+    )
 
 
 def undo_id_of(listed: Any) -> str | None:
@@ -234,7 +264,7 @@ def checkpoints_cli(workspace: str, console: Console | None = None) -> int:
     if never_checkpointed(root):
         checkpoints: list[dict[str, Any]] = []
     else:
-        answered = asyncio.run(_ask_server(root, console, CHECKPOINTS, {}))
+        answered = asyncio.run(_ask_server(root, console, CHECKPOINTS, {}, read_only=True))
         if answered is None:
             return 1
         checkpoints = _checkpoints_of(answered[0])
