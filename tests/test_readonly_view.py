@@ -25,10 +25,10 @@ from pytest_lsp import LanguageClient, client_capabilities
 
 from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
 from plansight.protocol.names import to_plain
+from test_session_claim import WAIT_FOR_GO, client_env, plansight_run
 
 from conftest import PATIENCE, wait_until_sync
 from lsp_harness import server_env, start_editor
-from test_session_claim import WAIT_FOR_GO, client_env, plansight_run
 
 PLAN_ITEM = "Write the release notes"
 

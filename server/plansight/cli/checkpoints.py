@@ -2,7 +2,9 @@
 
 Each starts `plansight lsp` on the workspace (no API key needed: nothing here asks the model),
 sends `plansight/checkpoints` or `plansight/restore`, prints the answer and shuts the server
-down. A restore prints each file it wrote back and each it deleted (never "restored"), the
+down. The listing asks for the read-only view (the readOnly option, session/lock.py), so it
+works while another server keeps the session, and says so; a restore writes, and is refused
+then. A restore prints each file it wrote back and each it deleted (never "restored"), the
 later steps whose changes a forced step undo lost too, each file it left as it was, with the
 reason, and the checkpoint that undoes it. Exit codes: 0 when the server answered (whatever
 was skipped), 1 when it refused (a run in progress elsewhere, checkpoints off, an unknown

@@ -6,9 +6,9 @@ meanwhile is refused with SessionBusy.
 `StorageClaim`: one live process keeps a workspace's session (its storage folder), as one keeps
 its checkpoints: an flock on `session.lock` in the folder, which the kernel drops when the
 process ends, however it ends (kill -9 too; the agent's commands do not inherit it). The file
-names its holder for the refusal another server gets. A second server is refused outright,
-not given a read-only view: its view would not follow the first one's changes, and two windows
-showing one conversation would invite the interleaving this prevents. Taking the claim also
+names its holder for the refusal another server gets. A second server is refused outright
+unless it asks for the read-only view (below): a writing view would not follow the first one's
+changes, and two windows running one conversation would interleave it. Taking the claim also
 checks that the folder can be written: a session that cannot be saved is refused at start
 (nothing runs, one message), rather than run without its conversation, history and
 checkpoints (the undo of the agent's changes). Both refusals are `StorageUnavailable`, whose
