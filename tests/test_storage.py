@@ -96,3 +96,28 @@ def test_a_damaged_tail_of_the_log_is_dropped_on_load(tmp_path: Path) -> None:
     fresh = SessionStore(tmp_path / "store").conversation
     assert fresh.load() == [message]
     assert fresh.path.read_text().count("\n") == 1  # the damage is gone for good
+
+
+def test_a_read_only_store_reads_what_it_can_and_writes_nothing(tmp_path: Path) -> None:
+    """The read-only view's store (session/lock.py): another server may be writing these files
+    at that moment, so nothing is repaired, set aside, cleaned up or saved."""
+    folder = tmp_path / "store"
+    folder.mkdir()
+    (folder / "plan.json").write_text("{not json")
+    (folder / "scratchpad.json").write_text('{"content": "kept"}')
+    (folder / "conversation.jsonl").write_text('{"role": "user", "content": "hi"}\n{"role": "as')
+    (folder / f"plan.json.x{TEMP_SUFFIX}").write_text("a save under way")
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()}
+
+    store = SessionStore(folder, read_only=True)
+    assert store.load("plan") is None
+    assert store.load("scratchpad") == {"content": "kept"}
+    assert store.conversation.load() == [{"role": "user", "content": "hi"}]
+    store.remove_leftovers()
+    store.save("scratchpad", {"content": "changed"})
+    store.conversation.save([{"role": "user", "content": "other"}])
+    store.clear()
+    store.history.record({"type": "runStarted", "prompt": "p"})
+    store.history.flush()
+
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()} == before

@@ -11,6 +11,10 @@ A restore holds the session's one-run-at-a-time rule (`RunGate`): it is refused 
 and a run asked for during it is refused. Its outcome is taken into the session: the files
 read again before an edit, the conversation and plan put back when asked, the model told at
 its next turn.
+
+A `read_only` session's checkpoints (the read-only view, session/lock.py) are opened to be read
+only, beside the server that keeps them: no snapshot at start-up, none on plan changes, and
+every request that would write one (a restore) is refused by the session's gate.
 """
 
 from __future__ import annotations
@@ -110,9 +114,11 @@ class SessionCheckpoints:
         notices: Notices,
         workspace: Workspace,
         echoes: Echoes,
+        read_only: bool = False,
     ) -> None:
         """`storage`: the session's storage folder, which keeps the checkpoints (None: there
-        are none); `on`: the checkpoints option."""
+        are none); `on`: the checkpoints option; `read_only`: read them, never write them."""
+        self.read_only = read_only
         self.off_reason = "checkpoints are off (the checkpoints option is false)"
         if on and storage is None:
             self.off_reason = "checkpoints are off: this session has no storage folder"
@@ -133,7 +139,8 @@ class SessionCheckpoints:
                 lambda c: events.emit(CheckpointTaken(c)),
                 workspace.protected,
             )
-            events.subscribe(self._on_event, last=True)
+            if not read_only:
+                events.subscribe(self._on_event, last=True)
         self._opening: asyncio.Task[None] | None = None
         self._plan_id = ""  # the plan the checkpoints' items are of (TodoState.plan_id)
 
@@ -169,9 +176,12 @@ class SessionCheckpoints:
         takes a second or two)."""
         self._plan_id = self.plan.state.plan_id  # the stored plan, loaded by now
         if self.checkpointer is not None:
-            self._opening = asyncio.get_running_loop().create_task(
-                self.checkpointer.open(baseline=True)
+            opening = (
+                self.checkpointer.open_read_only()
+                if self.read_only
+                else self.checkpointer.open(baseline=True)
             )
+            self._opening = asyncio.get_running_loop().create_task(opening)
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, PlanChanged) and self.checkpointer is not None:

@@ -132,7 +132,9 @@ class Manifest:
     def next_seq(self) -> int:
         return self._next_seq
 
-    def load(self) -> None:
+    def load(self, *, repair: bool = True) -> None:
+        """`repair=False`: a damaged tail is left as it is (a read-only view's: the server
+        keeping the checkpoints may be appending to the file at that moment)."""
         self.checkpoints = []
         self.session = 1
         self._next_seq = 1
@@ -154,7 +156,7 @@ class Manifest:
                 )
                 break
             good += 1
-        if good != len(lines) or (text and not text.endswith("\n")):
+        if repair and (good != len(lines) or (text and not text.endswith("\n"))):
             self.rewrite()
 
     def _apply(self, record: Mapping[str, Any]) -> None:

@@ -105,6 +105,12 @@ class Checkpointer:
             await asyncio.shield(self._opened)
         return self.on
 
+    async def open_read_only(self) -> None:
+        """Open the store to read it only (CheckpointStore.open_read_only): no snapshot."""
+        self._state = "opening"
+        task = self._opened = self._queue(self.store.open_read_only, opening=True)
+        await asyncio.shield(task)
+
     async def open(self, *, baseline: bool = False) -> None:
         """Open the store; snapshots asked for meanwhile wait for it. `baseline`: then take a
         checkpoint of the workspace as found, if it changed since the last one (the first

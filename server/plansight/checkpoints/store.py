@@ -174,8 +174,26 @@ class CheckpointStore:
         self._repository: ShadowRepository | None = None
         self._scan_first = False  # the next snapshot scans, whatever it is asked
         self._ignore_sources: GitIgnoreSources | None = None  # found on open
+        self._read_only = False  # opened by open_read_only: the manifest is read again each time
 
     # ----- opening ---------------------------------------------------------------------------
+
+    def open_read_only(self) -> None:
+        """Open the store to read it only, beside the server that keeps it (no folder lock
+        taken, nothing created, repaired or removed: reads of our own repository, `ls-tree`
+        and `cat-file`, write nothing); a store never created lists no checkpoints.
+        CheckpointsUnavailable without git."""
+        with self._lock:
+            if self._repository is not None:
+                return
+            try:
+                exe, _ = find_git()
+            except GitUnavailable as err:
+                raise CheckpointsUnavailable(str(err)) from err
+            git = Git(exe, self.git_dir, self.root, self.directory / "home")
+            self.manifest.load(repair=False)
+            self._read_only = True
+            self._repository = ShadowRepository(git, self.directory / "no-hooks")
 
     def open(self) -> None:
         """Make the repository usable (creating it the first time); CheckpointsUnavailable."""
@@ -302,6 +320,8 @@ class CheckpointStore:
     def checkpoints(self) -> list[Checkpoint]:
         """All kept checkpoints, oldest first."""
         with self._lock:
+            if self._read_only:  # as the server keeping them has them now
+                self.manifest.load(repair=False)
             return list(self.manifest.checkpoints)
 
     def get(self, checkpoint_id: str) -> Checkpoint:

@@ -2,7 +2,9 @@
 
 Each starts `plansight lsp` on the workspace (no API key needed: nothing here asks the model),
 sends `plansight/checkpoints` or `plansight/restore`, prints the answer and shuts the server
-down. A restore prints each file it wrote back and each it deleted (never "restored"), the
+down. The listing asks for the read-only view (the readOnly option, session/lock.py), so it
+works while another server keeps the session, and says so; a restore writes, and is refused
+then. A restore prints each file it wrote back and each it deleted (never "restored"), the
 later steps whose changes a forced step undo lost too, each file it left as it was, with the
 reason (its flag named as typed here: `--force`), the checkpoint that undoes it, and for a step
 undo that the step is pending again. `--dry-run` asks the server the same with `dryRun` and
@@ -214,17 +216,27 @@ def _errors() -> Console:
 
 
 async def _with_server(
-    workspace: Path, frontend: QuietFrontend, work: Callable[[PlansightClient], Awaitable[T]]
+    workspace: Path,
+    frontend: QuietFrontend,
+    work: Callable[[PlansightClient], Awaitable[T]],
+    *,
+    read_only: Console | None = None,
 ) -> T | None:
     """`work` done with a language server on `workspace`; None after an error (said on
-    stderr)."""
+    stderr). `read_only`: of a read-only server (the commands that only look), which works
+    beside the one keeping the session and says so on that console when there is one."""
     from pygls.exceptions import JsonRpcException
 
     from plansight.cli.client import ClientOptions, PlansightClient, ServerExited
 
-    client = PlansightClient(ClientOptions(workspace=workspace), frontend)
+    options = ClientOptions(
+        workspace=workspace, extra_options={"readOnly": True} if read_only is not None else {}
+    )
+    client = PlansightClient(options, frontend)
     try:
-        await client.start()
+        started = await client.start()
+        if read_only is not None and (elsewhere := held_by(started)) is not None:
+            read_only.print(Text(elsewhere, style="yellow"), soft_wrap=True)
         return await work(client)
     except JsonRpcException as err:
         _errors().print(Text(f"plansight: {render.visible(err.message)}", style="bold red"))
@@ -236,10 +248,16 @@ async def _with_server(
 
 
 async def _ask_server(
-    workspace: Path, console: Console, method: str, params: dict[str, Any]
+    workspace: Path,
+    console: Console,
+    method: str,
+    params: dict[str, Any],
+    *,
+    read_only: bool = False,
 ) -> tuple[Any, Any] | None:
     """The answer to one request and then the checkpoints as they are; None after an error
-    (printed)."""
+    (printed). `read_only`: of a read-only server (the commands that only look), which works
+    beside the one keeping the session and says so in a line when there is one."""
 
     async def work(client: PlansightClient) -> tuple[Any, Any]:
         answer = await client.request(method, params)
@@ -247,7 +265,28 @@ async def _ask_server(
         listed = await client.request(CHECKPOINTS, {}) if method == RESTORE else answer
         return answer, listed
 
-    return await _with_server(workspace, QuietFrontend(console), work)
+    return await _with_server(
+        workspace, QuietFrontend(console), work, read_only=console if read_only else None
+    )
+
+
+def held_by(started: Any) -> str | None:
+    """The line saying that another server keeps the session a read-only server looked at
+    (from its `initialize` answer), or None when none does."""
+    experimental = getattr(getattr(started, "capabilities", None), "experimental", None)
+    plansight = experimental.get("plansight") if isinstance(experimental, dict) else None
+    read_only = plansight.get("readOnly") if isinstance(plansight, dict) else None
+    record = read_only.get("heldBy") if isinstance(read_only, dict) else None
+    if not isinstance(record, dict):
+        return None
+    said = [f"pid {record['pid']}"] if record.get("pid") else []
+    said += [f"for {record['holder']}"] if record.get("holder") else []
+    said += [f"since {record['since']}"] if record.get("since") else []
+    who = f" ({'; '.join(said)})" if said else ""
+    return (
+        f"A run or session is going on in another Plansight server{who}: "
+        "this is what it has saved so far."
+    )
 
 
 def undo_id_of(listed: Any) -> str | None:
@@ -289,7 +328,7 @@ def checkpoints_cli(workspace: str, console: Console | None = None) -> int:
     if never_checkpointed(root):
         checkpoints: list[dict[str, Any]] = []
     else:
-        answered = asyncio.run(_ask_server(root, console, CHECKPOINTS, {}))
+        answered = asyncio.run(_ask_server(root, console, CHECKPOINTS, {}, read_only=True))
         if answered is None:
             return 1
         checkpoints = _checkpoints_of(answered[0])

@@ -2,7 +2,9 @@
 
 Each starts `plansight lsp` on the workspace (no API key needed: nothing here asks the model),
 sends `plansight/state` or `plansight/history`, prints the answer and shuts the server down,
-as `plansight checkpoints` does. The interactive session's `/plan` and `/history` print the
+as `plansight checkpoints` does. The server is a read-only view (the readOnly option): it works
+while another server keeps the session (a run in another terminal, VS Code), which a line
+then says, and it writes nothing. The interactive session's `/plan` and `/history` print the
 same lines (`plan_lines`, `history_lines`), asked of the server it already has. Exit codes: 0
 when the server answered, 1 when it could not (no such folder, the server failed).
 """
@@ -104,7 +106,7 @@ def plan_cli(workspace: str, console: Console | None = None) -> int:
     root = _workspace(workspace, console)
     if root is None:
         return 1
-    answered = asyncio.run(_ask_server(root, console, STATE, {}))
+    answered = asyncio.run(_ask_server(root, console, STATE, {}, read_only=True))
     if answered is None:
         return 1
     state = answered[0] if isinstance(answered[0], dict) else {}
@@ -119,7 +121,7 @@ def history_cli(workspace: str, limit: int = DEFAULT_RUNS, console: Console | No
     root = _workspace(workspace, console)
     if root is None:
         return 1
-    answered = asyncio.run(_ask_server(root, console, HISTORY, {"limit": limit}))
+    answered = asyncio.run(_ask_server(root, console, HISTORY, {"limit": limit}, read_only=True))
     if answered is None:
         return 1
     found = answered[0].get("runs", []) if isinstance(answered[0], dict) else []

@@ -78,6 +78,8 @@ class PlansightProtocol(LanguageServerProtocol):
         experimental = result.capabilities.experimental
         merged = dict(experimental) if isinstance(experimental, dict) else {}
         merged["plansight"] = server_capability()
+        if self._server.read_only is not None:
+            merged["plansight"] = {**merged["plansight"], "readOnly": self._server.read_only}
         result.capabilities.experimental = merged
         return result
 
@@ -101,6 +103,8 @@ class PlansightServer(LanguageServer):
         self.session: Session | None = None
         self.store: SessionStore | None = None  # claimed at `initialize`
         self.init_params: types.InitializeParams | None = None
+        # A read-only view's answer to `initialize` (`heldBy`: the server keeping the session).
+        self.read_only: dict[str, Any] | None = None
         self.shut_down = False
         self.exit_requested: Leave = _not_serving
 
@@ -117,12 +121,20 @@ class PlansightServer(LanguageServer):
         """Claim the workspace's session before `initialize` is answered, so that an editor
         (or `plansight run`) is refused at once when another server keeps it, or when it
         cannot be saved (session/lock.py): the refusal is the answer's error, which the
-        client shows. Light: the engine is not imported yet."""
+        client shows. Light: the engine is not imported yet.
+
+        With the readOnly option nothing is claimed: the session is opened read-only (lock.py),
+        and the answer says who keeps it, if anyone (`readOnly` in the capability)."""
         from plansight.session.lock import StorageUnavailable
         from plansight.session.storage import SessionStore, storage_dir_for
 
         options = InitOptions.parse(params.initialization_options)
-        store = SessionStore(storage_dir_for(workspace_root(params), options.storage_dir))
+        directory = storage_dir_for(workspace_root(params), options.storage_dir)
+        if options.read_only:
+            self.store = SessionStore(directory, read_only=True)
+            self.read_only = {"heldBy": self.store.claim.holder()}
+            return
+        store = SessionStore(directory)
         client = params.client_info.name if params.client_info else "an editor"
         holder = f"{client}, pid {params.process_id}" if params.process_id else client
         try:

@@ -62,6 +62,9 @@ class InitOptions:
     auto_approve_sandboxed: bool = False  # autoApprove.sandboxedCommands (v3)
     sandbox: SandboxOption = field(default_factory=SandboxOption)
     protect: ProtectOption = field(default_factory=ProtectOption)
+    # An extension: a read-only view of the stored session (no claim, nothing written; the
+    # requests that would change anything refused), for clients that only look.
+    read_only: bool = False
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
@@ -98,6 +101,7 @@ class InitOptions:
             auto_approve_sandboxed=auto.flag("sandboxedCommands", False),
             sandbox=_sandbox(top.object("sandbox"), problems),
             protect=_protect(top.object("protect"), problems),
+            read_only=top.flag("readOnly", False),
             problems=tuple(problems),
         )
 

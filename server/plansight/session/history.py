@@ -132,8 +132,11 @@ class RunHistory:
         max_bytes: int = 4_000_000,
         max_value: int = 8_000,
         flush_text_at: int = 4_000,
+        read_only: bool = False,
     ) -> None:
+        """`read_only`: read the log, never write it (a read-only view's)."""
         self.path = directory / HISTORY
+        self.read_only = read_only
         self.max_runs = max_runs
         self.max_bytes = max_bytes
         self.max_value = max_value
@@ -211,6 +214,8 @@ class RunHistory:
     def _write_line(self, record: dict[str, Any]) -> None:
         record = cut_long_strings(record, self.max_value)
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+        if self.read_only:
+            return
         try:
             if self._bytes == 0:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -223,7 +228,7 @@ class RunHistory:
 
     def _bound(self) -> None:
         runs = self._loaded()
-        if len(runs) <= self.max_runs and self._bytes <= self.max_bytes:
+        if self.read_only or (len(runs) <= self.max_runs and self._bytes <= self.max_bytes):
             return
         kept: list[StoredRun] = []
         size = 0

@@ -12,6 +12,9 @@ then puts a stored session back (the plan, the scratchpad, the conversation made
 the usage total) without announcing it as a change. A stored session that cannot be read as
 one is logged as an error and the session starts fresh. `release` gives the claim up.
 
+On a `read_only` store (the read-only view, lock.py) it loads the same way but claims nothing,
+removes no leftovers and saves nothing: it does not even listen to the session's events.
+
 `persistence_for` is what a session attaches: a `SessionPersistence` on its store, or, for a
 session without one (tests, `plansight eval`), `Unsaved`, which keeps nothing.
 """
@@ -67,7 +70,8 @@ class SessionPersistence:
     ) -> SessionPersistence:
         """A persistence that saves what `events` say changed, from now on."""
         persistence = cls(store, plan=plan, scratchpad=scratchpad, conversation=conversation)
-        events.subscribe(persistence, last=True)
+        if not store.read_only:
+            events.subscribe(persistence, last=True)
         return persistence
 
     def __call__(self, event: Event) -> None:
@@ -84,6 +88,10 @@ class SessionPersistence:
                 self.store.conversation.save(self.conversation.messages)
         elif isinstance(event, RunFinished):
             self.spent(event.result.usage)
+
+    @property
+    def read_only(self) -> bool:
+        return self.store.read_only
 
     def spent(self, usage: Usage) -> None:
         """Usage to add to the total (a run's, a compaction's on request), saved at once."""
@@ -104,7 +112,7 @@ class SessionPersistence:
         another live server keeps this session, or its folder cannot be written."""
         store = self.store
         self.claim()
-        store.remove_leftovers()
+        store.remove_leftovers()  # none on a read-only store
         plan = store.load("plan")
         scratch = store.load("scratchpad")
         conversation = store.conversation.load()
@@ -134,8 +142,10 @@ class SessionPersistence:
         return found
 
     def claim(self) -> None:
-        """Claim the store for this process, if not yet (StorageUnavailable: it cannot)."""
-        self.store.claim.take()
+        """Claim the store for this process, if not yet (StorageUnavailable: it cannot); a
+        read-only view claims nothing."""
+        if not self.store.read_only:
+            self.store.claim.take()
 
     def release(self) -> None:
         self.store.claim.release()
@@ -175,6 +185,8 @@ class SessionPersistence:
 
 class Unsaved:
     """A session without storage: nothing is saved, nothing was stored, no history."""
+
+    read_only = False
 
     def load_stored(self) -> bool:
         return False

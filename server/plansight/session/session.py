@@ -106,7 +106,8 @@ class Session:
         )
         self._last_prompt = ""
         self.model = ModelClient(settings.model, SdkLoader())
-        self.lock = RunLock()
+        # A read-only view (the readOnly option) refuses whatever would change the session.
+        self.lock = RunLock(store.claim if store is not None and store.read_only else None)
         self.changes = WorkspaceChanges(
             self.root, workspace=self.workspace, notices=self.notices, events=self.events
         )
@@ -122,6 +123,7 @@ class Session:
             notices=self.notices,
             workspace=self.workspace,
             echoes=self.changes.echoes,
+            read_only=self.lock.read_only is not None,
         )
         self.changes.connect(self.checkpoints)
         self.ctx.changes = self.changes.command_echoes
@@ -149,6 +151,9 @@ class Session:
         never finished (in threads) and open the checkpoints (in the background). The store is
         claimed first, if `load_stored` did not (StorageUnavailable: nothing started)."""
         self.persistence.claim()
+        if self.persistence.read_only:  # it only looks: nothing watched, started, cleaned up
+            self.checkpoints.start()
+            return
         if watch:
             self.changes.watch()
         self.mcp.start()  # servers start in the background; workspace ones once trusted
@@ -260,6 +265,7 @@ class Session:
 
     def edit_plan(self, items: Any, version: int | None = None) -> TodoState:
         """The user's change of the plan: same rules as the model's; PlanError on a bad plan."""
+        self.lock.refuse_if_read_only()
         state = self.plan.update_from_user(items, version)
         self.notices.plan_edited = True  # the model hears of it at its next turn
         self.events.emit(PlanChanged(state))

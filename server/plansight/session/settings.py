@@ -44,6 +44,7 @@ class SessionSettings:
     nudges: Nudges = field(default_factory=Nudges)  # reminders and done gate, with planning on
     sandbox: SandboxOptions = field(default_factory=SandboxOptions)
     protect: ProtectOptions = field(default_factory=ProtectOptions)
+    read_only: bool = False  # the readOnly option: look at the stored session, change nothing
 
     @classmethod
     def from_options(cls, options: InitOptions, env: Mapping[str, str]) -> SessionSettings:
@@ -86,10 +87,11 @@ class SessionSettings:
                 options.sandbox.writable,
             ),
             protect=ProtectOptions(options.protect.defaults, options.protect.extra),
+            read_only=options.read_only,
         )
 
     def store_for(self, root: Path) -> SessionStore:
-        return SessionStore(storage_dir_for(root, self.storage_dir))
+        return SessionStore(storage_dir_for(root, self.storage_dir), read_only=self.read_only)
 
 
 def _mode(enabled: bool | str) -> SandboxMode:

@@ -6,6 +6,10 @@ the new file. The
 conversation grows every round, so rewriting it whole would cost more each round: it is a JSON
 Lines log, one message per line, each appended with a single write() (which kill -9 cannot cut
 in half), and rewritten atomically only when an earlier message changed.
+
+A `read_only` store (the read-only view, session/lock.py) reads the same files and writes
+none: saves are dropped, and a damaged file is read as far as it goes, not repaired (another
+server may be writing it at that moment).
 """
 
 from __future__ import annotations
@@ -55,8 +59,9 @@ def _replace(path: Path, data: bytes) -> None:
 
 
 class SessionStore:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, read_only: bool = False) -> None:
         self.directory = directory
+        self.read_only = read_only
         self.claim = StorageClaim(directory)  # one live server keeps it (session/lock.py)
         self._conversation: ConversationLog | None = None
         self._history: RunHistory | None = None
@@ -65,10 +70,14 @@ class SessionStore:
         return self.directory / f"{part}.json"
 
     def save(self, part: str, value: Any) -> None:
+        if self.read_only:
+            return
         _replace(self._path(part), json.dumps(value, ensure_ascii=False).encode())
 
     def remove_leftovers(self) -> None:
         """Temporary files of saves a killed server never finished."""
+        if self.read_only:
+            return  # they may be the saves of the server keeping the session, under way
         remove_leftovers(self.directory)
 
     def load(self, part: str) -> Any | None:
@@ -80,10 +89,13 @@ class SessionStore:
         except (OSError, ValueError) as err:
             # Keep the unreadable file for inspection rather than overwriting it silently.
             log.error("could not load %s (%s); starting that part empty", path, err)
-            path.replace(path.with_suffix(".corrupt"))
+            if not self.read_only:
+                path.replace(path.with_suffix(".corrupt"))
             return None
 
     def clear(self) -> None:
+        if self.read_only:
+            return
         for part in PARTS:
             self._path(part).unlink(missing_ok=True)
         self.conversation.clear()
@@ -92,21 +104,24 @@ class SessionStore:
     def history(self) -> RunHistory:
         """The runs' events (`clear` leaves them: a reset starts a new session, not a new past)."""
         if self._history is None:
-            self._history = RunHistory(self.directory)
+            self._history = RunHistory(self.directory, read_only=self.read_only)
         return self._history
 
     @property
     def conversation(self) -> ConversationLog:
         if self._conversation is None:
-            self._conversation = ConversationLog(self.directory / CONVERSATION)
+            self._conversation = ConversationLog(
+                self.directory / CONVERSATION, read_only=self.read_only
+            )
         return self._conversation
 
 
 class ConversationLog:
     """The conversation as JSON Lines: appended as it grows, rewritten only when it changed."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self._saved: list[str] = []  # the lines on disk, one serialized message each
 
     def save(self, messages: list[Any]) -> None:
@@ -145,13 +160,15 @@ class ConversationLog:
                     len(messages),
                 )
                 break
-        if len(messages) != len(lines):
+        if len(messages) != len(lines) and not self.read_only:
             self.rewrite(messages)  # drop the damaged tail for good
         else:
             self._saved = [json.dumps(m, ensure_ascii=False) for m in messages]
         return messages
 
     def rewrite(self, messages: list[Any]) -> None:
+        if self.read_only:
+            return
         self._saved = [json.dumps(m, ensure_ascii=False) for m in messages]
         _replace(self.path, "".join(f"{line}\n" for line in self._saved).encode())
 
