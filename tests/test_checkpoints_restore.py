@@ -185,7 +185,8 @@ def test_a_restore_refuses_unsaved_files_and_unless_forced_others_changes(
 
     assert planner.refusal(change("mine.py"), before, False, unsaved) is None
     theirs = planner.refusal(change("theirs.py"), before, False, unsaved)
-    assert theirs is not None and "changed outside Plansight after checkpoint 1" in theirs
+    # Named after the checkpoint before the one that saw the change (2), not the baseline (1).
+    assert theirs is not None and "changed outside Plansight after checkpoint 2" in theirs
     assert planner.refusal(change("theirs.py"), before, True, unsaved) is None
     for force in (False, True):
         assert planner.refusal(change("open.py"), before, force, unsaved) == (

@@ -421,7 +421,8 @@ def test_files_changed_outside_since_are_skipped_unless_forced(
 
     assert result.restored == ("src/app.py",)
     assert [s.path for s in result.skipped] == ["README.md"]
-    assert "changed outside Plansight after checkpoint 2" in result.skipped[0].reason
+    # The user wrote it after the agent's command, checkpoint 3 (not after the step's start, 2).
+    assert "changed outside Plansight after checkpoint 3" in result.skipped[0].reason
     assert (workspace / "README.md").read_text() == "the user's own words\n"
 
     forced = store.restore(RestoreRequest(todo_id="1", force=True))
