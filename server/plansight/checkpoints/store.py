@@ -186,11 +186,7 @@ class CheckpointStore:
         with self._lock:
             if self._repository is not None:
                 return
-            try:
-                exe, _ = find_git()
-            except GitUnavailable as err:
-                raise CheckpointsUnavailable(str(err)) from err
-            git = Git(exe, self.git_dir, self.root, self.directory / "home")
+            git = Git(_git_program(), self.git_dir, self.root, self.directory / "home")
             self.manifest.load(repair=False)
             self._read_only = True
             self._repository = ShadowRepository(git, self.directory / "no-hooks")
@@ -200,10 +196,7 @@ class CheckpointStore:
         with self._lock:
             if self._repository is not None:
                 return
-            try:
-                exe, _ = find_git()
-            except GitUnavailable as err:
-                raise CheckpointsUnavailable(str(err)) from err
+            exe = _git_program()
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 self._take_folder_lock()
@@ -791,3 +784,12 @@ class CheckpointStore:
         repository.update_refs({f"{_REF}{c.seq}": None for c in dropped})
         log.info("pruned %d checkpoints (keeping %d)", len(dropped), len(kept))
         return len(dropped)
+
+
+def _git_program() -> str:
+    """The git program the checkpoints run; CheckpointsUnavailable, in words, without one."""
+    try:
+        exe, _ = find_git()
+    except GitUnavailable as err:
+        raise CheckpointsUnavailable(str(err)) from err
+    return exe
