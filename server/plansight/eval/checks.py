@@ -91,19 +91,7 @@ def _own_tests(task: Task, workspace: Path, scratch: Path) -> tuple[list[str], P
         elif reference.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(reference, target)
-    report = scratch / "junit.xml"
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        f"--basetemp={scratch / 'tmp'}",
-        f"--junitxml={report}",
-        *(task.checks_command or ()),
-    ]
-    return command, copy
+    return _pytest(scratch, *(task.checks_command or ())), copy
 
 
 def run_checks(task: Task, workspace: Path, *, timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
@@ -115,23 +103,32 @@ def run_checks(task: Task, workspace: Path, *, timeout: float = DEFAULT_TIMEOUT)
             return _run(command, cwd, workspace, Path(scratch) / "junit.xml", timeout, started)
         checks = copy_tree(task.checks_dir, Path(scratch) / "checks")
         (checks / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
-        report = Path(scratch) / "junit.xml"
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
+        command = _pytest(
+            Path(scratch),
             "-p",
             "plansight.eval.checkfixtures",
             "--import-mode=importlib",
             f"--rootdir={checks}",
-            f"--basetemp={Path(scratch) / 'tmp'}",
-            f"--junitxml={report}",
             str(checks),
-        ]
+        )
+        report = Path(scratch) / "junit.xml"
         return _run(command, Path(scratch), workspace, report, timeout, started)
+
+
+def _pytest(scratch: Path, *arguments: str) -> list[str]:
+    """pytest as both kinds of checks run it: quiet, no cache left behind, its temporary files
+    and its report (`junit.xml`, read by `_run`) in `scratch`."""
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--basetemp={scratch / 'tmp'}",
+        f"--junitxml={scratch / 'junit.xml'}",
+        *arguments,
+    ]
 
 
 def _run(
