@@ -154,8 +154,11 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    try:  # a zombie (killed, not yet reaped by its parent) holds no lock any more
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):  # reaped between the two looks
+        return False
+    return state != "Z"
 
 
 async def test_a_second_editor_window_is_told_at_once_and_the_first_works_on(
