@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from plansight.engine.compaction.rules import estimate_tokens
+from plansight.engine.events import Event, RunFinished, RunStarted
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
@@ -284,6 +285,29 @@ async def test_a_slow_server_does_not_hold_the_run_and_joins_the_next(
         fake_api.push(text("Second."))
         await session.run("Two")
         assert "mcp__late__echo" in offered_tools(fake_api.bodies[1])
+    finally:
+        await session.close()
+
+
+async def test_a_run_cancelled_while_a_server_is_still_starting_ends_cancelled_and_unsent(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    servers = {"late": fault_server("--start-delay", "60", startupTimeout=60)}
+    session = await started(mcp_session(hello_workspace, fake_api, servers))
+    events: list[Event] = []
+    session.events.subscribe(events.append)
+    try:
+        run = asyncio.ensure_future(session.run("Wait for me"))
+        await wait_until(lambda: any(isinstance(e, RunStarted) for e in events), "the run begun")
+        assert status(session, "late")["status"] == "starting"
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        (finished,) = [e for e in events if isinstance(e, RunFinished)]
+        assert (finished.result.status, finished.result.rounds) == ("cancelled", 0)
+        assert fake_api.message_requests == []  # nothing was sent while it waited
+        assert session.conversation.messages == []  # nor kept: the prompt never joined it
+        assert not session.running
     finally:
         await session.close()
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 
@@ -123,7 +124,10 @@ class AgentLoop:
         compactor: Compactor,
         plan_features: bool = True,
         nudges: Nudges | None = None,
+        prepare: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """`prepare`: awaited as each run starts, before its prompt joins the conversation (the
+        session fixes the run's MCP tools there); a cancel then ends the run with no round."""
         self.model = model
         self.tools = tools
         self.ctx = ctx
@@ -137,19 +141,23 @@ class AgentLoop:
         # neither reminds nor gates. (Not plan mode: that is the run's mode, `ctx.run`.)
         self.plan_features = plan_features
         self.nudges = nudges or Nudges()  # which reminders and gate (the eval's arms)
+        self.prepare = prepare
+        self.prompt = ""  # the running (or last) run's prompt, for the compactions' summaries
 
     async def run(self, prompt: str) -> RunResult:
         """Run until the model is done, the round limit, an API error; cancel via the task."""
         run = self.ctx.run
         self.events.emit(RunStarted(prompt, run.mode, run.focus.id if run.focus else None))
-        self.prompt = prompt
         usage = Usage()
         state = LoopState(
             max_rounds=self.max_rounds, plan_features=self.plan_features, nudges=self.nudges
         )
         self._reminding = False
-        opening = self._open(prompt)
         try:
+            if self.prepare is not None:
+                await self.prepare()
+            self.prompt = prompt
+            opening = self._open(prompt)
             while (limit := round_limit(state)) is None:
                 state = state.next_round()
                 plan_updates_before = self.ctx.plan.model_updates

@@ -25,14 +25,7 @@ from typing import Any, Unpack
 from plansight.checkpoints.facade import SessionCheckpoints
 from plansight.engine.compaction.compactor import CompactionResult, Compactor
 from plansight.engine.conversation import Conversation
-from plansight.engine.events import (
-    EventBus,
-    PlanChanged,
-    RunFinished,
-    RunResult,
-    RunStarted,
-    ScratchpadChanged,
-)
+from plansight.engine.events import EventBus, PlanChanged, RunResult, ScratchpadChanged
 from plansight.engine.loop import AgentLoop, Notices
 from plansight.engine.model import ModelClient, SdkLoader
 from plansight.engine.planmode import RunMode, RunState
@@ -104,7 +97,6 @@ class Session:
             tools=self.tools,
             events=self.events,
         )
-        self._last_prompt = ""
         self.model = ModelClient(settings.model, SdkLoader())
         # A read-only view (the readOnly option) refuses whatever would change the session.
         self.lock = RunLock(store.claim if store is not None and store.read_only else None)
@@ -133,6 +125,23 @@ class Session:
             plan=self.plan,
             scratchpad=self.scratchpad,
             conversation=self.conversation,
+        )
+        self.loop = AgentLoop(
+            model=self.model,
+            tools=self.tools,
+            ctx=self.ctx,
+            conversation=self.conversation,
+            notices=self.notices,
+            system_prompt=self.system_prompt(),
+            max_rounds=settings.max_rounds,
+            plan_features=settings.planning,
+            nudges=settings.nudges,
+            events=self.events,
+            compactor=self.compactor,
+            # A server still starting is waited for, at most its startupTimeout.
+            prepare=partial(
+                self.mcp.fix_run_tools, self.tools, partial(self.compactor.window, self.model)
+            ),
         )
 
     @property
@@ -191,30 +200,9 @@ class Session:
             if new_session:
                 self._clear()
             self.ctx.run = run_state
-            try:  # a server still starting is waited for, at most its startupTimeout
-                await self.mcp.fix_run_tools(self.tools, partial(self.compactor.window, self.model))
-            except asyncio.CancelledError:  # the run ends as the loop would end it
-                focus = run_state.focus.id if run_state.focus else None
-                self.events.emit(RunStarted(prompt, run_state.mode, focus))
-                self.events.emit(RunFinished(RunResult("cancelled", "The run was cancelled.", 0)))
-                raise
-            loop = AgentLoop(
-                model=self.model,
-                tools=self.tools,
-                ctx=self.ctx,
-                conversation=self.conversation,
-                notices=self.notices,
-                system_prompt=self.system_prompt(),
-                max_rounds=self.settings.max_rounds,
-                plan_features=self.settings.planning,
-                nudges=self.settings.nudges,
-                events=self.events,
-                compactor=self.compactor,
-            )
-            self._last_prompt = prompt
             self.checkpoints.run_started()
             try:
-                return await loop.run(prompt)
+                return await self.loop.run(prompt)
             finally:
                 self.checkpoints.run_ended()
 
@@ -229,7 +217,7 @@ class Session:
             result = await self.compactor.compact(
                 self.model,
                 system=self.system_prompt(),  # the runs' own: the cached prefix serves it
-                current_prompt=self._last_prompt or stored or "(none yet)",
+                current_prompt=self.loop.prompt or stored or "(none yet)",
                 summarize=True,
             )
         self.persistence.spent(result.usage)
