@@ -1,6 +1,7 @@
 """``python -m bench [--only cache,grep] [--markdown]``: run the benchmarks, print one table.
 
 ``python -m bench durations ...``: seconds per test file of a pytest run (bench/durations.py).
+``python -m bench suite-cpu ...``: the CPU of a pytest run by kind of process (bench/suite_cpu.py).
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import durations
 
         return durations.main(given[1:])
+    if given[:1] == ["suite-cpu"]:  # not a benchmark either: where the suite's CPU goes
+        from bench import suite_cpu
+
+        return suite_cpu.main(given[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
         "--only",

@@ -1,0 +1,50 @@
+"""bench/suite_cpu.py: each Python process records its CPU as it ends, however it ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.suite_cpu import LOG_VARIABLE, SITECUSTOMIZE, Kind, report, tally
+
+
+def run_recorded(tmp_path: Path, *args: str) -> list[list[object]]:
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    log = tmp_path / "log.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(site), **{LOG_VARIABLE: str(log)})
+    subprocess.run([sys.executable, *args], env=env, check=False, timeout=60)
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_a_process_ending_at_os_exit_is_recorded_once(tmp_path: Path) -> None:
+    (record,) = run_recorded(tmp_path, "-c", "import os; sum(range(10**6)); os._exit(3)")
+    kind, cpu, imported_sdk = record
+    assert kind == "other Python" and isinstance(cpu, float) and cpu > 0
+    assert imported_sdk is False
+
+
+def test_a_plansight_command_is_named_by_its_sub_command(tmp_path: Path) -> None:
+    (record,) = run_recorded(tmp_path, "-m", "plansight", "--help")
+    assert record[0] == "plansight --help"
+
+
+def test_the_tally_groups_the_client_commands_and_the_floor_leaves_out_the_servers() -> None:
+    lines = [
+        json.dumps(["plansight lsp", 2.0, True]),
+        json.dumps(["plansight lsp", 1.0, False]),
+        json.dumps(["plansight run", 0.5, False]),
+        json.dumps(["plansight demo", 0.5, True]),
+    ]
+    kinds = tally(lines)
+    assert kinds == [
+        Kind("plansight lsp", 2, 3.0, 1),
+        Kind("plansight (the terminal client, demo, eval …)", 2, 1.0, 1),
+    ]
+    shown = report(kinds, total_cpu=6.0, wall=4.0, cores=2)
+    assert "the rest (git, node, bwrap, eval checks, killed)" in shown and "2.0s" in shown
+    assert shown.endswith("without any server: 3.0 s CPU, so at least 1.5 s wall on 2 cores")
