@@ -3,14 +3,13 @@
 The suite is CPU-bound on a small machine, so its wall time is its CPU time over the cores
 it gets. This runs ``python -m pytest -q`` with the given arguments (default: the Makefile's
 ``-n auto --dist worksteal``) and accounts for the CPU of every Python process the run
-starts: a ``sitecustomize`` put first on ``PYTHONPATH`` records, as each process ends (at
-exit or at ``os._exit``, as ``plansight lsp`` ends), what it was, the CPU it used itself, and
-whether it imported the ``anthropic`` SDK. The run's whole CPU is the bench's children's
-(every process waited for); what no Python process recorded is the rest: git, node (the ACP
-client, the MCP reference server), bwrap, rg, tmux's clients, and the Python processes that
-cannot record: those killed with ``kill -9``, those started with ``-I`` (which ignores
-``PYTHONPATH``), and the eval kit's checks, which run pytest in an environment of their own
-without ``PYTHONPATH`` (eval/checks.py), with whatever they start.
+starts: a line in a ``.pth`` file, put in this Python environment's site-packages for the
+run (and taken away after it), records, as each process of the environment ends (at exit or
+at ``os._exit``, as ``plansight lsp`` ends), what it was, the CPU it used itself, and whether
+it imported the ``anthropic`` SDK. The run's whole CPU is the bench's children's (every
+process waited for); what no Python process recorded is the rest: git, node (the ACP client,
+the MCP reference server), bwrap, rg, tmux's clients, and the Python processes killed with
+``kill -9``.
 
 The last line is the floor the suite's other work sets: the CPU of everything but the
 servers (``plansight lsp`` and ``plansight acp``), over the machine's cores, is the wall time
@@ -24,6 +23,7 @@ import os
 import resource
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections import Counter
@@ -32,31 +32,31 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_ARGS = ("-n", "auto", "--dist", "worksteal", "-p", "no:cacheprovider")
-LOG_VARIABLE = "PLANSIGHT_BENCH_CPU_LOG"
 
-# Run in every Python process of the run (site imports it at start-up). Its own cost is a
-# few imports; it writes one JSON line when the process ends.
-SITECUSTOMIZE = f'''
+# One line of a `.pth` file, which site runs in every process of this Python's environment
+# (whatever the environment variables, `-I` included). Its own cost is a few imports; it
+# writes one JSON line when the process ends, if the run's log is named in its environment.
+HOOK = "import os; os.environ.get('%(log)s') and exec(%(code)r, {})"
+HOOK_CODE = """
 import atexit, json, os, resource, sys
 
 def _plansight_bench_record():
     usage = resource.getrusage(resource.RUSAGE_SELF)
     argv = sys.argv
-    name = os.path.basename(argv[0]) if argv else ""
-    if name in ("plansight", "__main__.py") and "plansight" in argv[0] and len(argv) > 1:
+    if argv and "plansight" in argv[0] and len(argv) > 1:
         kind = "plansight " + argv[1]
-    elif "xdist.remote" in sys.modules:
-        kind = "pytest worker"
+    elif "pytest" in sys.modules and argv[:1] == ["-c"]:
+        kind = "pytest worker"  # xdist's, started by execnet
     elif "pytest" in sys.modules:
-        kind = "pytest run by a test" if os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(
-            "PYTEST_CURRENT_TEST") else "pytest (main)"
+        main = os.getppid() == int(os.environ.get("%(parent)s", "0"))
+        kind = "pytest (main)" if main else "pytest run by a test (the eval's checks)"
     else:
         kind = "other Python"
     line = json.dumps([kind, usage.ru_utime + usage.ru_stime, "anthropic" in sys.modules])
-    with open(os.environ["{LOG_VARIABLE}"], "a") as log:
+    with open(os.environ["%(log)s"], "a") as log:
         log.write(line + "\\n")
 
-if os.environ.get("{LOG_VARIABLE}") and not getattr(os, "_plansight_bench", False):
+if not getattr(os, "_plansight_bench", False):  # (site may read the file twice: lib64)
     os._plansight_bench = True
     atexit.register(_plansight_bench_record)
     _exit = os._exit
@@ -66,7 +66,16 @@ if os.environ.get("{LOG_VARIABLE}") and not getattr(os, "_plansight_bench", Fals
         _exit(code)
 
     os._exit = _recorded_exit
-'''
+"""
+LOG_VARIABLE = "BENCH_SUITE_CPU_LOG"  # no PLANSIGHT_ prefix: the eval's checks drop those
+PARENT_VARIABLE = "BENCH_SUITE_CPU_PARENT"
+PTH_NAME = "plansight_bench_suite_cpu.pth"
+
+
+def hook_line() -> str:
+    names = {"log": LOG_VARIABLE, "parent": PARENT_VARIABLE}
+    return HOOK % {"log": LOG_VARIABLE, "code": HOOK_CODE % names} + "\n"
+
 
 SERVERS = ("plansight lsp", "plansight acp")
 
@@ -105,7 +114,7 @@ def report(kinds: Sequence[Kind], total_cpu: float, wall: float, cores: int) -> 
             f"{k.with_sdk:>9}"
         )
     rows.append(
-        f"{'the rest (git, node, bwrap, eval checks, killed)':<48} {'':>6} "
+        f"{'the rest (git, node, bwrap, killed processes)':<48} {'':>6} "
         f"{total_cpu - recorded:>8.1f}s"
     )
     rows.append(
@@ -121,21 +130,21 @@ def report(kinds: Sequence[Kind], total_cpu: float, wall: float, cores: int) -> 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv) or list(DEFAULT_ARGS)
+    # In the environment's site-packages for the run, and taken away after it.
+    pth = Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
     with tempfile.TemporaryDirectory(prefix="plansight-suite-cpu-") as scratch:
-        site = Path(scratch) / "site"
-        site.mkdir()
-        (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
         log = Path(scratch) / "processes.jsonl"
         log.touch()
-        env = dict(os.environ, **{LOG_VARIABLE: str(log)})
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p
-        )
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        began = time.monotonic()
-        code = subprocess.call([sys.executable, "-m", "pytest", "-q", *args], env=env)
-        wall = time.monotonic() - began
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        env = dict(os.environ, **{LOG_VARIABLE: str(log), PARENT_VARIABLE: str(os.getpid())})
+        pth.write_text(hook_line())
+        try:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            began = time.monotonic()
+            code = subprocess.call([sys.executable, "-m", "pytest", "-q", *args], env=env)
+            wall = time.monotonic() - began
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        finally:
+            pth.unlink(missing_ok=True)
         total = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         kinds = tally(log.read_text().splitlines())
     print(report(kinds, total, wall, os.cpu_count() or 1))
