@@ -202,6 +202,35 @@ def test_stop_reasons(status: Any, rounds: int, reason: str | None) -> None:
     assert stop_reason(RunResult(status, "", rounds), max_rounds=50) == reason
 
 
+def message_ids(updates: list[Any]) -> list[tuple[str, str]]:
+    shown = [wire(u) for u in updates]
+    return [
+        (u.get("messageId", ""), u["content"]["text"])
+        for u in shown
+        if u["sessionUpdate"] == "agent_message_chunk"
+    ]
+
+
+def test_two_model_turns_text_are_two_acp_messages_live_and_replayed() -> None:
+    deltas = [TextDelta("Plan", 1), TextDelta("ned.", 1), TextDelta("The plan waits.", 2)]
+    live = message_ids([u for d in deltas for u in event_updates(ROOT, d, "run-a")])
+    # One messageId per turn: a client starts a new message where it changes.
+    assert live == [("run-a-1", "Plan"), ("run-a-1", "ned."), ("run-a-2", "The plan waits.")]
+    other = message_ids(event_updates(ROOT, TextDelta("Again.", 1), "run-b"))
+    assert other[0][0] not in {i for i, _ in live}  # a later run's turn 1 is another message
+    events = [
+        {"type": "runStarted", "prompt": "Plan it"},
+        {"type": "textDelta", "text": "Planned.", "turn": 1},
+        {"type": "textDelta", "text": "The plan waits.", "turn": 2},
+    ]
+    runs = [{"events": events}, {"events": events}]
+    replay = message_ids(replayed(ROOT, runs, plan()))
+    assert [text for _, text in replay] == ["Planned.", "The plan waits."] * 2
+    assert len({i for i, _ in replay}) == 4 and all(replay_id for replay_id, _ in replay)
+    # From a server that did not say the turn: no messageId, as before.
+    assert message_ids(event_updates(ROOT, TextDelta("Hi"))) == [("", "Hi")]
+
+
 def test_the_replay_starts_at_the_session_and_ends_with_the_plan() -> None:
     runs = [
         {"prompt": "old", "events": [{"type": "runStarted", "prompt": "old"}]},

@@ -56,11 +56,14 @@ async def test_plan_updates_map_every_status_and_the_reminder_is_a_think_call(
         tool_reply("list_files", {}),
         text_reply("All done."),
         text_reply("Really done."),
+        text_reply("Nothing left."),
+        text_reply("Still nothing."),  # the done gate asks again in the next run
     )
     async with acp_agent(fake_api, hello_workspace, tmp_path) as (conn, editor):
         session_id = await new_session(conn, hello_workspace)
         assert await prompt(conn, session_id, "Tidy hello.py") == "end_turn"
         await until(lambda: bool(editor.of("available_commands_update")), "the commands")
+        assert await prompt(conn, session_id, "Anything else?") == "end_turn"
     plans = [u["entries"] for u in editor.of("plan") if u["entries"]]
     assert plans[0] == [
         {"content": "Add type hints", "priority": "medium", "status": "completed"},
@@ -78,6 +81,14 @@ async def test_plan_updates_map_every_status_and_the_reminder_is_a_think_call(
     reminders = [c for c in calls if c["title"] == "Plan reminder"]
     assert reminders and reminders[0]["kind"] == "think" and reminders[0]["status"] == "completed"
     assert "Planning." in editor.text()
+    # The done gate's answer is a model turn of its own: a message of its own (its messageId),
+    # not run on from "All done."; the next prompt's first turn is another message again.
+    messages: dict[str, str] = {}
+    for chunk in editor.of("agent_message_chunk"):
+        key = chunk["messageId"]
+        messages[key] = messages.get(key, "") + chunk["content"]["text"]
+    said = ["Planning.", "All done.", "Really done.", "Nothing left.", "Still nothing."]
+    assert list(messages.values()) == said
     names = [c["name"] for c in editor.of("available_commands_update")[0]["availableCommands"]]
     assert names == ["plan", "step", "undo", "compact", "checkpoints"]
 

@@ -138,3 +138,23 @@ def test_the_exit_codes_in_run_help_and_the_readme_agree_and_hold(
     missing = str(tmp_path / "missing")
     assert run(tmp_path, fake_api.base_url, "Hi", "--workspace", missing).returncode == 1
     assert run(tmp_path, fake_api.base_url, "--no-such-flag").returncode == 2
+
+
+def test_with_stdout_a_file_two_model_turns_are_two_paragraphs(
+    tmp_path: Path, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    # Plan mode asks a model that ends its turn without a plan to submit one: a second turn,
+    # its text right after the first's, with nothing printed between.
+    fake_api.push(
+        text_reply("I read the code first\nand planned.", chunk_delay=0.001),
+        text_reply("\nThe plan waits for you.", chunk_delay=0.001),
+    )
+    done = run(
+        tmp_path, fake_api.base_url, "Plan it", "--plan", "--workspace", str(hello_workspace)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    # One blank line between the turns (the later turn's own leading newline is not added to
+    # it), and each turn's lines as the model wrote them.
+    assert "I read the code first\nand planned.\n\nThe plan waits for you.\n" in done.stdout, (
+        done.stdout
+    )

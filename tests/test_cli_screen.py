@@ -246,3 +246,32 @@ def test_ctrl_c_at_a_review_leaves_one_whole_plan_and_a_cancelled_demo_promises_
     top = next(n for n, line in enumerate(lines) if line.startswith("╭─ plan"))
     bottom = next(n for n, line in enumerate(lines) if line.startswith("╰─ ▶"))
     assert all(line.startswith("│") for line in lines[top + 1 : bottom]), shown
+
+
+def test_two_model_turns_of_one_run_are_two_paragraphs_not_one_line(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+) -> None:
+    # Plan mode asks a model that ends its turn without a plan to submit one: its answer is a
+    # second turn, with no event between the two texts.
+    fake_api.push(
+        text_reply("I read the code first and planned."),
+        text_reply("The plan waits for you."),
+    )
+    term = terminal(80, 30)
+    command = run_command("Plan it", "--plan", "--yes")
+    term.start(command, api_env(tmp_path, fake_api), hello_workspace)
+    term.wait_for("the end of the run", ended(term))
+    assert term.exit_status() == 0
+    rows = [line.rstrip() for line in term.tmux("capture-pane", "-p", "-S", "-").splitlines()]
+    shown = "\n".join(rows)
+    assert "planned.The plan" not in shown, shown
+    # Each turn is a paragraph of its own, a blank line between them, and the earlier turn's
+    # line is still on screen above the later one.
+    first = rows.index("I read the code first and planned.")
+    assert rows[first + 1 : first + 3] == ["", "The plan waits for you."], shown
+    # The header stays at the top (wrapped at words where the workspace's path is long):
+    # nothing printed was redrawn away.
+    assert rows[0].startswith("plansight ·") and "› Plan it" in rows[1:4], shown

@@ -66,6 +66,25 @@ def test_a_run_is_kept_with_text_deltas_merged_and_tool_input_left_out(tmp_path:
     assert RunHistory(tmp_path).runs() == [run]
 
 
+def test_text_of_two_model_turns_stays_two_deltas_in_memory_and_on_disk(tmp_path: Path) -> None:
+    history = RunHistory(tmp_path, flush_text_at=10)  # also cut and merged again when read
+    for event in [
+        {"type": "runStarted", "prompt": "Plan it"},
+        {"type": "textDelta", "text": "I read it ", "turn": 1},
+        {"type": "textDelta", "text": "and planned.", "turn": 1},
+        {"type": "textDelta", "text": "The plan waits.", "turn": 2},
+        {"type": "runFinished", "result": result()},
+    ]:
+        history.record(event)
+    texts = [
+        {"type": "textDelta", "text": "I read it and planned.", "turn": 1},
+        {"type": "textDelta", "text": "The plan waits.", "turn": 2},
+    ]
+    [run] = history.runs()
+    assert run["events"][1:-1] == texts
+    assert RunHistory(tmp_path).runs()[0]["events"][1:-1] == texts
+
+
 def test_runs_come_newest_last_and_limited(tmp_path: Path) -> None:
     history = RunHistory(tmp_path)
     for n in range(5):

@@ -48,6 +48,17 @@ async def test_pending_text_goes_out_before_the_next_event_keeping_the_order() -
     assert len(sent) == 2
 
 
+async def test_text_of_two_model_turns_goes_out_as_two_deltas_each_with_its_turn() -> None:
+    forward, sent = forwarder()
+    for chunk, turn in (("Plan", 1), ("ned.", 1), ("The plan ", 2), ("waits.", 2)):
+        forward(TextDelta(chunk, turn))
+    await asyncio.sleep(0)
+    assert sent == [
+        ("plansight/event", {"type": "textDelta", "text": "Planned.", "turn": 1}),
+        ("plansight/event", {"type": "textDelta", "text": "The plan waits.", "turn": 2}),
+    ]
+
+
 def test_plan_and_scratchpad_changes_are_their_own_notifications() -> None:
     forward, sent = forwarder()
     plan = Plan()

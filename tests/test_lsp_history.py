@@ -59,8 +59,9 @@ async def shared_editor(shared: SharedEditor) -> Any:
 
 
 def merged(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The live events as the history keeps them: deltas merged, toolInputDelta left out (and
-    nothing else: planDraft and checkpoint events are kept as they were sent)."""
+    """The live events as the history keeps them: deltas of one model turn merged,
+    toolInputDelta left out (and nothing else: planDraft and checkpoint events are kept as
+    they were sent)."""
     out: list[dict[str, Any]] = []
     for event in events:
         if event["type"] == "toolInputDelta":
@@ -70,6 +71,7 @@ def merged(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             last
             and event["type"] in ("textDelta", "thinkingDelta")
             and last["type"] == event["type"]
+            and last.get("turn") == event.get("turn")
         ):
             out[-1] = {**last, "text": last["text"] + event["text"]}
         else:

@@ -426,3 +426,31 @@ async def test_a_run_without_an_api_key_ends_with_a_clear_error(
         assert handle.recorder.events[-1]["result"]["status"] == "error"
     finally:
         await handle.stop()
+
+
+async def test_text_deltas_say_their_model_turn_so_two_turns_text_stays_apart(
+    editor: EditorHandle, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.push(
+        tool("todo", plan(("1", "Add type hints", "in_progress")), text="Planning first."),
+        tool("read_file", {"path": "hello.py"}),  # a turn that says nothing
+        text("All done."),  # the done gate asks about the open item: one more turn
+        text("One item is still open."),
+    )
+    result = await editor.request("plansight/run", {"prompt": "Refactor hello.py"})
+    assert result["status"] == "done" and result["rounds"] == 4
+    rec = editor.recorder
+    await rec.wait_for(lambda: "runFinished" in rec.event_types())
+    deltas = [e for e in rec.events if e["type"] == "textDelta"]
+    # Every delta names its turn (the run's model requests, from 1); a turn's text may come in
+    # several deltas, never two turns' in one, and a turn without text sends none.
+    assert all(isinstance(e.get("turn"), int) for e in deltas), deltas
+    texts: dict[int, str] = {}
+    for delta in deltas:
+        texts[delta["turn"]] = texts.get(delta["turn"], "") + delta["text"]
+    assert texts == {1: "Planning first.", 3: "All done.", 4: "One item is still open."}
+    # The history keeps them apart too: one textDelta per turn, with its turn.
+    history = await editor.request("plansight/history", {"limit": 1})
+    [run] = history["runs"]
+    kept = [(e["turn"], e["text"]) for e in run["events"] if e["type"] == "textDelta"]
+    assert kept == [(1, "Planning first."), (3, "All done."), (4, "One item is still open.")]

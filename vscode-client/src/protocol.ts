@@ -159,6 +159,8 @@ export interface RunStartedEvent {
 export interface TextDeltaEvent {
   type: 'textDelta';
   text: string;
+  /** Optional (this server's): the run's model turn the text is of, from 1. */
+  turn?: number;
 }
 export interface ToolCallEvent {
   type: 'toolCall';

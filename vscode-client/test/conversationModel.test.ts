@@ -150,6 +150,32 @@ describe('ConversationModel: turns, follow-ups and the server stopping', () => {
     expect(one.runs[0]!.entries.filter((e) => e.kind === 'text')).toHaveLength(1);
   });
 
+  it('starts a new text entry where the server says a new model turn began, even mid-run', () => {
+    const model = new ConversationModel();
+    model.apply({ type: 'runStarted', prompt: 'Plan it' });
+    model.apply({ type: 'textDelta', text: 'I read the code ', turn: 1 });
+    model.apply({ type: 'textDelta', text: 'and planned.', turn: 1 });
+    model.apply({ type: 'textDelta', text: 'Shall I ', turn: 2 });
+    model.apply({ type: 'textDelta', text: 'go on?', turn: 2 });
+    const texts = () => model.runs[0]!.entries.filter((e) => e.kind === 'text').map((e) => (e as { text: string }).text);
+    // Split while the run streams, not only once the answer is known.
+    expect(texts()).toEqual(['I read the code and planned.', 'Shall I go on?']);
+    model.apply({ type: 'textDelta', text: 'The plan waits for you.', turn: 3 });
+    model.apply({ type: 'runFinished', result: done('The plan waits for you.', 3) });
+    expect(texts()).toEqual(['I read the code and planned.', 'Shall I go on?', 'The plan waits for you.']);
+    expect(model.runs[0]!.entries.at(-1)).toMatchObject({ kind: 'result', showText: false });
+    // The same from the history, where each turn is one delta.
+    const past = new ConversationModel();
+    past.addPastRun('Plan it', [
+      { type: 'textDelta', text: 'Planned.', turn: 1 },
+      { type: 'textDelta', text: 'The plan waits.', turn: 2 },
+    ], undefined, done('The plan waits.'));
+    expect(past.runs[0]!.entries.filter((e) => e.kind === 'text').map((e) => (e as { text: string }).text)).toEqual([
+      'Planned.',
+      'The plan waits.',
+    ]);
+  });
+
   it('shows a follow-up sent during a run at once, queued below it, and the run\'s events stay in the run', () => {
     const model = new ConversationModel();
     model.apply({ type: 'runStarted', prompt: 'First' });

@@ -68,7 +68,7 @@ from plansight.acp.updates import (
     tool_kind,
     tool_title,
 )
-from plansight.engine.events import Event, ToolCall, ToolResult
+from plansight.engine.events import Event, RunStarted, ToolCall, ToolResult
 from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
@@ -108,12 +108,15 @@ class AcpSession:
     prompting: bool = False
     run: asyncio.Task[Any] | None = None
     unsubscribe: list[Any] = field(default_factory=list)
+    run_id: str = ""  # unique to the run in progress: its text's messageIds
 
     def switched(self, mode: str) -> None:
         """The run switched the session's mode (an approved plan: `act`)."""
         self.mode = "plan" if mode == "plan" else "act"
 
     def on_event(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.run_id = f"plansight-{uuid.uuid4().hex[:12]}"
         if isinstance(event, ToolCall):
             self.hooks.call.id = event.id
             self.hooks.call.name = event.name
@@ -123,7 +126,7 @@ class AcpSession:
             shown = event.output if tool_kind(event.name) in FULL_OUTPUT_KINDS else None
             self.outbox.put(tool_finished(event, shown[:OUTPUT_CHARS] if shown else None))
             return
-        for update in event_updates(self.session.root, event):
+        for update in event_updates(self.session.root, event, self.run_id):
             self.outbox.put(update)
 
 

@@ -1,7 +1,9 @@
 """What of Plansight each ACP `session/update` carries: pure functions from the engine's events
 (and the stored history's payloads) to the updates, no I/O.
 
-- text → `agent_message_chunk`, thinking → `agent_thought_chunk`;
+- text → `agent_message_chunk`, thinking → `agent_thought_chunk`; a text chunk carries the
+  `messageId` of its run and model turn (`textDelta.turn`), so a client starts a new message
+  where a later turn's text begins instead of running it on from the earlier one's;
 - the plan → `plan`, the whole plan at every change: `content` the item's text, `priority`
   always `medium` (Plansight has none), `status` pending / in_progress / completed; ACP has no
   cancelled or failed entry, so a `cancelled` item is `completed` and a `failed` one `pending`,
@@ -249,11 +251,24 @@ def reminder_call(reminder_text: str, call_id: str | None = None) -> ToolCallSta
 # ----- events and results -----------------------------------------------------------------------
 
 
-def event_updates(root: Path, event: Event) -> list[Update]:
+def message_chunk(text: str, run_id: str, turn: object) -> AgentMessageChunk:
+    """The model's text as an `agent_message_chunk`; with its turn (an int), the chunk's
+    `messageId` names the run (`run_id`, unique) and the turn: a changed id is a new message."""
+    if not isinstance(turn, int):
+        return update_agent_message_text(text)
+    return AgentMessageChunk(
+        session_update="agent_message_chunk",
+        content=text_block(text),
+        message_id=f"{run_id}-{turn}",
+    )
+
+
+def event_updates(root: Path, event: Event, run_id: str = "") -> list[Update]:
     """The updates an engine event makes, in order (none for the events ACP has no place for).
-    Tool calls that ask the user get `in_progress` once allowed (permissions.py), not here."""
+    Tool calls that ask the user get `in_progress` once allowed (permissions.py), not here.
+    `run_id`: unique to the run, for the `messageId`s of its text."""
     if isinstance(event, TextDelta):
-        return [update_agent_message_text(event.text)] if event.text else []
+        return [message_chunk(event.text, run_id, event.turn)] if event.text else []
     if isinstance(event, ThinkingDelta):
         return [update_agent_thought_text(event.text)] if event.text else []
     if isinstance(event, PlanChanged):
@@ -304,6 +319,7 @@ def replayed(root: Path, runs: Iterable[Mapping[str, Any]], plan: TodoState) -> 
 
 def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
     updates: list[Update] = []
+    run_id = f"plansight-{uuid.uuid4().hex[:12]}"  # for its text's messageIds
     open_calls: dict[str, None] = {}
     events: Sequence[Any] = run.get("events") or []
     for event in events:
@@ -313,7 +329,7 @@ def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
         if kind == "runStarted" and isinstance(event.get("prompt"), str):
             updates.append(update_user_message_text(event["prompt"]))
         elif kind == "textDelta" and isinstance(event.get("text"), str) and event["text"]:
-            updates.append(update_agent_message_text(event["text"]))
+            updates.append(message_chunk(event["text"], run_id, event.get("turn")))
         elif kind == "thinkingDelta" and isinstance(event.get("text"), str) and event["text"]:
             updates.append(update_agent_thought_text(event["text"]))
         elif kind == "toolCall" and isinstance(event.get("id"), str):

@@ -200,6 +200,11 @@ class TerminalUI:
         self._live: Live | None = None
         self._ticker: asyncio.TimerHandle | None = None
         self._blocks_printed = False  # a block of the model's current text is printed
+        # The model turn (`textDelta.turn`) whose text was shown last, None once something
+        # else was printed after it: text of a later turn starts a paragraph of its own.
+        self._text_turn: int | None = None
+        self._turn_break = False  # a later turn began: its first visible text breaks first
+        self._newlines = 0  # without a live region: how many newlines the text ends in (to 2)
         # The tool call just printed (name, summary): an approval of it does not repeat it.
         self._last_call: tuple[str, str] | None = None
         # What is happening now, shown with a spinner and its seconds in the live region.
@@ -319,6 +324,7 @@ class TerminalUI:
             for console in {id(c): c for c in (self._asking_on, self.console)}.values():
                 console.file.write("\n")
                 console.file.flush()
+        self._text_turn, self._turn_break, self._newlines = None, False, 0
         if not self.partial:
             self._blocks_printed = False
             return
@@ -338,12 +344,26 @@ class TerminalUI:
         self.console.print(render.markdown(markdown))
         self._blocks_printed = True
 
-    def text(self, delta: str) -> None:
+    def text(self, delta: str, turn: int | None = None) -> None:
+        """Stream the model's text; `turn` (the server's, when it says) tells two model turns
+        apart, so that a later turn's text never runs on from an earlier one's."""
         self.streamed_text = True
+        if turn is not None:
+            if self._text_turn is not None and turn != self._text_turn:
+                self._turn_break = True
+            self._text_turn = turn
+        if self._turn_break:
+            delta = delta.lstrip("\n")  # the paragraph break is ours: no blank lines on top
+            if not delta:
+                return  # nothing to show yet: no empty paragraph
+            self._turn_break = False
+            self._new_paragraph()
         if self._live is None:
             self.console.file.write(render.visible(delta))
             self.console.file.flush()
             self.partial = (self.partial + delta).rsplit("\n", 1)[-1]
+            ends = len(delta) - len(delta.rstrip("\n"))
+            self._newlines = min(2, self._newlines + ends if ends == len(delta) else ends)
             return
         self.partial += delta
         done, rest = render.complete_blocks(self.partial)
@@ -351,6 +371,18 @@ class TerminalUI:
             self.partial = rest
             self._print_blocks(done)
         self._refresh()
+
+    def _new_paragraph(self) -> None:
+        """End the earlier turn's text as a paragraph: its last block printed, the next one
+        below a blank line (as between two blocks of one text)."""
+        if self._live is None:
+            self.console.file.write("\n" * (2 - self._newlines))
+            self.console.file.flush()
+            self.partial, self._newlines = "", 2
+            return
+        if self.partial.strip():
+            self._print_blocks(self.partial)
+        self.partial = ""
 
     def header(self, workspace: str, prompt: str, *, mode: str) -> None:
         self.print(
@@ -392,7 +424,8 @@ class TerminalUI:
         kind = event.get("type")
         if kind == "textDelta" and isinstance(event.get("text"), str):
             self.set_activity("the model is writing")
-            self.text(event["text"])
+            turn = event.get("turn")
+            self.text(event["text"], turn if isinstance(turn, int) else None)
         elif kind == "toolCall":
             self._tool_call(event)
         elif kind == "toolResult":

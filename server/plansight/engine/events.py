@@ -91,6 +91,9 @@ class RunStarted:
 @dataclass(frozen=True)
 class TextDelta:
     text: str
+    # The run's model turn the text belongs to (every model request of the run counts, from
+    # 1): a client starts a new paragraph where it changes. An optional field on the wire.
+    turn: int | None = None
     type: str = "textDelta"
 
 

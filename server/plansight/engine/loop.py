@@ -153,6 +153,7 @@ class AgentLoop:
             max_rounds=self.max_rounds, plan_features=self.plan_features, nudges=self.nudges
         )
         self._reminding = False
+        self._turn = 0  # the run's model requests so far: the `turn` of its text
         try:
             if self.prepare is not None:
                 await self.prepare()
@@ -305,8 +306,11 @@ class AgentLoop:
                 raise
 
     async def _model_round(self) -> ModelTurn:
+        self._turn += 1
+        turn = self._turn
+
         def on_text(text: str) -> None:
-            self.events.emit(TextDelta(text))
+            self.events.emit(TextDelta(text, turn))
 
         previews: dict[str, PreviewStream | None] = {}
 

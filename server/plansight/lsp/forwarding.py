@@ -1,7 +1,8 @@
 """Engine events → the editor: `plansight/todos`, `plansight/scratchpad` and `plansight/event`.
 
-Text chunks that arrive together go out as one `textDelta` (sent on the next turn of the event
-loop, or before any other event, so the order is kept). `toolInputDelta` is sent only to a
+Text chunks of one model turn that arrive together go out as one `textDelta` with that turn
+(sent on the next turn of the event loop, or before any other event or another turn's text, so
+the order is kept and two turns' text is never one delta). `toolInputDelta` is sent only to a
 client that asked for it: it costs a notification per streamed chunk. `setup` subscribes
 the forwarder to a session's events; `send_state` tells a client the plan and scratchpad as
 they are (a stored session, loaded).
@@ -49,9 +50,13 @@ class EventForwarder:
         self.notify = notify
         self.tool_input = tool_input
         self._pending_text: list[str] = []
+        self._pending_turn: int | None = None
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextDelta):
+            if self._pending_text and event.turn != self._pending_turn:
+                self.flush()
+            self._pending_turn = event.turn
             if not self._pending_text:
                 asyncio.get_running_loop().call_soon(self.flush)
             self._pending_text.append(event.text)
@@ -70,4 +75,4 @@ class EventForwarder:
         if self._pending_text:
             text = "".join(self._pending_text)
             self._pending_text.clear()
-            self.notify(EVENT, event_payload(TextDelta(text)))
+            self.notify(EVENT, event_payload(TextDelta(text, self._pending_turn)))

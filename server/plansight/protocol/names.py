@@ -237,7 +237,7 @@ class EventSpec:
 
 EVENTS: tuple[EventSpec, ...] = (
     EventSpec("runStarted", "prompt, mode?, todoId?", 1, True),
-    EventSpec("textDelta", "text", 1, True),
+    EventSpec("textDelta", "text, turn?", 1, True),
     EventSpec("toolCall", "id, name, input, summary?", 1, True),
     EventSpec("toolResult", "id, name, isError, summary", 1, True),
     EventSpec("reminder", "text, level, rounds", 1, True),

@@ -8,9 +8,10 @@ cut short by a full disk, or damaged otherwise, is skipped when the log is read)
     {"run": 7, "startedAt": "2026-12-01T09:30:00Z", "event": {"type": "runStarted", ...}}
     {"run": 7, "event": {"type": "textDelta", "text": "…"}}
 
-Consecutive `textDelta`s (and `thinkingDelta`s) are merged: gathered in memory and written as
-one record when another event comes, at the end of the run, or once they pass a size; records
-that still follow each other are merged again when read, so the history shows one per stretch.
+Consecutive `textDelta`s (and `thinkingDelta`s) of one model turn (the same optional `turn`) are
+merged: gathered in memory and written as one record when another event or turn comes, at the
+end of the run, or once they pass a size; records that still follow each other are merged again
+when read, so the history shows one per stretch, and two turns' text stays two.
 Every other payload is kept as it was sent (PROTOCOL.md: "the stored `plansight/event`
 payloads", only `toolInputDelta`s left out), `planDraft` and `checkpoint` included; a run's
 `checkpoint` events come before its `runFinished`. Events outside a run are not part of any
@@ -100,13 +101,22 @@ def cut_long_strings(value: Any, limit: int) -> Any:
     return value
 
 
+def merges_with(last: dict[str, Any] | None, event: dict[str, Any]) -> bool:
+    """Whether `event` continues `last`: deltas of the same kind and the same model turn."""
+    return (
+        last is not None
+        and event.get("type") in MERGED
+        and last.get("type") == event.get("type")
+        and last.get("turn") == event.get("turn")
+        and isinstance(event.get("text"), str)
+    )
+
+
 def merge_into(events: list[dict[str, Any]], event: dict[str, Any]) -> None:
-    """Append `event`, merging it into the last one when both are deltas of the same kind."""
-    kind = event.get("type")
+    """Append `event`, merging it into the last one when it continues it (`merges_with`)."""
     last = events[-1] if events else None
-    text = event.get("text")
-    if kind in MERGED and last is not None and last.get("type") == kind and isinstance(text, str):
-        last["text"] = f"{last.get('text', '')}{text}"
+    if last is not None and merges_with(last, event):
+        last["text"] = f"{last.get('text', '')}{event['text']}"
     else:
         events.append(dict(event))
 
@@ -174,11 +184,11 @@ class RunHistory:
             return  # not part of a run
         merge_into(current.events, event)
         if kind in MERGED and isinstance(event.get("text"), str):
-            if self._pending is not None and self._pending.get("type") == kind:
+            if self._pending is not None and merges_with(self._pending, event):
                 self._pending["text"] += event["text"]
             else:
                 self._write_pending()
-                self._pending = {"type": kind, "text": event["text"]}
+                self._pending = dict(event)
             if len(self._pending["text"]) >= self.flush_text_at:
                 self._write_pending()  # a long answer is not all lost to a kill -9
             return

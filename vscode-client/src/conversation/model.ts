@@ -22,6 +22,9 @@ export interface TextEntry {
   kind: 'text';
   id: string;
   text: string;
+  /** The model turn the text is of (`textDelta.turn`, from this server): a later turn's text
+   * is an entry of its own, never run on from the earlier one's. */
+  turn?: number;
 }
 export interface ThinkingEntry {
   kind: 'thinking';
@@ -306,9 +309,11 @@ export class ConversationModel {
       case 'runStarted':
         this.startRun(str(event['prompt']) ?? '');
         return;
-      case 'textDelta':
-        this.appendText('text', str(event['text']) ?? '');
+      case 'textDelta': {
+        const turn = event['turn'];
+        this.appendText('text', str(event['text']) ?? '', typeof turn === 'number' ? turn : undefined);
         return;
+      }
       case 'thinkingDelta':
         this.appendText('thinking', str(event['text']) ?? '');
         return;
@@ -429,15 +434,19 @@ export class ConversationModel {
     this.push(run, { kind: 'user', id: this.nextId('user'), prompt: parsePrompt(prompt) });
   }
 
-  private appendText(kind: 'text' | 'thinking', text: string): void {
+  /** Text continues the last entry of its kind, unless it is of another model turn. */
+  private appendText(kind: 'text' | 'thinking', text: string, turn?: number): void {
     if (!text) {
       return;
     }
     const run = this.target();
     const last = run.entries[run.entries.length - 1];
-    if (last && last.kind === kind) {
+    const otherTurn = last?.kind === 'text' && turn !== undefined && last.turn !== undefined && last.turn !== turn;
+    if (last && last.kind === kind && !otherTurn) {
       last.text += text;
       this.changed(run, last);
+    } else if (kind === 'text') {
+      this.push(run, { kind, id: this.nextId(kind), text, ...(turn !== undefined ? { turn } : {}) });
     } else {
       this.push(run, { kind, id: this.nextId(kind), text });
     }
@@ -457,8 +466,9 @@ export class ConversationModel {
 
   /**
    * The final answer is the last turn's text; with no event between two turns (the run asked
-   * the model once more at its end) their text arrived as one stretch: split it there, so
-   * each turn is its own paragraph and the answer is not repeated under the result.
+   * the model once more at its end) and no `turn` on the deltas (a server that does not send
+   * it), their text arrived as one stretch: split it there, so each turn is its own paragraph
+   * and the answer is not repeated under the result.
    */
   private splitFinalTurn(run: Run, entry: TextEntry, answer: string): TextEntry {
     const final = answer.trim();
