@@ -250,6 +250,9 @@ async def test_a_newline_in_a_file_name_is_listed_and_found_as_one_file(root: Pa
     in_it = await call(ctx, "grep", pattern="pin", path=entry)
     assert in_it.content == f"{entry}:1:pin"
     assert (await call(ctx, "list_files", pattern="new*")).content == entry
+    rewrite = await call(ctx, "write_file", path=entry, content="over\n")
+    assert not rewrite.is_error and (root / name).read_text() == "over\n", rewrite.content
+    assert sorted(p.name for p in root.iterdir()) == ["README.md", name]
 
 
 # ----- symbolic link loops ----------------------------------------------------------------------

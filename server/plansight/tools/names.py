@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import re
 
-# What makes a name shown quoted; a leading quote too, so that a quoted name is never a file's.
+# What makes a name shown quoted; a leading quote too, so that a name shown in quotes always
+# means the name its JSON encodes.
 _NEEDS_QUOTES = re.compile('[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]|^"')
 # What json.dumps(ensure_ascii=False) leaves as it is but a line splitter may act on.
 _LEFT_RAW_BY_JSON = re.compile("[\x7f-\x9f\u2028\u2029]")

@@ -72,8 +72,8 @@ _RG_CHUNK = 1 << 18
 # in force (rg's --glob re-includes ignored files that match it).
 _RG_GLOB_TYPE = "plansightglob"
 PROTECTED_MARK = " (protected)"
-# The one kind of line rg writes in grep's output that is no match: `path: ...`, the path
-# without the NUL that --null puts after it elsewhere.
+# The only lines rg writes in grep's output besides matches: its notes on a binary file,
+# `path: binary file matches (...)`, with no NUL after the path (--null puts one elsewhere).
 _RG_BINARY_MESSAGE = re.compile(
     r": (?:binary file matches|WARNING: stopped searching binary file after match) "
     r"\(found .* byte around offset \d+\)\Z",
@@ -131,7 +131,7 @@ class _Lines:
         self._add([line for line in map(accept, _grep_records(text)) if line is not None], None)
 
     def _add(self, lines: list[str], size_of_all: int | None) -> None:
-        """`size_of_all`: what all of `lines` count together, when known (see below)."""
+        """`size_of_all`: what `lines` count together (see below), when the caller knows it."""
         if len(lines) > self.count_limit - self.total:
             lines = lines[: self.count_limit - self.total]
             size_of_all = None
@@ -426,13 +426,14 @@ async def _grep(
     """rg's matches of `pattern`, the protected files neither searched nor shown."""
     protected = ctx.workspace.protected
     secret_file = protected.walked()
-    shown: dict[str, str | None] = {}  # each path's name as shown; None: not to be shown
+    # Each path's name as shown, once looked at: None when it is not to be shown.
+    shown: dict[str, str | None] = {}
 
     def name_of(path: str) -> str | None:
         path = _clean_path(path)
         if allowed is not None and path not in allowed:
             return None  # matched only because --glob overrides .gitignore
-        name = shown.get(path, "")
+        name = shown.get(path, "")  # "": not looked at yet (no name is empty)
         if name == "":
             # rg follows no link but the target named: that one is checked as a whole.
             secret = secret_file(path) or (path == target.relative and protected.protects(path))
@@ -445,9 +446,12 @@ async def _grep(
         path, sep, rest = record.partition("\0")
         if sep:
             name = name_of(path)
+            if name is None:
+                return None
             # As read_file shows lines: without the CR of a CRLF line ending. (rg itself leaves
             # a UTF-8 byte order mark out.)
-            return None if name is None else f"{name}:{rest.removesuffix(chr(13))}"
+            rest = rest.removesuffix("\r")
+            return f"{name}:{rest}"
         message = _RG_BINARY_MESSAGE.search(record)
         if message is None:
             return record  # nothing rg is known to write: shown as it is
