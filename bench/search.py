@@ -25,7 +25,7 @@ from plansight.plan.plan import Plan
 from plansight.plan.scratchpad import Scratchpad
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
-from plansight.tools.search import RG_COMMON, RG_GREP, rg_executable
+from plansight.tools.search import RG_FILES, RG_GREP, rg_executable
 from plansight.workspace.access import Workspace
 
 FILES = 50_000
@@ -33,7 +33,7 @@ REPEATS = 9
 GOAL = 1.2
 
 # What the tools pass rg: the same flags, so that the work is the same.
-COMMON = RG_COMMON
+LIST = RG_FILES
 GREP = RG_GREP
 
 
@@ -58,14 +58,14 @@ CASES = (
         "list_files, whole tree",
         "list_files",
         MappingProxyType({}),
-        (*COMMON, "--files", "--", "."),
+        (*LIST, "--", "."),
     ),
     Case(
         "list_files pattern '*.py'",
         "list_files",
         MappingProxyType({"pattern": "*.py"}),
-        (*COMMON, "--files", *PY_TYPE, "--", "."),
-        (*COMMON, "--files", "--glob", "*.py", "--", "."),
+        (*LIST, *PY_TYPE, "--", "."),
+        (*LIST, "--glob", "*.py", "--", "."),
     ),
     Case(
         "grep rare match (3 files)",

@@ -229,11 +229,6 @@ async def test_odd_names_can_be_written_read_edited_listed_and_searched(root: Pa
         assert f"{name}:1:pin for {name!r}" in found.content.split("\n"), (name, found.content)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="list_files and grep read rg's output line by line, so a file name holding a newline "
-    "comes out as two bogus entries; list_files needs rg --null, grep a NUL-aware reader",
-)
 async def test_a_newline_in_a_file_name_is_listed_and_found_as_one_file(root: Path) -> None:
     ctx = make_ctx(root)
     name = "new\nline.txt"
@@ -241,8 +236,23 @@ async def test_a_newline_in_a_file_name_is_listed_and_found_as_one_file(root: Pa
     listing = await call(ctx, "list_files")
     # One entry for the file, written so that the model can pass it back.
     assert len(listing.content.split("\n")) == 2, listing.content
+    entry = '"new\\nline.txt"'  # as a JSON string: one line, and the name it encodes
+    assert listing.content.split("\n") == ["README.md", entry], listing.content
     found = await call(ctx, "grep", pattern="needle")
     assert found.content.count("needle") == 1 and "./" not in found.content, found.content
+    assert found.content == f"{entry}:1:needle"
+    # The entry as listed reaches the file, for reading, editing and searching.
+    read = await call(ctx, "read_file", path=entry)
+    assert (read.is_error, read.content) == (False, "     1\tneedle")
+    edit = await call(ctx, "edit_file", path=entry, old_text="needle", new_text="pin")
+    assert not edit.is_error, edit.content
+    assert (root / name).read_text() == "pin\n"
+    in_it = await call(ctx, "grep", pattern="pin", path=entry)
+    assert in_it.content == f"{entry}:1:pin"
+    assert (await call(ctx, "list_files", pattern="new*")).content == entry
+    rewrite = await call(ctx, "write_file", path=entry, content="over\n")
+    assert not rewrite.is_error and (root / name).read_text() == "over\n", rewrite.content
+    assert sorted(p.name for p in root.iterdir()) == ["README.md", name]
 
 
 # ----- symbolic link loops ----------------------------------------------------------------------

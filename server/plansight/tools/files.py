@@ -24,6 +24,7 @@ from plansight.tools.describe import (
     n_lines,
 )
 from plansight.tools.errors import ToolError
+from plansight.tools.names import given_path
 from plansight.tools.registry import (
     OUTPUT_MAX_BYTES,
     Tool,
@@ -46,7 +47,7 @@ DIFF_MAX_LINES = 120
 
 
 async def read_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
-    path = require_str(tool_input, "path", allow_empty=False)
+    path = given_path(require_str(tool_input, "path", allow_empty=False))
     offset = optional_int(tool_input, "offset", minimum=1) or 1
     limit = optional_int(tool_input, "limit", minimum=1)
     count = min(limit or READ_MAX_LINES, READ_MAX_LINES)
@@ -246,7 +247,7 @@ async def _propose(
 
 
 async def write_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
-    path = require_str(tool_input, "path", allow_empty=False)
+    path = given_path(require_str(tool_input, "path", allow_empty=False))
     content = require_str(tool_input, "content")
     with workspace_errors():
         base = await ctx.workspace.begin_edit(path)
@@ -347,7 +348,7 @@ def _numbered(lines: list[str], start: int, end: int, max_lines: int = 12) -> st
 
 
 async def edit_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
-    path = require_str(tool_input, "path", allow_empty=False)
+    path = given_path(require_str(tool_input, "path", allow_empty=False))
     old = require_str(tool_input, "old_text")
     new = require_str(tool_input, "new_text")
     if not old:

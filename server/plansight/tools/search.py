@@ -4,6 +4,11 @@ Both honour .gitignore (inside a git repository or not) and never follow symboli
 the workspace: rg does the walking, this module keeps the first lines within the output limits,
 counts the rest, and stops rg once it has counted enough.
 
+A file's name may hold a newline (git allows it): rg lists names each ending in NUL, and in
+grep's output the name ends at a NUL, its line at the newline after it. Names are shown as
+`tools/names.py` writes them (one holding a control character as a JSON string), a form
+read_file, edit_file and these tools' own `path` take back.
+
 Protected files (secrets, workspace/secrets.py): list_files names them with ` (protected)`;
 grep never searches them (rg is given their patterns as an ignore file, and every line of its
 output is checked again, so no line of one can reach the model) and says how many protected
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -27,6 +33,7 @@ from pathspec import GitIgnoreSpec
 
 from plansight.tools.context import ToolContext, workspace_errors
 from plansight.tools.errors import ToolError
+from plansight.tools.names import given_path, shown_name
 from plansight.tools.registry import (
     OUTPUT_MAX_BYTES,
     Tool,
@@ -43,6 +50,8 @@ GREP_COUNT_LIMIT = 10_000  # stop rg after this many matching lines; the count i
 LIST_COUNT_LIMIT = 200_000
 
 RG_COMMON = ("--no-config", "--no-require-git", "--hidden", "--glob", "!.git")
+# How the tools ask rg for a listing: each name ends in NUL, as a name may hold a newline.
+RG_FILES = (*RG_COMMON, "--files", "--null")
 # How grep asks rg for matches (the benchmark runs rg with the same flags).
 RG_GREP = (
     *RG_COMMON,
@@ -63,6 +72,13 @@ _RG_CHUNK = 1 << 18
 # in force (rg's --glob re-includes ignored files that match it).
 _RG_GLOB_TYPE = "plansightglob"
 PROTECTED_MARK = " (protected)"
+# The only lines rg writes in grep's output besides matches: its notes on a binary file,
+# `path: binary file matches (...)`, with no NUL after the path (--null puts one elsewhere).
+_RG_BINARY_MESSAGE = re.compile(
+    r": (?:binary file matches|WARNING: stopped searching binary file after match) "
+    r"\(found .* byte around offset \d+\)\Z",
+    re.DOTALL,
+)
 
 
 def rg_executable() -> str:
@@ -85,7 +101,7 @@ class _RgOutput:
 
 
 class _Lines:
-    """rg's output lines as they come: the first ones kept within limits, all counted."""
+    """rg's output records as they come: the first ones kept within limits, all counted."""
 
     def __init__(self, keep: int, keep_bytes: int, count_limit: int) -> None:
         self.keep = keep
@@ -99,22 +115,31 @@ class _Lines:
     def full(self) -> bool:
         return self.total >= self.count_limit
 
-    def add(self, data: bytes, accept: Callable[[str], str | None] | None) -> None:
-        """Whole lines of output (each ending in a newline, but perhaps the very last)."""
+    def add_names(self, data: bytes) -> None:
+        """Whole names of a listing (each ending in NUL, but perhaps the very last)."""
+        text = data.decode("utf-8", errors="replace")
+        if not text.endswith("\0"):
+            text += "\0"
+        self._add(text[:-1].split("\0"), len(text))
+
+    def add_records(self, data: bytes, accept: Callable[[str], str | None]) -> None:
+        """Whole records of grep's output (each ending in a newline, but perhaps the very last),
+        each mapped by `accept` to the line to show, or None to drop it."""
         text = data.decode("utf-8", errors="replace")
         if not text.endswith("\n"):
             text += "\n"
-        lines = text[:-1].split("\n")
-        if accept is not None:
-            lines = [line for line in map(accept, lines) if line is not None]
+        self._add([line for line in map(accept, _grep_records(text)) if line is not None], None)
+
+    def _add(self, lines: list[str], size_of_all: int | None) -> None:
+        """`size_of_all`: what `lines` count together (see below), when the caller knows it."""
         if len(lines) > self.count_limit - self.total:
             lines = lines[: self.count_limit - self.total]
+            size_of_all = None
         self.total += len(lines)
         if len(self.kept) >= self.keep:
             return
-        # Each line counts its length and a newline: len(text) when all of them are here.
-        whole = accept is None and not self.full
-        size = len(text) if whole else sum(map(len, lines)) + len(lines)
+        # Each line counts its length and a newline (its separator).
+        size = size_of_all if size_of_all is not None else sum(map(len, lines)) + len(lines)
         if len(self.kept) + len(lines) <= self.keep and self.size + size <= self.keep_bytes:
             self.kept.extend(lines)
             self.size += size
@@ -128,6 +153,38 @@ class _Lines:
                 return
 
 
+def _grep_records(text: str) -> list[str]:
+    """grep's output (ending in a newline) cut into records: `path NUL line`, or rg's message
+    about a binary file (no NUL). A path may hold a newline, so a line without NUL that is no
+    message is the start of the next record."""
+    lines = text[:-1].split("\n")
+    if text.count("\0") == len(lines):
+        return lines  # a NUL on every line (neither paths nor lines hold one): the usual case
+    records: list[str] = []
+    start: str | None = None  # a path so far, up to a newline in it
+    for line in lines:
+        if start is not None:
+            line = f"{start}\n{line}"
+            start = None
+        if "\0" in line or _RG_BINARY_MESSAGE.search(line):
+            records.append(line)
+        else:
+            start = line
+    if start is not None:
+        records.append(start)  # rg's output ended there
+    return records
+
+
+def _grep_records_end(data: bytes) -> int:
+    """Where the last record of grep's output known to be whole ends in `data` (0: none yet).
+    What follows it may be a path holding a newline, not yet ended by its NUL."""
+    cut = data.rfind(b"\n") + 1
+    if data.count(b"\0", 0, cut) == data.count(b"\n", 0, cut):
+        return cut  # every line is a record (see _grep_records)
+    last = data.rfind(b"\0", 0, cut)
+    return data.find(b"\n", last) + 1 if last >= 0 else 0
+
+
 async def _run_rg(
     args: list[str],
     cwd: Path,
@@ -137,10 +194,12 @@ async def _run_rg(
     count_limit: int,
     accept: Callable[[str], str | None] | None = None,
 ) -> _RgOutput:
-    """Run rg (never through a shell); keep its first lines, count the rest, kill it if need be.
+    """Run rg (never through a shell); keep its first records, count the rest, kill it if need
+    be.
 
-    `accept` maps each output line to the line to show, or None to drop it; without it every
-    line is kept as it is.
+    With `accept`, the output is grep's (`RG_GREP`), and `accept` maps each record to the line to
+    show, or None to drop it; without it, the output is a listing (`RG_FILES`), each name kept
+    as it is.
     """
     proc = await asyncio.create_subprocess_exec(
         rg_executable(),
@@ -157,28 +216,28 @@ async def _run_rg(
     try:
         if accept is None:
             # A listing: take the bytes as fast as rg writes them (a slow reader stalls rg on a
-            # full pipe), counting newlines to stop it at the limit; split them once at the end.
+            # full pipe), counting names to stop it at the limit; split them once at the end.
             chunks: list[bytes] = []
-            newlines = 0
-            while newlines < count_limit and (chunk := await proc.stdout.read(_RG_CHUNK)):
+            names = 0
+            while names < count_limit and (chunk := await proc.stdout.read(_RG_CHUNK)):
                 chunks.append(chunk)
-                newlines += chunk.count(b"\n")
+                names += chunk.count(b"\0")
             if chunks:
-                out.add(b"".join(chunks), None)
+                out.add_names(b"".join(chunks))
         else:
-            # Lines in large chunks, decoded and split at once, not one await per line.
+            # Records in large chunks, decoded and split at once, not one await per record.
             pending = b""
             while not out.full:
                 chunk = await proc.stdout.read(_RG_CHUNK)
                 if not chunk:
                     if pending:
-                        out.add(pending, accept)
+                        out.add_records(pending, accept)
                     break
                 data = pending + chunk
-                cut = data.rfind(b"\n") + 1
+                cut = _grep_records_end(data)
                 pending = data[cut:]
                 if cut:
-                    out.add(data[:cut], accept)
+                    out.add_records(data[:cut], accept)
         if out.full:
             with suppress(ProcessLookupError):
                 proc.kill()
@@ -204,16 +263,17 @@ def _clean_path(path: str) -> str:
 
 
 def _search_target(ctx: ToolContext, path: str | None, *, shareable: bool = False) -> WorkspacePath:
+    name = given_path(path or ".")
     with workspace_errors():
         if shareable:  # grep: a protected file or folder named as the target is refused
-            target = ctx.workspace.resolve_shareable(path or ".")
+            target = ctx.workspace.resolve_shareable(name)
         else:
-            target = ctx.workspace.resolve(path or ".")
+            target = ctx.workspace.resolve(name)
     if not target.path.exists():
-        raise ToolError(f"{target.relative} does not exist.")
+        raise ToolError(f"{shown_name(target.relative)} does not exist.")
     if not (target.path.is_dir() or target.path.is_file()):
         # rg would wait forever on a FIFO named explicitly.
-        raise ToolError(f"{target.relative} is not a regular file or folder.")
+        raise ToolError(f"{shown_name(target.relative)} is not a regular file or folder.")
     return target
 
 
@@ -238,7 +298,7 @@ async def _listed_files(target: WorkspacePath, root: Path, selection: list[str])
     # Without a path rg lists the folder it runs in, with no "./" before each name to strip.
     where = [] if target.relative == "." else ["--", target.relative]
     out = await _run_rg(
-        [*RG_COMMON, "--files", *selection, *where],
+        [*RG_FILES, *selection, *where],
         root,
         keep=LIST_COUNT_LIMIT,
         keep_bytes=1 << 30,
@@ -275,12 +335,13 @@ async def list_files(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     size = 0
     protected = ctx.workspace.protected.walked()
     for name in ordered[:LIST_MAX_FILES]:
+        entry = shown_name(name)
         if protected(name):
-            name += PROTECTED_MARK
-        if size + len(name) + 1 > OUTPUT_MAX_BYTES:
+            entry += PROTECTED_MARK
+        if size + len(entry) + 1 > OUTPUT_MAX_BYTES:
             break
-        shown.append(name)
-        size += len(name) + 1
+        shown.append(entry)
+        size += len(entry) + 1
     if len(shown) < len(ordered):
         at_least = "at least " if len(ordered) >= LIST_COUNT_LIMIT else ""
         shown.append(
@@ -365,28 +426,37 @@ async def _grep(
     """rg's matches of `pattern`, the protected files neither searched nor shown."""
     protected = ctx.workspace.protected
     secret_file = protected.walked()
-    seen: dict[str, bool] = {}
+    # Each path's name as shown, once looked at: None when it is not to be shown.
+    shown: dict[str, str | None] = {}
 
-    def accept(line: str) -> str | None:
-        # --null puts a NUL after the path, so paths containing ':' parse safely.
-        path, sep, rest = line.partition("\0")
-        if not sep:
-            return line  # a message from rg, e.g. about a binary file
+    def name_of(path: str) -> str | None:
         path = _clean_path(path)
         if allowed is not None and path not in allowed:
             return None  # matched only because --glob overrides .gitignore
-        secret = seen.get(path)
-        if secret is None:
+        name = shown.get(path, "")  # "": not looked at yet (no name is empty)
+        if name == "":
             # rg follows no link but the target named: that one is checked as a whole.
-            secret = seen[path] = secret_file(path) or (
-                path == target.relative and protected.protects(path)
-            )
-        if secret:
-            return None  # rg's ignore file left it out, unless a .gitignore re-included it
-        # As read_file shows lines: without the CR of a CRLF line ending. (rg itself leaves a
-        # UTF-8 byte order mark out.)
-        rest = rest.removesuffix("\r")
-        return f"{path}:{rest}"
+            secret = secret_file(path) or (path == target.relative and protected.protects(path))
+            # A protected file: rg's ignore file left it out, unless a .gitignore re-included it.
+            name = shown[path] = None if secret else shown_name(path)
+        return name
+
+    def accept(record: str) -> str | None:
+        # --null puts a NUL after the path, so paths holding ':' or a newline parse safely.
+        path, sep, rest = record.partition("\0")
+        if sep:
+            name = name_of(path)
+            if name is None:
+                return None
+            # As read_file shows lines: without the CR of a CRLF line ending. (rg itself leaves
+            # a UTF-8 byte order mark out.)
+            rest = rest.removesuffix("\r")
+            return f"{name}:{rest}"
+        message = _RG_BINARY_MESSAGE.search(record)
+        if message is None:
+            return record  # nothing rg is known to write: shown as it is
+        name = name_of(record[: message.start()])
+        return None if name is None else name + record[message.start() :]
 
     ignore_file = await asyncio.to_thread(_write_ignore_file, protected.patterns())
     try:
@@ -430,7 +500,7 @@ async def _protected_count(
             globs += ["--glob", pattern, "--glob", f"{pattern.lstrip('/')}/**"]
     where = [] if target.relative == "." else ["--", target.relative]
     out = await _run_rg(
-        [*RG_COMMON, "--files", *globs, *where],
+        [*RG_FILES, *globs, *where],
         root,
         keep=LIST_COUNT_LIMIT,
         keep_bytes=1 << 26,
