@@ -45,6 +45,8 @@ def _plansight_bench_record():
     argv = sys.argv
     if argv and "plansight" in argv[0] and len(argv) > 1:
         kind = "plansight " + argv[1]
+    elif argv[:1] == ["-c"] and argv[1:2] in (["lsp"], ["acp"]):
+        kind = "plansight " + argv[1]  # the eval kit starts its own package's server so
     elif "pytest" in sys.modules and argv[:1] == ["-c"]:
         kind = "pytest worker"  # xdist's, started by execnet
     elif "pytest" in sys.modules:

@@ -41,6 +41,8 @@ def test_a_plansight_command_is_named_by_its_sub_command(tmp_path: Path) -> None
     assert record[0] == "plansight lsp"
     (record,) = run_recorded(tmp_path, "-c", "pass")
     assert record[0] == "other Python"
+    (record,) = run_recorded(tmp_path, "-c", "pass", "lsp")  # as eval/attempt.py starts one
+    assert record[0] == "plansight lsp"
 
 
 def test_without_the_log_named_nothing_is_recorded(tmp_path: Path) -> None:

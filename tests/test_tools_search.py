@@ -209,12 +209,6 @@ async def test_grep_never_shows_a_protected_file_under_a_name_holding_a_newline(
     assert "TOKEN" not in found.content and found.content.startswith("No matches."), found.content
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="workspace/secrets.py matches names with pathspec, whose patterns stop at a newline "
-    "('.+' in '**/.env'), so a\\nb/.env is not protected: listed unmarked, read_file reads it "
-    "(rg's own ignore file still keeps it out of grep)",
-)
 async def test_a_protected_file_under_a_name_holding_a_newline_is_protected(ws: Path) -> None:
     (ws / "a\nb").mkdir()
     (ws / "a\nb" / ".env").write_text("TOKEN=needle\n")

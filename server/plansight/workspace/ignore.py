@@ -35,7 +35,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 log = logging.getLogger(__name__)
 
@@ -115,17 +114,25 @@ class _Patterns:
         spec = GitIgnoreSpec.from_lines(lines, backend="simple")
         # Newest first: the first match found is the last in the list. Comments and blank
         # lines compile to patterns that decide nothing (include None).
-        self.patterns: tuple[GitIgnoreSpecPattern, ...] = tuple(
-            p for p in reversed(spec.patterns) if p.include is not None
+        self.patterns: tuple[tuple[re.Pattern[str], bool], ...] = tuple(
+            (spanning_lines(p.regex), bool(p.include))
+            for p in reversed(spec.patterns)
+            if p.include is not None and p.regex is not None
         )
 
     def decide(self, path: str, is_dir: bool) -> bool | None:
         """True: excluded, False: re-included (`!`), None: no pattern matches `path` itself."""
-        for pattern in self.patterns:
-            assert pattern.regex is not None
-            if _matches_itself(pattern.regex, path, is_dir):
-                return bool(pattern.include)
+        for regex, include in self.patterns:
+            if _matches_itself(regex, path, is_dir):
+                return include
         return None
+
+
+def spanning_lines(regex: re.Pattern[str]) -> re.Pattern[str]:
+    """pathspec's expression with `.` matching a newline too: its `.+/` (of `**/`) and `/.*`
+    (below a folder) stand for any characters, and a name may hold a newline (`a\nb/.env`
+    is as protected as `ab/.env`)."""
+    return re.compile(regex.pattern, regex.flags | re.DOTALL)
 
 
 def _matches_itself(regex: re.Pattern[str], path: str, is_dir: bool) -> bool:

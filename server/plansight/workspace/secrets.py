@@ -226,7 +226,8 @@ def _any_pattern(lines: list[str]) -> re.Pattern[str]:
     if not found:
         return re.compile(r"(?!)")
     # The folder mark's named group may appear once only: unnamed in the union.
-    return re.compile("|".join(f"(?:{x.replace('(?P<ps_d>', '(?:')})" for x in found))
+    # (DOTALL as PathRules reads them: `.` stands for any character, a newline too.)
+    return re.compile("|".join(f"(?:{x.replace('(?P<ps_d>', '(?:')})" for x in found), re.DOTALL)
 
 
 def _outside_secret(real: Path) -> bool:
