@@ -406,3 +406,10 @@ def test_an_image_or_an_empty_prompt_is_refused_with_a_reason() -> None:
         prompt_text([image_block("aGk=", "image/png")])
     with pytest.raises(RequestError, match="empty"):
         prompt_text([text_block("   ")])
+
+
+def test_a_name_the_model_passes_back_quoted_is_located_at_the_file_itself() -> None:
+    # list_files shows "new\nline.txt" as a JSON string; the model passes that form back.
+    call = ToolCall("t9", "read_file", {"path": '"new\\nline.txt"'}, "new line")
+    (started, *_rest) = event_updates(ROOT, call)
+    assert wire(started)["locations"] == [{"path": f"{ROOT}/new\nline.txt", "line": 1}]

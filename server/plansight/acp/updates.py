@@ -59,6 +59,7 @@ from plansight.engine.events import (
 )
 from plansight.engine.hooks import EditProposal
 from plansight.plan.plan import TodoState
+from plansight.tools.names import given_path
 
 Update = (
     AgentMessageChunk
@@ -172,7 +173,7 @@ def tool_title(name: str, tool_input: Mapping[str, Any], summary: str | None = N
 
 def tool_locations(root: Path, name: str, tool_input: Mapping[str, Any]) -> list[ToolCallLocation]:
     """Where the call reads or writes, as an absolute path (and line where it has one)."""
-    path = _text(tool_input, "path")
+    path = given_path(_text(tool_input, "path"))  # a name the model saw quoted is the file
     if not path or name not in ("read_file", "write_file", "edit_file", "list_files", "grep"):
         return []
     absolute = str(root / path) if not Path(path).is_absolute() else path
