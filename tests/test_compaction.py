@@ -273,3 +273,19 @@ def test_fallback_summary_lists_the_calls() -> None:
     text = fallback_summary(session(4))
     assert 'read_file {"path":"src/m0.py"}' in text and "write_scratchpad" in text
     assert "no tools" in fallback_summary([{"role": "user", "content": "hi"}])
+
+
+def test_an_image_is_estimated_as_an_image_however_long_its_base64_is() -> None:
+    from plansight.engine.compaction.rules import IMAGE_TOKENS, estimate_tokens
+
+    source = {"type": "base64", "media_type": "image/png", "data": "A" * 3_000_000}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "t",
+        "content": [{"type": "image", "source": source}],
+    }
+    message = {"role": "user", "content": [result, {"type": "text", "text": "and a note"}]}
+    assert IMAGE_TOKENS <= estimate_tokens(message) < IMAGE_TOKENS + 60
+    assert source["data"] == "A" * 3_000_000  # the message itself is left as it was
+    two = {"role": "user", "content": [result, result]}
+    assert 2 * IMAGE_TOKENS <= estimate_tokens(two) < 2 * IMAGE_TOKENS + 100  # (the JSON around)

@@ -434,3 +434,48 @@ def test_the_terminal_says_nothing_could_be_compacted_in_words() -> None:
     assert said.startswith("⇣ not compacted: nothing could make ~4,210 tokens smaller")
     assert said.endswith("going on")
     assert compacted_line(4_210, 2_000, "summary").plain.startswith("⇣ compacted: ~4,210")
+
+
+def noise_png(width: int, height: int) -> str:
+    """A real PNG of random grey pixels (so it does not compress), base64."""
+    import base64
+    import os
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\x00" + os.urandom(width) for _ in range(height))
+    png = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(rows, 1))
+        + chunk(b"IEND", b"")
+    )
+    return base64.b64encode(png).decode()
+
+
+async def test_a_screenshot_counts_as_an_image_not_as_its_base64_text(
+    hello_workspace: Path,
+) -> None:
+    # An MCP tool's screenshot: 900 kB of PNG, 1.2 MB of base64, but ~1,100 tokens to the API.
+    data = noise_png(1000, 900)
+    assert len(data) > 1_000_000
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+    with FakeMessagesAPI([text("Grey noise.")], context_window=20_000) as api:
+        session = session_for(hello_workspace, api, context_window=20_000)
+        session.conversation.add_user([{"type": "text", "text": "Take a screenshot"}])
+        use = {"type": "tool_use", "id": "toolu_shot", "name": "read_file", "input": {"path": "x"}}
+        session.conversation.add_assistant([use])
+        session.conversation.add_user(
+            [{"type": "tool_result", "tool_use_id": "toolu_shot", "content": [image]}]
+        )
+        events: list[Event] = []
+        session.events.subscribe(events.append)
+        result = await session.run("What does the screenshot show?")
+    assert result.status == "done", result
+    assert compactions(events) == []  # nothing to make room for: it fits the window
+    assert [r.status for r in api.message_requests] == [200]  # the fake counted it so too
+    assert data in json.dumps(api.bodies[0])  # the user's screenshot reached the model

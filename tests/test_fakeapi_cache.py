@@ -134,3 +134,30 @@ def test_cache_is_keyed_by_model_and_content_not_cache_control() -> None:
     assert (
         cache.peek({**tools_only, "tool_choice": {"type": "none"}}).cache_read_input_tokens == 1200
     )
+
+
+def png_head(width: int, height: int) -> str:
+    """The base64 of a PNG's signature and IHDR chunk: all the fake reads of an image."""
+    import base64
+    import struct
+
+    ihdr = struct.pack(">I", 13) + b"IHDR" + struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return base64.b64encode(b"\x89PNG\r\n\x1a\n" + ihdr + b"\x00" * 4).decode()
+
+
+def image(data: str, media_type: str = "image/png") -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def test_an_image_costs_what_the_api_charges_not_its_base64_text() -> None:
+    from plansight.fakeapi.cache import image_tokens
+
+    assert image_tokens(image(png_head(1000, 1000))["source"]) == 1334  # 1000 × 1000 / 750
+    assert image_tokens(image(png_head(200, 100))["source"]) == 27
+    # Scaled to fit 1568 px and ~1.15 megapixels first: a 4000 × 3000 photo costs ~1,534.
+    assert image_tokens(image(png_head(4000, 3000))["source"]) == 1534
+    # A JPEG (or anything not read): the most an image costs.
+    assert image_tokens(image("/9j/4AAQSkZJRgABAQ" + "A" * 1000, "image/jpeg")["source"]) == 1600
+    padded = png_head(1000, 1000) + "A" * 2_000_000  # 2 MB of base64 after the header
+    block = {"type": "tool_result", "tool_use_id": "t", "content": [image(padded)]}
+    assert 1334 < estimate_tokens(block) < 1334 + 50

@@ -24,6 +24,8 @@ Model of the real behaviour (simplified, deterministic):
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import math
@@ -63,8 +65,57 @@ def canonical_json(block: Any) -> str:
 
 
 def estimate_tokens(block: Any) -> int:
-    """``ceil(len(canonical_json(block)) / 4)``."""
-    return math.ceil(len(canonical_json(block)) / 4)
+    """``ceil(len(canonical_json(block)) / 4)``, an image block counted as the API counts it
+    (`image_tokens`) instead of its base64 text."""
+    text = canonical_json(block)
+    if '"type":"image"' not in text:
+        return math.ceil(len(text) / 4)
+    images: list[Any] = []
+    text = canonical_json(_without_images(block, images))
+    return math.ceil(len(text) / 4) + sum(image_tokens(source) for source in images)
+
+
+def _without_images(value: Any, images: list[Any]) -> Any:
+    if isinstance(value, list):
+        return [_without_images(item, images) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("type") == "image" and isinstance(value.get("source"), dict):
+        images.append(value["source"])
+        return {k: v for k, v in value.items() if k != "source"}
+    return {key: _without_images(item, images) for key, item in value.items()}
+
+
+# The API's image cost (its vision documentation): an image is scaled down to fit 1568 px on
+# its long edge and about 1.15 megapixels, then costs width × height / 750 tokens.
+IMAGE_LONG_EDGE = 1568
+IMAGE_MAX_PIXELS = 1_150_000
+IMAGE_DEFAULT_TOKENS = 1_600  # an image whose size the fake does not read (not a PNG)
+
+
+def image_tokens(source: Any) -> int:
+    """What an image `source` costs: from a base64 PNG's own size (its IHDR chunk), else the
+    most any image costs."""
+    size = _png_size(source.get("data")) if isinstance(source, dict) else None
+    if size is None:
+        return IMAGE_DEFAULT_TOKENS
+    width, height = size
+    scale = min(1.0, IMAGE_LONG_EDGE / max(width, height))
+    scale = min(scale, math.sqrt(IMAGE_MAX_PIXELS / (width * height)))
+    return max(1, math.ceil(width * scale * height * scale / 750))
+
+
+def _png_size(data: Any) -> tuple[int, int] | None:
+    if not isinstance(data, str):
+        return None
+    try:
+        head = base64.b64decode(data[:32], validate=True)
+    except (ValueError, binascii.Error):
+        return None
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return None
+    width, height = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    return (width, height) if width and height else None
 
 
 @dataclass(frozen=True)

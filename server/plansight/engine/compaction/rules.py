@@ -35,6 +35,9 @@ CHARS_PER_TOKEN = 3.5
 # The most the meter corrects its estimates by (dense text, base64, CJK: about one token per
 # character), so that a strange count from a proxy cannot make every request compact.
 MAX_SCALE = CHARS_PER_TOKEN
+# What an image costs at most: the API scales it to fit 1568 px and about 1.15 megapixels,
+# then counts width × height / 750 tokens (so ~1,600), whatever the size of its base64 text.
+IMAGE_TOKENS = 1_600
 KEEP_ROUNDS = 3
 NOTE_PREFIX = "[Result cleared to save context:"
 HEADER_OPEN = "<compacted-session>"
@@ -52,9 +55,26 @@ SUMMARY_INSTRUCTION = (
 
 
 def estimate_tokens(value: Any) -> int:
-    """Tokens a JSON value would take in a request, estimated from its compact JSON."""
+    """Tokens a JSON value would take in a request, estimated from its compact JSON; an image
+    block (an MCP tool's screenshot) counts as `IMAGE_TOKENS`, not as its base64 text."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
+    if '"type":"image"' not in text:  # (the common case pays one search of the text)
+        return math.ceil(len(text) / CHARS_PER_TOKEN)
+    images: list[None] = []
+    text = json.dumps(_without_image_data(value, images), ensure_ascii=False, separators=(",", ":"))
+    return math.ceil(len(text) / CHARS_PER_TOKEN) + IMAGE_TOKENS * len(images)
+
+
+def _without_image_data(value: Any, images: list[None]) -> Any:
+    """`value` with each image block's source data left out (one entry in `images` each)."""
+    if isinstance(value, list):
+        return [_without_image_data(item, images) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("type") == "image" and isinstance(value.get("source"), dict):
+        images.append(None)
+        return {**value, "source": {k: v for k, v in value["source"].items() if k != "data"}}
+    return {key: _without_image_data(item, images) for key, item in value.items()}
 
 
 @dataclass
