@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -251,6 +252,76 @@ async def test_a_server_that_exits_is_an_error_naming_it_then_restarted_once(
         assert len(marker.read_text().splitlines()) == 3
     finally:
         await session.close()
+
+
+def told_statuses(session: Session, name: str) -> list[dict[str, Any]]:
+    """Each status of that server as the editor is told it (the `mcp` event), in order."""
+    told: list[dict[str, Any]] = []
+
+    def heard(statuses: Any) -> None:
+        told.extend(s.to_wire() for s in statuses if s.name == name)
+
+    session.mcp.subscribe(heard)
+    return told
+
+
+async def test_a_server_killed_while_idle_is_shown_exited_and_its_next_call_restarts_it(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    marker = tmp_path / "starts.txt"
+    entry = fault_server(
+        "--marker", str(marker), "--stderr", "idle server here", autoApprove=["echo"]
+    )
+    session = await started(mcp_session(hello_workspace, fake_api, {"idle": entry}))
+    told = told_statuses(session, "idle")
+    try:
+        await until_ready(session, "idle")
+        pid = int(marker.read_text().split()[1])
+        os.kill(pid, signal.SIGKILL)
+        # Shown at once, with no run and no call to find it out.
+        await wait_until(lambda: any(s["status"] == "error" for s in told), "the exit shown")
+        (shown,) = [s for s in told if s["status"] == "error"]
+        assert shown["error"].startswith("exited: ")
+        assert "restarted at its next call" in shown["error"]
+        assert "idle server here" in shown["error"]  # the end of its stderr
+        assert status(session, "idle") == shown
+        assert fake_api.message_requests == []
+        # The next run still offers its tools, and the call restarts it.
+        fake_api.push(tool("mcp__idle__echo", {"text": "back again"}), text("OK."))
+        result = await session.run("Echo")
+        assert result.status == "done"
+        assert "mcp__idle__echo" in offered_tools(fake_api.bodies[0])
+        (back,) = tool_results(fake_api.bodies[1])
+        assert back["content"] == "back again" and not back.get("is_error")
+        assert len(marker.read_text().splitlines()) == 2  # started, and restarted once
+        assert status(session, "idle")["status"] == "ready"
+    finally:
+        await session.close()
+
+
+async def test_closing_a_session_is_no_exit_of_its_servers(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    marker = tmp_path / "starts.txt"
+    session = await started(
+        mcp_session(hello_workspace, fake_api, {"calm": fault_server("--marker", str(marker))})
+    )
+    told = told_statuses(session, "calm")
+    await until_ready(session, "calm")
+    pid = int(marker.read_text().split()[1])
+    await session.close()
+
+    def ended() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with open(f"/proc/{pid}/stat") as stat:  # a zombie (exited, not yet reaped) ended too
+            return stat.read().split()[2] == "Z"
+
+    await wait_until(ended, "the server's process ended")
+    assert [s["status"] for s in told] == ["ready"]
+    assert status(session, "calm")["status"] == "ready"
 
 
 async def test_a_large_result_is_cut_at_100_kb_with_a_note(

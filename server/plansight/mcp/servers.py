@@ -7,6 +7,11 @@ calls come from the runs' tasks through the session it holds. Its status is one 
 `starting`, `ready`, `error`, `disabled` and `untrusted`; every change is told to the
 listeners of `McpServers` (the `mcp` event, `plansight/mcp`).
 
+A server that exits is `error` ("exited: ...; restarted at its next call") as soon as that is
+known: at once when the transport's read stream ends while idle (a stdio server's output ends
+with its process), else when a call finds the connection closed. A streamable HTTP server has
+no stream that ends with it: its exit is found by the next call.
+
 A stdio server from a workspace file has its command line passed through `wrap` before it is
 started: the seam where a sandbox wraps it (identity by default).
 """
@@ -19,6 +24,7 @@ import logging
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
+from types import TracebackType
 from typing import IO, Any, Literal, TextIO, cast
 
 from plansight.mcp.config import ServerEntry
@@ -36,6 +42,8 @@ STOP_PATIENCE = 5.0
 STDERR_TAIL = 400
 # Beyond toolTimeout, the bound on waiting for the SDK's own timeout to answer.
 TIMEOUT_GRACE = 5.0
+# Why a server that ended its connection while no call was in flight is `error`.
+ENDED_WHILE_IDLE = "its connection ended while idle"
 
 
 def identity(command: list[str]) -> list[str]:
@@ -160,7 +168,15 @@ class McpConnection:
     async def _serve(self) -> None:
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as stderr:
             try:
-                await self._connected(stderr)
+                ended = await self._connected(stderr)
+                if ended and self.status == "ready":  # not already found gone by a call
+                    self._session = None
+                    tail = _tail(stderr)
+                    why = f"{ENDED_WHILE_IDLE}; restarted at its next call"
+                    message = f"{why}; its stderr ends: {tail}" if tail else why
+                    log.warning("MCP server %s exited: %s", self.entry.name, message)
+                    self._restart_pending = True
+                    self._set("error", f"exited: {message}")
             except asyncio.CancelledError:
                 raise
             except Exception as err:
@@ -179,7 +195,9 @@ class McpConnection:
                 self._session = None
                 self._up.set()
 
-    async def _connected(self, stderr: IO[str]) -> None:
+    async def _connected(self, stderr: IO[str]) -> bool:
+        """Connect and hold the connection until stopped; whether it ended first instead (the
+        server exited or closed its side while ready)."""
         from mcp import ClientSession
         from mcp_types import Implementation
 
@@ -187,9 +205,10 @@ class McpConnection:
 
         async with contextlib.AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(self._transport(stderr))
+            watched = _EndWatch(read)
             session = await stack.enter_async_context(
                 ClientSession(
-                    read,
+                    watched,
                     write,
                     message_handler=self._on_message,
                     client_info=Implementation(name="plansight", version=__version__),
@@ -201,8 +220,10 @@ class McpConnection:
             self._up.set()
             self._set("ready")
             log.info("MCP server %s ready: %d tools", self.entry.name, len(self.tools))
-            await self._stop.wait()
+            await _first(self._stop.wait(), watched.ended.wait())
             self._session = None
+            # A close that also ends the stream (our own stop) is no exit.
+            return not self._stop.is_set()
 
     def _transport(self, stderr: IO[str]) -> contextlib.AbstractAsyncContextManager[Any]:
         entry = self.entry
@@ -282,6 +303,68 @@ class McpConnection:
         self._restart_pending = True
         self._stop.set()  # its task closes the transport
         self._set("error", f"exited: {why}; restarted at its next call")
+
+
+class _EndWatch:
+    """A transport's read stream as the SDK's session reads it (the SDK's `ReadStream`), with
+    `ended` set once it reaches its end: the server's side closed (a stdio server's output ends
+    as its process exits). Our own close is no end: it closes the stream rather than ending it."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.ended = asyncio.Event()
+
+    @property
+    def last_context(self) -> Any:
+        # The SDK's dispatcher reads each message's sender context here, when there is one.
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._inner.receive()
+        except anyio.EndOfStream:
+            self.ended.set()
+            raise
+
+    def __aiter__(self) -> _EndWatch:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _EndWatch:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        result: bool | None = await self._inner.__aexit__(exc_type, exc_val, exc_tb)
+        return result
+
+
+async def _first(*waits: Any) -> None:
+    """Until the first of these waits ends; the others are cancelled."""
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 @contextlib.asynccontextmanager
