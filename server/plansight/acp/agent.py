@@ -63,6 +63,7 @@ from plansight.acp.texts import (
 from plansight.acp.updates import (
     Update,
     event_updates,
+    new_run_id,
     stop_reason,
     tool_finished,
     tool_kind,
@@ -116,7 +117,7 @@ class AcpSession:
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, RunStarted):
-            self.run_id = f"plansight-{uuid.uuid4().hex[:12]}"
+            self.run_id = new_run_id()
         if isinstance(event, ToolCall):
             self.hooks.call.id = event.id
             self.hooks.call.name = event.name

@@ -252,6 +252,11 @@ def reminder_call(reminder_text: str, call_id: str | None = None) -> ToolCallSta
 # ----- events and results -----------------------------------------------------------------------
 
 
+def new_run_id() -> str:
+    """A run's own part of its text's `messageId`s (`message_chunk`), unique to the run."""
+    return f"plansight-{uuid.uuid4().hex[:12]}"
+
+
 def message_chunk(text: str, run_id: str, turn: object) -> AgentMessageChunk:
     """The model's text as an `agent_message_chunk`; with its turn (an int), the chunk's
     `messageId` names the run (`run_id`, unique) and the turn: a changed id is a new message."""
@@ -320,7 +325,7 @@ def replayed(root: Path, runs: Iterable[Mapping[str, Any]], plan: TodoState) -> 
 
 def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
     updates: list[Update] = []
-    run_id = f"plansight-{uuid.uuid4().hex[:12]}"  # for its text's messageIds
+    run_id = new_run_id()  # for its text's messageIds
     open_calls: dict[str, None] = {}
     events: Sequence[Any] = run.get("events") or []
     for event in events:
