@@ -81,9 +81,7 @@ class ControlFiles:
         self._defaults = PathRules(
             self.root, files=[PatternList("Plansight's control files", CONTROL_PATTERNS)]
         )
-        self._user = PathRules(
-            self.root, files=[PatternList("protect.control", self.extra)]
-        )
+        self._user = PathRules(self.root, files=[PatternList("protect.control", self.extra)])
 
     def patterns(self) -> list[str]:
         """Every pattern, the defaults first (for another tool's rules, a sandbox's)."""

@@ -198,9 +198,7 @@ class ProtectedPaths:
 
     def _folder(self, parts: tuple[str, ...]) -> bool:
         """Whether this folder itself is excluded (its own folders asked before)."""
-        return self._user.matches_entry(parts, True) or self._workspace.matches_entry(
-            parts, True
-        )
+        return self._user.matches_entry(parts, True) or self._workspace.matches_entry(parts, True)
 
     def protects(self, path: str | os.PathLike[str]) -> bool:
         """Whether `path` (relative to the root, or absolute) is protected: by its own name,
