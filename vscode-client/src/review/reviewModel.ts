@@ -32,6 +32,19 @@ export function reviewIdFromQuery(query: string): string | undefined {
   return match ? decodeURIComponent(match[1]!) : undefined;
 }
 
+/**
+ * What a control file's review card says (`control: true`: a file that steers the user's tools,
+ * such as `.vscode/settings.json` or `.git/…`), plainly, so nobody accepts one in passing.
+ */
+export function controlNotice(path: string): string {
+  return `This changes ${path}, a file that controls your tools (git, the editor, Plansight). Accept it only if you have read the change.`;
+}
+
+/** Whether "Accept All in This Run" may accept this review unasked: never a control file's. */
+export function autoAcceptable(params: { control?: boolean }): boolean {
+  return params.control !== true;
+}
+
 /** The last segment of a URI's or path's path. */
 export function baseName(uriOrPath: string): string {
   const path = uriOrPath.replace(/[?#].*$/, '');
