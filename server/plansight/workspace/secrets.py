@@ -36,7 +36,7 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from plansight.workspace.ignore import PathRules, PatternList
+from plansight.workspace.ignore import PathRules, PatternList, read_patterns
 
 log = logging.getLogger(__name__)
 
@@ -167,8 +167,14 @@ class ProtectedPaths:
     def _warn_reincludes(self) -> None:
         """Log each `!` line of the workspace's file that would re-include a path the user's
         rules protect: it is ignored, and the user should know why it has no effect."""
-        for number, line in enumerate(self._workspace.root_lines(), 1):
-            if line.startswith("!") and _reincludes(line[1:].strip(), self._user):
+        usable = set(self._workspace.root_lines())
+        # Numbered as the file is (root_lines leaves malformed lines out).
+        for number, line in enumerate(read_patterns(self.root / IGNORE_FILE).lines, 1):
+            if (
+                line.startswith("!")
+                and line in usable
+                and _reincludes(line[1:].strip(), self._user)
+            ):
                 log.warning(
                     "%s, line %d: %r is ignored: .plansightignore can only add protected "
                     "files; what Plansight's defaults or your protect.extra protect stays "
