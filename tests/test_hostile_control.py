@@ -176,6 +176,36 @@ async def test_nothing_under_git_is_written_even_when_the_user_would_approve(
         await editor.stop()
 
 
+async def test_a_restore_skips_a_control_file_unless_forced(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    """A restore that would change a control file (one an accepted edit wrote) leaves it,
+    naming it as one; the user's `force` is the user deciding, and puts it back."""
+    fake_api.push(
+        tool("write_file", {"path": SETTINGS, "content": "{}\n"}),
+        tool("write_file", {"path": "notes.txt", "content": "plain\n"}),
+        text("Done."),
+    )
+    editor = await start_editor(hello_workspace, fake_api, storage=tmp_path / "state")
+    try:
+        await run(editor)
+        assert [r.get("control") for r in editor.recorder.reviews] == [True, None]
+        listed = (await editor.request("plansight/checkpoints", {}))["checkpoints"]
+        start = next(c for c in listed if c["kind"] == "runStart")
+        result = await editor.request("plansight/restore", {"checkpoint": start["id"]})
+        assert result["deleted"] == ["notes.txt"]
+        [skipped] = result["skipped"]
+        assert skipped["path"] == SETTINGS and "control file" in skipped["reason"]
+        assert (hello_workspace / SETTINGS).read_text() == "{}\n"
+        forced = await editor.request(
+            "plansight/restore", {"checkpoint": start["id"], "force": True}
+        )
+        assert forced["deleted"] == [SETTINGS] and forced["skipped"] == []
+        assert not (hello_workspace / SETTINGS).exists()
+    finally:
+        await editor.stop()
+
+
 # ----- .plansightignore only adds ----------------------------------------------------------
 
 
@@ -199,11 +229,12 @@ async def test_a_plansightignore_cannot_share_a_default_secret(
         ]
 
     try:
-        await wait_until(lambda: warnings("'!.env' is ignored"), "a warning naming the line")
-        assert "line 2" in warnings("'!.env' is ignored")[0]
         await run(editor)
         [refused] = results_of(fake_api)
         assert refused["is_error"] is True and "protected" in content_of(refused)
+        assert_never_sent(fake_api, CANARY)
+        await wait_until(lambda: warnings("'!.env' is ignored"), "a warning naming the line")
+        assert "line 2" in warnings("'!.env' is ignored")[0]
 
         # Written later (a checkout, a command): read again, and warned once for the change.
         (hello_workspace / ".plansightignore").write_text("!*.pem\n")
