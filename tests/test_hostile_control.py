@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,6 @@ from plansight.fakeapi import tool_reply as tool
 from acp_harness import EditorClient, acp_agent
 from conftest import PATIENCE, wait_until
 from lsp_harness import EditorHandle, plain, start_editor
-from test_cli_run import client_env
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -64,6 +64,15 @@ async def run(editor: EditorHandle) -> dict[str, Any]:
     )
     assert result["status"] == "done", result
     return dict(result)
+
+
+def client_env(api: FakeMessagesAPI, state: Path) -> dict[str, str]:
+    """The terminal client's environment: the fake API, a state folder of the test's own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PLANSIGHT_"))}
+    env["XDG_STATE_HOME"] = str(state)
+    env["ANTHROPIC_BASE_URL"] = api.base_url
+    env["ANTHROPIC_API_KEY"] = "test-key"
+    return env
 
 
 def assert_never_sent(api: FakeMessagesAPI, secret: bytes) -> None:
@@ -266,8 +275,16 @@ def test_run_yes_does_not_write_a_control_file_without_a_terminal_answer(
         text("Done."),
     )
     done = subprocess.run(
-        [sys.executable, "-m", "plansight", "run", "Go", "--workspace", str(hello_workspace)]
-        + ["--yes"],
+        [
+            sys.executable,
+            "-m",
+            "plansight",
+            "run",
+            "Go",
+            "--yes",
+            "--workspace",
+            str(hello_workspace),
+        ],
         env=client_env(fake_api, tmp_path / "state"),
         input="a\n",  # piped in before any question: no terminal's answer
         capture_output=True,
