@@ -17,6 +17,7 @@ CONTROL = [
     ".git/hooks/pre-commit",
     "vendor/lib/.git/config",  # a nested repository's
     ".GIT/hooks/post-checkout",  # as a case-insensitive file system reads it
+    ".VSCode/settings.json",
     ".gitmodules",
     ".plansightignore",
     ".plansight/plans/x.md",

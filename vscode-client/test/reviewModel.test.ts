@@ -67,6 +67,11 @@ describe('reviewNotice', () => {
 });
 
 describe('control files', () => {
+  it('are named as such in the notification', () => {
+    expect(reviewNotice('r-2', '.envrc', 'New file', true).message).toMatch(
+      /— proposes an edit to a control file, \.envrc \(it controls your tools\): New file$/,
+    );
+  });
   it('are never accepted by Accept All in This Run', () => {
     expect(autoAcceptable({ control: true })).toBe(false);
     expect(autoAcceptable({})).toBe(true);

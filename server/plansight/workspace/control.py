@@ -95,8 +95,12 @@ class ControlFiles:
             return False
         if is_git_internal(clean):
             return True
-        return self._defaults.matches(clean, is_dir) or (
-            bool(self.extra) and self._user.matches(clean, is_dir)
+        # Also without regard to case: on a case-insensitive file system `.VSCode/` is the
+        # folder VS Code reads.
+        return any(
+            self._defaults.matches(name, is_dir)
+            or (bool(self.extra) and self._user.matches(name, is_dir))
+            for name in {clean, clean.casefold()}
         )
 
     def message(self, relative: str) -> str:

@@ -208,7 +208,7 @@ export class ReviewManager implements vscode.Disposable {
       return;
     }
     review.notified = true;
-    const notice = reviewNotice(review.params.id, review.path, review.params.description);
+    const notice = reviewNotice(review.params.id, review.path, review.params.description, review.params.control === true);
     void vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: notice.title, cancellable: false },
       async (progress) => {

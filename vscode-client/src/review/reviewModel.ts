@@ -60,13 +60,15 @@ export function baseName(uriOrPath: string): string {
  * links carrying the review's `id`) come right after it, in sight on the collapsed toast;
  * what is proposed, the file and the description follow.
  */
-export function reviewNotice(id: string, path: string, description: string): { title: string; message: string } {
+export function reviewNotice(id: string, path: string, description: string, control = false): { title: string; message: string } {
   const args = encodeURIComponent(JSON.stringify([id]));
   const said = truncate(oneLine(description), 120);
+  // A control file is named as one even on the collapsed toast's line.
+  const what = control ? `a control file, ${path} (it controls your tools)` : path;
   return {
     title: 'Plansight',
     message:
       `[Accept](command:plansight.acceptEdit?${args}) · [Reject](command:plansight.rejectEdit?${args}) · ` +
-      `[Show Diff](command:plansight.plan.openEdit?${args}) — proposes an edit to ${path}${said ? `: ${said}` : ''}`,
+      `[Show Diff](command:plansight.plan.openEdit?${args}) — proposes an edit to ${what}${said ? `: ${said}` : ''}`,
   };
 }
