@@ -219,7 +219,7 @@ class Workspace:
             raise ProtectedFileError(protected_message(os.fspath(path)))
         return target
 
-    def is_control(self, path: str | os.PathLike[str], target: WorkspacePath) -> bool:
+    def _edit_control(self, path: str | os.PathLike[str], target: WorkspacePath) -> bool:
         """Whether an edit of `path` (resolved to `target`) changes a control file: by the
         name given or the file it resolves to (a link `cfg -> .vscode/settings.json`). Raises
         ControlFileError for a path in a `.git` folder, which the file tools never write."""
@@ -343,7 +343,7 @@ class Workspace:
         is any path in a `.git` folder (ControlFileError); a control file's base says so.
         """
         target = self.resolve_shareable(path)
-        control = self.is_control(path, target)
+        control = self._edit_control(path, target)
         if target.path.is_dir():
             raise NotAFileError(f"{target.relative} is a folder, not a file.")
         if not target.path.exists():
