@@ -77,7 +77,9 @@ def assert_never_sent(api: FakeMessagesAPI, *secrets: bytes) -> None:
 
 
 def test_the_default_patterns_and_plansightignore_decide(tmp_path: Path) -> None:
-    (tmp_path / ".plansightignore").write_text("config/prod.yml\nsecrets/\n!.env.development\n")
+    (tmp_path / ".plansightignore").write_text(
+        "config/prod.yml\nsecrets/\n*.log\n!keep.log\n!.env.development\n"
+    )
     rules = ProtectedPaths(tmp_path)
     protected = [
         ".env",
@@ -98,8 +100,12 @@ def test_the_default_patterns_and_plansightignore_decide(tmp_path: Path) -> None
         "secrets/token.txt",
         "x.p12",
         "x.pfx",
+        "build.log",
+        # Version 4: the workspace's file only adds, its `!` cannot share what defaults protect.
+        ".env.development",
     ]
-    shared = [".env.example", ".env.sample", ".env.template", ".env.development", "env.py"]
+    # The file's `!` still carves an exception out of its own lines.
+    shared = [".env.example", ".env.sample", ".env.template", "keep.log", "env.py"]
     assert [p for p in protected if not rules.matches(p)] == []
     assert [p for p in shared if rules.matches(p)] == []
     off = ProtectedPaths(tmp_path, ProtectOptions(defaults=False, extra=("*.sqlite",)))
@@ -114,9 +120,85 @@ def test_a_malformed_plansightignore_line_is_a_warning_and_the_rest_holds(
     with caplog.at_level(logging.WARNING, logger="plansight"):
         rules = ProtectedPaths(tmp_path)
         assert rules.matches("private/notes.md")
-        assert not rules.matches(".env.local") and rules.matches(".env")
+        # The `!` line cannot share what the defaults protect (version 4): it is ignored.
+        assert rules.matches(".env.local") and rules.matches(".env")
     said = " ".join(r.getMessage() for r in caplog.records)
     assert ".plansightignore, line 2" in said and ".plansightignore, line 3" in said
+    assert ".plansightignore, line 4: '!.env.local' is ignored" in said
+
+
+NEW_DEFAULTS = [
+    ".docker/config.json",
+    "deploy/.docker/config.json",
+    ".kube/config",
+    "ops/.kube/prod.yaml",
+    "kubeconfig",
+    "cluster/kubeconfig",
+    "credentials.json",
+    "gcp/credentials.json",
+    "service-account.json",
+    "service-account-prod.json",
+    "release.keystore",
+    "android/app/upload.jks",
+    ".htpasswd",
+    "secrets.yaml",
+    "config/secrets.json",
+    "secrets.env",
+    "prod.tfvars",
+    "infra/terraform.tfvars",
+    ".terraform/terraform.tfstate",
+    "infra/.terraform/providers/x",
+]
+
+
+@pytest.mark.parametrize("path", NEW_DEFAULTS)
+def test_the_version_4_defaults_protect(tmp_path: Path, path: str) -> None:
+    assert ProtectedPaths(tmp_path).matches(path)
+    assert not ProtectedPaths(tmp_path, ProtectOptions(defaults=False)).matches(path)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "secrets.example.yaml",
+        "config/secrets.example.json",
+        ".docker/Dockerfile",
+        "docker/config.json",
+        "credentials.py",
+        "service.json",
+        "keystore.md",
+        "terraform/main.tf",
+    ],
+)
+def test_the_version_4_defaults_leave_their_neighbours(tmp_path: Path, path: str) -> None:
+    assert not ProtectedPaths(tmp_path).matches(path)
+
+
+def test_plansightignore_only_adds_and_warns_once_per_change(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / ".plansightignore").write_text("notes/\n!.env\n!*.pem\n!extra.db\n")
+    options = ProtectOptions(extra=("*.db",))
+    with caplog.at_level(logging.WARNING, logger="plansight"):
+        rules = ProtectedPaths(tmp_path, options)
+        for _ in range(3):  # questions do not repeat the warning
+            assert rules.matches(".env") and rules.matches("a/b.pem")
+            assert rules.matches("extra.db") and rules.matches("notes/x")
+    said = [r.getMessage() for r in caplog.records if "is ignored" in r.getMessage()]
+    assert len(said) == 3, said
+    assert "line 2: '!.env'" in said[0] and "line 3: '!*.pem'" in said[1]
+    assert "line 4: '!extra.db'" in said[2]
+    # Every pattern another tool is given excludes at least as much (no `!` of the file).
+    assert "!.env" not in rules.patterns() and "notes/" in rules.patterns()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="plansight"):
+        (tmp_path / ".plansightignore").write_text("notes/\n!.env\n")
+        assert rules.matches(".env")
+        assert rules.matches(".env")
+    said = [r.getMessage() for r in caplog.records if "is ignored" in r.getMessage()]
+    assert len(said) == 1 and "line 2: '!.env'" in said[0]
+    # Only the user's own setting drops the defaults.
+    assert not ProtectedPaths(tmp_path, ProtectOptions(defaults=False)).matches(".env")
 
 
 def test_plansightignore_is_read_again_when_it_changes(tmp_path: Path) -> None:

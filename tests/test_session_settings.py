@@ -77,3 +77,13 @@ def test_a_thinking_budget_of_zero_is_raised_to_the_minimum_not_replaced_by_the_
     assert settings.model.thinking == ThinkingOption(budget_tokens=0)
     thinking, max_tokens = thinking_request(settings.model.thinking, None, 8192)
     assert thinking == {"type": "enabled", "budget_tokens": 1024} and max_tokens > 1024
+
+
+def test_protect_control_reaches_the_settings_and_a_bad_item_is_left_out() -> None:
+    options = InitOptions.parse(
+        {"protect": {"extra": ["*.db"], "control": ["Makefile", 3, "scripts/hooks/"]}}
+    )
+    settings = SessionSettings.from_options(options, {})
+    assert settings.protect.control == ("Makefile", "scripts/hooks/")
+    assert settings.protect.extra == ("*.db",) and settings.protect.defaults
+    assert any("protect.control" in problem for problem in options.problems)

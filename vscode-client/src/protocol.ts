@@ -331,6 +331,9 @@ export interface ReviewEditParams {
   todoId?: string;
   /** The plan `todoId` is an item of (`TodoState.planId`). */
   planId?: string;
+  /** Version 4: the file is a control file (`.git`, `.vscode/`, `.envrc`, ...): the user must
+   * decide this edit themselves; nothing accepts it unasked. */
+  control?: boolean;
 }
 
 export interface ReviewEditResult {

@@ -133,6 +133,27 @@ describe('ConversationRenderer', () => {
     expect(settled).not.toContain('data-action="accept"');
   });
 
+  it('says plainly that a review changes a control file, and offers no Accept All on it', () => {
+    const { model, renderer } = setup();
+    const data: ReviewCardData = {
+      reviewId: 'e2',
+      path: '.vscode/settings.json',
+      description: 'New file',
+      diff: compactDiff('', '{}\n'),
+      added: 1,
+      removed: 0,
+      outcome: 'pending',
+      control: true,
+    };
+    const open = renderer.entry(model.addCard('review', data));
+    expect(open).toContain('This changes .vscode/settings.json, a file that controls your tools');
+    expect(open).toContain('data-action="accept"');
+    expect(open).not.toContain('data-action="acceptAll"');
+    const plain = renderer.entry(model.addCard('review', { ...data, reviewId: 'e3', path: 'a.py', control: undefined }));
+    expect(plain).toContain('data-action="acceptAll"');
+    expect(plain).not.toContain('controls your tools');
+  });
+
   it('renders a command card', () => {
     const { model, renderer } = setup();
     const card = model.addCard<ApprovalCardData>('approval', { approvalId: 'c1', command: 'rm -rf build && make', cwd: '/w', outcome: 'pending' });

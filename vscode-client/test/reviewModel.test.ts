@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   acceptResult,
+  autoAcceptable,
   baseName,
+  controlNotice,
   rejectResult,
   reviewIdFromQuery,
   reviewLocation,
@@ -61,5 +63,23 @@ describe('reviewNotice', () => {
   });
   it('names the file alone without a description', () => {
     expect(reviewNotice('r-1', 'a.py', '').message).toMatch(/\) — proposes an edit to a\.py$/);
+  });
+});
+
+describe('control files', () => {
+  it('are named as such in the notification', () => {
+    expect(reviewNotice('r-2', '.envrc', 'New file', true).message).toMatch(
+      /— proposes an edit to a control file, \.envrc \(it controls your tools\): New file$/,
+    );
+  });
+  it('are never accepted by Accept All in This Run', () => {
+    expect(autoAcceptable({ control: true })).toBe(false);
+    expect(autoAcceptable({})).toBe(true);
+    expect(autoAcceptable({ control: false })).toBe(true);
+  });
+  it('are named plainly on the card', () => {
+    expect(controlNotice('.vscode/settings.json')).toBe(
+      'This changes .vscode/settings.json, a file that controls your tools (git, the editor, Plansight). Accept it only if you have read the change.',
+    );
   });
 });

@@ -5,7 +5,10 @@ Each request names the tool call it is about (the one running: the engine runs a
 one at a time). The options are `allow_once`, `allow_always`, `reject_once` and
 `reject_always`; an "always" answer holds for that kind of request (edits, commands, one MCP
 server's tool) for the rest of the session. A rejection reaches the model as `rejected by the
-user`. A plan in plan mode asks with `Approve` (allow_once) and `Keep planning` (reject_once):
+user`. An edit of a control file (workspace/control.py) is asked every time, with `Allow` and
+`Reject` only: neither `autoApprove.edits` nor an earlier "always allow" for edits covers it (an
+earlier "always reject" does: refusing is always safe). A plan in plan mode asks with `Approve`
+(allow_once) and `Keep planning` (reject_once):
 approving switches the session to act mode (`current_mode_update`) and the run goes on; keeping
 on planning ends the run, and the user's next prompt is their feedback.
 
@@ -66,6 +69,14 @@ def permission_options() -> list[PermissionOption]:
         PermissionOption(option_id=ALLOW_ALWAYS, name="Always allow", kind="allow_always"),
         PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"),
         PermissionOption(option_id=REJECT_ALWAYS, name="Always reject", kind="reject_always"),
+    ]
+
+
+def once_options() -> list[PermissionOption]:
+    """For what no "always" may cover (a control file's edit)."""
+    return [
+        PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once"),
+        PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"),
     ]
 
 
@@ -131,11 +142,28 @@ class ClientHooks:
             await self.send(tool_running(self.call.id))
         return verdict
 
-    async def _request(self, options: list[PermissionOption]) -> str | None:
-        """The option the user chose; None for a cancelled request or an error answer."""
+    async def _ask_control(self, proposal: EditProposal) -> Verdict:
+        """A control file's edit: the user's answer now, whatever was allowed before."""
+        if self.always.get("edit") == "reject":
+            return "reject"
+        title = (
+            f"Edit {proposal.relative_path}, a control file (it steers your tools: git, the "
+            "editor, Plansight)"
+        )
+        chosen = await self._request(once_options(), title)
+        verdict: Verdict = "allow" if chosen == ALLOW_ONCE else "reject"
+        if verdict == "allow" and self.call.id is not None:
+            await self.send(tool_running(self.call.id))
+        return verdict
+
+    async def _request(
+        self, options: list[PermissionOption], title: str | None = None
+    ) -> str | None:
+        """The option the user chose; None for a cancelled request or an error answer.
+        `title`: the tool call's title as the request shows it (default: the call's own)."""
         call = self.call
         tool_call = ToolCallUpdate(
-            tool_call_id=call.id or "plansight-unknown-call", title=call.title or None
+            tool_call_id=call.id or "plansight-unknown-call", title=title or call.title or None
         )
         try:
             response = await self.conn.request_permission(
@@ -157,7 +185,10 @@ class ClientHooks:
     async def review(self, proposal: EditProposal) -> EditDecision:
         if self.call.id is not None:
             await self.send(edit_diff(self.call.id, proposal))
-        verdict = await self._ask("edit", self.options.auto_approve_edits)
+        if proposal.control:
+            verdict = await self._ask_control(proposal)
+        else:
+            verdict = await self._ask("edit", self.options.auto_approve_edits)
         if verdict == "allow":
             return EditDecision(accepted=True)
         return EditDecision(accepted=False, feedback=REJECTED)

@@ -17,6 +17,8 @@ protected file (a secret, workspace/secrets.py): its patterns go first into the 
 info/exclude (so that `git status` need not list them), and every path a scan finds is checked
 against the rules again (a `.gitignore` may re-include one), so no object ever holds one; a
 protected file is listed as uncaptured (`protected`), and a restore leaves it alone, naming it.
+A restore skips a control file (workspace/control.py: `.vscode/`, `.envrc`, ...) unless forced,
+as the user forcing it is the user deciding; nothing in a `.git` folder is ever put back.
 
 How it stays fast: the repository's index is a dedicated one that mirrors the last checkpoint,
 so `git status` (stat data plus the untracked cache) finds what changed since and only those
@@ -72,6 +74,7 @@ from plansight.checkpoints.restore import (
     step_baselines,
 )
 from plansight.workspace import atomic
+from plansight.workspace.control import ControlFiles, is_git_internal
 from plansight.workspace.ignore import GitIgnoreSources
 from plansight.workspace.secrets import ProtectedPaths
 
@@ -88,6 +91,11 @@ BUILTIN_EXCLUDES = (".git", "node_modules/", "__pycache__/", ".venv/", "*" + ato
 _JOURNAL = "restore-journal.json"
 _REF = "refs/checkpoints/"
 _SCRATCH = "tmp"
+CONTROL_REASON = (
+    "it is a control file (it steers your tools: git, the editor, Plansight); restore with "
+    "force to put it back"
+)
+CONTROL_GIT_REASON = "it is inside a git folder, which a restore never writes"
 
 
 class CheckpointsUnavailable(Exception):
@@ -162,6 +170,7 @@ class CheckpointStore:
         self.directory = directory
         self.root = Path(os.path.realpath(root))
         self.protected = protected if protected is not None else ProtectedPaths(self.root)
+        self.control = ControlFiles(self.root, self.protected.options.control)
         self.max_file_bytes = max_file_bytes
         self.max_checkpoints = max(max_checkpoints, MIN_KEPT)
         self.max_bytes = max_bytes
@@ -699,6 +708,14 @@ class CheckpointStore:
                         skipped.append(Skipped(change.path, secret))
                     continue
                 reason = planner.refusal(change, before, force, unsaved)
+                if reason is None and self.control.is_control(change.path):
+                    # Putting back a control file (an editor's settings, say) changes what the
+                    # user's tools do next: only a restore the user forced does it, and never
+                    # anything in a `.git` folder.
+                    if is_git_internal(change.path):
+                        reason = CONTROL_GIT_REASON
+                    elif not force:
+                        reason = CONTROL_REASON
                 if reason is None and todo_id is not None:
                     # Undoing an item takes back its own change only (restore.py).
                     revert = planner.revert(

@@ -70,6 +70,11 @@ APPROVE_WORDS = ACCEPT_WORDS | {"approve"}
 EDIT_WORDS = frozenset({"e", "edit"})
 CANCEL_WORDS = frozenset({"c", "cancel"})
 NO_TERMINAL_FEEDBACK = "not approved (no interactive terminal)"
+CONTROL_EDIT_QUESTION = "Change this control file? [a]ccept, [r]eject, or type a reason to reject:"
+NO_TERMINAL_CONTROL_FEEDBACK = (
+    "not approved: {path} is a control file, whose changes --yes does not cover, and there is "
+    "no interactive terminal to ask the user"
+)
 CANCELLED_FEEDBACK = "not approved: the user cancelled the run"
 STDERR_TAIL_BYTES = 4000
 
@@ -327,10 +332,25 @@ class PlansightClient:
 
     async def _on_review_edit(self, params: Any) -> dict[str, Any]:
         review = as_dict(params)
-        self.frontend.show_edit(review, self.relative_path(str(review.get("uri", ""))))
+        path = self.relative_path(str(review.get("uri", "")))
+        self.frontend.show_edit(review, path)
+        if review.get("control") is True:
+            return edit_result(await self._control_decision(path))
         if self.options.accept_edits:
             return edit_result(Decision(True))
         return edit_result(await self._decision(EDIT_QUESTION))
+
+    async def _control_decision(self, path: str) -> Decision:
+        """A control file's edit (`"control": true`): never accepted by `--yes`. With `--yes`
+        only a terminal may answer (what is piped in was written before the question); without
+        one it is refused."""
+        self.frontend.warn(
+            f"{path} is a control file: it steers your tools (git, the editor, Plansight). "
+            "Accept only a change you have read."
+        )
+        if self.options.accept_edits and not sys.stdin.isatty():
+            return Decision(False, NO_TERMINAL_CONTROL_FEEDBACK.format(path=path))
+        return await self._decision(CONTROL_EDIT_QUESTION)
 
     async def _on_approve_command(self, params: Any) -> dict[str, Any]:
         request = as_dict(params)

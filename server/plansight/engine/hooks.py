@@ -30,6 +30,9 @@ class EditProposal:
     description: str
     todo_id: str | None  # the plan item in progress when the edit was proposed
     plan_id: str | None = None  # the plan that item belongs to (TodoState.plan_id)
+    # A control file (workspace/control.py): every front door asks the user, auto-approval
+    # notwithstanding, and refuses it when nobody can answer.
+    control: bool = False
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,25 @@ class DocumentSource(Protocol):
         ...
 
 
+CONTROL_UNANSWERED = (
+    "{path} is a control file (it steers the user's tools: git, the editor, Plansight); a "
+    "change to it needs the user's own answer, and nobody could be asked here, so it was not "
+    "written. Tell the user what you wanted to change in it and why."
+)
+
+
+def control_unanswered(proposal: EditProposal) -> EditDecision:
+    """The refusal of a control edit that no user could be asked about."""
+    return EditDecision(
+        accepted=False, feedback=CONTROL_UNANSWERED.format(path=proposal.relative_path)
+    )
+
+
 async def accept_all_edits(proposal: EditProposal) -> EditDecision:
+    """Every edit accepted, unasked (no user is there): but a control file's change is the
+    user's decision, so it is refused."""
+    if proposal.control:
+        return control_unanswered(proposal)
     return EditDecision(accepted=True)
 
 

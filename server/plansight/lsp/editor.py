@@ -10,7 +10,10 @@ with `Approve` and `Cancel`, a question with its options as the actions (a multi
 question as a single choice; one without options cannot be asked so and counts as
 dismissed). No answer, an error answer or one the protocol does not know is a cancel (plan) or a
 dismissal (question); an error answer to an edit review or a command approval is a rejection
-the model reads (nothing is written or run). An MCP tool call (`plansight/approveTool`) and a
+the model reads (nothing is written or run). An edit of a control file (`proposal.control`,
+workspace/control.py) is always asked, `autoApprove.edits` notwithstanding, with
+`"control": true` in the review; through the fallback only an explicit `Accept` writes it. An
+MCP tool call (`plansight/approveTool`) and a
 workspace's MCP server (`plansight/approveMcpServer`) fall back to `Allow` / `Deny`; anything
 but `Allow` is a denial.
 """
@@ -40,6 +43,7 @@ from plansight.engine.hooks import (
     ToolApproval,
     ToolDecision,
     UserAnswer,
+    control_unanswered,
 )
 from plansight.protocol.names import (
     APPROVE_COMMAND,
@@ -119,7 +123,8 @@ class EditorBridge:
 
     # ReviewHook ------------------------------------------------------------------------
     async def review(self, proposal: EditProposal) -> EditDecision:
-        if self.options.auto_approve_edits:
+        # A control file's change is the user's own decision: auto-approval never covers it.
+        if self.options.auto_approve_edits and not proposal.control:
             return EditDecision(accepted=True)
         if self.client_offers("reviewEdit"):
             return await self._review_request(proposal)
@@ -137,6 +142,8 @@ class EditorBridge:
             params["todoId"] = proposal.todo_id
         if proposal.plan_id is not None:
             params["planId"] = proposal.plan_id  # an addition: which plan the item is of
+        if proposal.control:
+            params["control"] = True  # version 4: a control file, never accepted unasked
         try:
             result = await self.request(REVIEW_EDIT, params)
         except JsonRpcException as err:
@@ -152,12 +159,20 @@ class EditorBridge:
         )
 
     async def _review_fallback(self, proposal: EditProposal) -> EditDecision:
+        what = (
+            f"{proposal.relative_path}, a control file (it steers your tools: git, the editor, "
+            "Plansight)"
+            if proposal.control
+            else proposal.relative_path
+        )
         title = await self._show_message_request(
-            f"Plansight wants to change {proposal.relative_path}: {proposal.description}",
+            f"Plansight wants to change {what}: {proposal.description}",
             [ACCEPT, REJECT],
         )
         if title == ACCEPT:
             return EditDecision(accepted=True)
+        if title is None and proposal.control:
+            return control_unanswered(proposal)
         return EditDecision(
             accepted=False,
             feedback=None if title == REJECT else "The user did not answer the review.",

@@ -132,7 +132,8 @@ METHODS: tuple[MethodSpec, ...] = (
         REVIEW_EDIT,
         "server→client",
         "request",
-        "{ id, uri, oldText, newText, description, todoId?, planId? }",  # planId: extension
+        # planId: extension; control: v4 (a control file, asked even with autoApprove.edits)
+        "{ id, uri, oldText, newText, description, todoId?, planId?, control? }",
         "{ accepted, feedback?, newText? }",
         1,
         True,

@@ -216,6 +216,7 @@ async def _propose(
         description=description,
         todo_id=in_progress.id if in_progress is not None else None,
         plan_id=ctx.plan.state.plan_id if in_progress is not None else None,
+        control=base.control,
     )
     decision = await ctx.review(proposal)
     if not decision.accepted:

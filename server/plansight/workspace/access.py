@@ -2,7 +2,9 @@
 
 Protected files (secrets, workspace/secrets.py) are neither read nor written: `read_page` and
 `begin_edit` refuse them with a `ProtectedFileError`, and the editor's buffer of one is never
-asked for.
+asked for. Control files (workspace/control.py) are read as any file; `begin_edit` marks an
+edit of one (`EditBase.control`: whoever reviews it must ask the user), and refuses anything
+under a `.git` folder with a `ControlFileError`.
 
 How a page of lines is cut from a file is `textpages`'s; the atomic write itself is
 `atomic`'s.
@@ -33,6 +35,7 @@ from typing import Protocol, runtime_checkable
 
 from plansight.engine.hooks import DocumentSource
 from plansight.workspace.atomic import write_atomic
+from plansight.workspace.control import ControlFiles, is_git_internal
 from plansight.workspace.secrets import ProtectedPaths, protected_message
 from plansight.workspace.textpages import (
     BOM,
@@ -93,6 +96,10 @@ class ProtectedFileError(WorkspaceError):
     pass
 
 
+class ControlFileError(WorkspaceError):
+    """A write the file tools never make (anything under `.git`)."""
+
+
 @dataclass(frozen=True)
 class WorkspacePath:
     """A path checked to lie inside the workspace."""
@@ -122,6 +129,7 @@ class EditBase:
     mode: int | None  # permission bits to keep (None for a new file)
     owner: tuple[int, int] | None  # uid and gid to keep, where we may (None for a new file)
     bom: bool = False  # the file starts with a UTF-8 byte order mark, kept when it is written
+    control: bool = False  # a control file: its review always asks the user (workspace/control)
 
 
 @runtime_checkable
@@ -153,10 +161,17 @@ class Workspace:
         root: Path,
         documents: DocumentSource | None = None,
         protected: ProtectedPaths | None = None,
+        control: ControlFiles | None = None,
     ) -> None:
         self._root = Path(os.path.realpath(root))
         self.documents = documents
         self.protected = protected if protected is not None else ProtectedPaths(self._root)
+        # The user's protect.control patterns come with the protect options.
+        self.control = (
+            control
+            if control is not None
+            else ControlFiles(self._root, self.protected.options.control)
+        )
         self._snapshots: dict[Path, FileSnapshot] = {}
         self._stale: set[Path] = set()
         # Digests of the versions of each file seen on disk (read, replaced or written by us).
@@ -203,6 +218,23 @@ class Workspace:
         ):
             raise ProtectedFileError(protected_message(os.fspath(path)))
         return target
+
+    def _edit_control(self, path: str | os.PathLike[str], target: WorkspacePath) -> bool:
+        """Whether an edit of `path` (resolved to `target`) changes a control file: by the
+        name given or the file it resolves to (a link `cfg -> .vscode/settings.json`). Raises
+        ControlFileError for a path in a `.git` folder, which the file tools never write."""
+        given = os.path.normpath(os.fspath(path))
+        lexical = (
+            Path(given).relative_to(self._root).as_posix()
+            if os.path.isabs(given) and Path(given).is_relative_to(self._root)
+            else given.replace(os.sep, "/")
+        )
+        for relative in (lexical, target.relative):
+            if is_git_internal(relative):
+                raise ControlFileError(self.control.message(relative))
+        return self.control.is_control(lexical) or self.control.is_control(
+            target.relative, target.path.is_dir()
+        )
 
     def _resolve_quietly(self, path: str | os.PathLike[str]) -> Path | None:
         try:
@@ -307,9 +339,11 @@ class Workspace:
         An existing file must have been read and be unchanged since, and be one the user running
         the server could write; a file with unsaved editor changes is never replaced. A missing
         file is a new one (its parents are created later), unless it was there when last read:
-        then someone deleted it, which counts as a change. A protected path is refused.
+        then someone deleted it, which counts as a change. A protected path is refused, and so
+        is any path in a `.git` folder (ControlFileError); a control file's base says so.
         """
         target = self.resolve_shareable(path)
+        control = self._edit_control(path, target)
         if target.path.is_dir():
             raise NotAFileError(f"{target.relative} is a folder, not a file.")
         if not target.path.exists():
@@ -317,7 +351,7 @@ class Workspace:
                 raise _deleted_error(target)
             self._check_creatable(target)
             await self._check_no_unsaved(target, "")
-            return EditBase(target, False, "", True, None, None, None)
+            return EditBase(target, False, "", True, None, None, None, control=control)
         self._check_regular_file(target)
         snapshot = self._snapshots.get(target.path)
         if snapshot is None:
@@ -335,7 +369,7 @@ class Workspace:
             text, valid = body.decode("utf-8", errors="replace"), False
         await self._check_no_unsaved(target, text)
         mode, owner = stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
-        return EditBase(target, True, text, valid, snapshot, mode, owner, bom)
+        return EditBase(target, True, text, valid, snapshot, mode, owner, bom, control)
 
     async def verify_unchanged(self, base: EditBase) -> None:
         """Raise unless the file is still as `base` saw it (the user may have typed meanwhile)."""

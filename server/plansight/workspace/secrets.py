@@ -1,13 +1,22 @@
 """Which workspace paths are secret files, kept from the model: the protected paths.
 
-A path is protected when Plansight's defaults (`DEFAULT_PATTERNS`: `.env`, keys, credentials,
-`.ssh/` ...), the workspace's `.plansightignore` (gitignore syntax; `!` re-includes, so a file
-the defaults protect can be shared) or the `protect.extra` option match it, in that order (the
-last matching pattern decides, as in git), through the one gitignore-rules implementation
-(`workspace.ignore.PathRules`). `.plansightignore` itself is always protected: the model may
-neither read nor change what keeps secrets from it. A symbolic link is protected when its own
-path or its target's is (`protects`). The rules are read again when `.plansightignore`
-changes (a stat per question).
+A path is protected when the user's rules or the workspace's rules protect it, each through
+the one gitignore-rules implementation (`workspace.ignore.PathRules`, the last matching
+pattern of a list deciding, as in git):
+
+- the user's: Plansight's defaults (`DEFAULT_PATTERNS`: `.env`, keys, credentials, `.ssh/`,
+  cloud and cluster credentials ...) unless the user set `protect.defaults: false`, then the
+  user's `protect.extra` (whose `!` lines may share what the defaults protect: it is the
+  user's choice, made outside the workspace);
+- the workspace's `.plansightignore`, which only adds: a `!` line there re-includes what the
+  file's own earlier lines protect, never what the user's rules protect (a cloned repository
+  must not be able to share its reader's `.env` with the model). Such a line is logged as a
+  warning naming it, once each time the file changes (the LSP server shows warnings in the
+  editor's output, `window/logMessage`).
+
+`.plansightignore` itself is always protected: the model may neither read nor change what
+keeps secrets from it. A symbolic link is protected when its own path or its target's is
+(`protects`). The rules are read again when `.plansightignore` changes (a stat per question).
 
 Who asks: the file tools (refuse), grep (skips), list_files (marks), the editor's buffers
 (never read), reviews and checkpoints (never hold one), and the sandbox (hides them from
@@ -27,7 +36,7 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from plansight.workspace.ignore import PathRules, PatternList
+from plansight.workspace.ignore import PathRules, PatternList, read_patterns
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +61,20 @@ DEFAULT_PATTERNS = (
     ".aws/",
     ".ssh/",
     ".gnupg/",
+    # Container, cluster and cloud credentials (version 4). A pattern with a slash inside is
+    # anchored at the root in gitignore syntax: `**/` makes it match at any depth.
+    "**/.docker/config.json",
+    ".kube/",
+    "kubeconfig",
+    "credentials.json",
+    "service-account*.json",
+    "*.keystore",
+    "*.jks",
+    ".htpasswd",
+    "secrets.*",
+    "!secrets.example.*",
+    "*.tfvars",
+    ".terraform/",
 )
 # The home folder's own secrets, hidden from sandboxed commands with the defaults on (a
 # workspace link to them is refused anyway: it points outside).
@@ -72,6 +95,8 @@ class ProtectOptions:
 
     defaults: bool = True
     extra: tuple[str, ...] = ()
+    # `protect.control`: more control-file patterns (workspace/control.py), user-level.
+    control: tuple[str, ...] = ()
 
 
 class ProtectedPaths:
@@ -83,16 +108,25 @@ class ProtectedPaths:
         sources: list[Path | PatternList] = []
         if self.options.defaults:
             sources.append(PatternList("Plansight's default protected files", DEFAULT_PATTERNS))
-        sources.append(self.root / IGNORE_FILE)
         sources.append(PatternList("initializationOptions.protect.extra", self.options.extra))
-        self._rules = PathRules(self.root, files=sources)
+        # Two lists, either protecting: the workspace's file cannot undo the user's (see the
+        # module's docstring).
+        self._user = PathRules(self.root, files=sources)
+        self._workspace = PathRules(self.root, files=[self.root / IGNORE_FILE])
         self._any: re.Pattern[str] | None = None
         self._folders = lru_cache(maxsize=4096)(self._folder)
+        self._warn_reincludes()
 
     def patterns(self) -> list[str]:
-        """The rules' patterns in order (for another tool's excludes); re-read if need be."""
-        self._rules.refresh()
-        return self._rules.root_lines()
+        """Patterns that exclude at least every protected path, in order (for another tool's
+        excludes: rg's, the checkpoints' repository): the user's, then the workspace file's
+        without its `!` lines, which in one list could re-include what the user's protect.
+        (So a path the file re-includes from its own lines is excluded there too: more is
+        left out, never less.) Re-read if need be."""
+        self._refresh()
+        return self._user.root_lines() + [
+            line for line in self._workspace.root_lines() if not line.startswith("!")
+        ]
 
     def matches(self, relative: str, is_dir: bool = False) -> bool:
         """Whether the workspace path `relative` ("/"-separated) is protected by name."""
@@ -122,10 +156,34 @@ class ProtectedPaths:
         return protected
 
     def _refresh(self) -> re.Pattern[str]:
-        if self._rules.refresh() or self._any is None:
-            self._any = _any_pattern(self._rules.root_lines())
+        changed = self._workspace.refresh()
+        if changed:
+            self._warn_reincludes()
+        if changed or self._any is None:
+            self._any = _any_pattern(self._user.root_lines() + self._workspace.root_lines())
             self._folders.cache_clear()
         return self._any
+
+    def _warn_reincludes(self) -> None:
+        """Log each `!` line of the workspace's file that would re-include a path the user's
+        rules protect: it is ignored, and the user should know why it has no effect."""
+        usable = set(self._workspace.root_lines())
+        # Numbered as the file is (root_lines leaves malformed lines out).
+        for number, line in enumerate(read_patterns(self.root / IGNORE_FILE).lines, 1):
+            if (
+                line.startswith("!")
+                and line in usable
+                and _reincludes(line[1:].strip(), self._user)
+            ):
+                log.warning(
+                    "%s, line %d: %r is ignored: .plansightignore can only add protected "
+                    "files; what Plansight's defaults or your protect.extra protect stays "
+                    "protected (only your own setting protect.defaults: false drops the "
+                    "defaults)",
+                    self.root / IGNORE_FILE,
+                    number,
+                    line,
+                )
 
     def _decide(self, clean: str, is_dir: bool) -> bool:
         """`matches` once the rules are fresh (a walk refreshes them once, not per entry)."""
@@ -140,11 +198,13 @@ class ProtectedPaths:
         for depth in range(1, len(parts)):
             if self._folders(parts[:depth]):
                 return True
-        return self._rules.matches_entry(parts, is_dir)
+        return self._user.matches_entry(parts, is_dir) or self._workspace.matches_entry(
+            parts, is_dir
+        )
 
     def _folder(self, parts: tuple[str, ...]) -> bool:
         """Whether this folder itself is excluded (its own folders asked before)."""
-        return self._rules.matches_entry(parts, True)
+        return self._user.matches_entry(parts, True) or self._workspace.matches_entry(parts, True)
 
     def protects(self, path: str | os.PathLike[str]) -> bool:
         """Whether `path` (relative to the root, or absolute) is protected: by its own name,
@@ -217,6 +277,37 @@ def home_secrets(home: Path) -> tuple[list[Path], list[Path]]:
         elif stat.S_ISREG(st.st_mode):
             files.append(path)
     return files, folders
+
+
+def _reincludes(pattern: str, user: PathRules) -> bool:
+    """Whether the negated `pattern` (a `!` line without its `!`) would re-include a path
+    `user` protects: a path the pattern names (its wildcards filled in) is protected, or the
+    pattern matches a name one of the user's patterns protects (`!*.pem` and `*.pem`). A
+    heuristic for the warning only: whatever it says, the line changes nothing."""
+    if not pattern:
+        return False
+    folder = pattern.endswith("/")
+    named = _example_path(pattern)
+    if named and user.matches(named, folder):
+        return True
+    try:
+        negated = GitIgnoreSpec.from_lines([pattern.rstrip("/") if folder else pattern])
+    except (ValueError, re.error):
+        return False
+    for line in user.root_lines():
+        if not line.strip() or line.startswith(("#", "!")):
+            continue
+        example = _example_path(line.strip())
+        if example and user.matches(example, line.endswith("/")) and negated.match_file(example):
+            return True
+    return False
+
+
+def _example_path(pattern: str) -> str:
+    """A path a gitignore pattern matches: its wildcards filled in (`*.pem` -> `x.pem`)."""
+    text = pattern.removeprefix("\\").replace("**/", "").replace("/**", "/x")
+    text = re.sub(r"\[[^\]]*\]", "x", text).replace("*", "x").replace("?", "x")
+    return text.strip("/")
 
 
 def _any_pattern(lines: list[str]) -> re.Pattern[str]:

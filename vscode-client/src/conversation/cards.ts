@@ -3,6 +3,7 @@
  * "accepting every edit in this run". Data types and renderers. Pure: no `vscode` import.
  */
 import type { EditOutcome } from '../plan/planModel';
+import { controlNotice } from '../review/reviewModel';
 import { type DiffLine } from './diff';
 import type { CardEntry } from './model';
 import type { ConversationRenderer, RenderHelpers } from './render';
@@ -23,6 +24,8 @@ export interface ReviewCardData {
   feedback?: string;
   /** Accepted by "Accept all edits in this run", without a look. */
   auto?: boolean;
+  /** A control file's edit (version 4): said plainly, and no "Accept All" on it. */
+  control?: boolean;
 }
 
 export interface ApprovalCardData {
@@ -73,16 +76,21 @@ export function renderReviewCard(card: CardEntry, h: RenderHelpers): string {
   const head =
     `<div class="card-head">${h.icon('diff')}<span>Edit <strong>${h.escape(data.path)}</strong></span>` +
     `<span class="stat"><span class="added">+${data.added}</span> <span class="removed">−${data.removed}</span></span></div>` +
+    (data.control ? `<div class="card-text control">${h.icon('warning')}<span>${h.escape(controlNotice(data.path))}</span></div>` : '') +
     `${data.description ? `<div class="card-text">${h.escape(data.description)}</div>` : ''}` +
     renderDiff(data.diff, h);
   if (card.open) {
+    // A control file's edit is accepted one by one: no "Accept All" offered on it.
+    const acceptAll = data.control
+      ? ''
+      : h.button('acceptAll', 'Accept All in This Run', { icon: 'check-all', title: 'Accept this edit and every further edit of this run without asking' });
     return (
       head +
       h.field('reason', 'Why reject? The agent reads your reason (optional)') +
       `<div class="buttons">${h.button('accept', 'Accept', { primary: true, icon: 'check' })}` +
       `${h.button('reject', 'Reject', { icon: 'close' })}` +
       `${h.button('showDiff', 'Show Diff', { icon: 'diff' })}` +
-      `${h.button('acceptAll', 'Accept All in This Run', { icon: 'check-all', title: 'Accept this edit and every further edit of this run without asking' })}</div>`
+      `${acceptAll}</div>`
     );
   }
   const auto = data.auto ? ' (accepting every edit in this run)' : '';

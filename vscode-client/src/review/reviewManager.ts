@@ -20,6 +20,7 @@ import type { SessionStore } from '../session';
 import { OriginalContentProvider, originalScheme, ProposedFileSystem, proposedScheme } from './proposedFs';
 import {
   acceptResult,
+  autoAcceptable,
   baseName,
   rejectResult,
   reviewIdFromQuery,
@@ -136,6 +137,7 @@ export class ReviewManager implements vscode.Disposable {
       added,
       removed,
       outcome: 'pending',
+      ...(params.control === true ? { control: true } : {}),
     });
 
     return new Promise<ReviewEditResult>((resolve) => {
@@ -144,7 +146,7 @@ export class ReviewManager implements vscode.Disposable {
       const review: Review = { params, path, left, right, title, cardId: card.id, resolve, decided, markDecided };
       this.pending.set(params.id, review);
       this.changedPending();
-      if (this.autoAccept?.data.on) {
+      if (this.autoAccept?.data.on && autoAcceptable(params)) {
         this.autoAccept = this.surface.model.updateCard<AutoAcceptCardData>(this.autoAccept.id, {
           accepted: this.autoAccept.data.accepted + 1,
         });
@@ -206,7 +208,7 @@ export class ReviewManager implements vscode.Disposable {
       return;
     }
     review.notified = true;
-    const notice = reviewNotice(review.params.id, review.path, review.params.description);
+    const notice = reviewNotice(review.params.id, review.path, review.params.description, review.params.control === true);
     void vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: notice.title, cancellable: false },
       async (progress) => {
@@ -393,7 +395,10 @@ export class ReviewManager implements vscode.Disposable {
     }
     const pending = typeof target === 'string' ? [this.pending.get(target)].filter((r) => r !== undefined) : [...this.pending.values()];
     for (const review of pending) {
-      await this.accept(review.params.id);
+      // A control file's edit waits for its own Accept.
+      if (autoAcceptable(review.params)) {
+        await this.accept(review.params.id);
+      }
     }
   }
 

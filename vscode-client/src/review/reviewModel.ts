@@ -32,6 +32,19 @@ export function reviewIdFromQuery(query: string): string | undefined {
   return match ? decodeURIComponent(match[1]!) : undefined;
 }
 
+/**
+ * What a control file's review card says (`control: true`: a file that steers the user's tools,
+ * such as `.vscode/settings.json` or `.git/…`), plainly, so nobody accepts one in passing.
+ */
+export function controlNotice(path: string): string {
+  return `This changes ${path}, a file that controls your tools (git, the editor, Plansight). Accept it only if you have read the change.`;
+}
+
+/** Whether "Accept All in This Run" may accept this review unasked: never a control file's. */
+export function autoAcceptable(params: { control?: boolean }): boolean {
+  return params.control !== true;
+}
+
 /** The last segment of a URI's or path's path. */
 export function baseName(uriOrPath: string): string {
   const path = uriOrPath.replace(/[?#].*$/, '');
@@ -47,13 +60,15 @@ export function baseName(uriOrPath: string): string {
  * links carrying the review's `id`) come right after it, in sight on the collapsed toast;
  * what is proposed, the file and the description follow.
  */
-export function reviewNotice(id: string, path: string, description: string): { title: string; message: string } {
+export function reviewNotice(id: string, path: string, description: string, control = false): { title: string; message: string } {
   const args = encodeURIComponent(JSON.stringify([id]));
   const said = truncate(oneLine(description), 120);
+  // A control file is named as one even on the collapsed toast's line.
+  const what = control ? `a control file, ${path} (it controls your tools)` : path;
   return {
     title: 'Plansight',
     message:
       `[Accept](command:plansight.acceptEdit?${args}) · [Reject](command:plansight.rejectEdit?${args}) · ` +
-      `[Show Diff](command:plansight.plan.openEdit?${args}) — proposes an edit to ${path}${said ? `: ${said}` : ''}`,
+      `[Show Diff](command:plansight.plan.openEdit?${args}) — proposes an edit to ${what}${said ? `: ${said}` : ''}`,
   };
 }
