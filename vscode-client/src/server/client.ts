@@ -22,6 +22,7 @@ import {
   type StreamInfo,
 } from 'vscode-languageclient/node';
 import { sandboxUnavailable } from '../review/approveCommandModel';
+import { readPlansightSettings } from './userSettings';
 import {
   type ApproveCommandParams,
   type ApproveCommandResult,
@@ -79,19 +80,10 @@ class PlansightCapabilityFeature implements StaticFeature {
   clear(): void {}
 }
 
+/** The settings the server starts with; the boundary ones from the user's settings alone
+ * (userSettings.ts). */
 export function readSettings(): PlansightSettings {
-  const config = vscode.workspace.getConfiguration('plansight');
-  return {
-    model: config.get<string>('model', ''),
-    baseUrl: config.get<string>('baseUrl', ''),
-    python: config.get<string>('python', ''),
-    maxRounds: config.get<number>('maxRounds', 0),
-    autoApproveEdits: config.get<boolean>('autoApprove.edits', false),
-    autoApproveCommands: config.get<boolean>('autoApprove.commands', false),
-    autoApproveSandboxedCommands: config.get<boolean>('autoApprove.sandboxedCommands', false),
-    thinking: config.get<boolean>('thinking', false),
-    thinkingBudgetTokens: config.get<number>('thinkingBudgetTokens', 4096),
-  };
+  return readPlansightSettings(vscode.workspace.getConfiguration('plansight'));
 }
 
 export interface ServerHandlers {
