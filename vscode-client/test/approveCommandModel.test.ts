@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commandNotice, sandboxSummary, sandboxUnavailable } from '../src/review/approveCommandModel';
+import { commandNotice, NOTICE_COMMAND_MAX, sandboxSummary, sandboxUnavailable } from '../src/review/approveCommandModel';
 
 const base = { command: 'make test', cwd: '/ws' };
 
@@ -47,11 +47,26 @@ describe('commandNotice', () => {
     ]);
     expect(notice.message).toMatch(/\) \$ make test \(in \/ws; sandboxed: workspace only, no network\)$/);
   });
-  it('puts the choices before a long command, on one line', () => {
-    const notice = commandNotice({ command: `echo ${'x'.repeat(500)}\necho done`, cwd: '/ws' }, 'cmd-1');
+  it('never shows a long command cut: it says to see the card, and offers no Approve', () => {
+    const long = 'python3 -m unittest discover -s tests -p "test_*.py" && touch /tmp/x';
+    for (const command of [long, `echo ${'x'.repeat(500)}\necho done`, 'make test\nrm -rf ~']) {
+      const notice = commandNotice({ command, cwd: '/ws' }, 'cmd-1');
+      const visible = `${notice.title}: ${notice.message.replace(/\]\([^)]*\)/g, ']')}`;
+      expect(visible).not.toContain('\n');
+      expect(visible).not.toContain('$ ');
+      expect(visible).not.toContain('…');
+      expect(visible).toContain('see the card');
+      expect(visible).not.toContain('unittest');
+      expect([...notice.message.matchAll(/\(command:([\w.]+)/g)].map((m) => m[1])).toEqual(['plansight.showConversation', 'plansight.rejectCommand']);
+    }
+    expect(commandNotice({ command: long, cwd: '/ws' }, 'c').message).toContain(`(${long.length} characters)`);
+    expect(commandNotice({ command: 'a\nb\nc', cwd: '/ws' }, 'c').message).toContain('(3 lines)');
+  });
+  it('shows a short command whole, after the choices', () => {
+    const notice = commandNotice({ command: 'x'.repeat(NOTICE_COMMAND_MAX), cwd: '/ws' }, 'cmd-1');
     const visible = `${notice.title}: ${notice.message.replace(/\]\([^)]*\)/g, ']')}`;
     expect(visible.indexOf('[Reject]')).toBeLessThan(40);
-    expect(visible).not.toContain('\n');
-    expect(visible).toContain('(in /ws)');
+    expect(visible).toContain(`$ ${'x'.repeat(NOTICE_COMMAND_MAX)} (in /ws)`);
+    expect(commandNotice({ command: 'x'.repeat(NOTICE_COMMAND_MAX + 1), cwd: '/ws' }, 'c').message).toContain('see the card');
   });
 });

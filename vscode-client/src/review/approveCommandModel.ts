@@ -4,7 +4,6 @@
  * notification's words.
  */
 import type { ApproveCommandParams } from '../protocol';
-import { oneLine, truncate } from '../text';
 
 export interface SandboxSummary {
   /** True: the command runs in the sandbox; false: it does not; undefined: an older server. */
@@ -39,20 +38,39 @@ export function sandboxUnavailable(message: string): string | undefined {
   return at < 0 ? undefined : `Plansight: ${message.slice(at)}`;
 }
 
+/** The longest command a notification shows (whole, on one line): a toast shows one line,
+ * cut by the workbench, and a command is never shown cut. */
+export const NOTICE_COMMAND_MAX = 20;
+
 /**
  * The notification asking for a command while the conversation is out of sight. A toast shows
- * one line, `title: message`, cut with an ellipsis: Approve and Reject (command links carrying
- * the approval's `id`) come first, so that a long command or folder cannot push them out of
- * sight; the command, its folder and what the sandbox allows follow.
+ * one line, `title: message`, cut with an ellipsis by the workbench, so a command is offered for
+ * approval there only when it fits whole (one line of at most NOTICE_COMMAND_MAX characters):
+ * Approve and Reject (command links carrying the approval's `id`) come first, then the command,
+ * its folder and what the sandbox allows. A longer command is never shown cut (a cut
+ * `python3 -m unittest … &&` once hid the `touch /tmp/x` that ran): the notification says how
+ * long it is and to see the card, where it is shown whole, and offers Show the Command and
+ * Reject, not Approve.
  */
 export function commandNotice(params: ApproveCommandParams, id: string): { title: string; message: string } {
   const args = encodeURIComponent(JSON.stringify([id]));
-  const command = truncate(oneLine(params.command.replace(/\s*\n\s*/g, ' ⏎ ')), 300);
+  const reject = `[Reject](command:plansight.rejectCommand?${args})`;
   const sandbox = sandboxSummary(params).text;
+  const command = params.command.trim();
+  if (command.length <= NOTICE_COMMAND_MAX && !/[\r\n]/.test(command)) {
+    return {
+      title: 'Plansight wants to run',
+      message:
+        `[Approve](command:plansight.approveCommand?${args}) · ${reject} ` +
+        `$ ${command} (in ${params.cwd}${sandbox ? `; ${sandbox}` : ''})`,
+    };
+  }
+  const lines = command.split(/\r?\n/).length;
+  const size = lines > 1 ? `${lines} lines` : `${command.length} characters`;
   return {
-    title: 'Plansight wants to run',
+    title: 'Plansight wants to run a command',
     message:
-      `[Approve](command:plansight.approveCommand?${args}) · [Reject](command:plansight.rejectCommand?${args}) ` +
-      `$ ${command} (in ${params.cwd}${sandbox ? `; ${sandbox}` : ''})`,
+      `[Show the Command](command:plansight.showConversation) · ${reject} ` +
+      `It is long (${size}): see the card in the Plansight conversation, which shows it whole.`,
   };
 }
