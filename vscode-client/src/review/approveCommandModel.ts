@@ -38,39 +38,22 @@ export function sandboxUnavailable(message: string): string | undefined {
   return at < 0 ? undefined : `Plansight: ${message.slice(at)}`;
 }
 
-/** The longest command a notification shows (whole, on one line): a toast shows one line,
- * cut by the workbench, and a command is never shown cut. */
-export const NOTICE_COMMAND_MAX = 20;
-
 /**
  * The notification asking for a command while the conversation is out of sight. A toast shows
- * one line, `title: message`, cut with an ellipsis by the workbench, so a command is offered for
- * approval there only when it fits whole (one line of at most NOTICE_COMMAND_MAX characters):
- * Approve and Reject (command links carrying the approval's `id`) come first, then the command,
- * its folder and what the sandbox allows. A longer command is never shown cut (a cut
- * `python3 -m unittest … &&` once hid the `touch /tmp/x` that ran): the notification says how
- * long it is and to see the card, where it is shown whole, and offers Show the Command and
- * Reject, not Approve.
+ * one line, `title: message`, cut by the workbench after about 55 characters (at a 1500 px
+ * window), so it never shows the command: a command is approved only where it is shown whole,
+ * on its card (a cut `python3 -m unittest … &&` once hid the `touch /tmp/x` that ran). It says
+ * a command waits, and offers Show Command (the conversation, with the card) and Reject, both
+ * in sight before the cut; not Approve.
  */
 export function commandNotice(params: ApproveCommandParams, id: string): { title: string; message: string } {
   const args = encodeURIComponent(JSON.stringify([id]));
-  const reject = `[Reject](command:plansight.rejectCommand?${args})`;
   const sandbox = sandboxSummary(params).text;
-  const command = params.command.trim();
-  if (command.length <= NOTICE_COMMAND_MAX && !/[\r\n]/.test(command)) {
-    return {
-      title: 'Plansight wants to run',
-      message:
-        `[Approve](command:plansight.approveCommand?${args}) · ${reject} ` +
-        `$ ${command} (in ${params.cwd}${sandbox ? `; ${sandbox}` : ''})`,
-    };
-  }
-  const lines = command.split(/\r?\n/).length;
-  const size = lines > 1 ? `${lines} lines` : `${command.length} characters`;
   return {
-    title: 'Plansight wants to run a command',
+    title: 'Plansight: a command waits',
     message:
-      `[Show the Command](command:plansight.showConversation) · ${reject} ` +
-      `It is long (${size}): see the card in the Plansight conversation, which shows it whole.`,
+      `[Show Command](command:plansight.showConversation) · [Reject](command:plansight.rejectCommand?${args}) ` +
+      `Approve it on its card in the Plansight conversation, which shows it whole` +
+      ` (in ${params.cwd}${sandbox ? `; ${sandbox}` : ''}).`,
   };
 }
