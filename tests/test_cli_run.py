@@ -516,3 +516,29 @@ def test_no_file_in_the_workspace_sets_the_terminals_options(
     assert not (hello_workspace / "pwned.txt").exists()
     assert not (hello_workspace / "leak").exists()
     assert not (hello_workspace.parent / "outside").exists()
+
+
+@pytest.mark.parametrize("after_its_call", [False, True])
+def test_the_approval_prompt_shows_a_long_command_whole(after_its_call: bool) -> None:
+    """What is approved is what runs: a command wider than the terminal is wrapped, never cut,
+    whether it is named by its own line or by the tool call line above (whose summary the
+    server may shorten)."""
+    import io
+
+    command = (
+        "python3 -m unittest discover --start-directory . --pattern 'test_*.py' --verbose "
+        "--failfast --buffer && touch /tmp/x"
+    )
+    out = io.StringIO()
+    ui = TerminalUI(Console(file=out, width=60, force_terminal=True, color_system=None), live=False)
+    if after_its_call:
+        summary = "$ " + command[:57] + "…"  # a shortened summary names no whole command
+        ui.on_event(
+            {"type": "toolCall", "id": "t1", "name": "bash", "input": {}, "summary": summary}
+        )
+    ui.show_command({"command": command, "cwd": "/ws", "sandbox": None})
+    # Every character, in order, across the rows it wraps onto (wrapping eats the spaces at
+    # the breaks), on the prompt's own lines.
+    prompt = out.getvalue()[out.getvalue().index("run command") :]
+    assert "".join(command.split()) in "".join(prompt.split()), out.getvalue()
+    assert "…" not in prompt
