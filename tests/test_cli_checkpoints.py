@@ -341,3 +341,49 @@ def test_a_workspace_that_is_a_file_is_called_a_file(tmp_path: Path) -> None:
         assert done.stdout == ""  # an error: on stderr
         assert f"{target} is a file, not a folder" in done.stderr
         assert "no such folder" not in done.stderr
+
+
+def test_a_folder_replaced_by_a_link_is_listed_and_restored_never_through_the_link(
+    tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """After a run edited src/a.py, `src` is replaced by a symbolic link to a folder outside
+    the workspace. Listing, undoing and restoring work (they crashed with a traceback: git
+    refused to snapshot a path "beyond a symbolic link"), and nothing is written through the
+    link: the folder outside is byte for byte as it was."""
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("A = 1\n")
+    (root / "app.py").write_text("print('hello')\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.py").write_text("OUTSIDE\n")
+    (outside / "secret.txt").write_text("not the workspace's\n")
+    state = tmp_path / "state"
+    one = {"items": [{"id": "1", "text": "Change A", "status": "in_progress"}]}
+    fake_api.push(
+        tool_reply("todo", one),
+        tool_reply("read_file", {"path": "src/a.py"}),
+        tool_reply("edit_file", {"path": "src/a.py", "old_text": "A = 1", "new_text": "A = 2"}),
+        tool_reply("todo", {"items": [{**one["items"][0], "status": "completed"}]}),
+        text_reply("Changed."),
+    )
+    code, out = plansight(state, "run", "Change A", "--workspace", str(root), "--yes", api=fake_api)
+    assert code == 0, out
+    shutil.rmtree(root / "src")
+    (root / "src").symlink_to(outside, target_is_directory=True)
+    before = files(outside)
+    where = ("--workspace", str(root))
+
+    code, out = plansight(state, "checkpoints", *where)
+    assert code == 0 and "Traceback" not in out, out
+    assert re.search(r"#1\s+Edited src/a.py", out), out
+    code, out = plansight(state, "undo", "--step", "1", *where)
+    assert code == 0 and "Traceback" not in out, out
+    assert "src/a.py — it was changed outside Plansight" in out
+    assert files(outside) == before
+    code, out = plansight(state, "restore", "1", "--force", "--yes", *where)
+    assert code == 0 and "Traceback" not in out, out
+
+    assert files(outside) == before  # nothing written, deleted or read through the link
+    assert not (root / "src").is_symlink()  # the link (only the link) gave way to the folder
+    assert (root / "src" / "a.py").read_text() == "A = 1\n"

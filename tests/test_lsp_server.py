@@ -8,6 +8,7 @@ their own.
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient, client_capabilities
 
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
@@ -22,7 +24,14 @@ from plansight.fakeapi import tool_reply as tool
 from plansight.workspace.sandbox import detect
 
 from conftest import PATIENCE, Held
-from lsp_harness import EditorHandle, SharedEditor, start_editor, start_shared_hello
+from lsp_harness import (
+    EditorHandle,
+    SharedEditor,
+    plain,
+    server_env,
+    start_editor,
+    start_shared_hello,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -454,3 +463,47 @@ async def test_text_deltas_say_their_model_turn_so_two_turns_text_stays_apart(
     [run] = history["runs"]
     kept = [(e["turn"], e["text"]) for e in run["events"] if e["type"] == "textDelta"]
     assert kept == [(1, "Planning first."), (3, "All done."), (4, "One item is still open.")]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_without_a_folder_nothing_runs_in_the_servers_cwd(
+    tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """An editor with no folder open (VS Code in an empty window) starts the server in some
+    cwd, often $HOME: the server refuses runs saying to open a folder, and lists, watches and
+    checkpoints nothing there (no storage made for it)."""
+    home = tmp_path / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "Documents" / "notes.txt").write_text("private notes\n")
+    before = sorted(p.relative_to(home).as_posix() for p in home.rglob("*"))
+    state = tmp_path / "state"
+    fake_api.push(text("I listed your home folder."))
+
+    client = LanguageClient()
+    await client.start_io(
+        sys.executable,
+        "-m",
+        "plansight",
+        "lsp",
+        env=server_env(fake_api, {"XDG_STATE_HOME": str(state), "HOME": str(home)}),
+        cwd=str(home),
+    )
+    try:
+        await client.initialize_session(
+            types.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
+        )
+        for method, params in [
+            ("plansight/run", {"prompt": "What is in this folder?"}),
+            ("plansight/checkpoints", {}),
+            ("plansight/state", {}),
+        ]:
+            with pytest.raises(JsonRpcException) as refused:
+                plain(await client.protocol.send_request_async(method, params))
+            assert "Open a folder to use Plansight" in str(refused.value), method
+            assert refused.value.code == -32803
+    finally:
+        await asyncio.wait_for(client.shutdown_session(), PATIENCE)
+        await client.stop()
+    assert fake_api.requests == []  # the model saw nothing of the folder
+    assert not state.exists() or not any(state.rglob("*"))  # no session, no checkpoints
+    assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == before

@@ -235,7 +235,7 @@ export async function startFakeApi(recording, logFile) {
  * code-server on 127.0.0.1:<port>, in its own session (detached: setsid), so that the whole
  * process group (extension host, language server) can be ended at the end.
  */
-export async function startCodeServer(dirs, { port, env, logFile }) {
+export async function startCodeServer(dirs, { port, env, logFile, folder = true }) {
   const config = join(dirs.root, 'code-server.yaml');
   writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
   const { openSync } = await import('node:fs');
@@ -250,7 +250,7 @@ export async function startCodeServer(dirs, { port, env, logFile }) {
       '--disable-update-check',
       '--disable-workspace-trust',
       '--disable-getting-started-override',
-      dirs.workspace,
+      ...(folder ? [dirs.workspace] : []),
     ],
     { env: codeServerEnv(dirs, env), stdio: ['ignore', out, out], detached: true },
   );
@@ -319,11 +319,13 @@ export const quietSettings = {
  * Chromium page on the workspace. Everything is torn down after the test (`t.after`); the
  * sandbox is kept when the test failed or E2E_KEEP is set. Call `passed()` at the end.
  *
+ * `folder: false`: no folder is opened (an empty window).
+ *
  * `installOnly`: the profile gets the .vsix and nothing else of the repository: no
  * `plansight.python` pointing at its venv, so the extension finds an interpreter as it would
  * for a user (the repository's Python still serves the fake API, as the cloud would).
  */
-export async function openWorkbench(t, { name, settings = {}, env = {}, beforeStart, installOnly = false }) {
+export async function openWorkbench(t, { name, settings = {}, env = {}, beforeStart, installOnly = false, folder = true }) {
   const { createWriteStream } = await import('node:fs');
   const { chromium: playwright } = await import('playwright-core');
   preflight();
@@ -362,7 +364,7 @@ export async function openWorkbench(t, { name, settings = {}, env = {}, beforeSt
 
   const port = await freePort();
   log(`starting code-server on 127.0.0.1:${port}`);
-  const server = await startCodeServer(dirs, { port, env, logFile: join(dirs.root, 'code-server.log') });
+  const server = await startCodeServer(dirs, { port, env, folder, logFile: join(dirs.root, 'code-server.log') });
   cleanups.push(server.stop);
 
   log('launching Chromium');
@@ -384,7 +386,8 @@ export async function openWorkbench(t, { name, settings = {}, env = {}, beforeSt
   const consoleLog = createWriteStream(join(dirs.root, 'console.log'));
   page.on('console', (message) => consoleLog.write(`[${message.type()}] ${message.text()}\n`));
   log('opening the workspace in the browser');
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(dirs.workspace)}`);
+  // `folder: false`: an empty window (`ew`), as VS Code opens with no folder.
+  await page.goto(folder ? `${server.url}/?folder=${encodeURIComponent(dirs.workspace)}` : `${server.url}/?ew=true`);
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   return {
     dirs,

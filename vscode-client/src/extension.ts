@@ -23,7 +23,8 @@ import { questionCard, renderQuestionCard } from './questions/questionModel';
 import { CommandApprovals } from './review/approveCommand';
 import { ReviewManager } from './review/reviewManager';
 import { registerScratchpadView } from './scratchpad/scratchpadView';
-import { PlansightServer } from './server/client';
+import { PlansightServer, readSettings } from './server/client';
+import { settingsDiffer, userValue } from './server/userSettings';
 import { onDidChangePython } from './server/python';
 import { SessionStore } from './session';
 import { registerStatusBar } from './status/statusBar';
@@ -67,6 +68,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerStatusBar(context, store);
 
   const running = server;
+  let startedWith = readSettings();
   let demo: DemoRunner | undefined;
   const runs = new RunController({
     server,
@@ -188,14 +190,25 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('plansight.showOutput', () => output.show()),
     vscode.commands.registerCommand('plansight.showConversation', () => conversation.reveal(false)),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('plansight') && !e.affectsConfiguration('plansight.review') && store.serverStatus !== 'stopped') {
+      if (!e.affectsConfiguration('plansight') || e.affectsConfiguration('plansight.review')) {
+        return;
+      }
+      // Only a change in what the server starts with restarts it: a workspace's value of a
+      // user-level setting (say `plansight.python` written into .vscode/settings.json by a
+      // command) changes nothing the server gets, so it neither restarts nor ends a run.
+      const now = readSettings();
+      if (!settingsDiffer(now, startedWith)) {
+        return;
+      }
+      startedWith = now;
+      if (store.serverStatus !== 'stopped') {
         output.info('Settings changed: restarting the server.');
         void running.restart();
       }
     }),
   );
   void onDidChangePython(() => {
-    const configured = vscode.workspace.getConfiguration('plansight').get<string>('python', '');
+    const configured = userValue(vscode.workspace.getConfiguration('plansight'), 'python', '');
     if (!configured.trim()) {
       output.info('The Python interpreter changed: restarting the server.');
       void running.restart();

@@ -36,22 +36,27 @@ describe('sandboxUnavailable', () => {
 });
 
 describe('commandNotice', () => {
-  const links = (message: string) =>
-    [...message.matchAll(/\[([^\]]+)\]\(command:([\w.]+)\?([^)]*)\)/g)].map((m) => [m[1], m[2], JSON.parse(decodeURIComponent(m[3] ?? ''))]);
-  it('offers Approve and Reject for this approval, then the command, its folder and its sandbox', () => {
-    const notice = commandNotice({ ...base, sandbox: { network: false, writable: ['/ws'] } }, 'cmd-3');
-    expect(notice.title).toBe('Plansight wants to run');
-    expect(links(notice.message)).toEqual([
-      ['Approve', 'plansight.approveCommand', ['cmd-3']],
-      ['Reject', 'plansight.rejectCommand', ['cmd-3']],
-    ]);
-    expect(notice.message).toMatch(/\) \$ make test \(in \/ws; sandboxed: workspace only, no network\)$/);
-  });
-  it('puts the choices before a long command, on one line', () => {
-    const notice = commandNotice({ command: `echo ${'x'.repeat(500)}\necho done`, cwd: '/ws' }, 'cmd-1');
-    const visible = `${notice.title}: ${notice.message.replace(/\]\([^)]*\)/g, ']')}`;
-    expect(visible.indexOf('[Reject]')).toBeLessThan(40);
-    expect(visible).not.toContain('\n');
-    expect(visible).toContain('(in /ws)');
+  const visibleLine = (notice: { title: string; message: string }) =>
+    `${notice.title}: ${notice.message.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')}`;
+  const commands = (message: string) => [...message.matchAll(/\(command:([\w.]+)(?:\?([^)]*))?\)/g)].map((m) => [m[1], m[2] ? JSON.parse(decodeURIComponent(m[2])) : undefined]);
+
+  it('never shows the command, so never a cut one: Show Command and Reject, no Approve', () => {
+    const long = 'python3 -m unittest discover -s tests -p "test_*.py" && touch /tmp/x';
+    for (const command of [long, 'make test', `echo ${'x'.repeat(500)}\necho done`, 'make test\nrm -rf ~']) {
+      const notice = commandNotice({ command, cwd: '/ws', sandbox: { network: false, writable: ['/ws'] } }, 'cmd-3');
+      const line = visibleLine(notice);
+      expect(line).not.toContain(command.split('\n')[0]!.slice(0, 9));
+      expect(line).not.toContain('Approve ·');
+      expect(line).not.toContain('\n');
+      expect(line).not.toContain('…');
+      expect(commands(notice.message)).toEqual([
+        ['plansight.showConversation', undefined],
+        ['plansight.rejectCommand', ['cmd-3']],
+      ]);
+      // Both choices within the ~55 characters a toast shows at a 1500 px window.
+      expect(line.indexOf(' Reject ') + ' Reject'.length).toBeLessThanOrEqual(50);
+      expect(line).toContain('on its card');
+      expect(line).toContain('(in /ws; sandboxed: workspace only, no network)');
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { welcomeCommands } from '../src/conversation/composer';
 import { contentSecurityPolicy, conversationPage } from '../src/conversation/page';
 
 const resources = {
@@ -39,5 +40,20 @@ describe('the conversation page', () => {
     expect(html).toContain('data-command="plansight.runDemo"');
     expect(html).toContain('data-command="plansight.setApiKey"');
     expect(html).toMatch(/<button[^>]*id="jump"[^>]*hidden/);
+  });
+
+  it('with no folder open asks for one, with an Open Folder button, and has no prompt box', () => {
+    const html = conversationPage(resources, { folder: false });
+    expect(html).toContain('Open a folder to use Plansight.');
+    const commands = [...html.matchAll(/data-command="([^"]+)"/g)].map((m) => m[1]);
+    expect(commands).toContain('workbench.action.files.openFolder');
+    for (const command of commands) {
+      expect(welcomeCommands).toContain(command); // the page may run it
+    }
+    expect(html).toMatch(/<form id="composer" autocomplete="off" hidden>/);
+    expect(html).not.toContain('Ask Plansight for a change');
+    const withFolder = conversationPage(resources);
+    expect(withFolder).not.toContain('Open a folder');
+    expect(withFolder).toMatch(/<form id="composer" autocomplete="off">/);
   });
 });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildPrompt } from '../src/commands/prompt';
 import { type ApprovalCardData, registerCoreCards, type ReviewCardData } from '../src/conversation/cards';
@@ -157,8 +159,25 @@ describe('ConversationRenderer', () => {
   it('renders a command card', () => {
     const { model, renderer } = setup();
     const card = model.addCard<ApprovalCardData>('approval', { approvalId: 'c1', command: 'rm -rf build && make', cwd: '/w', outcome: 'pending' });
-    expect(renderer.entry(card)).toContain('<pre class="command">rm -rf build &amp;&amp; make</pre>');
+    expect(renderer.entry(card)).toContain('<pre class="command wrap">rm -rf build &amp;&amp; make</pre>');
     expect(renderer.entry(card)).not.toContain('sandbox');
+  });
+
+  it('shows a long command whole, wrapped, never cut (open and settled)', () => {
+    const { model, renderer } = setup();
+    const command = `python3 -m unittest ${'tests.test_module '.repeat(20)}&& touch /tmp/x\necho "second line"`;
+    const card = model.addCard<ApprovalCardData>('approval', { approvalId: 'c1', command, cwd: '/w', outcome: 'pending' });
+    const escaped = command.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+    for (const html of [renderer.entry(card), (model.updateCard<ApprovalCardData>(card.id, { outcome: 'approved' }, false), renderer.entry(card))]) {
+      expect(html).toContain(`<pre class="command wrap">${escaped}</pre>`);
+      expect(html).not.toContain('…');
+    }
+    // The stylesheet wraps it: no horizontal scrolling or ellipsis hides its end.
+    const css = readFileSync(join(__dirname, '..', 'media', 'conversation.css'), 'utf8');
+    const rule = /pre\.command\s*\{([^}]*)\}/.exec(css)?.[1] ?? '';
+    expect(rule).toContain('white-space: pre-wrap');
+    expect(rule).toContain('overflow-wrap: anywhere');
+    expect(/pre\.wrap\s*\{[^}]*white-space: pre-wrap/.test(css)).toBe(true);
   });
 
   it('says on a command card whether it runs sandboxed', () => {

@@ -76,12 +76,16 @@ def restore_text(todo_id: str, wire: dict[str, Any]) -> str:
 
 
 def workspace(cwd: str) -> Path:
-    """The workspace `cwd` names: an absolute path to an existing folder."""
+    """The workspace `cwd` names: an absolute path to an existing folder. Anything else is
+    refused saying to open a folder: the agent never falls back to the process's own cwd."""
+    open_one = "Open a folder in the editor to use Plansight"
     if not isinstance(cwd, str) or not cwd:
-        raise invalid_params("cwd is required: the workspace folder, as an absolute path.")
+        raise invalid_params(
+            f"{open_one}: session/new needs cwd, the workspace folder as an absolute path."
+        )
     path = Path(cwd)
     if not path.is_absolute():
-        raise invalid_params(f"cwd must be an absolute path, not {cwd!r}.")
+        raise invalid_params(f"{open_one}: cwd must be an absolute path, not {cwd!r}.")
     if not path.is_dir():
-        raise invalid_params(f"cwd {cwd!r} is not an existing folder.")
+        raise invalid_params(f"{open_one}: cwd {cwd!r} is not an existing folder.")
     return path

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ log = logging.getLogger(__name__)
 # From this many files on, hashing writes the objects into one pack file (bulk check-in)
 # instead of a loose file per object: far less to write, and a small repository.
 BULK_FILES = 64
+# What git says of a path below a symbolic link (a folder replaced by a link).
+BEYOND_LINK = "beyond a symbolic link"
 # The highest-precedence attributes: bytes go in and come out exactly as they are on disk.
 _ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n"
 GITLINK = 0o160000
@@ -177,17 +180,54 @@ class ShadowRepository:
     def stage(self, update: Sequence[bytes], drop: Sequence[bytes]) -> None:
         """Hash `update` into the index (a missing one leaves it); take `drop` out of it."""
         if update:
-            bulk = ["core.bigFileThreshold=1"] if len(update) >= BULK_FILES else []
-            self.git.run(
-                ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
-                input=b"\0".join(update) + b"\0",
-                config=bulk,
-            )
+            try:
+                self._update(update)
+            except GitError as err:
+                if BEYOND_LINK not in str(err):
+                    raise
+                # A folder was replaced by a symbolic link: git refuses the paths it held
+                # ("beyond a symbolic link"), and the whole snapshot (and with it every
+                # restore, which snapshots first) failed. Their entries go, the link is
+                # recorded as the link it is, and nothing is read through it. Looked for
+                # only after git refused: the common snapshot pays nothing.
+                beyond = [p for p in update if self._beyond_link(p)]
+                self._force_remove(beyond)
+                left = set(beyond)
+                self._update([p for p in update if p not in left])
         if drop:
             self.git.run(
                 ["update-index", "--force-remove", "-z", "--stdin"],
                 input=b"\0".join(drop) + b"\0",
             )
+
+    def _update(self, paths: Sequence[bytes]) -> None:
+        if not paths:
+            return
+        bulk = ["core.bigFileThreshold=1"] if len(paths) >= BULK_FILES else []
+        self.git.run(
+            ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
+            input=b"\0".join(paths) + b"\0",
+            config=bulk,
+        )
+
+    def _force_remove(self, paths: Sequence[bytes]) -> None:
+        if paths:
+            self.git.run(
+                ["update-index", "--force-remove", "-z", "--stdin"],
+                input=b"\0".join(paths) + b"\0",
+            )
+
+    def _beyond_link(self, path: bytes) -> bool:
+        """Whether a folder on the way to `path` (in the work tree) is a link or no folder."""
+        folder = os.fsencode(self.git.work_tree)
+        for part in path.split(b"/")[:-1]:
+            folder = os.path.join(folder, part)
+            try:
+                if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                    return True
+            except OSError:
+                return False  # gone: git removes its entry itself
+        return False
 
     def write_tree(self) -> str:
         return self.git.run(["write-tree"]).decode().strip()

@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.text import Text
 
 from plansight.cli import render
+from plansight.cli.echo import echo
 from plansight.protocol.names import CHECKPOINTS, RESTORE
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ class QuietFrontend:
 
     def on_message(self, level: int, message: str) -> None:
         if level <= 2:  # errors and warnings
-            self.console.print(Text(message, style="yellow"))
+            echo(self.console, Text(message, style="yellow"))
 
     def show_edit(self, review: dict[str, Any], path: str) -> None: ...
 
@@ -198,7 +199,7 @@ class QuietFrontend:
     def show_question(self, question: dict[str, Any]) -> None: ...
 
     def warn(self, message: str) -> None:
-        self.console.print(Text(message, style="yellow"))
+        echo(self.console, Text(message, style="yellow"))
 
     def show_recorded_answer(self, answer: str) -> None: ...
 
@@ -236,12 +237,12 @@ async def _with_server(
     try:
         started = await client.start()
         if read_only is not None and (elsewhere := held_by(started)) is not None:
-            read_only.print(Text(elsewhere, style="yellow"), soft_wrap=True)
+            echo(read_only, Text(elsewhere, style="yellow"), soft_wrap=True)
         return await work(client)
     except JsonRpcException as err:
-        _errors().print(Text(f"plansight: {render.visible(err.message)}", style="bold red"))
+        echo(_errors(), Text(f"plansight: {render.visible(err.message)}", style="bold red"))
     except (ServerExited, OSError) as err:
-        _errors().print(Text(f"plansight: the language server failed: {err}", style="bold red"))
+        echo(_errors(), Text(f"plansight: the language server failed: {err}", style="bold red"))
     finally:
         await client.close()
     return None
@@ -305,7 +306,7 @@ def _workspace(raw: str, console: Console) -> Path | None:
 
     root = Path(raw).expanduser()
     if (problem := folder_problem(root)) is not None:
-        _errors().print(Text(f"plansight: {problem}", style="bold red"))
+        echo(_errors(), Text(f"plansight: {problem}", style="bold red"))
         return None
     return root
 
@@ -332,16 +333,17 @@ def checkpoints_cli(workspace: str, console: Console | None = None) -> int:
         if answered is None:
             return 1
         checkpoints = _checkpoints_of(answered[0])
-    console.print(Text(f"Checkpoints of {root.resolve()}, oldest first:", style="bold"))
+    echo(console, Text(f"Checkpoints of {root.resolve()}, oldest first:", style="bold"))
     for line in checkpoint_lines(checkpoints):
-        console.print(line)
+        echo(console, line)
     if checkpoints:
-        console.print(
+        echo(
+            console,
             Text(
                 "Undo a plan step with `plansight undo --step N`; go back to a checkpoint "
                 "with `plansight restore ID`.",
                 style="dim",
-            )
+            ),
         )
     return 0
 
@@ -364,7 +366,7 @@ def restore_cli(
     if root is None:
         return 1
     if never_checkpointed(root):
-        console.print(Text(f"plansight: {root.resolve()} has no checkpoints yet", style="bold red"))
+        echo(console, Text(f"plansight: {root.resolve()} has no checkpoints yet", style="bold red"))
         return 1
     params: dict[str, Any] = {"checkpoint": checkpoint} if checkpoint else {"todoId": step}
     if paths:
@@ -394,9 +396,9 @@ def restore_cli(
         what += " (and the conversation)"
     result = result if isinstance(result, dict) else {}
     for line in restore_lines(result, what, undo_id, dry_run=dry_run):
-        console.print(line)
+        echo(console, line)
     if step is not None and not dry_run and _status_of(frontend.plan, step) == "pending":
-        console.print(Text(f"Step #{step} is pending again in the plan.", style="bold"))
+        echo(console, Text(f"Step #{step} is pending again in the plan.", style="bold"))
     return 0
 
 
@@ -418,21 +420,22 @@ async def _confirmed(
     if not lost or yes:
         return True
     ask_on = console if console.is_terminal else _errors()
-    ask_on.print(Text("--force would lose changes made outside Plansight:", style="bold yellow"))
+    echo(ask_on, Text("--force would lose changes made outside Plansight:", style="bold yellow"))
     for path, deleted in lost:
         did = "deleted" if deleted else "overwritten"
-        ask_on.print(Text.assemble(("  ! ", "yellow"), render.visible(path), (f" ({did})", "dim")))
+        echo(ask_on, Text.assemble(("  ! ", "yellow"), render.visible(path), (f" ({did})", "dim")))
     if not sys.stdin.isatty():
-        _errors().print(
+        echo(
+            _errors(),
             Text(
                 "plansight: not restored: confirm on a terminal, or add --yes to go ahead.",
                 style="bold red",
-            )
+            ),
         )
         return False
-    ask_on.print(Text("Go ahead? [y/N] ", style="bold"), end="")
+    echo(ask_on, Text("Go ahead? [y/N] ", style="bold"), end="")
     answer = await asyncio.to_thread(sys.stdin.readline)
     if answer.strip().lower() in ("y", "yes"):
         return True
-    ask_on.print(Text("Nothing was restored.", style="bold"))
+    echo(ask_on, Text("Nothing was restored.", style="bold"))
     return False

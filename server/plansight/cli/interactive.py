@@ -47,6 +47,7 @@ from plansight.cli.checkpoints import (
     restore_lines,
     undo_id_of,
 )
+from plansight.cli.echo import echo
 from plansight.cli.run import (
     CANCEL_GRACE,
     has_api_key,
@@ -341,11 +342,11 @@ class InteractiveSession:
 
     # Output ------------------------------------------------------------------------------
     def say(self, message: str, style: str = "") -> None:
-        self.console.print(Text(message, style=style))  # wrapped at words
+        echo(self.console, Text(message, style=style))  # wrapped at words
 
     def print_lines(self, lines: list[Text]) -> None:
         for line in lines:
-            self.console.print(line, soft_wrap=True)
+            echo(self.console, line, soft_wrap=True)
 
     # The prompt loop (main thread) ---------------------------------------------------------
     def repl(self) -> int:

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from plansight.cli import render
+from plansight.cli.echo import echo
 from plansight.protocol.names import MCP
 
 DEFAULT_WAIT = 35.0  # a little past the default startupTimeout
@@ -43,9 +44,9 @@ async def _statuses(workspace: Path, console: Console, wait: float) -> list[dict
                 return servers
             await asyncio.sleep(0.2)
     except JsonRpcException as err:
-        console.print(Text(f"plansight: {err.message}", style="bold red"))
+        echo(console, Text(f"plansight: {err.message}", style="bold red"))
     except (ServerExited, OSError) as err:
-        console.print(Text(f"plansight: the language server failed: {err}", style="bold red"))
+        echo(console, Text(f"plansight: the language server failed: {err}", style="bold red"))
     finally:
         await client.close()
     return None
@@ -55,12 +56,12 @@ def mcp_cli(workspace: str, wait: float = DEFAULT_WAIT, console: Console | None 
     console = console or Console(highlight=False)
     root = Path(workspace).expanduser()
     if not root.is_dir():
-        console.print(Text(f"plansight: no such folder: {root}", style="bold red"))
+        echo(console, Text(f"plansight: no such folder: {root}", style="bold red"))
         return 1
     servers = asyncio.run(_statuses(root, console, wait))
     if servers is None:
         return 1
-    console.print(Text(f"MCP servers of {root.resolve()}:", style="bold"))
+    echo(console, Text(f"MCP servers of {root.resolve()}:", style="bold"))
     for line in render.mcp_server_lines(servers):
-        console.print(line)
+        echo(console, line)
     return 1 if any(s.get("status") == "error" for s in servers) else 0

@@ -21,6 +21,7 @@ from rich.text import Text
 
 from plansight.cli import render
 from plansight.cli.checkpoints import _ask_server, _workspace, when
+from plansight.cli.echo import echo
 from plansight.protocol.names import HISTORY, STATE
 
 EDIT_TOOLS = frozenset({"edit_file", "write_file"})
@@ -110,9 +111,9 @@ def plan_cli(workspace: str, console: Console | None = None) -> int:
     if answered is None:
         return 1
     state = answered[0] if isinstance(answered[0], dict) else {}
-    console.print(Text(f"The session of {root.resolve()}:", style="bold"), soft_wrap=True)
+    echo(console, Text(f"The session of {root.resolve()}:", style="bold"), soft_wrap=True)
     for line in plan_lines(state):
-        console.print(line, soft_wrap=True)
+        echo(console, line, soft_wrap=True)
     return 0
 
 
@@ -126,10 +127,11 @@ def history_cli(workspace: str, limit: int = DEFAULT_RUNS, console: Console | No
         return 1
     found = answered[0].get("runs", []) if isinstance(answered[0], dict) else []
     runs = [r for r in found if isinstance(r, dict)]
-    console.print(
+    echo(
+        console,
         Text(f"Runs in {root.resolve()}, oldest first (the last {limit} at most):", style="bold"),
         soft_wrap=True,
     )
     for line in history_lines(runs):
-        console.print(line, soft_wrap=True)
+        echo(console, line, soft_wrap=True)
     return 0

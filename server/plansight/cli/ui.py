@@ -51,6 +51,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from plansight.cli import render
+from plansight.cli.echo import echo
 from plansight.cli.prompts import prompt_echo
 
 if TYPE_CHECKING:
@@ -305,11 +306,9 @@ class TerminalUI:
 
     def _emit(self, console: Console, renderables: tuple[RenderableType, ...]) -> None:
         for renderable in renderables:
-            shown = render.visible_text(renderable) if isinstance(renderable, Text) else renderable
-            if isinstance(shown, str):
-                shown = Text(render.visible(shown))
             # On a terminal rich wraps at words and counts the rows; a file gets whole lines.
-            console.print(shown, soft_wrap=isinstance(shown, Text) and not console.is_terminal)
+            wrap = isinstance(renderable, Text | str) and not console.is_terminal
+            echo(console, renderable, soft_wrap=wrap)
 
     def _show(self, *renderables: RenderableType) -> None:
         """Print what the user is asked about; on the terminal asked on too, if that is

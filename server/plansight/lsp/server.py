@@ -65,6 +65,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+NO_FOLDER = (
+    "Open a folder to use Plansight: the editor opened none, and Plansight works only on a "
+    "folder you open (never on the folder the server happens to start in)."
+)
+
 
 class PlansightProtocol(LanguageServerProtocol):
     _server: PlansightServer
@@ -107,6 +112,8 @@ class PlansightServer(LanguageServer):
         self.read_only: dict[str, Any] | None = None
         self.shut_down = False
         self.exit_requested: Leave = _not_serving
+        # `initialize` named no folder (no rootUri, rootPath or workspaceFolders): no session.
+        self.no_folder = False
 
     def start_io(self, stdin: Any = None, stdout: Any = None) -> int:
         """Serve the client on stdio until `exit`, the end of input or a signal: the exit code."""
@@ -129,7 +136,10 @@ class PlansightServer(LanguageServer):
         from plansight.session.storage import SessionStore, storage_dir_for
 
         options = InitOptions.parse(params.initialization_options)
-        directory = storage_dir_for(workspace_root(params), options.storage_dir)
+        root = workspace_root(params)
+        if root is None:
+            return  # no folder: nothing to claim, and no session is made (`setup`)
+        directory = storage_dir_for(root, options.storage_dir)
         if options.read_only:
             self.store = SessionStore(directory, read_only=True)
             self.read_only = {"heldBy": self.store.claim.holder()}
@@ -144,8 +154,17 @@ class PlansightServer(LanguageServer):
             raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from None
         self.store = store
 
-    def setup(self, params: types.InitializeParams) -> Session:
-        """The session, its stored state loaded, the features set up on it, and started."""
+    def setup(self, params: types.InitializeParams) -> Session | None:
+        """The session, its stored state loaded, the features set up on it, and started; None
+        when the editor named no folder: every request then answers `NO_FOLDER`."""
+        root = workspace_root(params)
+        if root is None:
+            # The server's cwd is no workspace (an editor with no folder open starts it in
+            # $HOME, say): listing, watching and checkpointing it would be the agent working
+            # where nobody asked. Nothing is set up.
+            self.no_folder = True
+            log.warning("%s", NO_FOLDER)
+            return None
         # The engine is imported here, after `initialize` was answered: the editor sees the
         # server ready sooner, and nothing it sends before `initialized` needs the engine.
         from plansight.lsp import diagnostics, forwarding, progress
@@ -156,7 +175,6 @@ class PlansightServer(LanguageServer):
         options = InitOptions.parse(params.initialization_options)
         for problem in options.problems:
             log.warning("%s", problem)
-        root = workspace_root(params)
         settings = SessionSettings.from_options(options, os.environ)
         bridge = EditorBridge(self, options)
         session = Session(
@@ -192,6 +210,8 @@ class PlansightServer(LanguageServer):
         if self.shut_down:
             raise JsonRpcException(message="The server is shutting down.", code=INVALID_REQUEST)
         if self.session is None:
+            if self.no_folder:
+                raise JsonRpcException(message=NO_FOLDER, code=REQUEST_FAILED)
             raise JsonRpcException(
                 message="The server is not initialized.", code=SERVER_NOT_INITIALIZED
             )
@@ -227,7 +247,8 @@ def _not_serving(code: int, *, client_gone: bool = False) -> None:
     log.warning("exit requested (%d) but the server is not serving", code)
 
 
-def workspace_root(params: types.InitializeParams) -> Path:
+def workspace_root(params: types.InitializeParams) -> Path | None:
+    """The folder the editor opened; None when it named none (never the server's cwd)."""
     for uri in [
         *(folder.uri for folder in params.workspace_folders or []),
         params.root_uri,
@@ -236,7 +257,7 @@ def workspace_root(params: types.InitializeParams) -> Path:
             return Path(path)
     if params.root_path:
         return Path(params.root_path)
-    return Path.cwd()
+    return None
 
 
 def create_server() -> PlansightServer:

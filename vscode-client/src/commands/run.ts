@@ -9,7 +9,7 @@ import { type ApiKeyCardData, apiKeyCard } from '../conversation/cards';
 import { retryCard, type RetryCardData, serverDownCard, type ServerDownCardData } from '../conversation/runCards';
 import type { CardEntry, ConversationModel, Run } from '../conversation/model';
 import { ErrorCodes, Methods, openStatuses, type RunParams, type RunResult, type TodoItem } from '../protocol';
-import { apiKeySecret, type PlansightServer, ServerNotRunningError } from '../server/client';
+import { apiKeySecret, noFolderMessage, type PlansightServer, ServerNotRunningError } from '../server/client';
 import type { SessionStore } from '../session';
 import { buildPrompt, type EditorContext } from './prompt';
 
@@ -121,6 +121,10 @@ export class RunController {
       const run = this.deps.model.addQueued(prompt);
       this.queued.push({ prompt, run, options });
       this.deps.output.info('A run goes on: the follow-up is queued.');
+      return undefined;
+    }
+    if (!vscode.workspace.workspaceFolders?.length) {
+      void vscode.window.showInformationMessage(noFolderMessage);
       return undefined;
     }
     await this.deps.beforeAsk?.();

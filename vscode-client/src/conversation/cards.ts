@@ -113,7 +113,9 @@ export function renderApprovalCard(card: CardEntry, h: RenderHelpers): string {
   const data = card.data as ApprovalCardData;
   const head =
     `<div class="card-head">${h.icon('terminal')}<span>Run a command in <strong>${h.escape(data.cwd)}</strong></span></div>` +
-    `<pre class="command">${h.escape(data.command)}</pre>` +
+    // The whole command, wrapped (pre-wrap, broken anywhere): never cut or scrolled out of
+    // sight, so that what is approved is all of what runs (`… && touch /tmp/x` included).
+    `<pre class="command wrap">${h.escape(data.command)}</pre>` +
     (data.sandbox
       ? `<div class="card-text sandbox ${data.sandboxed ? 'sandboxed' : 'unsandboxed'}">` +
         `${h.icon(data.sandboxed ? 'shield' : 'warning')}<span>${h.escape(data.sandbox)}</span></div>`

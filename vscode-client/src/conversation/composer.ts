@@ -197,7 +197,12 @@ export type ToWebview =
   | { type: 'recall'; prompts: string[] };
 
 /** The commands the welcome text's buttons may run (nothing else goes through). */
-export const welcomeCommands: readonly string[] = ['plansight.runDemo', 'plansight.setApiKey', 'plansight.planFirst'];
+export const welcomeCommands: readonly string[] = [
+  'plansight.runDemo',
+  'plansight.setApiKey',
+  'plansight.planFirst',
+  'workbench.action.files.openFolder',
+];
 
 /** The label of the context chip, e.g. "hello.py · lines 3–5". */
 export function contextLabel(context: ComposerContext): string {

@@ -69,14 +69,24 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
     const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
     const media = vscode.Uri.joinPath(this.extensionUri, 'media');
     view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [dist, media] };
-    view.webview.html = conversationPage({
-      nonce: randomBytes(16).toString('base64'),
-      cspSource: view.webview.cspSource,
-      scriptUri: view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'conversation.js')).toString(),
-      styleUri: view.webview.asWebviewUri(vscode.Uri.joinPath(media, 'conversation.css')).toString(),
-      codiconsUri: view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'codicons', 'codicon.css')).toString(),
-    });
+    const page = (): string =>
+      conversationPage(
+        {
+          nonce: randomBytes(16).toString('base64'),
+          cspSource: view.webview.cspSource,
+          scriptUri: view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'conversation.js')).toString(),
+          styleUri: view.webview.asWebviewUri(vscode.Uri.joinPath(media, 'conversation.css')).toString(),
+          codiconsUri: view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'codicons', 'codicon.css')).toString(),
+        },
+        { folder: (vscode.workspace.workspaceFolders?.length ?? 0) > 0 },
+      );
+    view.webview.html = page();
     this.disposables.push(
+      // A folder opened (or the last one closed) without a reload: the page follows.
+      vscode.workspace.onDidChangeWorkspaceFolders(() => {
+        this.ready = false;
+        view.webview.html = page();
+      }),
       view.webview.onDidReceiveMessage((message: FromWebview) => this.receive(message)),
       view.onDidChangeVisibility(() => this.visibility.fire(view.visible)),
       view.onDidDispose(() => {

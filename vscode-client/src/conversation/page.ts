@@ -23,7 +23,18 @@ export function contentSecurityPolicy(nonce: string, cspSource: string): string 
   ].join('; ');
 }
 
-export function conversationPage(r: PageResources): string {
+/** The welcome text of a window with no folder open: Plansight works on a folder, and runs
+ * nothing (no server, no listing, no checkpoint) in whatever folder VS Code happens to be in. */
+export const noFolderWelcome = `<div id="welcome" class="no-folder">
+  <p><strong>Open a folder to use Plansight.</strong> It works on the files of the folder you open,
+  and nothing outside it.</p>
+  <p class="buttons"><button type="button" class="primary" data-command="workbench.action.files.openFolder"><i class="codicon codicon-folder-opened" aria-hidden="true"></i>Open Folder</button>
+  <button type="button" class="secondary" data-command="plansight.runDemo"><i class="codicon codicon-play" aria-hidden="true"></i>Run Demo</button></p>
+  <p class="hint">The demo opens a folder of its own.</p>
+</div>`;
+
+/** The page; with `folder: false` (no folder open) it asks for one and has no prompt box. */
+export function conversationPage(r: PageResources, options: { folder: boolean } = { folder: true }): string {
   const attr = escapeHtml;
   return `<!DOCTYPE html>
 <html lang="en">
@@ -37,7 +48,7 @@ export function conversationPage(r: PageResources): string {
 </head>
 <body>
 <main id="log" aria-live="polite"></main>
-<div id="welcome">
+${options.folder ? `<div id="welcome">
   <p><strong>Ask Plansight for a change.</strong> It plans in the open: the plan shows below, each
   edit waits for your review, and you can follow up here.</p>
   <p>The active file and selection go with your request (shown above the box; drop them with ×).
@@ -45,8 +56,8 @@ export function conversationPage(r: PageResources): string {
   <p class="buttons"><button type="button" class="secondary" data-command="plansight.runDemo"><i class="codicon codicon-play" aria-hidden="true"></i>Run Demo</button>
   <button type="button" class="secondary" data-command="plansight.setApiKey"><i class="codicon codicon-key" aria-hidden="true"></i>Set API Key</button></p>
   <p class="hint">The demo replays a recorded session and needs no API key. Real runs need an Anthropic API key.</p>
-</div>
-<form id="composer" autocomplete="off">
+</div>` : noFolderWelcome}
+<form id="composer" autocomplete="off"${options.folder ? '' : ' hidden'}>
   <button type="button" id="jump" class="secondary" hidden title="Scroll to the newest message; the conversation follows the run again"><i class="codicon codicon-arrow-down" aria-hidden="true"></i>Jump to latest</button>
   <div id="mentions" role="listbox" aria-label="Workspace files" hidden></div>
   <div id="context" class="chips"></div>

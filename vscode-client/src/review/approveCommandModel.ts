@@ -4,7 +4,6 @@
  * notification's words.
  */
 import type { ApproveCommandParams } from '../protocol';
-import { oneLine, truncate } from '../text';
 
 export interface SandboxSummary {
   /** True: the command runs in the sandbox; false: it does not; undefined: an older server. */
@@ -41,18 +40,20 @@ export function sandboxUnavailable(message: string): string | undefined {
 
 /**
  * The notification asking for a command while the conversation is out of sight. A toast shows
- * one line, `title: message`, cut with an ellipsis: Approve and Reject (command links carrying
- * the approval's `id`) come first, so that a long command or folder cannot push them out of
- * sight; the command, its folder and what the sandbox allows follow.
+ * one line, `title: message`, cut by the workbench after about 55 characters (at a 1500 px
+ * window), so it never shows the command: a command is approved only where it is shown whole,
+ * on its card (a cut `python3 -m unittest … &&` once hid the `touch /tmp/x` that ran). It says
+ * a command waits, and offers Show Command (the conversation, with the card) and Reject, both
+ * in sight before the cut; not Approve.
  */
 export function commandNotice(params: ApproveCommandParams, id: string): { title: string; message: string } {
   const args = encodeURIComponent(JSON.stringify([id]));
-  const command = truncate(oneLine(params.command.replace(/\s*\n\s*/g, ' ⏎ ')), 300);
   const sandbox = sandboxSummary(params).text;
   return {
-    title: 'Plansight wants to run',
+    title: 'Plansight: a command waits',
     message:
-      `[Approve](command:plansight.approveCommand?${args}) · [Reject](command:plansight.rejectCommand?${args}) ` +
-      `$ ${command} (in ${params.cwd}${sandbox ? `; ${sandbox}` : ''})`,
+      `[Show Command](command:plansight.showConversation) · [Reject](command:plansight.rejectCommand?${args}) ` +
+      `Approve it on its card in the Plansight conversation, which shows it whole` +
+      ` (in ${params.cwd}${sandbox ? `; ${sandbox}` : ''}).`,
   };
 }

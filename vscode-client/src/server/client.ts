@@ -22,6 +22,7 @@ import {
   type StreamInfo,
 } from 'vscode-languageclient/node';
 import { sandboxUnavailable } from '../review/approveCommandModel';
+import { readPlansightSettings } from './userSettings';
 import {
   type ApproveCommandParams,
   type ApproveCommandResult,
@@ -79,19 +80,13 @@ class PlansightCapabilityFeature implements StaticFeature {
   clear(): void {}
 }
 
+/** The settings the server starts with; the boundary ones from the user's settings alone
+ * (userSettings.ts). */
+/** Why nothing starts in a window with no folder open. */
+export const noFolderMessage = 'Open a folder to use Plansight: it works on the folder you open, and with none open it starts nothing.';
+
 export function readSettings(): PlansightSettings {
-  const config = vscode.workspace.getConfiguration('plansight');
-  return {
-    model: config.get<string>('model', ''),
-    baseUrl: config.get<string>('baseUrl', ''),
-    python: config.get<string>('python', ''),
-    maxRounds: config.get<number>('maxRounds', 0),
-    autoApproveEdits: config.get<boolean>('autoApprove.edits', false),
-    autoApproveCommands: config.get<boolean>('autoApprove.commands', false),
-    autoApproveSandboxedCommands: config.get<boolean>('autoApprove.sandboxedCommands', false),
-    thinking: config.get<boolean>('thinking', false),
-    thinkingBudgetTokens: config.get<number>('thinkingBudgetTokens', 4096),
-  };
+  return readPlansightSettings(vscode.workspace.getConfiguration('plansight'));
 }
 
 export interface ServerHandlers {
@@ -231,8 +226,14 @@ export class PlansightServer implements vscode.Disposable {
   }
 
   private async doStart(): Promise<LanguageClient | undefined> {
-    this.store.setServerStatus('starting');
     const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder) {
+      // No folder open: the server would work in its own cwd (often $HOME), list it and
+      // checkpoint it. Nothing starts; the Conversation view asks for a folder.
+      this.output.info(noFolderMessage);
+      return undefined;
+    }
+    this.store.setServerStatus('starting');
     const settings = readSettings();
     const apiKey = await this.context.secrets.get(apiKeySecret);
     // The demo's overrides win over the stored key: the real key never goes to the fake API.

@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Bundle, decideLaunch, type Launch, parseManifest, type PythonChoice, probeScript } from './launch';
 import { expandPath } from './options';
+import { userValue } from './userSettings';
 
 /** The part of the ms-python.python API this extension uses. */
 interface PythonEnvironmentPath {
@@ -46,7 +47,9 @@ async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
 }
 
 export async function findPython(resource?: vscode.Uri): Promise<PythonChoice> {
-  const configured = vscode.workspace.getConfiguration('plansight', resource).get<string>('python', '');
+  // The user's setting only: a workspace's `.vscode/settings.json` never picks the program
+  // that runs the server (userSettings.ts).
+  const configured = userValue(vscode.workspace.getConfiguration('plansight', resource), 'python', '');
   if (configured.trim()) {
     const folder = resource
       ? vscode.workspace.getWorkspaceFolder(resource)
