@@ -262,15 +262,15 @@ async def test_npx_dash_y_works_from_a_workspace_with_an_empty_npm_cache(
 ) -> None:
     if shutil.which("npx") is None:
         pytest.skip("npx is not installed")
-    # A dependency-free package folder: npx installs it into its cache without the registry.
-    package = tmp_path / "tiny-npx-server"
-    shutil.copytree(TINY_NPX_SERVER, package)
+    # A dependency-free package folder in the repository: npx installs it into its cache (and
+    # makes its bin executable there) without the registry.
+    shutil.copytree(TINY_NPX_SERVER, hello_workspace / "tiny-npx-server")
     workspace(
         hello_workspace,
         {
             "tiny": {
                 "command": "npx",
-                "args": ["-y", str(package)],
+                "args": ["-y", "./tiny-npx-server"],
                 "env": {"npm_config_update_notifier": "false"},
                 "startupTimeout": START_PATIENCE,
             }

@@ -30,9 +30,10 @@ log = logging.getLogger(__name__)
 MAX_MESSAGE_BYTES = 10_000_000
 # How much of the start and of the end of an over-long line is kept to find its id.
 EDGE_BYTES = 4096
-# The JSON-RPC error code of an over-long answer (the implementation-defined server errors
-# span -32000 to -32099).
-MESSAGE_TOO_LONG = -32001
+# The JSON-RPC error code of an over-long answer: one of the implementation-defined server
+# errors (-32000 to -32099) that the SDK does not use (-32000 is its closed connection, -32001
+# its request timeout, which would be taken for a timeout).
+MESSAGE_TOO_LONG = -32090
 
 _ID = rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
 _ID_AT_START = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID)
