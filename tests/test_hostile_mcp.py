@@ -354,3 +354,44 @@ async def test_a_64_mb_result_is_an_error_of_its_call_and_the_next_call_works(
         print(f"the run with a 64 MB result took {took:.1f} s")
     finally:
         await handle.stop()
+
+
+async def test_a_server_whose_script_changed_is_not_restarted_after_it_exits(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    # The agent's commands can write the workspace: a script changed while its server ran is
+    # not what the user trusted, and the restart after an exit would run it unasked.
+    shutil.copy(FIXTURES / "mcp" / "fault_server.py", hello_workspace / "fault_server.py")
+    (hello_workspace / ".mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "local": {
+                        "command": sys.executable,
+                        "args": ["fault_server.py"],
+                        # The marker in the workspace, the one place it may write.
+                        "env": {"FAULT_SERVER_MARKER": str(hello_workspace / "starts.txt")},
+                        "autoApprove": ["exit_now", "echo"],
+                    }
+                }
+            }
+        )
+    )
+    handle = await editor(hello_workspace, fake_api, tmp_path, "unused", allow)
+    try:
+        await until_decided(handle, "local")
+        fake_api.push(tool("mcp__local__exit_now", {}), text("It exited."))
+        await handle.request("plansight/run", {"prompt": "Exit."})
+        with (hello_workspace / "fault_server.py").open("a") as script:
+            script.write("\nimport os  # changed while it ran\n")
+        fake_api.push(tool("mcp__local__echo", {"text": "again"}), text("OK"))
+        await handle.request("plansight/run", {"prompt": "Echo."})
+        (refused,) = tool_results(fake_api.bodies[-1])
+        assert refused["is_error"] is True
+        assert "fault_server.py changed since it was trusted" in refused["content"]
+        assert "started again" not in refused["content"]
+        local = (await servers_of(handle))["local"]
+        assert local["status"] == "error" and "not restarted" in local["error"]
+    finally:
+        await handle.stop()
+    assert len((hello_workspace / "starts.txt").read_text().splitlines()) == 1

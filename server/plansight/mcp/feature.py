@@ -88,9 +88,10 @@ class McpFeature:
             if entry.trusted:
                 connection.start()
                 continue
-            held = self.trust.trusted(entry, named_files(entry, self.root))
+            files = named_files(entry, self.root)
+            held = self.trust.trusted(entry, files)
             if held is not None:
-                self._start_named(connection, held.from_host)
+                self._start_named(connection, held.from_host, files)
             else:
                 connection.mark_untrusted()
                 unknown.append(connection)
@@ -126,12 +127,15 @@ class McpFeature:
             # Only what the question listed can be named by its answer.
             listed = entry.from_host if decision.from_host is None else decision.from_host
             named = tuple(name for name in entry.from_host if name in listed)
-            if self._start_named(connection, named):
+            if self._start_named(connection, named, files):
                 self.trust.trust(entry, files, named)  # a partial yes is asked again next time
 
-    def _start_named(self, connection: McpConnection, named: tuple[str, ...]) -> bool:
+    def _start_named(
+        self, connection: McpConnection, named: tuple[str, ...], files: Mapping[str, str]
+    ) -> bool:
         """Start a workspace server with the secret host variables the user's approval
-        `named`; whether it started (one that needs another is `error`, not started)."""
+        `named`; whether it started (one that needs another is `error`, not started). Its
+        restart after an exit is refused when the `files` trusted have changed since."""
         entry: ServerEntry = with_host_values(connection.entry, named, self.env)
         if entry.withheld:
             names = ", ".join(f"${{env:{name}}}" for name in entry.withheld)
@@ -142,8 +146,23 @@ class McpFeature:
             log.warning("MCP server %s: %s", entry.name, connection.error)
             return False
         connection.entry = entry
+        connection.before_restart = lambda: self._changed(entry, files)
         connection.start()
         return True
+
+    def _changed(self, entry: ServerEntry, files: Mapping[str, str]) -> str | None:
+        """Why a workspace server may not be restarted: a file its command line names changed
+        since the user trusted it (the agent's commands can write the workspace)."""
+        now = named_files(entry, self.root)
+        changed = sorted(
+            path for path in files.keys() | now.keys() if files.get(path) != now.get(path)
+        )
+        if not changed:
+            return None
+        return (
+            f"not restarted: {', '.join(changed)} changed since it was trusted; it is asked "
+            "about again at the next session"
+        )
 
     async def tools_for_run(self, context_window: Callable[[], Awaitable[int]]) -> list[Tool]:
         """The MCP tools of the run about to start (none without servers)."""

@@ -97,7 +97,12 @@ class ServerStatus:
 
 
 class ServerGone(Exception):
-    """The server exited (or its connection closed) during a call or before it."""
+    """The server exited (or its connection closed) during a call or before it. `restarts`:
+    whether its next call starts it again."""
+
+    def __init__(self, why: str, *, restarts: bool = True) -> None:
+        super().__init__(why)
+        self.restarts = restarts
 
 
 class CallTimedOut(Exception):
@@ -127,6 +132,8 @@ class McpConnection:
         self._up = asyncio.Event()  # set once the start ended, ready or not
         self._started_at = 0.0
         self._restart_pending = False  # it exited: restarted at its next call
+        # Why it may not be restarted after an exit (None: it may), asked before restarting.
+        self.before_restart: Callable[[], str | None] | None = None
 
     # Status ------------------------------------------------------------------------------
     def snapshot(self) -> ServerStatus:
@@ -312,6 +319,11 @@ class McpConnection:
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         if self._restart_pending and self.status == "error":
+            refused = self.before_restart() if self.before_restart is not None else None
+            if refused is not None:
+                self._restart_pending = False  # no longer offered: its tools are gone
+                self._set("error", refused)
+                raise ServerGone(refused, restarts=False)
             log.info("MCP server %s exited earlier: restarting it for this call", self.entry.name)
             await self.stop()
             self.start()
