@@ -387,7 +387,7 @@ async def test_a_server_whose_script_changed_is_not_restarted_after_it_exits(
         fake_api.push(tool("mcp__local__echo", {"text": "again"}), text("OK"))
         await handle.request("plansight/run", {"prompt": "Echo."})
         (refused,) = tool_results(fake_api.bodies[-1])
-        assert refused["is_error"] is True
+        assert refused.get("is_error") is True, refused
         assert "fault_server.py changed since it was trusted" in refused["content"]
         assert "started again" not in refused["content"]
         local = (await servers_of(handle))["local"]
