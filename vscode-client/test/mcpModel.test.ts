@@ -56,8 +56,8 @@ describe('trustMessage', () => {
       fromHost: ['ANTHROPIC_API_KEY'],
     };
     expect(trustMessage(params)).toContain("sets K and receives this computer's ANTHROPIC_API_KEY");
-    expect(trustChoices(params)).toEqual(['Allow', 'Allow without those variables', 'Deny']);
-    expect(trustAnswer('Allow without those variables')).toEqual({ approved: true, fromHost: [] });
+    expect(trustChoices(params)).toEqual(['Allow', 'Allow without secrets', 'Deny']);
+    expect(trustAnswer('Allow without secrets')).toEqual({ approved: true, fromHost: [] });
     expect(trustAnswer('Allow')).toEqual({ approved: true });
     expect(trustAnswer(undefined)).toEqual({ approved: false });
     expect(trustChoices({ name: 'h', source: '/w/.mcp.json', url: 'https://x' })).toEqual(['Allow', 'Deny']);

@@ -65,7 +65,7 @@ export function trustMessage(params: ApproveMcpServerParams): string {
 
 /** The choices of the trust question: one that keeps the host's variables from it when it
  * asks for some. */
-export const ALLOW_WITHOUT_HOST = 'Allow without those variables';
+export const ALLOW_WITHOUT_HOST = 'Allow without secrets';
 export function trustChoices(params: ApproveMcpServerParams): string[] {
   return params.fromHost?.length ? ['Allow', ALLOW_WITHOUT_HOST, 'Deny'] : ['Allow', 'Deny'];
 }
