@@ -165,6 +165,22 @@ def test_trust_covers_the_workspace_files_the_command_line_names(tmp_path: Path)
     assert memory.trusted(entry, named_files(entry, root)) is None
 
 
+def test_a_package_folder_the_command_line_names_is_covered_file_by_file(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root / "pkg" / "package.json", {"bin": "server.js"})
+    (root / "pkg" / "server.js").write_text("one")
+    write(root / "pkg" / "node_modules" / "dep" / "x.json", {})
+    server = {"command": "npx", "args": ["-y", "./pkg"], "cwd": "."}
+    write(root / ".mcp.json", {"mcpServers": {"s": server}})
+    (entry,) = load_config(root, None, {"XDG_CONFIG_HOME": str(tmp_path / "none")}).servers
+    files = named_files(entry, root)
+    assert list(files) == [f"{root / 'pkg'}/"]  # the workspace root (the cwd) is not named
+    write(root / "pkg" / "node_modules" / "dep" / "x.json", {"installed": True})
+    assert named_files(entry, root) == files  # what npm installs there is no change
+    (root / "pkg" / "server.js").write_text("two")
+    assert named_files(entry, root) != files
+
+
 def test_an_older_trust_record_without_files_and_from_host_asks_again(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     write(root / ".mcp.json", {"mcpServers": {"s": {"command": "one"}}})

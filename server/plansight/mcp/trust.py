@@ -33,12 +33,19 @@ TRUST_FILE = "mcp-trust.json"
 
 
 HASH_CHUNK = 1 << 20
+# A folder the command line names (an npx package folder, say) is hashed file by file, without
+# what is installed or generated in it, up to this many files.
+FOLDER_MAX_FILES = 2000
+FOLDER_SKIPPED = frozenset(
+    {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".ruff_cache"}
+)
 
 
 def named_files(entry: ServerEntry, root: Path) -> dict[str, str]:
     """The workspace files the entry's command line names (the command, an argument, or the
     value of an `--option=value` argument; relative to its `cwd`), each with the SHA-256 of its
-    content: what a trust decision covers besides the entry. A file that cannot be read is
+    content: what a trust decision covers besides the entry. A folder other than the workspace
+    root counts as the files in it (`FOLDER_SKIPPED` left out). A file that cannot be read is
     hashed as such (it asks again once it can be)."""
     if entry.command is None:
         return {}
@@ -54,12 +61,29 @@ def named_files(entry: ServerEntry, root: Path) -> dict[str, str]:
             try:
                 if not inside and not Path(os.path.realpath(path)).is_relative_to(real_root):
                     continue
+                if path.is_dir() and path not in (root, real_root):
+                    found[f"{path}{os.sep}"] = _hash_folder(path)
+                    continue
                 if not path.is_file():
                     continue
             except OSError:
                 continue
             found[str(path)] = _hash(path)
     return found
+
+
+def _hash_folder(folder: Path) -> str:
+    digest = hashlib.sha256()
+    count = 0
+    for parent, folders, files in os.walk(folder):
+        folders[:] = sorted(f for f in folders if f not in FOLDER_SKIPPED)
+        for name in sorted(files):
+            count += 1
+            if count > FOLDER_MAX_FILES:
+                return f"more than {FOLDER_MAX_FILES} files: {digest.hexdigest()}"
+            path = Path(parent) / name
+            digest.update(f"{path.relative_to(folder)}\0{_hash(path)}\n".encode())
+    return digest.hexdigest()
 
 
 def _hash(path: Path) -> str:
