@@ -112,3 +112,27 @@ def test_the_terminal_asks_before_a_workspace_server_runs(tmp_path: Path) -> Non
     assert "It receives this computer's variables: GITHUB_TOKEN" in done.stdout
     assert "evil  untrusted" in done.stdout
     assert not marker.exists()
+
+
+def test_plansight_mcp_waits_for_a_server_the_user_allowed(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": time_server()}}))
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(REPO / "server"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "HOME": str(tmp_path),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "plansight", "mcp", "--workspace", str(workspace), "--wait", "60"],
+        input="a\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    # Listed once the answer was taken and the server started, not while it was untrusted.
+    assert "time  ready" in done.stdout, done.stdout + done.stderr
+    assert "get_current_time" in done.stdout
