@@ -395,3 +395,63 @@ async def test_a_server_whose_script_changed_is_not_restarted_after_it_exits(
     finally:
         await handle.stop()
     assert len((hello_workspace / "starts.txt").read_text().splitlines()) == 1
+
+
+@pytest.fixture
+def http_fault_server(tmp_path: Path) -> Iterator[str]:
+    """The fault server over streamable HTTP (plain JSON answers): its /mcp address."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, str(FIXTURES / "mcp" / "fault_server.py"), "--http-port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "http-server.log").open("w"),
+    )
+    try:
+        deadline = time.monotonic() + START_PATIENCE
+        while True:  # until it listens
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError((tmp_path / "http-server.log").read_text()) from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_a_64_mb_json_answer_over_http_is_an_error_and_the_next_call_works(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path, http_fault_server: str
+) -> None:
+    handle = await start_editor(
+        hello_workspace,
+        fake_api,
+        storage=tmp_path / "state",
+        init_options={
+            "mcpServers": {"web": {"url": http_fault_server, "toolTimeout": 60}},
+            "autoApprove": {"mcp": True},
+        },
+        env={"XDG_CONFIG_HOME": str(tmp_path / "xdg-config")},
+    )
+    try:
+        await until_decided(handle, "web")
+        fake_api.push(
+            tool("mcp__web__big", {"kilobytes": 64_000}),
+            tool("mcp__web__echo", {"text": "still here"}),
+            text("OK"),
+        )
+        began = time.monotonic()
+        await handle.request("plansight/run", {"prompt": "Big?"})
+        took = time.monotonic() - began
+        (big,) = tool_results(fake_api.bodies[1])
+        assert big.get("is_error") is True, big["content"][:300]
+        assert "more than the 10 MB" in big["content"], big["content"][:300]
+        (after,) = tool_results(fake_api.bodies[2])
+        assert not after.get("is_error") and after["content"] == "still here", after
+        print(f"the run with a 64 MB answer over HTTP took {took:.1f} s")
+    finally:
+        await handle.stop()

@@ -18,8 +18,8 @@ own (`home`, under Plansight's storage, kept from one session to the next) that 
 `XDG_CACHE_HOME` and `npm_config_cache` name, so that `npx -y ...` and `uvx ...` find a
 writable cache where the rest of the machine is read-only to it.
 
-Every message a stdio server sends is bounded (mcp/stdio.py): an over-long answer is an error
-of its call, and the server stays usable.
+Every message a server sends is bounded (mcp/bounds.py): an over-long answer is an error of its
+call, and the server stays usable.
 """
 
 from __future__ import annotations
@@ -273,7 +273,7 @@ class McpConnection:
             return _http_transport(entry.url, dict(entry.headers))
         from mcp import StdioServerParameters
 
-        from plansight.mcp.stdio import bounded_stdio_client
+        from plansight.mcp.bounds import bounded_stdio_client
 
         assert entry.command is not None  # config: either a command or a url
         line = [entry.command, *entry.args]
@@ -424,7 +424,11 @@ async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[An
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
+    from plansight.mcp.bounds import bounded_http_transport
+
+    async with httpx2.AsyncClient(
+        headers=headers, timeout=httpx2.Timeout(30, read=300), transport=bounded_http_transport()
+    ) as http:
         async with streamable_http_client(url, http_client=http) as (read, write):
             yield read, write
 

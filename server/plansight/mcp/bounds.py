@@ -1,15 +1,20 @@
-"""The stdio transport to an MCP server, with every message it sends bounded.
+"""Every message an MCP server sends, bounded: the stdio transport, and the HTTP transport's
+plain JSON answers.
 
 The SDK's own stdio transport (`mcp.client.stdio.stdio_client`) gathers a line of the server's
 output by concatenating strings without a limit: a 64 MB result takes it minutes of copying
 (quadratic), during which no other answer of that server is read, so every later call times out
-too. This transport is the same (the SDK's process handling and its shutdown sequence, reused),
+too. `bounded_stdio_client` is the same (the SDK's process handling and its shutdown, reused),
 but reads bytes and keeps at most `max_message` bytes of a line: the rest of an over-long line
 is read and dropped as it comes, keeping only its first and last bytes, where the JSON-RPC `id`
 of the answer is (at the start as Python's SDK writes it, at the end as TypeScript's does).
 The call it answers then gets a JSON-RPC error saying how long the message was; the server
 stays usable. An over-long message without a findable id (a notification) is dropped, with a
 warning in the log.
+
+Over streamable HTTP, the SDK bounds each event of an event stream (1 MB) but reads a plain
+JSON answer whole: `bounded_http_transport` stops reading one at `max_message` bytes, which
+the SDK answers to its call as an error.
 """
 
 from __future__ import annotations
@@ -196,3 +201,53 @@ async def bounded_stdio_client(
                 await sdk._stop_server_process(process)
                 await sdk._aclose_all(read_stream, write_stream, read_writer, write_reader)
             group.cancel_scope.cancel()
+
+
+def bounded_http_transport(max_message: int = MAX_MESSAGE_BYTES) -> Any:
+    """An httpx2 transport whose JSON answers (a streamable HTTP server's plain answer to a
+    call) are bounded to `max_message` bytes: the body is read until then, and the read fails
+    with a stream error that the SDK turns into an error answer of that call (its event
+    streams are bounded by the SDK itself, per event)."""
+    import httpx2
+
+    class TooLong(httpx2.StreamError):
+        pass
+
+    class Bounded(httpx2.AsyncByteStream):
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            size = 0
+            async for chunk in self._inner:
+                size += len(chunk)
+                if size > max_message:
+                    raise TooLong(
+                        f"the server's answer was more than the {max_message / 1_000_000:g} MB "
+                        "Plansight reads; it was left out"
+                    )
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class Transport(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self._inner = httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await self._inner.handle_async_request(request)
+            if not response.headers.get("content-type", "").startswith("application/json"):
+                return response
+            return httpx2.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=Bounded(response.stream),
+                request=request,
+                extensions=response.extensions,
+            )
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return Transport()
