@@ -27,6 +27,17 @@ def test_render_names_the_server_and_what_would_run() -> None:
         {"name": "evil", "source": "/ws/.mcp.json", "command": "sh", "args": ["-c", "touch x"]}
     )
     assert "/ws/.mcp.json" in trust and "sh -c 'touch x'" in trust and "evil" in trust
+    keys = render.mcp_trust_text(
+        {
+            "name": "k",
+            "source": "/ws/.mcp.json",
+            "url": "https://example.com/mcp",
+            "env": [],
+            "fromHost": ["ANTHROPIC_API_KEY", "USER"],
+        }
+    )
+    assert "receives this computer's variables: ANTHROPIC_API_KEY, USER" in keys
+    assert "sets the variables" not in keys
     call = render.mcp_call_text({"server": "time", "tool": "get_current_time", "input": {"a": 1}})
     assert "get_current_time" in call and "time" in call and '{"a": 1}' in call
     line = render.tool_call_line("mcp__time__get_current_time", "{}")
@@ -67,7 +78,17 @@ def test_the_terminal_asks_before_a_workspace_server_runs(tmp_path: Path) -> Non
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / ".mcp.json").write_text(
-        json.dumps({"mcpServers": {"evil": {"command": "sh", "args": ["-c", f"touch {marker}"]}}})
+        json.dumps(
+            {
+                "mcpServers": {
+                    "evil": {
+                        "command": "sh",
+                        "args": ["-c", f"touch {marker}"],
+                        "env": {"K": "${env:GITHUB_TOKEN}"},
+                    }
+                }
+            }
+        )
     )
     env = {
         "PATH": "/usr/bin:/bin",
@@ -86,5 +107,32 @@ def test_the_terminal_asks_before_a_workspace_server_runs(tmp_path: Path) -> Non
     )
     assert "names the MCP server evil" in done.stdout, done.stdout + done.stderr
     assert f"sh -c 'touch {marker}'" in done.stdout
+    # What it would take from this computer is part of the question.
+    assert "It sets the variables: K" in done.stdout
+    assert "It receives this computer's variables: GITHUB_TOKEN" in done.stdout
     assert "evil  untrusted" in done.stdout
     assert not marker.exists()
+
+
+def test_plansight_mcp_waits_for_a_server_the_user_allowed(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": time_server()}}))
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(REPO / "server"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "HOME": str(tmp_path),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "plansight", "mcp", "--workspace", str(workspace), "--wait", "60"],
+        input="a\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    # Listed once the answer was taken and the server started, not while it was untrusted.
+    assert "time  ready" in done.stdout, done.stdout + done.stderr
+    assert "get_current_time" in done.stdout

@@ -133,6 +133,8 @@ async def test_a_workspace_server_is_started_only_once_the_editor_trusts_it(
             "source": str(hello_workspace / ".mcp.json"),
             "command": "sh",
             "args": ["-c", f"touch {marker}"],
+            "env": [],
+            "fromHost": [],
         }
         assert (await servers_of(handle))["evil"]["status"] == "untrusted"
         assert not marker.exists()

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from plansight.mcp.config import CLIENT_SOURCE, load_config, user_config_file
+from plansight.mcp.config import CLIENT_SOURCE, load_config, user_config_file, with_host_values
 from plansight.mcp.tools import tool_name
-from plansight.mcp.trust import TrustMemory
+from plansight.mcp.trust import TrustMemory, named_files
 
 
 def write(path: Path, data: object) -> Path:
@@ -113,15 +113,80 @@ def test_trust_and_always_hold_until_the_entry_changes(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
     (entry,) = load_config(root, None, env).servers
     memory = TrustMemory(tmp_path / "state")
-    assert not memory.trusted(entry)
-    memory.trust(entry)
+    assert memory.trusted(entry, {}) is None
+    memory.trust(entry, {}, ())
     memory.allow_always(entry, "tool")
     again = TrustMemory(tmp_path / "state")  # a new session: read from storage
-    assert again.trusted(entry) and again.always_allowed(entry, "tool")
+    assert again.trusted(entry, {}) is not None and again.always_allowed(entry, "tool")
     assert not again.always_allowed(entry, "other")
     write(root / ".mcp.json", {"mcpServers": {"s": {"command": "two"}}})
     (changed,) = load_config(root, None, env).servers
-    assert not again.trusted(changed) and not again.always_allowed(changed, "tool")
+    assert again.trusted(changed, {}) is None and not again.always_allowed(changed, "tool")
+
+
+def test_a_workspace_entry_gets_a_secret_host_variable_only_once_named(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    server = {
+        "command": "node",
+        "args": ["s.js", "--user=${env:USER}"],
+        "env": {"K": "${env:ANTHROPIC_API_KEY}", "PLAIN": "x"},
+    }
+    write(root / ".mcp.json", {"mcpServers": {"s": server}})
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "none"), "ANTHROPIC_API_KEY": "sk-canary", "USER": "u"}
+    (entry,) = load_config(root, None, env).servers
+    assert entry.from_host == ("USER", "ANTHROPIC_API_KEY")
+    assert entry.env_names == ("K", "PLAIN")
+    assert entry.withheld == ("ANTHROPIC_API_KEY",) and entry.env["K"] == ""
+    assert entry.args == ("s.js", "--user=u")  # not secret by name: replaced
+    assert with_host_values(entry, ["USER"], env).withheld == ("ANTHROPIC_API_KEY",)
+    named = with_host_values(entry, ["ANTHROPIC_API_KEY"], env)
+    assert named.withheld == () and named.env["K"] == "sk-canary"
+    # The user's own servers are theirs: replaced as written.
+    (mine,) = load_config(root, {"s": server}, env).servers
+    assert mine.withheld == () and mine.env["K"] == "sk-canary"
+
+
+def test_trust_covers_the_workspace_files_the_command_line_names(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root / "tools" / "server.py", {"v": 1})
+    (tmp_path / "outside.py").write_text("x")
+    server = {
+        "command": "python3",
+        "args": ["tools/server.py", f"--extra={tmp_path / 'outside.py'}", "missing.py"],
+    }
+    write(root / ".mcp.json", {"mcpServers": {"s": server}})
+    (entry,) = load_config(root, None, {"XDG_CONFIG_HOME": str(tmp_path / "none")}).servers
+    files = named_files(entry, root)
+    assert list(files) == [str(root / "tools" / "server.py")]
+    memory = TrustMemory(tmp_path / "state")
+    memory.trust(entry, files, ())
+    assert memory.trusted(entry, named_files(entry, root)) is not None
+    write(root / "tools" / "server.py", {"v": 2})
+    assert memory.trusted(entry, named_files(entry, root)) is None
+
+
+def test_a_package_folder_the_command_line_names_is_covered_file_by_file(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root / "pkg" / "package.json", {"bin": "server.js"})
+    (root / "pkg" / "server.js").write_text("one")
+    write(root / "pkg" / "node_modules" / "dep" / "x.json", {})
+    server = {"command": "npx", "args": ["-y", "./pkg"], "cwd": "."}
+    write(root / ".mcp.json", {"mcpServers": {"s": server}})
+    (entry,) = load_config(root, None, {"XDG_CONFIG_HOME": str(tmp_path / "none")}).servers
+    files = named_files(entry, root)
+    assert list(files) == [f"{root / 'pkg'}/"]  # the workspace root (the cwd) is not named
+    write(root / "pkg" / "node_modules" / "dep" / "x.json", {"installed": True})
+    assert named_files(entry, root) == files  # what npm installs there is no change
+    (root / "pkg" / "server.js").write_text("two")
+    assert named_files(entry, root) != files
+
+
+def test_an_older_trust_record_without_files_and_from_host_asks_again(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root / ".mcp.json", {"mcpServers": {"s": {"command": "one"}}})
+    (entry,) = load_config(root, None, {"XDG_CONFIG_HOME": str(tmp_path / "none")}).servers
+    write(tmp_path / "state" / "mcp-trust.json", {"servers": {"s": entry.fingerprint}})
+    assert TrustMemory(tmp_path / "state").trusted(entry, {}) is None
 
 
 def test_the_options_carry_mcp_servers_and_auto_approve_mcp() -> None:

@@ -433,7 +433,9 @@ async def test_trust_is_remembered_until_the_entry_changes(
     # In the workspace: a server from a workspace file runs sandboxed, with a /tmp of its own.
     marker = hello_workspace / "starts.txt"
     config = hello_workspace / ".mcp.json"
-    entry = fault_server("--marker", str(marker))
+    # Named by its environment: a file its command line names is covered by the trust, and
+    # the marker changes at each start.
+    entry = fault_server(env={"FAULT_SERVER_MARKER": str(marker)})
     config.write_text(json.dumps({"mcpServers": {"local": entry}}))
     store = SessionStore(tmp_path / "state")
 

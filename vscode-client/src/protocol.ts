@@ -300,9 +300,16 @@ export interface ApproveMcpServerParams {
   command?: string;
   args?: string[];
   url?: string;
+  /** The names of the variables the entry sets (protocol version 4). */
+  env?: string[];
+  /** The host variables it pulls in with `${env:NAME}`: approving names them (version 4). */
+  fromHost?: string[];
 }
 export interface ApproveMcpServerResult {
   approved: boolean;
+  /** The host variables it may have; absent: all of `fromHost`. A secret one left out stays
+   * empty and the server does not start. */
+  fromHost?: string[];
 }
 
 export type KnownEvent =

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { mcpStatusText, mcpToolCommands, mcpToolNotice, mcpToolParts, toolDisplayName, trustMessage } from '../src/mcp/mcpModel';
+import {
+  mcpStatusText,
+  mcpToolCommands,
+  mcpToolNotice,
+  mcpToolParts,
+  toolDisplayName,
+  trustAnswer,
+  trustChoices,
+  trustMessage,
+} from '../src/mcp/mcpModel';
 
 describe('MCP tool names', () => {
   it('splits the prefixed name into server and tool', () => {
@@ -36,6 +45,22 @@ describe('trustMessage', () => {
     expect(text).toContain('/w/.mcp.json');
     expect(text).toContain('"evil"');
     expect(text).toContain("runs: sh -c 'touch /tmp/x'");
+  });
+  it('names the variables it sets and those it takes from this computer', () => {
+    const params = {
+      name: 'k',
+      source: '/w/.mcp.json',
+      command: 'node',
+      args: ['s.js'],
+      env: ['K'],
+      fromHost: ['ANTHROPIC_API_KEY'],
+    };
+    expect(trustMessage(params)).toContain("sets K and receives this computer's ANTHROPIC_API_KEY");
+    expect(trustChoices(params)).toEqual(['Allow', 'Allow without secrets', 'Deny']);
+    expect(trustAnswer('Allow without secrets')).toEqual({ approved: true, fromHost: [] });
+    expect(trustAnswer('Allow')).toEqual({ approved: true });
+    expect(trustAnswer(undefined)).toEqual({ approved: false });
+    expect(trustChoices({ name: 'h', source: '/w/.mcp.json', url: 'https://x' })).toEqual(['Allow', 'Deny']);
   });
   it('names the address of an HTTP server', () => {
     expect(trustMessage({ name: 'h', source: '/w/.vscode/mcp.json', url: 'https://example.com/mcp' })).toContain(

@@ -282,6 +282,9 @@ class PlansightClient:
         self._plan_draft: str | None = None
         self._plan_ids: list[str] = []  # the ids of the plan under review
         self._recorded_answers = [dict(answer) for answer in options.plan_answers]
+        # The MCP servers whose trust question was answered, with the answer (`plansight mcp`
+        # waits for them).
+        self.trust_answered: dict[str, bool] = {}
         self._register()
 
     # Handlers --------------------------------------------------------------------------
@@ -378,10 +381,12 @@ class PlansightClient:
         """Trust in a workspace's MCP server: only a typed yes starts it (never `--yes`)."""
         from plansight.cli.render import mcp_trust_text
 
-        self.frontend.warn(mcp_trust_text(as_dict(params)))
+        request = as_dict(params)
+        self.frontend.warn(mcp_trust_text(request))
         while True:
             decision = decide(await self.ask(TRUST_QUESTION))
             if decision is not None:
+                self.trust_answered[str(request.get("name"))] = decision.approved
                 return {"approved": decision.approved}
 
     async def _on_review_plan(self, params: Any) -> dict[str, Any]:

@@ -38,9 +38,19 @@ async def _statuses(workspace: Path, console: Console, wait: float) -> list[dict
         while True:
             answer = await client.request(MCP, {})
             servers = [s for s in answer.get("servers", []) if isinstance(s, dict)]
-            if time.monotonic() > deadline or not any(
-                s.get("status") == "starting" for s in servers
-            ):
+            # An untrusted server is still to be decided until its question was answered (it
+            # comes after `initialized`, maybe after the first answer here), and one allowed
+            # until the server has taken the answer.
+            pending = [
+                s
+                for s in servers
+                if s.get("status") == "starting"
+                or (
+                    s.get("status") == "untrusted"
+                    and client.trust_answered.get(str(s.get("name"))) is not False
+                )
+            ]
+            if time.monotonic() > deadline or not pending:
                 return servers
             await asyncio.sleep(0.2)
     except JsonRpcException as err:

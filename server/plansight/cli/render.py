@@ -493,10 +493,21 @@ def mcp_trust_text(request: Mapping[str, Any]) -> str:
         what = f"runs the command: {shlex.join(words)}"
     else:
         what = f"connects to {request.get('url', '?')}"
+    sets = _names(request.get("env"))
+    pulls = _names(request.get("fromHost"))
+    # What it would take from this computer is part of what a yes allows.
+    gets = f"\nIt sets the variables: {sets}" if sets else ""
+    if pulls:
+        gets += f"\nIt receives this computer's variables: {pulls}"
     return (
         f"{request.get('source', 'A workspace file')} names the MCP server "
-        f"{request.get('name', '?')}, which {what}\nOnly allow it if you trust this workspace."
+        f"{request.get('name', '?')}, which {what}{gets}\n"
+        "Only allow it if you trust this workspace."
     )
+
+
+def _names(value: Any) -> str:
+    return ", ".join(str(name) for name in value) if isinstance(value, list) else ""
 
 
 def mcp_server_lines(servers: Iterable[Mapping[str, Any]]) -> list[Text]:

@@ -138,6 +138,19 @@ class ServerTrust:
     command: str | None = None
     args: tuple[str, ...] = ()
     url: str | None = None
+    env: tuple[str, ...] = ()  # the names of the variables the entry sets
+    # The host variables it pulls in with `${env:NAME}`: approving the question names them.
+    from_host: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrustDecision:
+    """The user's answer about a workspace's MCP server. `from_host`: the host variables it
+    may have (None: all those the question listed); a secret one left out stays empty and the
+    server is not started."""
+
+    approved: bool
+    from_host: tuple[str, ...] | None = None
 
 
 ReviewHook = Callable[[EditProposal], Awaitable[EditDecision]]
@@ -145,7 +158,8 @@ ApproveHook = Callable[[CommandRequest], Awaitable[CommandDecision]]
 PlanReviewHook = Callable[[PlanProposal], Awaitable[PlanDecision]]
 AskHook = Callable[[Question], Awaitable[UserAnswer]]
 ApproveToolHook = Callable[[ToolApproval], Awaitable[ToolDecision]]
-TrustHook = Callable[[ServerTrust], Awaitable[bool]]
+# A plain bool answers as `TrustDecision(approved)` does.
+TrustHook = Callable[[ServerTrust], Awaitable[bool | TrustDecision]]
 
 
 class DocumentSource(Protocol):

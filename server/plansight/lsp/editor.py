@@ -42,6 +42,7 @@ from plansight.engine.hooks import (
     ServerTrust,
     ToolApproval,
     ToolDecision,
+    TrustDecision,
     UserAnswer,
     control_unanswered,
 )
@@ -241,15 +242,21 @@ class EditorBridge:
         )
 
     # TrustHook -------------------------------------------------------------------------
-    async def trust_server(self, request: ServerTrust) -> bool:
+    async def trust_server(self, request: ServerTrust) -> bool | TrustDecision:
         if not self.client_offers("approveMcpServer"):
             runs = (
                 f"runs `{shlex.join([request.command, *request.args])}`"
                 if request.command is not None
                 else f"connects to {request.url}"
             )
+            # What it would get from the host is part of the question: Allow names it.
+            gets = ""
+            if request.env:
+                gets += f", sets {', '.join(request.env)}"
+            if request.from_host:
+                gets += f" and receives this computer's {', '.join(request.from_host)}"
             title = await self._show_message_request(
-                f"{request.source} names the MCP server {request.name}, which {runs}. "
+                f"{request.source} names the MCP server {request.name}, which {runs}{gets}. "
                 "Start it? Only allow what you trust.",
                 [ALLOW, DENY],
             )
@@ -260,6 +267,8 @@ class EditorBridge:
             params["args"] = list(request.args)
         if request.url is not None:
             params["url"] = request.url
+        params["env"] = list(request.env)
+        params["fromHost"] = list(request.from_host)
         try:
             result = await self.request(APPROVE_MCP_SERVER, params)
         except JsonRpcException as err:
@@ -267,7 +276,12 @@ class EditorBridge:
                 "the client answered %s with an error (%s): denied", APPROVE_MCP_SERVER, err
             )
             return False
-        return field_of(result, "approved") is True
+        named = field_of(result, "fromHost")
+        return TrustDecision(
+            approved=field_of(result, "approved") is True,
+            # Absent: the answer names every variable the request listed.
+            from_host=tuple(str(n) for n in named) if isinstance(named, list | tuple) else None,
+        )
 
     # PlanReviewHook --------------------------------------------------------------------
     async def review_plan(self, proposal: PlanProposal) -> PlanDecision:

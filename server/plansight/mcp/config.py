@@ -9,7 +9,11 @@
 A server is `{ command, args?, env?, cwd? }` (stdio) or `{ url, headers? }` (streamable HTTP),
 with optional `disabled`, `autoApprove` (tool names), `startupTimeout` (s, 30) and `toolTimeout`
 (s, 60). `${env:NAME}` in `env`, `headers` and `args` is replaced from this process's
-environment. Anything else (VS Code's `inputs`, `${input:...}`, unknown keys) is a warning, and
+environment, except, in an entry of a workspace file, a secret-named variable's
+(`workspace.sandbox.is_secret_name`): that stays empty (`ServerEntry.withheld` names it) until
+the user's approval names it (`with_host_values`), so that a cloned repository cannot send the
+user's API key to a program or an address of its choosing by being trusted for its command.
+Anything else (VS Code's `inputs`, `${input:...}`, unknown keys) is a warning, and
 so is a malformed file (naming the file and the line): the session works without it.
 
 Servers from the workspace's files are untrusted (`ServerEntry.trusted` False): a cloned
@@ -18,14 +22,17 @@ repository must not run a program by being opened. Nothing here starts anything.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from plansight.workspace.sandbox import is_secret_name
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_TOOL_TIMEOUT = 60.0
@@ -68,6 +75,19 @@ class ServerEntry:
     auto_approve: frozenset[str] = frozenset()
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    # The host variables the entry pulls in with `${env:NAME}` (in env, headers or args), in
+    # the order written: what the user is shown before trusting a workspace entry.
+    from_host: tuple[str, ...] = ()
+    # Those of them whose value was left empty: secret-named, in a workspace entry, not (yet)
+    # named by the user's approval. A server with any is not started.
+    withheld: tuple[str, ...] = ()
+    # The entry's `args`, `env` and `headers` as written, for `with_host_values`.
+    written: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def env_names(self) -> tuple[str, ...]:
+        """The names of the variables the entry sets for its process."""
+        return tuple(self.env)
 
 
 @dataclass(frozen=True)
@@ -176,23 +196,23 @@ def _entry(
     if (command is None) == (url is None):
         warnings.append(f"{where}: needs either 'command' (stdio) or 'url' (HTTP); left out")
         return None
-    subst = _Substitution(env, where, warnings)
+    # A workspace entry gets no secret host variable until the user's approval names it.
+    subst = _Substitution(env, where, warnings, gate_secrets=not trusted)
     args = _strings(raw.get("args"), f"{where}: 'args'", warnings)
     auto = _strings(raw.get("autoApprove"), f"{where}: 'autoApprove'", warnings)
-    return ServerEntry(
+    env_written = _mapping(raw.get("env"), where, "env", warnings)
+    headers_written = _mapping(raw.get("headers"), where, "headers", warnings)
+    entry = ServerEntry(
         name=name,
         source=source,
         trusted=trusted,
         fingerprint=_fingerprint(source, raw),
         command=command,
         args=tuple(subst.text(arg) for arg in args),
-        env={k: subst.text(v) for k, v in _mapping(raw.get("env"), where, "env", warnings).items()},
+        env={k: subst.text(v) for k, v in env_written.items()},
         cwd=str(root / raw["cwd"]) if isinstance(raw.get("cwd"), str) else str(root),
         url=url,
-        headers={
-            k: subst.text(v)
-            for k, v in _mapping(raw.get("headers"), where, "headers", warnings).items()
-        },
+        headers={k: subst.text(v) for k, v in headers_written.items()},
         disabled=_flag(raw.get("disabled"), f"{where}: 'disabled'", warnings),
         auto_approve=frozenset(auto),
         startup_timeout=_seconds(
@@ -204,6 +224,36 @@ def _entry(
         tool_timeout=_seconds(
             raw.get("toolTimeout"), DEFAULT_TOOL_TIMEOUT, f"{where}: 'toolTimeout'", warnings
         ),
+        from_host=tuple(dict.fromkeys(subst.referenced)),
+        withheld=tuple(dict.fromkeys(subst.withheld)),
+        written={"args": tuple(args), "env": env_written, "headers": headers_written},
+    )
+    return entry
+
+
+def secret_references(entry: ServerEntry) -> tuple[str, ...]:
+    """The host variables of `entry.from_host` that are secret by name: those a workspace
+    entry gets only when the user's approval names them."""
+    return tuple(name for name in entry.from_host if is_secret_name(name))
+
+
+def with_host_values(
+    entry: ServerEntry, named: Iterable[str], env: Mapping[str, str] | None = None
+) -> ServerEntry:
+    """`entry` with the secret host variables that the user's approval `named` replaced too
+    (the others stay empty, still `withheld`); the entry itself when nothing was withheld."""
+    if not entry.withheld:
+        return entry
+    environ = os.environ if env is None else env
+    allowed = frozenset(named)
+    subst = _Substitution(environ, entry.name, [], gate_secrets=True, allowed=allowed)
+    written = entry.written
+    return dataclasses.replace(
+        entry,
+        args=tuple(subst.text(arg) for arg in written.get("args", ())),
+        env={k: subst.text(v) for k, v in written.get("env", {}).items()},
+        headers={k: subst.text(v) for k, v in written.get("headers", {}).items()},
+        withheld=tuple(dict.fromkeys(subst.withheld)),
     )
 
 
@@ -214,14 +264,31 @@ def _fingerprint(source: str, raw: Mapping[str, Any]) -> str:
 
 
 class _Substitution:
-    def __init__(self, env: Mapping[str, str], where: str, warnings: list[str]) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        where: str,
+        warnings: list[str],
+        *,
+        gate_secrets: bool = False,
+        allowed: frozenset[str] = frozenset(),
+    ) -> None:
+        """`gate_secrets`: a secret-named variable is replaced only when in `allowed`."""
         self.env = env
         self.where = where
         self.warnings = warnings
+        self.gate_secrets = gate_secrets
+        self.allowed = allowed
+        self.referenced: list[str] = []
+        self.withheld: list[str] = []
 
     def text(self, value: str) -> str:
         def replace(match: re.Match[str]) -> str:
             name = match.group(1)
+            self.referenced.append(name)
+            if self.gate_secrets and is_secret_name(name) and name not in self.allowed:
+                self.withheld.append(name)
+                return ""
             if name not in self.env:
                 self.warnings.append(f"{self.where}: ${{env:{name}}} is not set; it is empty")
             return self.env.get(name, "")

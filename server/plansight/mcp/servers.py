@@ -13,17 +13,26 @@ with its process), else when a call finds the connection closed. A streamable HT
 no stream that ends with it: its exit is found by the next call.
 
 A stdio server from a workspace file has its command line passed through `wrap` before it is
-started: the seam where a sandbox wraps it (identity by default).
+started: the seam where a sandbox wraps it (identity by default), with the home folder of its
+own (`home`, under Plansight's storage, kept from one session to the next) that `HOME`,
+`XDG_CACHE_HOME` and `npm_config_cache` name, so that `npx -y ...` and `uvx ...` find a
+writable cache where the rest of the machine is read-only to it.
+
+Every message a server sends is bounded (mcp/bounds.py): an over-long answer is an error of its
+call, and the server stays usable.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
+import re
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal, TextIO, cast
 
@@ -33,8 +42,9 @@ log = logging.getLogger(__name__)
 
 Status = Literal["starting", "ready", "error", "disabled", "untrusted"]
 STATUSES: tuple[Status, ...] = ("starting", "ready", "error", "disabled", "untrusted")
-# The command line of a stdio server from a workspace file, as it will be run.
-Wrap = Callable[[list[str]], list[str]]
+# The command line of a stdio server from a workspace file, as it will be run, given the home
+# folder of its own (None: none).
+Wrap = Callable[[list[str], Path | None], list[str]]
 Listener = Callable[[], None]
 # How long a stopping server's task may take to close its transport before it is abandoned.
 STOP_PATIENCE = 5.0
@@ -46,8 +56,24 @@ TIMEOUT_GRACE = 5.0
 ENDED_WHILE_IDLE = "its connection ended while idle"
 
 
-def identity(command: list[str]) -> list[str]:
+def identity(command: list[str], home: Path | None = None) -> list[str]:
     return command
+
+
+def server_home(homes: Path, name: str) -> Path:
+    """The home folder of a workspace's server `name` under `homes`: one per server (a server
+    cannot read what another one keeps there), named so that a person can tell which."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40].lstrip(".") or "server"
+    return homes / f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+def home_env(home: Path) -> dict[str, str]:
+    """The variables that point a server's tools (npm, uv, pip, ...) at its own home."""
+    return {
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "npm_config_cache": str(home / ".npm"),
+    }
 
 
 @dataclass(frozen=True)
@@ -71,7 +97,12 @@ class ServerStatus:
 
 
 class ServerGone(Exception):
-    """The server exited (or its connection closed) during a call or before it."""
+    """The server exited (or its connection closed) during a call or before it. `restarts`:
+    whether its next call starts it again."""
+
+    def __init__(self, why: str, *, restarts: bool = True) -> None:
+        super().__init__(why)
+        self.restarts = restarts
 
 
 class CallTimedOut(Exception):
@@ -79,8 +110,13 @@ class CallTimedOut(Exception):
 
 
 class McpConnection:
-    def __init__(self, entry: ServerEntry, *, wrap: Wrap, on_change: Listener) -> None:
+    def __init__(
+        self, entry: ServerEntry, *, wrap: Wrap, on_change: Listener, home: Path | None = None
+    ) -> None:
+        """`home`: the home folder of a workspace's stdio server (None: the user's, read-only
+        where it is sandboxed)."""
         self.entry = entry
+        self.home = home
         self._wrap = wrap
         self._on_change = on_change
         # A trusted server starts as the session starts; a workspace's waits for the user.
@@ -96,6 +132,8 @@ class McpConnection:
         self._up = asyncio.Event()  # set once the start ended, ready or not
         self._started_at = 0.0
         self._restart_pending = False  # it exited: restarted at its next call
+        # Why it may not be restarted after an exit (None: it may), asked before restarting.
+        self.before_restart: Callable[[], str | None] | None = None
 
     # Status ------------------------------------------------------------------------------
     def snapshot(self) -> ServerStatus:
@@ -118,6 +156,10 @@ class McpConnection:
 
     def mark_untrusted(self) -> None:
         self._set("untrusted", "not trusted: started only once the user allows it")
+
+    def refuse(self, why: str) -> None:
+        """Not started, for a reason the user should read (`error`)."""
+        self._set("error", why)
 
     # Lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -230,16 +272,21 @@ class McpConnection:
         if entry.url is not None:
             return _http_transport(entry.url, dict(entry.headers))
         from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
+
+        from plansight.mcp.bounds import bounded_stdio_client
 
         assert entry.command is not None  # config: either a command or a url
         line = [entry.command, *entry.args]
+        env = dict(entry.env)
         if not entry.trusted:
-            line = self._wrap(line)
+            if self.home is not None:
+                self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+                env.update(home_env(self.home))  # after the entry's: the file cannot move it
+            line = self._wrap(line, self.home)
         params = StdioServerParameters(
-            command=line[0], args=line[1:], env=dict(entry.env) or None, cwd=entry.cwd
+            command=line[0], args=line[1:], env=env or None, cwd=entry.cwd
         )
-        return stdio_client(params, errlog=cast(TextIO, stderr))
+        return bounded_stdio_client(params, errlog=cast(TextIO, stderr))
 
     async def _on_message(self, message: Any) -> None:
         from mcp_types import ToolListChangedNotification
@@ -272,6 +319,11 @@ class McpConnection:
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         if self._restart_pending and self.status == "error":
+            refused = self.before_restart() if self.before_restart is not None else None
+            if refused is not None:
+                self._restart_pending = False  # no longer offered: its tools are gone
+                self._set("error", refused)
+                raise ServerGone(refused, restarts=False)
             log.info("MCP server %s exited earlier: restarting it for this call", self.entry.name)
             await self.stop()
             self.start()
@@ -372,7 +424,11 @@ async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[An
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
+    from plansight.mcp.bounds import bounded_http_transport
+
+    async with httpx2.AsyncClient(
+        headers=headers, timeout=httpx2.Timeout(30, read=300), transport=bounded_http_transport()
+    ) as http:
         async with streamable_http_client(url, http_client=http) as (read, write):
             yield read, write
 
@@ -413,10 +469,19 @@ def _tail(stderr: IO[str]) -> str:
 class McpServers:
     """Every configured server's connection, by name; listeners hear of each status change."""
 
-    def __init__(self, entries: Iterable[ServerEntry], *, wrap: Wrap = identity) -> None:
+    def __init__(
+        self, entries: Iterable[ServerEntry], *, wrap: Wrap = identity, homes: Path | None = None
+    ) -> None:
+        """`homes`: where the workspace's stdio servers have their home folders (None: they
+        have none of their own)."""
         self._listeners: list[Listener] = []
         self.connections: dict[str, McpConnection] = {
-            entry.name: McpConnection(entry, wrap=wrap, on_change=self._changed)
+            entry.name: McpConnection(
+                entry,
+                wrap=wrap,
+                on_change=self._changed,
+                home=None if homes is None or entry.trusted else server_home(homes, entry.name),
+            )
             for entry in entries
         }
 

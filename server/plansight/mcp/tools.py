@@ -230,11 +230,8 @@ class McpTools:
         try:
             result = await item.connection.call(tool, arguments)
         except ServerGone as err:
-            return ToolOutcome(
-                f"The MCP server {entry.name} is not available: {err}. It is started again at "
-                "its next call.",
-                True,
-            )
+            again = " It is started again at its next call." if err.restarts else ""
+            return ToolOutcome(f"The MCP server {entry.name} is not available: {err}.{again}", True)
         except CallTimedOut as err:
             return ToolOutcome(
                 f"The call of {tool} on the MCP server {entry.name} was cancelled: {err} "

@@ -116,6 +116,14 @@ def tools_in_tmp(path: str | None = None) -> tuple[Path, ...]:
     return tuple(found)
 
 
+def _venv_of(path: Path) -> tuple[Path, ...]:
+    """The virtual environment `path` is in (a folder with `pyvenv.cfg` above it), if any."""
+    for parent in path.parents:
+        if (parent / "pyvenv.cfg").is_file():
+            return (parent,)
+    return ()
+
+
 def detect(path: str | None = None) -> Availability:
     """Whether a sandbox can be made here: blocks for one `bwrap ... true` (tens of ms)."""
     if not sys.platform.startswith("linux"):
@@ -243,19 +251,29 @@ class CommandSandbox:
             self.options.network, (str(self.root), *(str(p) for p in self._writable))
         )
 
-    def server_argv(self, command: Sequence[str]) -> list[str]:
+    def server_argv(self, command: Sequence[str], home: Path | None = None) -> list[str]:
         """How an MCP server that a workspace file names is started: confined as a command is,
-        but with the network (a server may need it); as it is where no sandbox can be made."""
+        but with the network (a server may need it) and its `home` writable (its caches, under
+        Plansight's storage, which stays hidden otherwise); as it is where no sandbox can be
+        made."""
         if not self.availability().available:
             return list(command)
-        # The files its command line names (its script, say) stay visible under /tmp too.
-        named = [
-            Path(os.path.realpath(word))
-            for word in command
-            if os.path.isabs(word) and Path(word).exists()
-        ]
-        shown = tuple(p for p in named if p.is_relative_to(PRIVATE_TMP) and p != PRIVATE_TMP)
-        return self.argv(command, network=True, visible=shown)
+        # The files its command line names (its script, say) stay visible under /tmp too, as
+        # named and where they lead; a virtual environment's Python (a link to the system's)
+        # brings its whole environment, which it needs.
+        shown: list[Path] = []
+        for word in command:
+            if not os.path.isabs(word) or not Path(word).exists():
+                continue
+            named = Path(os.path.abspath(word))
+            for path in (*_venv_of(named), named, Path(os.path.realpath(word))):
+                if not path.is_relative_to(PRIVATE_TMP) or path == PRIVATE_TMP:
+                    continue
+                if not any(path.is_relative_to(kept) for kept in shown):
+                    shown = [kept for kept in shown if not kept.is_relative_to(path)] + [path]
+        return self.argv(
+            command, network=True, visible=shown, writable=(home,) if home is not None else ()
+        )
 
     def argv(
         self,
@@ -263,10 +281,12 @@ class CommandSandbox:
         *,
         network: bool | None = None,
         visible: Sequence[Path] = (),
+        writable: Sequence[Path] = (),
     ) -> list[str]:
         """bwrap's command line running `command` sandboxed (only when `description()` is
-        not None); `network`: None for the option's. Stats the protected files; starts no
-        process."""
+        not None); `network`: None for the option's; `writable`: more folders it may write,
+        even inside the hidden ones (an MCP server's home in the storage). Stats the protected
+        files; starts no process."""
         found = self.availability()
         assert found.available
         args = [found.bwrap, *READ_ONLY_SYSTEM]
@@ -282,6 +302,8 @@ class CommandSandbox:
             args += ["--ro-bind", os.devnull, str(file)]
         for folder in folders:
             args += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
+        for path in writable:  # after the hiding: bound over it
+            args += ["--bind", str(path), str(path)]
         args += ["--unshare-pid", "--die-with-parent", "--setenv", "TMPDIR", "/tmp"]
         if not (self.options.network if network is None else network):
             args.append("--unshare-net")

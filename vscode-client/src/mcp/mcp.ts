@@ -26,6 +26,8 @@ import {
   mcpToolCard,
   mcpToolCommands,
   mcpToolNotice,
+  trustAnswer,
+  trustChoices,
   trustMessage,
 } from './mcpModel';
 
@@ -126,11 +128,12 @@ export class McpUi implements vscode.Disposable {
   async trust(params: ApproveMcpServerParams, token: vscode.CancellationToken): Promise<ApproveMcpServerResult> {
     const cancelled = new Promise<undefined>((resolve) => token.onCancellationRequested(() => resolve(undefined)));
     const choice = await Promise.race([
-      vscode.window.showWarningMessage(`Plansight: ${trustMessage(params)}`, 'Allow', 'Deny'),
+      vscode.window.showWarningMessage(`Plansight: ${trustMessage(params)}`, ...trustChoices(params)),
       cancelled,
     ]);
-    this.output.info(`MCP server ${params.name} (${params.source}): ${choice === 'Allow' ? 'allowed' : 'not allowed'}`);
-    return { approved: choice === 'Allow' };
+    const answer = trustAnswer(choice);
+    this.output.info(`MCP server ${params.name} (${params.source}): ${choice ?? 'no answer'}`);
+    return answer;
   }
 
   /** `plansight/approveTool`: a card in the conversation; resolves once decided. */

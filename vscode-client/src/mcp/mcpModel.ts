@@ -57,7 +57,24 @@ export function trustMessage(params: ApproveMcpServerParams): string {
     params.command !== undefined
       ? `runs: ${[params.command, ...(params.args ?? [])].map(quote).join(' ')}`
       : `connects to ${params.url ?? '?'}`;
-  return `${params.source} names the MCP server "${params.name}", which ${what}. Start it? Only allow what you trust.`;
+  // What it would take from this computer is part of what Allow allows.
+  const sets = params.env?.length ? `, sets ${params.env.join(', ')}` : '';
+  const pulls = params.fromHost?.length ? ` and receives this computer's ${params.fromHost.join(', ')}` : '';
+  return `${params.source} names the MCP server "${params.name}", which ${what}${sets}${pulls}. Start it? Only allow what you trust.`;
+}
+
+/** The choices of the trust question: one that keeps the host's variables from it when it
+ * asks for some. */
+export const ALLOW_WITHOUT_HOST = 'Allow without secrets';
+export function trustChoices(params: ApproveMcpServerParams): string[] {
+  return params.fromHost?.length ? ['Allow', ALLOW_WITHOUT_HOST, 'Deny'] : ['Allow', 'Deny'];
+}
+
+/** The answer to the trust question for the choice clicked (none: not allowed). */
+export function trustAnswer(choice: string | undefined): { approved: boolean; fromHost?: string[] } {
+  if (choice === 'Allow') return { approved: true };
+  if (choice === ALLOW_WITHOUT_HOST) return { approved: true, fromHost: [] };
+  return { approved: false };
 }
 
 /** The commands a tool-approval notification's links run, each with the call's id. */
