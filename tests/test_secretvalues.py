@@ -212,3 +212,14 @@ def test_the_collector_reads_a_protected_links_target(tmp_path: Path) -> None:
     os.symlink(outside / ".env", root / ".env")
     secrets = SecretValues(ProtectedPaths(root), env={})
     assert TOKEN not in secrets.withhold(TOKEN)
+
+
+@pytest.mark.parametrize("prefix", [b"", b"x", b"xy", b"a line before it\n" * 3])
+def test_a_value_in_base64_wrapped_over_lines_is_withheld(prefix: bytes) -> None:
+    # `base64` (and `git show ... | base64`) wraps at 76 characters: a form may span a break.
+    blob = base64.encodebytes(prefix + f"WEBHOOK_URL_PART={TOKEN}{TOKEN}\nB=2\n".encode()).decode()
+    out = redactor(TOKEN).redact(blob)
+    assert withheld(".env") in out
+    joined = out.replace("\n", "")
+    for form in base64_forms(TOKEN):
+        assert form not in joined

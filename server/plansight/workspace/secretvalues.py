@@ -53,7 +53,7 @@ UNNAMED_MIN = 16  # any other value: long and not a plain word, number, path or 
 KEY_LINE_MIN = 8  # a private key's body line (its last one may be short; "AAAA==" is common)
 FILE_MAX_BYTES = 1_000_000  # bigger "protected" files are data, not secrets: not read
 ENV_WHERE = "the server's environment"
-ANCHOR = 4
+ANCHOR = 5  # characters: a chance match of so many random ones is rare
 # Printable ASCII from rarest to most common in code, diffs and docs (counted over this
 # project's sources and git history; `/` and `+` moved among the most common: they also stand
 # for `_` and `-`, see Redactor): an anchor begins with a rare character where it can, so
@@ -221,11 +221,13 @@ class Redactor:
             for byte in _SAME.get(char, char):
                 table[ord(byte)] = 1
         self._table = bytes(table)
-        # translated anchor (after its first byte) → (offset in the form, form, where)
-        self._by_anchor: dict[bytes, list[tuple[int, str, str]]] = {}
+        # translated anchor (after its first byte) → (offset in the form, form, the translated
+        # form, where)
+        self._by_anchor: dict[bytes, list[tuple[int, str, bytes, str]]] = {}
         for at, form, where in anchored:
-            key = form[at + 1 : at + ANCHOR].encode().translate(self._table)
-            self._by_anchor.setdefault(key, []).append((at, form, where))
+            key = form.encode("ascii", "replace").translate(self._table)
+            anchor = key[at + 1 : at + ANCHOR]
+            self._by_anchor.setdefault(anchor, []).append((at, form, key, where))
         for entries in self._by_anchor.values():
             entries.sort(key=lambda entry: -len(entry[1]))
         self._pattern = (
@@ -242,17 +244,26 @@ class Redactor:
         found: list[tuple[int, int, str]] = []
         if self._pattern is not None:
             data = text.encode("ascii") if text.isascii() else text.encode("ascii", "replace")
-            translated = data.translate(self._table)
+            # Line breaks left out: a form that `base64` wrapped over two lines is found whole.
+            translated = data.translate(self._table, b"\r\n")
+            unbroken = len(translated) == len(text)
             search = self._pattern.search
             by_anchor = self._by_anchor
             # Not finditer: a match consumes its anchor, which may overlap another form's.
             match = search(translated)
             while match is not None:
                 hit = match.start()
-                for offset, form, where in by_anchor[match[0][1:]]:
-                    start = hit - offset
-                    if start >= 0 and _fold(text[start : start + len(form)]) == form:
-                        found.append((start, start + len(form), where))
+                for offset, form, key, where in by_anchor[match[0][1:]]:
+                    begin = hit - offset
+                    if begin < 0 or translated[begin : begin + len(key)] != key:
+                        continue
+                    if unbroken:
+                        start, end = begin, begin + len(form)
+                    else:
+                        start = _unbroken_at(text, begin)
+                        end = _unbroken_at(text, begin + len(form) - 1) + 1
+                    if _fold(_BREAKS.sub("", text[start:end])) == form:
+                        found.append((start, end, where))
                         break
                 match = search(translated, hit + 1)
         if self._unanchored:
@@ -304,12 +315,21 @@ class Redactor:
         return out
 
 
+_BREAKS = re.compile(r"[\r\n]")
 _FOLDED = {ord("-"): "+", ord("_"): "/"}
 _SAME = {"+": "+-", "/": "/_"}  # a canonical character and the one folded onto it
 
 
 def _fold(text: str) -> str:
     return text.translate(_FOLDED) if "-" in text or "_" in text else text
+
+
+def _unbroken_at(text: str, index: int) -> int:
+    """Where in `text` the character at `index` of the text without line breaks is."""
+    at = index
+    while (moved := index + text.count("\n", 0, at + 1) + text.count("\r", 0, at + 1)) != at:
+        at = moved
+    return at
 
 
 def _anchors(forms: Mapping[str, str]) -> tuple[list[tuple[int, str, str]], list[tuple[str, str]]]:
@@ -319,13 +339,10 @@ def _anchors(forms: Mapping[str, str]) -> tuple[list[tuple[int, str, str]], list
     anchored: list[tuple[int, str, str]] = []
     unanchored: list[tuple[str, str]] = []
     for form, where in forms.items():
-        first: dict[str, int] = {}
-        for at in range(len(form) - ANCHOR + 1):
-            if form[at : at + ANCHOR].isascii():
-                first.setdefault(form[at], at)
-        if first:
-            char = min(first, key=lambda c: _RANK.get(c, -1))
-            anchored.append((first[char], form, where))
+        windows = [at for at in range(len(form) - ANCHOR + 1) if form[at : at + ANCHOR].isascii()]
+        if windows:
+            at = min(windows, key=lambda at: (_RANK.get(form[at], -1), at))
+            anchored.append((at, form, where))
         else:
             unanchored.append((form, where))
     return anchored, unanchored
