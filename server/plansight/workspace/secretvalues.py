@@ -203,14 +203,15 @@ class Redactor:
     """
 
     def __init__(self, secrets: Iterable[KnownSecret]) -> None:
-        forms: dict[str, str] = {}  # form → where; the plain value's where wins
-        ordered = sorted(secrets, key=lambda s: s.where)
+        # form → where: of a value in several files (a copy of .env), the shortest path
+        forms: dict[str, str] = {}
+        ordered = sorted(secrets, key=lambda s: (len(s.where), s.where))
+        for secret in ordered:
+            if len(secret.value) >= ANCHOR:
+                forms.setdefault(_fold(secret.value), secret.where)
         for secret in ordered:
             for form in base64_forms(secret.value):
                 forms.setdefault(_fold(form), secret.where)
-        for secret in ordered:
-            if len(secret.value) >= ANCHOR:
-                forms[_fold(secret.value)] = secret.where
         self.count = len(forms)
         anchored, self._unanchored = _anchors(forms)
         table = bytearray(range(256))
