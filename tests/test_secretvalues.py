@@ -223,3 +223,18 @@ def test_a_value_in_base64_wrapped_over_lines_is_withheld(prefix: bytes) -> None
     joined = out.replace("\n", "")
     for form in base64_forms(TOKEN):
         assert form not in joined
+
+
+def test_after_a_command_the_walk_skips_dependency_folders(tmp_path: Path) -> None:
+    secrets = SecretValues(ProtectedPaths(tmp_path), env={})
+    assert secrets.withhold("nothing") == "nothing"
+    (tmp_path / ".env.local").write_text("API_KEY=written-by-a-command\n")
+    modules = tmp_path / "node_modules" / "pkg"
+    modules.mkdir(parents=True)
+    (modules / ".env").write_text("API_KEY=installed-meanwhile\n")
+    secrets.mark_changed()
+    out = secrets.withhold("written-by-a-command installed-meanwhile")
+    assert out == f"{withheld('.env.local')} installed-meanwhile"
+    secrets.mark_stale()  # as the next run starts
+    out = secrets.withhold("written-by-a-command installed-meanwhile")
+    assert out == f"{withheld('.env.local')} {withheld('node_modules/pkg/.env')}"

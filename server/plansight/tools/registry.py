@@ -175,7 +175,7 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None or tool.changes_workspace or name not in self._base:
             # A command or an MCP server may have written a protected file anywhere.
-            secrets.mark_stale()
+            secrets.mark_changed()
         # In a thread: a stale set walks the workspace; otherwise a stat of each known file.
         redactor = await asyncio.to_thread(secrets.redactor)
         if not redactor:

@@ -23,9 +23,10 @@ begins no anchor, and a hit is checked against the whole form.
 
 `SecretValues` keeps the values of one workspace up to date: it walks the workspace for
 protected files (ignored folders such as `node_modules/` included: a copy there is as secret;
-`.git` is not entered, its objects are compressed) when it is stale (at first, at each run's
-start, after a tool that may have written files), stats the files it knows on every use, and
-reads a file again only when its size or mtime changed.
+`.git` is not entered, its objects are compressed) at first and as each run starts, walks it
+again but for dependency folders after a tool that may have written files (a command, an MCP
+call), stats the files it knows on every use, and reads a file again only when its size or
+mtime changed.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from plansight.workspace.sandbox import is_secret_name
 from plansight.workspace.secrets import ProtectedPaths
@@ -51,6 +52,8 @@ WITHHELD = "[withheld: a secret from {where}]"
 NAMED_MIN = 6  # a secret-named field's value
 UNNAMED_MIN = 16  # any other value: long and not a plain word, number, path or host name
 KEY_LINE_MIN = 8  # a private key's body line (its last one may be short; "AAAA==" is common)
+# Folders of dependencies and caches: walked as a run starts, not after every command.
+DEPENDENCY_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", "target"})
 FILE_MAX_BYTES = 1_000_000  # bigger "protected" files are data, not secrets: not read
 ENV_WHERE = "the server's environment"
 ANCHOR = 5  # characters: a chance match of so many random ones is rare
@@ -388,25 +391,31 @@ class SecretValues:
         self.protected = protected
         self._env = env_values(os.environ if env is None else env)
         self._files: dict[Path, _FileValues] = {}
-        self._stale = True
+        self._walk: Literal["full", "light"] | None = "full"  # the walk due before next use
         self._redactor: Redactor | None = None
         # Tool results are withheld on the event loop, a walk may run in a thread meanwhile.
         self._lock = threading.Lock()
 
-    @property
-    def stale(self) -> bool:
-        return self._stale
-
     def mark_stale(self) -> None:
-        """Files may have appeared anywhere (a command ran): walk again before next use."""
-        self._stale = True
+        """Walk the whole workspace before next use (a run starts: the user may have added or
+        changed protected files anywhere, in `node_modules/` too)."""
+        self._walk = "full"
+
+    def mark_changed(self) -> None:
+        """A command (or an MCP server) may have written files: before next use, walk again,
+        but not into dependency folders (the full walk costs ~10 ms per 1,000 files; a copy of
+        a known file holds known values anyway)."""
+        if self._walk is None:
+            self._walk = "light"
 
     def refresh(self) -> None:
-        """Walk the workspace when stale, else stat the known files; blocking (a thread)."""
+        """Walk the workspace when due, else stat the known files; blocking (a thread)."""
         with self._lock:
-            if self._stale:
-                self._stale = False
-                paths = list(self._protected_files())
+            walk, self._walk = self._walk, None
+            if walk == "full":
+                paths = list(self._protected_files(skip=frozenset()))
+            elif walk == "light":
+                paths = list({*self._protected_files(skip=DEPENDENCY_DIRS), *self._files})
             else:
                 paths = list(self._files)
             changed = False
@@ -467,9 +476,10 @@ class SecretValues:
         root = self.protected.root
         return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
-    def _protected_files(self) -> Iterator[Path]:
+    def _protected_files(self, skip: frozenset[str]) -> Iterator[Path]:
         """Every protected file in the workspace (in folders that protected folders hold too),
-        ignored folders included; links to protected files (their targets) too."""
+        ignored folders included but those named in `skip`; links to protected files (their
+        targets) too."""
         decide = self.protected.matcher()
         root = self.protected.root
         pending: list[tuple[Path, str, bool]] = [(root, "", False)]
@@ -483,7 +493,7 @@ class SecretValues:
                 relative = prefix + entry.name
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name != ".git":
+                        if entry.name != ".git" and entry.name not in skip:
                             secret = inside or decide(relative, True)
                             pending.append((Path(entry.path), relative + "/", secret))
                         continue
