@@ -9,6 +9,7 @@ finds none of them, nor their base64 forms."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -21,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp import text_block
 
 from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
 
-from conftest import FIXTURES
+from acp_harness import EditorClient, acp_agent
+from conftest import FIXTURES, PATIENCE
 from lsp_harness import start_editor
 
 WITHHELD_ENV = "[withheld: a secret from .env]"
@@ -173,6 +176,46 @@ async def test_no_secret_value_reaches_the_model_the_events_or_the_history(
     assert f"WEBHOOK={WITHHELD_ENV}" in copied and "DEBUG=true" in copied
     assert all("withheld: a secret from" in text for text in outputs[:7])
     assert "[withheld: a secret from the server's environment ($ANTHROPIC_API_KEY)]" in outputs[7]
+
+
+async def test_acp_tool_content_and_an_editor_buffer_carry_no_secret_value(
+    hostile: Path, canaries: Canaries, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    # The editor's unsaved buffer of an unprotected file holds a pasted secret value.
+    app = hostile / "app.py"
+    editor = EditorClient(
+        hostile,
+        answers=["allow_always"],
+        buffers={str(app): app.read_text() + f"# pasted: {canaries.token}\n"},
+    )
+    fake_api.push(
+        tool_reply("bash", {"command": "git show HEAD:.env"}),
+        tool_reply("read_file", {"path": "app.py"}),
+        tool_reply("read_file", {"path": "notes.txt"}),
+        text_reply("Done."),
+    )
+    env = {"ANTHROPIC_API_KEY": canaries.api_key}
+    async with acp_agent(fake_api, hostile, tmp_path, client=editor, env=env) as (conn, _):
+        session = await asyncio.wait_for(
+            conn.new_session(cwd=str(hostile), mcp_servers=[]), PATIENCE
+        )
+        response = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("Show it")]), PATIENCE
+        )
+    assert str(response.stop_reason) == "end_turn"
+    watched = canaries.all()
+    assert leaks(json.dumps(editor.updates), watched) == []
+    for request in fake_api.message_requests:
+        assert leaks(request.raw_body.decode(), watched) == []
+    contents = [
+        c["content"]["text"]
+        for u in editor.of("tool_call_update")
+        for c in u.get("content", [])
+        if c["type"] == "content"
+    ]
+    assert any(f"DB_PASSWORD={WITHHELD_ENV}" in text for text in contents)
+    # The buffer was read (through fs/read_text_file), its pasted value withheld.
+    assert f"# pasted: {WITHHELD_ENV}" in result_text(last_results(fake_api)[1])
 
 
 def last_results(api: FakeMessagesAPI) -> list[dict[str, Any]]:
