@@ -29,6 +29,7 @@ from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
 from acp_harness import EditorClient, acp_agent
 from conftest import FIXTURES, PATIENCE
 from lsp_harness import start_editor
+from mcp_support import fault_server
 
 WITHHELD_ENV = "[withheld: a secret from .env]"
 BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}")
@@ -216,6 +217,35 @@ async def test_acp_tool_content_and_an_editor_buffer_carry_no_secret_value(
     assert any(f"DB_PASSWORD={WITHHELD_ENV}" in text for text in contents)
     # The buffer was read (through fs/read_text_file), its pasted value withheld.
     assert f"# pasted: {WITHHELD_ENV}" in result_text(last_results(fake_api)[1])
+
+
+async def test_an_mcp_result_carries_no_secret_value(
+    hostile: Path, canaries: Canaries, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    # A server the user configured runs outside the sandbox: it can read .env itself.
+    fake_api.push(
+        tool_reply("mcp__faults__read_text", {"path": str(hostile / ".env")}),
+        text_reply("Read it."),
+    )
+    editor = await start_editor(
+        hostile,
+        fake_api,
+        storage=tmp_path / "state",
+        init_options={"mcpServers": {"faults": fault_server()}, "autoApprove": {"mcp": True}},
+        env={"XDG_CONFIG_HOME": str(tmp_path / "config"), "ANTHROPIC_API_KEY": canaries.api_key},
+    )
+    try:
+        result = await editor.request("plansight/run", {"prompt": "Read the settings"})
+    finally:
+        await editor.stop()
+    assert result["status"] == "done"
+    watched = canaries.all()
+    for request in fake_api.message_requests:
+        assert leaks(request.raw_body.decode(), watched) == []
+    assert leaks(json.dumps(editor.recorder.events), watched) == []
+    (answer,) = last_results(fake_api)
+    assert not answer.get("is_error"), answer
+    assert f"DB_PASSWORD={WITHHELD_ENV}" in result_text(answer)
 
 
 def last_results(api: FakeMessagesAPI) -> list[dict[str, Any]]:
