@@ -238,3 +238,10 @@ def test_after_a_command_the_walk_skips_dependency_folders(tmp_path: Path) -> No
     secrets.mark_stale()  # as the next run starts
     out = secrets.withhold("written-by-a-command installed-meanwhile")
     assert out == f"{withheld('.env.local')} {withheld('node_modules/pkg/.env')}"
+
+
+def test_a_keys_armor_line_is_no_secret_its_body_is() -> None:
+    key = "\n".join(KEY_BODY)
+    found = values(f'SIGNING_KEY="-----BEGIN PRIVATE KEY-----\n{key}\n-----END PRIVATE KEY-----"\n')
+    assert set(KEY_BODY) <= found
+    assert not any("-----" in value for value in found)

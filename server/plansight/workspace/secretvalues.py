@@ -78,6 +78,7 @@ _KEY_BLOCK = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?P<body>.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----",
     re.DOTALL,
 )
+_ARMOR = re.compile(r"-----(?:BEGIN|END) [A-Z0-9 ]+-----")
 _URL_PASSWORD = re.compile(r"[a-z][a-z0-9+.\-]*://[^:/@\s]*:(?P<password>[^@/\s]+)@", re.I)
 _TOKEN = re.compile(r"[^\s\"'`,;=]{16,}")
 _NUMBER = re.compile(r"[+\-]?\d[\d_.,:]*(?:e[+\-]?\d+)?", re.I)
@@ -106,6 +107,8 @@ def values_in_text(text: str, where: str) -> list[KnownSecret]:
         value = value.strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
+        if _ARMOR.fullmatch(value.strip("\"'")):
+            return  # `KEY="-----BEGIN ...` opens a key over lines: its body lines are the secret
         if (named and len(value) >= NAMED_MIN) or secret_looking(value):
             found[value] = None
 
