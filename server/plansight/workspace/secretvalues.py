@@ -15,11 +15,12 @@ least 6 characters) of the server's own secret-named environment variables (`env
 
 Redaction (`Redactor`) replaces each occurrence of a value, and of its base64 forms (standard
 and URL-safe, at each of the 3 byte alignments, so a value inside a larger base64 blob is found
-too, as secret scanners do), with `[withheld: a secret from <where>]`. It has to cost at most a
-few ms per MB: Python's `re` tries an alternation of literals at every position (~170 ms per MB
-for 100 values), so the expression instead matches a 4-character anchor of each form, chosen to
-begin with the form's rarest character; `re` then skips in C every position whose character
-begins no anchor, and a hit is checked against the whole form.
+too, as secret scanners do; across line breaks, as `base64` wraps), with `[withheld: a secret
+from <where>]`. It has to cost at most a few ms per MB: Python's `re` tries an alternation of
+literals at every position (~170 ms per MB for 100 values), so the expression instead matches a
+5-character anchor of each form, chosen to begin with the form's rarest character, over the
+text's bytes translated so that all those first characters are one byte; `re` then scans in C
+for that byte, and a hit is checked against the whole form (see `Redactor`).
 
 `SecretValues` keeps the values of one workspace up to date: it walks the workspace for
 protected files (ignored folders such as `node_modules/` included: a copy there is as secret;
@@ -202,7 +203,10 @@ class Redactor:
     offsets stay those of the string) translated so that every character that begins an
     anchor becomes `\\x01`: the expression then starts with one literal byte, which `re`
     finds in a tight C loop, and only there tries the anchors' remaining characters (a trie).
-    Each anchor found is checked against the whole form in the original text. The URL-safe
+    Line breaks are left out of those bytes, so that a form `base64` wrapped over two lines is
+    found too (a hit's offsets are then mapped back to the text's, which costs a count of the
+    line breaks before it: hits are rare). Each anchor found is checked against the whole form
+    in the original text. The URL-safe
     base64 alphabet is folded onto the standard one (`-` as `+`, `_` as `/`) on both sides, so
     that one form stands for both: a value with a `-` also matches with a `+` there, which
     withholds a near-copy of a secret, never less.
