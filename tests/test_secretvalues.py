@@ -245,3 +245,12 @@ def test_a_keys_armor_line_is_no_secret_its_body_is() -> None:
     found = values(f'SIGNING_KEY="-----BEGIN PRIVATE KEY-----\n{key}\n-----END PRIVATE KEY-----"\n')
     assert set(KEY_BODY) <= found
     assert not any("-----" in value for value in found)
+
+
+def test_values_wrapped_many_times_in_a_long_text_are_all_withheld() -> None:
+    # Many hits across many line breaks: each hit's place is found from the last one's.
+    value = "Zq8wLm3nPx7rTy2v"
+    lines = [f"{'a' * (i % 70)}{value[: i % 16]}\n{value[i % 16 :]} line {i}" for i in range(400)]
+    out = redactor(value).redact("\n".join(lines))
+    assert out.count(withheld(".env")) == 400
+    assert value[:8] not in out and value[8:] not in out

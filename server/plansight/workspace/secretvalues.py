@@ -258,6 +258,7 @@ class Redactor:
             # Line breaks left out: a form that `base64` wrapped over two lines is found whole.
             translated = data.translate(self._table, b"\r\n")
             unbroken = len(translated) == len(text)
+            unbroken_at = _Unbroken(text).at
             search = self._pattern.search
             by_anchor = self._by_anchor
             # Not finditer: a match consumes its anchor, which may overlap another form's.
@@ -271,8 +272,8 @@ class Redactor:
                     if unbroken:
                         start, end = begin, begin + len(form)
                     else:
-                        start = _unbroken_at(text, begin)
-                        end = _unbroken_at(text, begin + len(form) - 1) + 1
+                        start = unbroken_at(begin)
+                        end = unbroken_at(begin + len(form) - 1) + 1
                     if _fold(_BREAKS.sub("", text[start:end])) == form:
                         found.append((start, end, where))
                         break
@@ -335,12 +336,27 @@ def _fold(text: str) -> str:
     return text.translate(_FOLDED) if "-" in text or "_" in text else text
 
 
-def _unbroken_at(text: str, index: int) -> int:
-    """Where in `text` the character at `index` of the text without line breaks is."""
-    at = index
-    while (moved := index + text.count("\n", 0, at + 1) + text.count("\r", 0, at + 1)) != at:
-        at = moved
-    return at
+class _Unbroken:
+    """Where in `text` the character at an index of the text without line breaks is: counted
+    from the last index asked (hits come in order), so that many hits cost one pass."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.index = 0  # of the text without breaks ...
+        self.breaks = 0  # ... and the line breaks before it in `text`
+
+    def at(self, index: int) -> int:
+        if index < self.index:
+            self.index = self.breaks = 0
+        text, base, breaks = self.text, self.index + self.breaks, self.breaks
+        at = index + breaks
+        while True:
+            more = text.count("\n", base, at + 1) + text.count("\r", base, at + 1)
+            if index + breaks + more == at:
+                break
+            at = index + breaks + more
+        self.index, self.breaks = index, at - index
+        return at
 
 
 def _anchors(forms: Mapping[str, str]) -> tuple[list[tuple[int, str, str]], list[tuple[str, str]]]:
