@@ -176,8 +176,11 @@ class ToolRegistry:
         if tool is None or tool.changes_workspace or name not in self._base:
             # A command or an MCP server may have written a protected file anywhere.
             secrets.mark_changed()
-        # In a thread: a stale set walks the workspace; otherwise a stat of each known file.
-        redactor = await asyncio.to_thread(secrets.redactor)
+        # A walk of the workspace in a thread; a stat of each known file (microseconds) here,
+        # as a thread's round trip would cost more than the stats.
+        redactor = (
+            await asyncio.to_thread(secrets.redactor) if secrets.walk_due else secrets.redactor()
+        )
         if not redactor:
             return outcome
         if isinstance(outcome.content, str):

@@ -419,6 +419,11 @@ class SecretValues:
         # Tool results are withheld on the event loop, a walk may run in a thread meanwhile.
         self._lock = threading.Lock()
 
+    @property
+    def walk_due(self) -> bool:
+        """Whether the next refresh walks the workspace (else it stats a few known files)."""
+        return self._walk is not None
+
     def mark_stale(self) -> None:
         """Walk the whole workspace before next use (a run starts: the user may have added or
         changed protected files anywhere, in `node_modules/` too)."""
