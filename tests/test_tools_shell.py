@@ -281,3 +281,14 @@ async def test_a_command_cancelled_while_it_starts_leaves_nothing_running(
     group = _pid_in(ws / "group")
     if group is not None:  # the shell ran: it and all it started must be gone
         await wait_until(lambda: not _group(group), "the command's process group is gone")
+
+
+async def test_a_capped_output_is_cut_between_words_not_inside_one(ws: Path) -> None:
+    # Half a secret value cannot be recognised and withheld; a whole one (or none) can.
+    token = "Tk" + "9" * 38
+    before = 15_000 - 20  # the head keeps 15,000 bytes: the cut falls inside the token
+    command = f"printf 'x%.0s' $(seq {before}); printf ' {token} '; head -c 100000 /dev/zero"
+    outcome = await call(unsandboxed(make_ctx(ws)), "bash", command=command)
+    assert not outcome.is_error and "bytes omitted ...]" in outcome.content
+    assert "Tk9" not in outcome.content
+    assert outcome.content.startswith("x" * before)

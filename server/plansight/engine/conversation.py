@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 Message = dict[str, Any]
@@ -23,6 +24,9 @@ def tool_result_block(tool_use_id: str, content: str | list[Block], is_error: bo
 class Conversation:
     def __init__(self, messages: list[Message] | None = None) -> None:
         self.messages: list[Message] = messages if messages is not None else []
+        # Applied to every block that joins as the user's (prompts, notices, tool results):
+        # the session withholds secret values here (workspace/secretvalues.py). Images pass.
+        self.withhold: Callable[[list[Block]], list[Block]] | None = None
 
     def clear(self) -> None:
         self.messages.clear()
@@ -37,6 +41,8 @@ class Conversation:
         blocks = [b for b in blocks if not (b["type"] == "text" and not b["text"].strip())]
         if not blocks:
             return
+        if self.withhold is not None:
+            blocks = self.withhold(blocks)
         if self.messages and self.messages[-1]["role"] == "user":
             last = self.messages[-1]
             if isinstance(last["content"], str):

@@ -10,7 +10,8 @@ environment and the initialization options (settings.py), changes saved as they 
 (persistence.py), the workspace watched and the agent's own changes told from others'
 (changes.py), the leftovers of a killed server cleaned up (workspace/atomic.py), the tools
 built with the front door's hooks (tools/toolbox.py), each run's MCP tools fixed as it starts
-(mcp/feature.py).
+(mcp/feature.py), and secret values withheld from all that joins the conversation
+(workspace/secretvalues.py).
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ class Session:
         )
         self.workspace, self.tools, self.ctx = toolbox.workspace, toolbox.tools, toolbox.ctx
         self.mcp = toolbox.mcp
+        self.secrets = toolbox.secrets
+        # Whatever else joins the conversation (the prompt, notices) is withheld there too.
+        self.conversation.withhold = self.secrets.withhold_blocks
         self.store = store
         self.compactor = Compactor(
             settings=settings.compaction,
@@ -138,11 +142,16 @@ class Session:
             nudges=settings.nudges,
             events=self.events,
             compactor=self.compactor,
-            # A server still starting is waited for, at most its startupTimeout.
-            prepare=partial(
-                self.mcp.fix_run_tools, self.tools, partial(self.compactor.window, self.model)
-            ),
+            prepare=self._prepare_run,
         )
+
+    async def _prepare_run(self) -> None:
+        """As each run starts: the secret values read again (the user may have changed a
+        protected file since; a walk, in a thread), and the run's MCP tools fixed (a server
+        still starting is waited for, at most its startupTimeout)."""
+        self.secrets.mark_stale()
+        await asyncio.to_thread(self.secrets.refresh)
+        await self.mcp.fix_run_tools(self.tools, partial(self.compactor.window, self.model))
 
     @property
     def running(self) -> bool:

@@ -22,6 +22,7 @@ from plansight.plan.scratchpad import Scratchpad
 from plansight.tools.errors import ToolError
 from plansight.workspace.access import Workspace, WorkspaceError
 from plansight.workspace.sandbox import CommandSandbox
+from plansight.workspace.secretvalues import SecretValues
 
 
 class ChangeRecorder(Protocol):
@@ -79,6 +80,9 @@ class ToolContext:
     changes: ChangeRecorder = field(default_factory=NoRecorder)
     # Where `bash` runs its commands (None: the default sandbox, made at the first command).
     sandbox: CommandSandbox | None = None
+    # The known secret values, withheld from every tool result (None: nothing is withheld,
+    # a context made for a test of one tool).
+    secrets: SecretValues | None = None
 
     def touch(self, relative_path: str, start_line: int, end_line: int) -> None:
         """Record a read or edit; lines are 0-based and inclusive."""

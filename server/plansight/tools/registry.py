@@ -4,9 +4,10 @@ and what its result was (`summarize`, for `toolResult`)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from plansight.engine.conversation import Block
@@ -164,6 +165,29 @@ class ToolRegistry:
         return plain_input_summary(tool_input)
 
     async def call(self, ctx: ToolContext, name: str, tool_input: Any) -> ToolOutcome:
+        """The tool's outcome, with every known secret value withheld (workspace/secretvalues.py):
+        the one place every tool result passes, the built-in tools' and MCP servers' alike, before
+        it becomes a tool_result, a `toolResult` event and history."""
+        outcome = await self._call(ctx, name, tool_input)
+        secrets = ctx.secrets
+        if secrets is None:
+            return outcome
+        tool = self._tools.get(name)
+        if tool is None or tool.changes_workspace or name not in self._base:
+            # A command or an MCP server may have written a protected file anywhere.
+            secrets.mark_changed()
+        # A walk of the workspace in a thread; a stat of each known file (microseconds) here,
+        # as a thread's round trip would cost more than the stats.
+        redactor = (
+            await asyncio.to_thread(secrets.redactor) if secrets.walk_due else secrets.redactor()
+        )
+        if not redactor:
+            return outcome
+        if isinstance(outcome.content, str):
+            return replace(outcome, content=redactor.redact(outcome.content))
+        return replace(outcome, content=redactor.redact_blocks(outcome.content))
+
+    async def _call(self, ctx: ToolContext, name: str, tool_input: Any) -> ToolOutcome:
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(self._tools)

@@ -47,6 +47,10 @@ UNITTEST_RAN = re.compile(r"^Ran \d+ tests? in ")
 UNITTEST_VERDICT = re.compile(r"^(OK|FAILED)\b")
 
 
+CUT_SLACK = 512  # how far from the limit a cut looks for whitespace
+WHITESPACE = (b"\n", b" ", b"\t")
+
+
 class _CappedOutput:
     """Keeps the first and last bytes of a stream, counting what falls in between."""
 
@@ -71,11 +75,25 @@ class _CappedOutput:
             self.omitted += excess
 
     def text(self) -> str:
-        head = self._head.decode("utf-8", errors="replace")
-        tail = self._tail.decode("utf-8", errors="replace")
-        if self.omitted:
-            return f"{head}\n[... {self.omitted} bytes omitted ...]\n{tail}"
-        return head + tail
+        head, tail, omitted = bytes(self._head), bytes(self._tail), self.omitted
+        if omitted:
+            # Cut at whitespace near the limits, not inside a word: half of a secret value
+            # cannot be recognised and withheld (workspace/secretvalues.py), a whole one can.
+            space = max(head.rfind(byte, -CUT_SLACK) for byte in WHITESPACE)
+            if space >= 0:
+                omitted += len(head) - space - 1
+                head = head[: space + 1]
+            spaces = [
+                at for at in (tail.find(byte, 0, CUT_SLACK) for byte in WHITESPACE) if at >= 0
+            ]
+            if spaces:
+                omitted += min(spaces) + 1
+                tail = tail[min(spaces) + 1 :]
+        text_head = head.decode("utf-8", errors="replace")
+        text_tail = tail.decode("utf-8", errors="replace")
+        if omitted:
+            return f"{text_head.rstrip(chr(10))}\n[... {omitted} bytes omitted ...]\n{text_tail}"
+        return text_head + text_tail
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ storage, `hidden`, out of their sight), the context every handler gets (sharing 
 plan and notes, asking the user through the front door's hooks, each review's outcome
 reported on the event bus) and the MCP feature (plansight.mcp: its servers, those named in a
 workspace file run confined by the same sandbox; their tools join the registry for each run;
-each change of their status is an `McpChanged` event).
+each change of their status is an `McpChanged` event) and the secret values withheld from
+every tool result (workspace/secretvalues.py, applied by the registry).
 
 What a front door gives the tool side is one `FrontDoor` (its hooks, documents and MCP
 servers); what it leaves out gets the answers of a session nobody attends (engine/hooks.py).
@@ -42,6 +43,7 @@ from plansight.tools.registry import ToolRegistry
 from plansight.workspace.access import Workspace
 from plansight.workspace.sandbox import CommandSandbox, SandboxOptions
 from plansight.workspace.secrets import ProtectedPaths, ProtectOptions
+from plansight.workspace.secretvalues import SecretValues
 
 
 class ToolSettings(Protocol):
@@ -80,6 +82,7 @@ class Toolbox:
     sandbox: CommandSandbox
     ctx: ToolContext
     mcp: McpFeature
+    secrets: SecretValues
 
 
 def build_tools(
@@ -105,6 +108,8 @@ def build_tools(
     `hidden`: folders no command may see."""
     workspace = Workspace(root, documents, ProtectedPaths(root, settings.protect))
     sandbox = CommandSandbox(root, settings.sandbox, protected=workspace.protected, hidden=hidden)
+    # The values the protected files and our environment hold: withheld from every result.
+    secrets = SecretValues(workspace.protected)
     ctx = ToolContext(
         plan=plan,
         scratchpad=scratchpad,
@@ -115,6 +120,7 @@ def build_tools(
         review_plan=review_plan,
         ask=ask,
         sandbox=sandbox,
+        secrets=secrets,
     )
     mcp = McpFeature(
         root,
@@ -127,4 +133,4 @@ def build_tools(
     )
     mcp.subscribe(lambda servers: events.emit(McpChanged(tuple(servers))))
     tools = default_tools(planning=settings.planning)
-    return Toolbox(workspace, tools, sandbox, ctx, mcp)
+    return Toolbox(workspace, tools, sandbox, ctx, mcp, secrets)
