@@ -84,13 +84,15 @@ def outside() -> Iterator[Path]:
 async def test_a_command_writes_only_the_workspace_and_says_it_ran_sandboxed(
     hello_workspace: Path, fake_api: FakeMessagesAPI, outside: Path
 ) -> None:
+    # The repository is the user's (a command may not create one: .git is a control file).
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(hello_workspace)], check=True)
     session = session_for(hello_workspace, fake_api)
     escape = outside / "escaped.txt"
     [wrote, committed, tmp] = await run_commands(
         session,
         fake_api,
         f"echo inside > made.txt; echo out > {escape}",
-        "git init -q && git add made.txt && "
+        "git add made.txt && "
         "git -c user.name=T -c user.email=t@example.com commit -qm first && echo committed",
         "echo private > /tmp/mine && echo $TMPDIR",
     )
@@ -311,9 +313,11 @@ def no_bwrap_path(tmp_path: Path) -> Path:
     return folder
 
 
-async def test_git_commit_works_in_a_linked_worktree(
+async def test_git_commit_works_in_a_linked_worktree_whose_git_folder_the_user_made_writable(
     tmp_path: Path, fake_api: FakeMessagesAPI
 ) -> None:
+    """The `.git` file alone makes nothing writable (tests/test_hostile_sandbox.py); the
+    user's `sandbox.writable` naming the repository's git folder does."""
     main, linked = tmp_path / "main", tmp_path / "linked"
     git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com"]
     for args in (
@@ -322,7 +326,7 @@ async def test_git_commit_works_in_a_linked_worktree(
         ["-C", str(main), "worktree", "add", "-q", str(linked)],
     ):
         await asyncio.to_thread(subprocess.run, [*git, *args], check=True, capture_output=True)
-    session = session_for(linked, fake_api)
+    session = session_for(linked, fake_api, SandboxOptions(writable=(str(main / ".git"),)))
     [done] = await run_commands(
         session,
         fake_api,

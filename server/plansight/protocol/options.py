@@ -30,10 +30,12 @@ class SandboxOption:
 
 @dataclass(frozen=True)
 class ProtectOption:
-    """`protect` (version 3): the default secret-file patterns on or off, and more of them."""
+    """`protect` (version 3): the default secret-file patterns on or off, and more of them;
+    `control` (version 4): more control-file patterns, read-only to commands."""
 
     defaults: bool = True
     extra: tuple[str, ...] = ()
+    control: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,9 @@ def _protect(raw: dict[str, Any] | None, problems: list[str]) -> ProtectOption:
     if raw is None:
         return ProtectOption()
     reader = _OptionReader(raw, "protect.", problems)
-    return ProtectOption(reader.flag("defaults", True), reader.texts("extra"))
+    return ProtectOption(
+        reader.flag("defaults", True), reader.texts("extra"), reader.texts("control")
+    )
 
 
 class _OptionReader:

@@ -86,7 +86,9 @@ class SessionSettings:
                 options.sandbox.network,
                 options.sandbox.writable,
             ),
-            protect=ProtectOptions(options.protect.defaults, options.protect.extra),
+            protect=ProtectOptions(
+                options.protect.defaults, options.protect.extra, options.protect.control
+            ),
             read_only=options.read_only,
         )
 

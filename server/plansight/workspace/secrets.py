@@ -20,8 +20,9 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -55,10 +56,22 @@ DEFAULT_PATTERNS = (
 )
 # The home folder's own secrets, hidden from sandboxed commands with the defaults on (a
 # workspace link to them is refused anyway: it points outside).
-HOME_SECRETS = (".ssh", ".aws", ".gnupg", ".netrc", ".npmrc", ".pypirc", ".git-credentials")
-# Folders the sandbox's search for protected files does not enter: dependencies and caches,
-# as the watcher's scans (workspace/scan.py); the tools still protect what is in them.
-_NOT_SEARCHED = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
+HOME_SECRETS = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".docker/config.json",
+    ".kube",
+    ".config/gcloud",
+    ".config/gh",
+)
+# The kinds of a folder's entries in a survey's listing.
+_DIR, _FILE, _LINK, _OTHER = "dir", "file", "link", "other"
+_RACY_NS = 50_000_000  # a listing read this soon after its folder changed is read again
 PROTECTED_MESSAGE = (
     "{path} is a protected file (a secret: Plansight's defaults or .plansightignore); its "
     "content is kept from you. Only the user can share it: ask them if you need something "
@@ -72,6 +85,7 @@ class ProtectOptions:
 
     defaults: bool = True
     extra: tuple[str, ...] = ()
+    control: tuple[str, ...] = ()  # more control-file patterns (workspace/control.py)
 
 
 class ProtectedPaths:
@@ -88,6 +102,8 @@ class ProtectedPaths:
         self._rules = PathRules(self.root, files=sources)
         self._any: re.Pattern[str] | None = None
         self._folders = lru_cache(maxsize=4096)(self._folder)
+        self._listings: dict[str, tuple[int, tuple[tuple[str, str, Path | None], ...]]] = {}
+        self._previous: dict[str, tuple[int, tuple[tuple[str, str, Path | None], ...]]] = {}
 
     def patterns(self) -> list[str]:
         """The rules' patterns in order (for another tool's excludes); re-read if need be."""
@@ -175,47 +191,131 @@ class ProtectedPaths:
 
     def files_to_hide(self) -> tuple[list[Path], list[Path]]:
         """The protected files and folders in the workspace now (absolute), outermost only:
-        what a sandbox covers. Folders of dependencies and caches are not searched."""
-        files: list[Path] = []
-        folders: list[Path] = []
+        what a sandbox covers. Every folder is searched, those of dependencies and caches too
+        (a `.env` under `node_modules/` is as secret as any)."""
+        found = self.survey()
+        return found.files, found.folders
+
+    def survey(self, control: Callable[[str, bool], bool] | None = None) -> Survey:
+        """One walk of the workspace for the sandbox: the protected files and folders, the
+        targets of protected links (wherever they are), sockets and FIFOs, and the control
+        entries that `control` (a `ControlPaths.matcher()`) names. Costs a stat per folder
+        when little changed: a folder's listing is kept until its modification time moves."""
         self._refresh()
-        for path, is_dir in self._walk(self.root, ""):
-            (folders if is_dir else files).append(path)
-        return files, folders
+        found = Survey()
+        # Listings of folders no longer there are dropped: only this walk's are kept.
+        self._previous, self._listings = self._listings, {}
+        self._survey(self.root, "", found, control)
+        self._previous = {}
+        return found
 
-    def _walk(self, folder: Path, prefix: str) -> Iterator[tuple[Path, bool]]:
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            return
-        for entry in entries:
-            relative = prefix + entry.name
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                if not is_dir and not entry.is_file(follow_symlinks=False):
-                    continue  # links (their targets are covered), sockets, FIFOs
-            except OSError:
+    def _survey(
+        self,
+        folder: Path,
+        prefix: str,
+        found: Survey,
+        control: Callable[[str, bool], bool] | None,
+    ) -> None:
+        for name, kind, target in self._listing(folder):
+            relative = prefix + name
+            path = folder / name
+            if kind == _LINK:
+                if target is not None and (
+                    self._decide(relative, False) or self._protected_target(target)
+                ):
+                    (found.target_folders if _is_dir(target) else found.target_files).append(target)
                 continue
+            if kind == _OTHER:
+                found.specials.append(path)  # a socket or FIFO: a channel to its owner
+                continue
+            is_dir = kind == _DIR
             if self._decide(relative, is_dir):
-                yield Path(entry.path), is_dir
-            elif is_dir and entry.name not in _NOT_SEARCHED:
-                yield from self._walk(Path(entry.path), relative + "/")
+                (found.folders if is_dir else found.files).append(path)
+                continue
+            if control is not None and control(relative, is_dir):
+                found.control.append((path, is_dir))
+                if name == ".git":
+                    continue  # git's own data: no secret files, and big
+                control = None  # all under it is read-only already
+            if is_dir:
+                self._survey(path, relative + "/", found, control)
+
+    def _listing(self, folder: Path) -> tuple[tuple[str, str, Path | None], ...]:
+        """A folder's entries (name, kind, a link's resolved target), kept while the folder's
+        modification time stays (a listing read in the same clock tick as a change is not
+        kept: a second change in that tick would not move the time)."""
+        key = str(folder)
+        try:
+            mtime = os.stat(key, follow_symlinks=False).st_mtime_ns
+        except OSError:
+            return ()
+        kept = self._previous.get(key)
+        if kept is not None and kept[0] == mtime:
+            self._listings[key] = kept
+            return kept[1]
+        entries: list[tuple[str, str, Path | None]] = []
+        try:
+            with os.scandir(key) as scan:
+                for entry in scan:
+                    try:
+                        if entry.is_symlink():
+                            real = Path(os.path.realpath(entry.path))
+                            entries.append((entry.name, _LINK, real if real.exists() else None))
+                        elif entry.is_dir(follow_symlinks=False):
+                            entries.append((entry.name, _DIR, None))
+                        elif entry.is_file(follow_symlinks=False):
+                            entries.append((entry.name, _FILE, None))
+                        else:
+                            entries.append((entry.name, _OTHER, None))
+                    except OSError:
+                        continue
+        except OSError:
+            return ()
+        listing = tuple(entries)
+        if time.time_ns() - mtime > _RACY_NS:
+            self._listings[key] = (mtime, listing)
+        return listing
+
+    def _protected_target(self, real: Path) -> bool:
+        """Whether a link's resolved target is protected: inside the workspace by the rules,
+        outside it as the defaults would protect it (`~/.ssh/id_rsa`)."""
+        if real.is_relative_to(self.root):
+            relative = real.relative_to(self.root).as_posix()
+            return relative != "" and self.matches(relative, _is_dir(real))
+        return self.options.defaults and _outside_secret(real)
 
 
-def home_secrets(home: Path) -> tuple[list[Path], list[Path]]:
-    """The home folder's secret files and folders that exist (`HOME_SECRETS`)."""
+@dataclass
+class Survey:
+    """What one walk of the workspace found for the sandbox (absolute paths)."""
+
+    files: list[Path] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)
+    target_files: list[Path] = field(default_factory=list)
+    target_folders: list[Path] = field(default_factory=list)
+    specials: list[Path] = field(default_factory=list)
+    control: list[tuple[Path, bool]] = field(default_factory=list)
+
+
+def home_secrets(
+    home: Path, config_home: Path | None = None, *, names: tuple[str, ...] = HOME_SECRETS
+) -> tuple[list[Path], list[Path]]:
+    """The user's credential files and folders that exist (`names` under `home`, and
+    Plansight's own configuration folder, `config_home`/plansight: it holds MCP tokens),
+    resolved where they are links."""
     files: list[Path] = []
     folders: list[Path] = []
-    for name in HOME_SECRETS:
-        path = home / name
+    config = config_home if config_home is not None else home / ".config"
+    for path in (*(home / name for name in names), config / "plansight"):
         try:
-            st = os.stat(path, follow_symlinks=False)
+            real = Path(os.path.realpath(path))
+            st = os.stat(real)
         except OSError:
             continue
         if stat.S_ISDIR(st.st_mode):
-            folders.append(path)
+            folders.append(real)
         elif stat.S_ISREG(st.st_mode):
-            files.append(path)
+            files.append(real)
     return files, folders
 
 
