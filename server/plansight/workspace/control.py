@@ -37,6 +37,9 @@ ROOT_CONTROL_FILES = (".gitmodules", ".plansightignore", ".mcp.json", ".envrc")
 GIT_READ_ONLY = ("config", "hooks", "info", "commondir", "config.worktree")
 GIT_READ_ONLY_ABSENT_FOLDERS = ("hooks", "info")
 GIT_MODULE_READ_ONLY = ("config", "hooks")
+# Files git reads as configuration that no placeholder can stand for (an empty or unreadable
+# one makes git fail): made by a command, they are removed as it ends.
+GIT_SWEPT = ("commondir", "config.worktree")
 
 
 class ControlPaths:

@@ -34,6 +34,7 @@ password).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -53,6 +54,7 @@ from plansight.workspace.control import (
     GIT_MODULE_READ_ONLY,
     GIT_READ_ONLY,
     GIT_READ_ONLY_ABSENT_FOLDERS,
+    GIT_SWEPT,
     ROOT_CONTROL_FILES,
     ROOT_CONTROL_FOLDERS,
     ControlPaths,
@@ -234,6 +236,7 @@ class CommandSandbox:
         # Placeholders bwrap made on the host for absent control paths, and how many commands
         # started since use them: removed when the last one ends (`finished`).
         self._placeholders: dict[Path, bool] = {}  # path -> is a folder
+        self._swept: dict[Path, None] = {}  # files git would read, absent before a command
         self._running = 0
 
     def _existing_writable(self) -> tuple[Path, ...]:
@@ -380,10 +383,14 @@ class CommandSandbox:
             if not os.path.lexists(path):
                 made[path] = is_dir
         dot_git = self.root / ".git"
+        swept: list[Path] = []
         if dot_git.is_dir() and not dot_git.is_symlink():
             for name in GIT_READ_ONLY_ABSENT_FOLDERS:
                 if not os.path.lexists(dot_git / name):
                     made[dot_git / name] = True
+            # No placeholder can stand for these files (git fails on an empty or unreadable
+            # one): one a command made is removed as it ends (`finished`).
+            swept = [dot_git / n for n in GIT_SWEPT if not os.path.lexists(dot_git / n)]
         for path, is_dir in made.items():
             if is_dir:
                 args += ["--tmpfs", str(path), "--remount-ro", str(path)]
@@ -393,6 +400,7 @@ class CommandSandbox:
             self._running += 1
             for path, is_dir in made.items():
                 self._placeholders.setdefault(path, is_dir)
+            self._swept.update(dict.fromkeys(swept))
         return args
 
     def finished(self) -> None:
@@ -402,6 +410,18 @@ class CommandSandbox:
         sandbox holds it would unmount it there."""
         with self._lock:
             self._running = max(0, self._running - 1)
+            swept = list(self._swept)
+            if not self._running:
+                self._swept = {}
+        for path in swept:
+            if os.path.lexists(path):
+                log.warning("sandbox: a command made %s (git would read it as configuration)", path)
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+        with self._lock:
             if self._running:
                 return
             made, self._placeholders = self._placeholders, {}

@@ -232,13 +232,14 @@ class ProtectedPaths:
             if self._decide(relative, is_dir):
                 (found.folders if is_dir else found.files).append(path)
                 continue
+            below = control
             if control is not None and control(relative, is_dir):
                 found.control.append((path, is_dir))
                 if name == ".git":
                     continue  # git's own data: no secret files, and big
-                control = None  # all under it is read-only already
+                below = None  # all under it is read-only already
             if is_dir:
-                self._survey(path, relative + "/", found, control)
+                self._survey(path, relative + "/", found, below)
 
     def _listing(self, folder: Path) -> tuple[tuple[str, str, Path | None], ...]:
         """A folder's entries (name, kind, a link's resolved target), kept while the folder's
