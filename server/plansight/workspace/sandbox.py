@@ -243,7 +243,7 @@ class CommandSandbox:
         kept: list[Path] = []
         for raw in self.options.writable:
             path = Path(os.path.realpath(raw))
-            if not path.exists():
+            if not os.path.exists(path):  # (False, not an error, where it may not look)
                 log.warning("sandbox.writable: %s does not exist, so commands cannot write it", raw)
                 continue
             if path != self.root and path not in kept:
@@ -297,7 +297,7 @@ class CommandSandbox:
         named = [
             Path(os.path.realpath(word))
             for word in command
-            if os.path.isabs(word) and Path(word).exists()
+            if os.path.isabs(word) and os.path.exists(word)
         ]
         shown = tuple(p for p in named if p.is_relative_to(PRIVATE_TMP) and p != PRIVATE_TMP)
         return self.argv(command, network=True, visible=shown, placeholders=False)
@@ -325,7 +325,7 @@ class CommandSandbox:
         survey = self.protected.survey(self.control.matcher())
         args += self._control(survey, placeholders)
         for folder in self.hidden:
-            if folder.exists() and not self.root.is_relative_to(folder):
+            if os.path.isdir(folder) and not self.root.is_relative_to(folder):
                 args += ["--tmpfs", str(folder)]
         files, folders = self._secrets(survey)
         for file in files:
@@ -353,14 +353,14 @@ class CommandSandbox:
         runtime = os.environ.get("XDG_RUNTIME_DIR", "")
         for raw in (*RUNTIME_FOLDERS, *([runtime] if os.path.isabs(runtime) else [])):
             real = Path(os.path.realpath(raw))
-            if real != Path("/") and real.is_dir() and real not in folders:
+            if real != Path("/") and os.path.isdir(real) and real not in folders:
                 folders.append(real)
         args: list[str] = []
         for folder in sorted(folders, key=lambda f: len(f.parts)):
             if not any(folder.is_relative_to(outer) for outer in folders if outer != folder):
                 args += ["--tmpfs", str(folder)]
         resolv = Path(os.path.realpath("/etc/resolv.conf"))
-        if resolv.is_file() and any(resolv.is_relative_to(f) for f in folders):
+        if os.path.isfile(resolv) and any(resolv.is_relative_to(f) for f in folders):
             args += ["--ro-bind", str(resolv), str(resolv)]
         return args
 
