@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from plansight.engine.hooks import approve_all_commands
+from plansight.engine.hooks import SandboxDescription, approve_all_commands
 from plansight.engine.model import ModelSettings
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
@@ -27,7 +27,14 @@ from plansight.fakeapi import tool_reply as tool
 from plansight.session.session import Session
 from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore
-from plansight.workspace.sandbox import SANDBOX_NOTE, SandboxOptions, detect
+from plansight.workspace.sandbox import (
+    SANDBOX_NOTE,
+    CommandSandbox,
+    SandboxOptions,
+    command_env,
+    detect,
+)
+from plansight.workspace.secrets import ProtectedPaths, ProtectOptions
 
 from conftest import wait_until
 
@@ -373,3 +380,108 @@ async def test_a_tool_folder_on_path_under_tmp_stays_usable_and_the_rest_of_tmp_
     assert "hello from a tool in /tmp" in ran and ran.rstrip().endswith("[exit code 0]")
     assert "host tmp" not in hidden and "No such file" in hidden
     assert "Read-only file system" in written and not (tools / "new-file").exists()
+
+
+# The argv and the environment, unit by unit (the hostile cases through real runs are in
+# tests/test_hostile_sandbox.py).
+
+
+def _mounts(argv: list[str], flag: str) -> list[str]:
+    """The destinations of every `flag` mount (`--bind`, `--ro-bind`, `--tmpfs`)."""
+    found = []
+    for at, word in enumerate(argv[: argv.index("--")]):
+        if word == flag:
+            found.append(argv[at + (1 if flag == "--tmpfs" else 2)])
+    return found
+
+
+def test_a_git_file_adds_nothing_writable_and_is_itself_read_only(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.git"
+    elsewhere.mkdir()
+    (elsewhere / "commondir").write_text("/\n")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".git").write_text(f"gitdir: {elsewhere}\n")
+    sandbox = CommandSandbox(root)
+    argv = sandbox.argv(["true"])
+    assert _mounts(argv, "--bind") == [str(root.resolve())]
+    assert str(root.resolve() / ".git") in _mounts(argv, "--ro-bind")
+    assert sandbox.description() == SandboxDescription(False, (str(root.resolve()),))
+    assert "--unshare-ipc" in argv
+
+
+def test_a_git_folder_keeps_its_data_writable_and_its_configuration_read_only(
+    tmp_path: Path,
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".git" / "modules" / "lib").mkdir(parents=True)
+    (tmp_path / ".git" / "modules" / "lib" / "config").write_text("[core]\n")
+    root = tmp_path.resolve()
+    sandbox = CommandSandbox(
+        root, protected=ProtectedPaths(root, ProtectOptions(control=("*.cfg",)))
+    )
+    (root / "build.cfg").write_text("x\n")
+    argv = sandbox.argv(["true"])
+    read_only = _mounts(argv, "--ro-bind")
+    for name in ("config", "hooks", "info", "modules/lib/config"):
+        assert str(root / ".git" / name) in read_only, name
+    for name in ("objects", "refs", "logs", "index", "HEAD"):
+        assert not any(p.startswith(str(root / ".git" / name)) for p in read_only), name
+    assert str(root / ".git") not in read_only
+    assert str(root / "build.cfg") in read_only  # protect.control
+    # The absent ones are placeholders, gone again once the command has ended.
+    assert str(root / ".vscode") in _mounts(argv, "--tmpfs")
+    assert [os.devnull, str(root / ".mcp.json")] == argv[
+        argv.index(str(root / ".mcp.json")) - 1 : argv.index(str(root / ".mcp.json")) + 1
+    ]
+    (root / ".vscode").mkdir()  # as bwrap makes it
+    (root / ".mcp.json").touch()
+    sandbox.finished()
+    assert not (root / ".vscode").exists() and not (root / ".mcp.json").exists()
+
+
+def test_placeholders_stay_while_another_command_uses_them(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    sandbox = CommandSandbox(root)
+    sandbox.argv(["true"])
+    sandbox.argv(["true"])
+    (root / ".vscode").mkdir()
+    (root / ".envrc").touch()
+    sandbox.finished()
+    assert (root / ".vscode").is_dir() and (root / ".envrc").exists()
+    (root / ".envrc").write_text("written by the user meanwhile\n")
+    sandbox.finished()
+    assert not (root / ".vscode").exists()
+    assert (root / ".envrc").read_text() == "written by the user meanwhile\n"
+
+
+def test_host_socket_folders_are_emptied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        argv = CommandSandbox(tmp_path).argv(["true"])
+        tmpfs = _mounts(argv, "--tmpfs")
+        assert "/run" in tmpfs and str(runtime) in tmpfs
+    finally:
+        runtime.rmdir()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "kept"),
+    [
+        ("GITHUB_PAT", "x", False),
+        ("SENTRY_DSN", "x", False),
+        ("X_AUTH_HEADER", "x", False),
+        ("MY_PRIVATE_THING", "x", False),
+        ("DB_PASSWD", "x", False),
+        ("DATABASE_URL", "postgres://u:pw@h/db", False),
+        ("CACHE", "redis://:pw@cache:6379", False),
+        ("HOMEPAGE", "https://example.com/a:b@c", True),  # no password before a host
+        ("UPSTREAM", "https://user@example.com/", True),
+        ("PATTERN", "keep", True),
+    ],
+)
+def test_command_env_drops_secret_names_and_password_urls(
+    name: str, value: str, kept: bool
+) -> None:
+    assert (name in command_env({name: value})) is kept
