@@ -69,9 +69,7 @@ HOME_SECRETS = (
     ".config/gcloud",
     ".config/gh",
 )
-# The kinds of a folder's entries in a survey's listing.
-_DIR, _FILE, _LINK, _OTHER = "dir", "file", "link", "other"
-_RACY_NS = 50_000_000  # a listing read this soon after its folder changed is read again
+_RACY_NS = 50_000_000  # a folder judged this soon after it changed is judged again
 PROTECTED_MESSAGE = (
     "{path} is a protected file (a secret: Plansight's defaults or .plansightignore); its "
     "content is kept from you. Only the user can share it: ask them if you need something "
@@ -102,8 +100,10 @@ class ProtectedPaths:
         self._rules = PathRules(self.root, files=sources)
         self._any: re.Pattern[str] | None = None
         self._folders = lru_cache(maxsize=4096)(self._folder)
-        self._listings: dict[str, tuple[int, tuple[tuple[str, str, Path | None], ...]]] = {}
-        self._previous: dict[str, tuple[int, tuple[tuple[str, str, Path | None], ...]]] = {}
+        # The survey's verdict per (folder, control asked): (mtime, rules' generation, verdict).
+        self._verdicts: dict[tuple[str, bool], tuple[int, int, Verdict]] = {}
+        self._previous: dict[tuple[str, bool], tuple[int, int, Verdict]] = {}
+        self._generation = 0
 
     def patterns(self) -> list[str]:
         """The rules' patterns in order (for another tool's excludes); re-read if need be."""
@@ -141,6 +141,7 @@ class ProtectedPaths:
         if self._rules.refresh() or self._any is None:
             self._any = _any_pattern(self._rules.root_lines())
             self._folders.cache_clear()
+            self._generation += 1
         return self._any
 
     def _decide(self, clean: str, is_dir: bool) -> bool:
@@ -199,83 +200,85 @@ class ProtectedPaths:
     def survey(self, control: Callable[[str, bool], bool] | None = None) -> Survey:
         """One walk of the workspace for the sandbox: the protected files and folders, the
         targets of protected links (wherever they are), sockets and FIFOs, and the control
-        entries that `control` (a `ControlPaths.matcher()`) names. Costs a stat per folder
-        when little changed: a folder's listing is kept until its modification time moves."""
+        entries that `control` (a `ControlPaths.matcher()`, the same rules each time) names.
+        Costs a stat per folder when little changed: what a folder holds is judged again only
+        when its modification time or the rules moved."""
         self._refresh()
         found = Survey()
-        # Listings of folders no longer there are dropped: only this walk's are kept.
-        self._previous, self._listings = self._listings, {}
-        self._survey(self.root, "", found, control)
+        # Only this walk's folders are kept: those gone since are dropped.
+        self._previous, self._verdicts = self._verdicts, {}
+        pending = [(str(self.root), "", control is not None)]
+        while pending:
+            folder, prefix, asked = pending.pop()
+            verdict = self._verdict(folder, prefix, control if asked else None)
+            found.add(verdict)
+            pending += [
+                (os.path.join(folder, name), prefix + name + "/", asked and below)
+                for name, below in verdict.descend
+            ]
         self._previous = {}
         return found
 
-    def _survey(
-        self,
-        folder: Path,
-        prefix: str,
-        found: Survey,
-        control: Callable[[str, bool], bool] | None,
-    ) -> None:
-        for name, kind, target in self._listing(folder):
-            relative = prefix + name
-            path = folder / name
-            if kind == _LINK:
-                if target is not None and (
-                    self._decide(relative, False) or self._protected_target(target)
-                ):
-                    (found.target_folders if _is_dir(target) else found.target_files).append(target)
-                continue
-            if kind == _OTHER:
-                found.specials.append(path)  # a socket or FIFO: a channel to its owner
-                continue
-            is_dir = kind == _DIR
-            if self._decide(relative, is_dir):
-                (found.folders if is_dir else found.files).append(path)
-                continue
-            below = control
-            if control is not None and control(relative, is_dir):
-                found.control.append((path, is_dir))
-                if name == ".git":
-                    continue  # git's own data: no secret files, and big
-                below = None  # all under it is read-only already
-            if is_dir:
-                self._survey(path, relative + "/", found, below)
-
-    def _listing(self, folder: Path) -> tuple[tuple[str, str, Path | None], ...]:
-        """A folder's entries (name, kind, a link's resolved target), kept while the folder's
-        modification time stays (a listing read in the same clock tick as a change is not
-        kept: a second change in that tick would not move the time)."""
-        key = str(folder)
+    def _verdict(
+        self, folder: str, prefix: str, control: Callable[[str, bool], bool] | None
+    ) -> Verdict:
+        """What one folder holds for the sandbox, kept while its modification time and the
+        rules stay (one judged in the clock tick of a change is not kept: a second change in
+        that tick would not move the time)."""
+        key = (folder, control is not None)
         try:
-            mtime = os.stat(key, follow_symlinks=False).st_mtime_ns
+            mtime = os.stat(folder, follow_symlinks=False).st_mtime_ns
         except OSError:
-            return ()
+            return Verdict()
         kept = self._previous.get(key)
-        if kept is not None and kept[0] == mtime:
-            self._listings[key] = kept
-            return kept[1]
-        entries: list[tuple[str, str, Path | None]] = []
+        if kept is not None and kept[0] == mtime and kept[1] == self._generation:
+            self._verdicts[key] = kept
+            return kept[2]
+        verdict = self._judge(folder, prefix, control)
+        if time.time_ns() - mtime > _RACY_NS and not verdict.volatile:
+            self._verdicts[key] = (mtime, self._generation, verdict)
+        return verdict
+
+    def _judge(
+        self, folder: str, prefix: str, control: Callable[[str, bool], bool] | None
+    ) -> Verdict:
+        verdict = Verdict()
         try:
-            with os.scandir(key) as scan:
-                for entry in scan:
-                    try:
-                        if entry.is_symlink():
-                            real = Path(os.path.realpath(entry.path))
-                            entries.append((entry.name, _LINK, real if real.exists() else None))
-                        elif entry.is_dir(follow_symlinks=False):
-                            entries.append((entry.name, _DIR, None))
-                        elif entry.is_file(follow_symlinks=False):
-                            entries.append((entry.name, _FILE, None))
-                        else:
-                            entries.append((entry.name, _OTHER, None))
-                    except OSError:
-                        continue
+            with os.scandir(folder) as scan:
+                entries = list(scan)
         except OSError:
-            return ()
-        listing = tuple(entries)
-        if time.time_ns() - mtime > _RACY_NS:
-            self._listings[key] = (mtime, listing)
-        return listing
+            return verdict
+        for entry in entries:
+            relative = prefix + entry.name
+            try:
+                if entry.is_symlink():
+                    real = Path(os.path.realpath(entry.path))
+                    if not os.path.exists(real):
+                        # Its target may come later without this folder changing: judged
+                        # again each time.
+                        verdict.volatile = True
+                    elif self._decide(relative, False) or self._protected_target(real):
+                        into = verdict.target_folders if _is_dir(real) else verdict.target_files
+                        into.append(real)
+                    continue
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and not entry.is_file(follow_symlinks=False):
+                    verdict.specials.append(Path(entry.path))  # a socket or FIFO: a channel
+                    continue
+            except OSError:
+                continue
+            if self._decide(relative, is_dir):
+                (verdict.folders if is_dir else verdict.files).append(Path(entry.path))
+                continue
+            below = control is not None
+            if control is not None and control(relative, is_dir):
+                verdict.control.append((Path(entry.path), is_dir))
+                if entry.name == ".git":
+                    continue  # git's own data: no secret files, and big
+                below = False  # all under it is read-only already
+            if is_dir:
+                verdict.descend.append((entry.name, below))
+        return verdict
 
     def _protected_target(self, real: Path) -> bool:
         """Whether a link's resolved target is protected: inside the workspace by the rules,
@@ -296,6 +299,23 @@ class Survey:
     target_folders: list[Path] = field(default_factory=list)
     specials: list[Path] = field(default_factory=list)
     control: list[tuple[Path, bool]] = field(default_factory=list)
+
+    def add(self, more: Survey) -> None:
+        self.files += more.files
+        self.folders += more.folders
+        self.target_files += more.target_files
+        self.target_folders += more.target_folders
+        self.specials += more.specials
+        self.control += more.control
+
+
+@dataclass
+class Verdict(Survey):
+    """What one folder holds for the survey, and its folders to walk on (name, control asked
+    below)."""
+
+    descend: list[tuple[str, bool]] = field(default_factory=list)
+    volatile: bool = False  # not to be kept (a link to nothing yet)
 
 
 def home_secrets(
