@@ -211,11 +211,10 @@ class ProtectedPaths:
         while pending:
             folder, prefix, asked = pending.pop()
             verdict = self._verdict(folder, prefix, control if asked else None)
-            found.add(verdict)
-            pending += [
-                (os.path.join(folder, name), prefix + name + "/", asked and below)
-                for name, below in verdict.descend
-            ]
+            if verdict.found:
+                found.add(verdict)
+            for name, below in verdict.descend:
+                pending.append((f"{folder}/{name}", f"{prefix}{name}/", asked and below))
         self._previous = {}
         return found
 
@@ -235,6 +234,14 @@ class ProtectedPaths:
             self._verdicts[key] = kept
             return kept[2]
         verdict = self._judge(folder, prefix, control)
+        verdict.found = bool(
+            verdict.files
+            or verdict.folders
+            or verdict.target_files
+            or verdict.target_folders
+            or verdict.specials
+            or verdict.control
+        )
         if time.time_ns() - mtime > _RACY_NS and not verdict.volatile:
             self._verdicts[key] = (mtime, self._generation, verdict)
         return verdict
@@ -316,6 +323,7 @@ class Verdict(Survey):
 
     descend: list[tuple[str, bool]] = field(default_factory=list)
     volatile: bool = False  # not to be kept (a link to nothing yet)
+    found: bool = False  # anything but folders to walk on
 
 
 def home_secrets(
