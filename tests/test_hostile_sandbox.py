@@ -175,6 +175,7 @@ def test_control_files_stay_as_they_were_while_git_add_and_commit_work(
         "echo 'export X=1' > .envrc",
         # Present ones: a command may not change or replace them.
         "echo '<evil/>' > .idea/workspace.xml; rm -rf .idea; mv .idea idea2",
+        "umount .git/config; umount -l .vscode; "
         "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> .git/config; "
         "mkdir -p .git/hooks; echo 'touch pwned' > .git/hooks/pre-commit; "
         "echo x > .git/info/attributes; echo / > .git/commondir",

@@ -20,6 +20,8 @@ order, each later one on top of the earlier):
   tmpfs, the protected files and the targets of protected links behind `/dev/null`, protected
   folders behind an empty read-only tmpfs (workspace/secrets.py's `survey`), and the sockets
   and FIFOs found in the workspace and near the home folder behind `/dev/null`;
+- no capabilities, even when the server runs as root (which bwrap would otherwise keep, and
+  with them a command could unmount all of the above);
 - its own IPC namespace (no System V IPC or POSIX message queue of the host), its own process
   namespace (nothing outlives the command: when its first process ends, the kernel ends the
   rest) and, unless `network`, its own network namespace (no network, not even the host's
@@ -333,6 +335,10 @@ class CommandSandbox:
         for folder in folders:
             args += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
         args += [
+            # Run by root, bwrap would keep every capability: a command could `umount` any
+            # of the mounts above (and so write a control file or read a hidden secret).
+            "--cap-drop",
+            "ALL",
             "--unshare-ipc",
             "--unshare-pid",
             "--die-with-parent",
