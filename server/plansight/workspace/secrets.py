@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import stat
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -104,6 +105,7 @@ class ProtectedPaths:
         self._verdicts: dict[tuple[str, bool], tuple[int, int, Verdict]] = {}
         self._previous: dict[tuple[str, bool], tuple[int, int, Verdict]] = {}
         self._generation = 0
+        self._surveying = threading.Lock()
 
     def patterns(self) -> list[str]:
         """The rules' patterns in order (for another tool's excludes); re-read if need be."""
@@ -203,6 +205,10 @@ class ProtectedPaths:
         entries that `control` (a `ControlPaths.matcher()`, the same rules each time) names.
         Costs a stat per folder when little changed: what a folder holds is judged again only
         when its modification time or the rules moved."""
+        with self._surveying:  # (a command's and an MCP server's start may overlap)
+            return self._survey(control)
+
+    def _survey(self, control: Callable[[str, bool], bool] | None) -> Survey:
         self._refresh()
         found = Survey()
         # Only this walk's folders are kept: those gone since are dropped.
