@@ -179,8 +179,9 @@ def test_control_files_stay_as_they_were_while_git_add_and_commit_work(
         "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> .git/config; "
         "mkdir -p .git/hooks; echo 'touch pwned' > .git/hooks/pre-commit; "
         "echo x > .git/info/attributes; echo / > .git/commondir",
-        # ... while git's own data stays writable.
-        "echo new > new.txt && git add new.txt && "
+        # ... while git's own data stays writable (`git add -A`: the placeholders are no
+        # files git would add).
+        "echo new > new.txt && git add -A && "
         "git -c user.name=T -c user.email=t@example.com commit -qm second && echo committed",
     )
     for absent in (".vscode", ".plansightignore", ".mcp.json", ".envrc"):
@@ -193,6 +194,8 @@ def test_control_files_stay_as_they_were_while_git_add_and_commit_work(
     assert not os.path.lexists(ws / ".git" / "commondir")
     assert "committed" in run.results[4], run.results[4]
     assert git("log", "--format=%s", cwd=ws).split() == ["second", "first"]
+    committed = git("show", "--name-only", "--format=", "HEAD", cwd=ws).split()
+    assert sorted(committed) == [".idea/workspace.xml", "new.txt"]  # no placeholder
 
 
 def test_a_protected_link_to_a_file_outside_gives_nothing_of_it(

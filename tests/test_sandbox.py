@@ -430,12 +430,10 @@ def test_a_git_folder_keeps_its_data_writable_and_its_configuration_read_only(
     assert str(root / ".git") not in read_only
     assert str(root / "build.cfg") in read_only  # protect.control
     # The absent ones are placeholders, gone again once the command has ended.
-    assert str(root / ".vscode") in _mounts(argv, "--tmpfs")
-    assert [os.devnull, str(root / ".mcp.json")] == argv[
-        argv.index(str(root / ".mcp.json")) - 1 : argv.index(str(root / ".mcp.json")) + 1
-    ]
-    (root / ".vscode").mkdir()  # as bwrap makes it
-    (root / ".mcp.json").touch()
+    # (Folders for files' names too: git lists no empty folder, so `git add -A` still works.)
+    assert {str(root / ".vscode"), str(root / ".mcp.json")} <= set(_mounts(argv, "--tmpfs"))
+    (root / ".vscode").mkdir()  # as bwrap makes them
+    (root / ".mcp.json").mkdir()
     sandbox.finished()
     assert not (root / ".vscode").exists() and not (root / ".mcp.json").exists()
 
@@ -446,13 +444,13 @@ def test_placeholders_stay_while_another_command_uses_them(tmp_path: Path) -> No
     sandbox.argv(["true"])
     sandbox.argv(["true"])
     (root / ".vscode").mkdir()
-    (root / ".envrc").touch()
+    (root / ".idea").mkdir()
     sandbox.finished()
-    assert (root / ".vscode").is_dir() and (root / ".envrc").exists()
-    (root / ".envrc").write_text("written by the user meanwhile\n")
+    assert (root / ".vscode").is_dir() and (root / ".idea").is_dir()
+    (root / ".idea" / "kept.xml").write_text("written by the user meanwhile\n")
     sandbox.finished()
     assert not (root / ".vscode").exists()
-    assert (root / ".envrc").read_text() == "written by the user meanwhile\n"
+    assert (root / ".idea" / "kept.xml").read_text() == "written by the user meanwhile\n"
 
 
 def test_host_socket_folders_are_emptied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

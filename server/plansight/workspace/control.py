@@ -28,10 +28,22 @@ CONTROL_PATTERNS = (
     ".devcontainer/",
     ".envrc",
 )
-# The root's control paths that a command must not create where they are absent (the sandbox
-# puts a read-only placeholder there): a folder or a file, as the tools that read them expect.
-ROOT_CONTROL_FOLDERS = (".git", ".plansight", ".vscode", ".idea", ".zed", ".devcontainer")
-ROOT_CONTROL_FILES = (".gitmodules", ".plansightignore", ".mcp.json", ".envrc")
+# The root's control paths that a command must not create where they are absent: the sandbox
+# puts an empty read-only folder there, for the files too (git lists no empty folder, so
+# `git status` and `git add -A` go on as before; an empty file would be listed, and a
+# `/dev/null` there makes `git add -A` fail).
+ROOT_CONTROL_ABSENT = (
+    ".git",
+    ".plansight",
+    ".vscode",
+    ".idea",
+    ".zed",
+    ".devcontainer",
+    ".gitmodules",
+    ".plansightignore",
+    ".mcp.json",
+    ".envrc",
+)
 # What stays writable in a `.git` folder so that `git add`/`git commit` work: everything but
 # these, which git reads as configuration or runs (read-only, made so where absent too).
 GIT_READ_ONLY = ("config", "hooks", "info", "commondir", "config.worktree")

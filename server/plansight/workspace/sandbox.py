@@ -13,9 +13,9 @@ order, each later one on top of the earlier):
 - the control files read-only (workspace/control.py), except what `git add`/`git commit`
   write in a `.git` folder: there only `config`, `hooks/`, `info/`, `commondir`,
   `config.worktree` and `modules/*/config|hooks` are. A control path of the root that is
-  absent gets a read-only placeholder, so that a command cannot create it either: bwrap makes
-  its mount point on the host (an empty file or folder), removed again when the last command
-  using it ends (`finished`);
+  absent gets a read-only placeholder, so that a command cannot create it either: an empty
+  read-only folder (for files' names too: git lists no empty folder), whose mount point bwrap
+  makes on the host, removed again when the last command using it ends (`finished`);
 - Plansight's storage and the user's credential folders (`home_secrets`) behind an empty
   tmpfs, the protected files and the targets of protected links behind `/dev/null`, protected
   folders behind an empty read-only tmpfs (workspace/secrets.py's `survey`), and the sockets
@@ -57,8 +57,7 @@ from plansight.workspace.control import (
     GIT_READ_ONLY,
     GIT_READ_ONLY_ABSENT_FOLDERS,
     GIT_SWEPT,
-    ROOT_CONTROL_FILES,
-    ROOT_CONTROL_FOLDERS,
+    ROOT_CONTROL_ABSENT,
     ControlPaths,
 )
 from plansight.workspace.secrets import ProtectedPaths, Survey, home_secrets
@@ -237,7 +236,7 @@ class CommandSandbox:
         self._home_channels = _ChannelScan()
         # Placeholders bwrap made on the host for absent control paths, and how many commands
         # started since use them: removed when the last one ends (`finished`).
-        self._placeholders: dict[Path, bool] = {}  # path -> is a folder
+        self._placeholders: dict[Path, None] = {}
         self._swept: dict[Path, None] = {}  # files git would read, absent before a command
         self._running = 0
 
@@ -380,39 +379,28 @@ class CommandSandbox:
                 args += ["--ro-bind", str(path), str(path)]
         if not placeholders:
             return args
-        made: dict[Path, bool] = {}
-        for name, is_dir in (
-            *((n, True) for n in ROOT_CONTROL_FOLDERS),
-            *((n, False) for n in ROOT_CONTROL_FILES),
-        ):
-            path = self.root / name
-            if not os.path.lexists(path):
-                made[path] = is_dir
+        made = [self.root / n for n in ROOT_CONTROL_ABSENT if not os.path.lexists(self.root / n)]
         dot_git = self.root / ".git"
         swept: list[Path] = []
         if dot_git.is_dir() and not dot_git.is_symlink():
             for name in GIT_READ_ONLY_ABSENT_FOLDERS:
                 if not os.path.lexists(dot_git / name):
-                    made[dot_git / name] = True
+                    made.append(dot_git / name)
             # No placeholder can stand for these files (git fails on an empty or unreadable
             # one): one a command made is removed as it ends (`finished`).
             swept = [dot_git / n for n in GIT_SWEPT if not os.path.lexists(dot_git / n)]
-        for path, is_dir in made.items():
-            if is_dir:
-                args += ["--tmpfs", str(path), "--remount-ro", str(path)]
-            else:
-                args += ["--ro-bind", os.devnull, str(path)]
+        for path in made:
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         with self._lock:
             self._running += 1
-            for path, is_dir in made.items():
-                self._placeholders.setdefault(path, is_dir)
+            self._placeholders.update(dict.fromkeys(made))
             self._swept.update(dict.fromkeys(swept))
         return args
 
     def finished(self) -> None:
         """A command built by `argv` (with placeholders) ended: when no other one runs, the
-        placeholders bwrap made on the host go, those still empty (a file the user wrote
-        there meanwhile stays). Not before: removing a mount point on the host while another
+        placeholders bwrap made on the host go, those still empty (what the user wrote there
+        meanwhile stays). Not before: removing a mount point on the host while another
         sandbox holds it would unmount it there."""
         with self._lock:
             self._running = max(0, self._running - 1)
@@ -431,13 +419,10 @@ class CommandSandbox:
             if self._running:
                 return
             made, self._placeholders = self._placeholders, {}
-        for path, is_dir in sorted(made.items(), key=lambda item: -len(item[0].parts)):
+        for path in sorted(made, key=lambda p: -len(p.parts)):  # `.git/hooks` before `.git`
             try:
-                st = os.stat(path, follow_symlinks=False)
-                if is_dir and stat.S_ISDIR(st.st_mode):
+                if stat.S_ISDIR(os.stat(path, follow_symlinks=False).st_mode):
                     os.rmdir(path)  # only if empty
-                elif not is_dir and stat.S_ISREG(st.st_mode) and st.st_size == 0:
-                    os.unlink(path)
             except OSError:
                 continue
 
