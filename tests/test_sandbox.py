@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from plansight.engine.hooks import approve_all_commands
+from plansight.engine.hooks import SandboxDescription, approve_all_commands
 from plansight.engine.model import ModelSettings
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
@@ -27,7 +27,14 @@ from plansight.fakeapi import tool_reply as tool
 from plansight.session.session import Session
 from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore
-from plansight.workspace.sandbox import SANDBOX_NOTE, SandboxOptions, detect
+from plansight.workspace.sandbox import (
+    SANDBOX_NOTE,
+    CommandSandbox,
+    SandboxOptions,
+    command_env,
+    detect,
+)
+from plansight.workspace.secrets import ProtectedPaths, ProtectOptions
 
 from conftest import wait_until
 
@@ -84,13 +91,15 @@ def outside() -> Iterator[Path]:
 async def test_a_command_writes_only_the_workspace_and_says_it_ran_sandboxed(
     hello_workspace: Path, fake_api: FakeMessagesAPI, outside: Path
 ) -> None:
+    # The repository is the user's (a command may not create one: .git is a control file).
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(hello_workspace)], check=True)
     session = session_for(hello_workspace, fake_api)
     escape = outside / "escaped.txt"
     [wrote, committed, tmp] = await run_commands(
         session,
         fake_api,
         f"echo inside > made.txt; echo out > {escape}",
-        "git init -q && git add made.txt && "
+        "git add made.txt && "
         "git -c user.name=T -c user.email=t@example.com commit -qm first && echo committed",
         "echo private > /tmp/mine && echo $TMPDIR",
     )
@@ -311,9 +320,11 @@ def no_bwrap_path(tmp_path: Path) -> Path:
     return folder
 
 
-async def test_git_commit_works_in_a_linked_worktree(
+async def test_git_commit_works_in_a_linked_worktree_whose_git_folder_the_user_made_writable(
     tmp_path: Path, fake_api: FakeMessagesAPI
 ) -> None:
+    """The `.git` file alone makes nothing writable (tests/test_hostile_sandbox.py); the
+    user's `sandbox.writable` naming the repository's git folder does."""
     main, linked = tmp_path / "main", tmp_path / "linked"
     git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com"]
     for args in (
@@ -322,7 +333,7 @@ async def test_git_commit_works_in_a_linked_worktree(
         ["-C", str(main), "worktree", "add", "-q", str(linked)],
     ):
         await asyncio.to_thread(subprocess.run, [*git, *args], check=True, capture_output=True)
-    session = session_for(linked, fake_api)
+    session = session_for(linked, fake_api, SandboxOptions(writable=(str(main / ".git"),)))
     [done] = await run_commands(
         session,
         fake_api,
@@ -369,3 +380,106 @@ async def test_a_tool_folder_on_path_under_tmp_stays_usable_and_the_rest_of_tmp_
     assert "hello from a tool in /tmp" in ran and ran.rstrip().endswith("[exit code 0]")
     assert "host tmp" not in hidden and "No such file" in hidden
     assert "Read-only file system" in written and not (tools / "new-file").exists()
+
+
+# The argv and the environment, unit by unit (the hostile cases through real runs are in
+# tests/test_hostile_sandbox.py).
+
+
+def _mounts(argv: list[str], flag: str) -> list[str]:
+    """The destinations of every `flag` mount (`--bind`, `--ro-bind`, `--tmpfs`)."""
+    found = []
+    for at, word in enumerate(argv[: argv.index("--")]):
+        if word == flag:
+            found.append(argv[at + (1 if flag == "--tmpfs" else 2)])
+    return found
+
+
+def test_a_git_file_adds_nothing_writable_and_is_itself_read_only(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.git"
+    elsewhere.mkdir()
+    (elsewhere / "commondir").write_text("/\n")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".git").write_text(f"gitdir: {elsewhere}\n")
+    sandbox = CommandSandbox(root)
+    argv = sandbox.argv(["true"])
+    assert _mounts(argv, "--bind") == [str(root.resolve())]
+    assert str(root.resolve() / ".git") in _mounts(argv, "--ro-bind")
+    assert sandbox.description() == SandboxDescription(False, (str(root.resolve()),))
+    assert "--unshare-ipc" in argv
+
+
+def test_a_git_folder_keeps_its_data_writable_and_its_configuration_read_only(
+    tmp_path: Path,
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".git" / "modules" / "lib").mkdir(parents=True)
+    (tmp_path / ".git" / "modules" / "lib" / "config").write_text("[core]\n")
+    root = tmp_path.resolve()
+    sandbox = CommandSandbox(
+        root, protected=ProtectedPaths(root, ProtectOptions(control=("*.cfg",)))
+    )
+    (root / "build.cfg").write_text("x\n")
+    argv = sandbox.argv(["true"])
+    read_only = _mounts(argv, "--ro-bind")
+    for name in ("config", "hooks", "info", "modules/lib/config"):
+        assert str(root / ".git" / name) in read_only, name
+    for name in ("objects", "refs", "logs", "index", "HEAD"):
+        assert not any(p.startswith(str(root / ".git" / name)) for p in read_only), name
+    assert str(root / ".git") not in read_only
+    assert str(root / "build.cfg") in read_only  # protect.control
+    # The absent ones are placeholders, gone again once the command has ended.
+    # (Folders for files' names too: git lists no empty folder, so `git add -A` still works.)
+    assert {str(root / ".vscode"), str(root / ".mcp.json")} <= set(_mounts(argv, "--tmpfs"))
+    (root / ".vscode").mkdir()  # as bwrap makes them
+    (root / ".mcp.json").mkdir()
+    sandbox.finished()
+    assert not (root / ".vscode").exists() and not (root / ".mcp.json").exists()
+
+
+def test_placeholders_stay_while_another_command_uses_them(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    sandbox = CommandSandbox(root)
+    sandbox.argv(["true"])
+    sandbox.argv(["true"])
+    (root / ".vscode").mkdir()
+    (root / ".idea").mkdir()
+    sandbox.finished()
+    assert (root / ".vscode").is_dir() and (root / ".idea").is_dir()
+    (root / ".idea" / "kept.xml").write_text("written by the user meanwhile\n")
+    sandbox.finished()
+    assert not (root / ".vscode").exists()
+    assert (root / ".idea" / "kept.xml").read_text() == "written by the user meanwhile\n"
+
+
+def test_host_socket_folders_are_emptied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        argv = CommandSandbox(tmp_path).argv(["true"])
+        tmpfs = _mounts(argv, "--tmpfs")
+        assert "/run" in tmpfs and str(runtime) in tmpfs
+    finally:
+        runtime.rmdir()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "kept"),
+    [
+        ("GITHUB_PAT", "x", False),
+        ("SENTRY_DSN", "x", False),
+        ("X_AUTH_HEADER", "x", False),
+        ("MY_PRIVATE_THING", "x", False),
+        ("DB_PASSWD", "x", False),
+        ("DATABASE_URL", "postgres://u:pw@h/db", False),
+        ("CACHE", "redis://:pw@cache:6379", False),
+        ("HOMEPAGE", "https://example.com/a:b@c", True),  # no password before a host
+        ("UPSTREAM", "https://user@example.com/", True),
+        ("PATTERN", "keep", True),
+    ],
+)
+def test_command_env_drops_secret_names_and_password_urls(
+    name: str, value: str, kept: bool
+) -> None:
+    assert (name in command_env({name: value})) is kept

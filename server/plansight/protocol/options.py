@@ -31,7 +31,8 @@ class SandboxOption:
 @dataclass(frozen=True)
 class ProtectOption:
     """`protect` (version 3): the default secret-file patterns on or off, and more of them;
-    `control` (version 4): more control-file patterns (workspace/control.py)."""
+    `control` (version 4): more control-file patterns (workspace/control.py), read-only to
+    commands and always put to the user by the file tools."""
 
     defaults: bool = True
     extra: tuple[str, ...] = ()

@@ -276,11 +276,16 @@ async def bash(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         raise ToolError(message)
     # In a thread: it looks for the protected files to hide (a walk of the workspace).
     argv = await asyncio.to_thread(sandbox.argv, bash_argv(command)) if allowed else None
-    await ctx.changes.before_command()
+    started = False
     try:
+        await ctx.changes.before_command()
+        started = True
         out = await run_command(command, root, timeout, argv=argv)
     finally:
-        ctx.changes.command_ran(command)  # stopped or not, it may have changed files
+        if argv is not None:  # the placeholders bwrap made at absent control paths go
+            await asyncio.to_thread(sandbox.finished)
+        if started:
+            ctx.changes.command_ran(command)  # stopped or not, it may have changed files
     said = [result_line(allowed)] if allowed is not None else []
     if out.timed_out:
         raise ToolError(

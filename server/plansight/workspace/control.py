@@ -24,7 +24,7 @@ paths that exist now (what a sandbox binds read-only).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from plansight.workspace.ignore import PathRules, PatternList
@@ -42,6 +42,30 @@ CONTROL_PATTERNS = (
     ".envrc",
 )
 GIT = ".git"
+# For the sandbox (workspace/sandbox.py). The root's control paths that a command must not
+# create where they are absent: the sandbox puts an empty read-only folder there, for the files
+# too (git lists no empty folder, so `git status` and `git add -A` go on as before; an empty
+# file would be listed, and a `/dev/null` there makes `git add -A` fail).
+ROOT_CONTROL_ABSENT = (
+    ".git",
+    ".plansight",
+    ".vscode",
+    ".idea",
+    ".zed",
+    ".devcontainer",
+    ".gitmodules",
+    ".plansightignore",
+    ".mcp.json",
+    ".envrc",
+)
+# What stays writable in a `.git` folder so that `git add`/`git commit` work: everything but
+# these, which git reads as configuration or runs (read-only, made so where absent too).
+GIT_READ_ONLY = ("config", "hooks", "info", "commondir", "config.worktree")
+GIT_READ_ONLY_ABSENT_FOLDERS = ("hooks", "info")
+GIT_MODULE_READ_ONLY = ("config", "hooks")
+# Files git reads as configuration that no placeholder can stand for (an empty or unreadable
+# one makes git fail): made by a command, they are removed as it ends.
+GIT_SWEPT = ("commondir", "config.worktree")
 # Folders `present` does not enter (dependencies and caches, as the secrets' own search):
 # a control file inside them steers nothing the user runs from the workspace.
 _NOT_SEARCHED = frozenset({GIT, "node_modules", ".venv", "venv", "__pycache__"})
@@ -103,6 +127,26 @@ class ControlFiles:
             for name in {clean, clean.casefold()}
         )
 
+    def matcher(self) -> Callable[[str, bool], bool]:
+        """Whether an entry is itself a control file or folder (its folders not asked: a walk
+        that stops at a control folder asks them first), for a walk that asks thousands (the
+        sandbox's survey). The defaults are plain names, so most entries are answered by their
+        name alone; the same answers as `is_control`."""
+        self._user.refresh()
+        user = self._user if self.extra else None
+
+        def control(relative: str, is_dir: bool) -> bool:
+            name = relative.rpartition("/")[2].casefold()
+            if name in _NAMES or (is_dir and name in _FOLDER_NAMES):
+                return True
+            parts = tuple(p for p in relative.split("/") if p)
+            return user is not None and (
+                user.matches_entry(parts, is_dir)
+                or user.matches_entry(tuple(p.casefold() for p in parts), is_dir)
+            )
+
+        return control
+
     def message(self, relative: str) -> str:
         """Why a change to `relative` is the user's to decide, in words for the model."""
         git = git_folder_of(relative)
@@ -130,3 +174,7 @@ class ControlFiles:
                 yield Path(entry.path), is_dir
             elif is_dir and entry.name not in _NOT_SEARCHED:
                 yield from self._walk(Path(entry.path), relative + "/")
+
+
+_NAMES = frozenset(p for p in CONTROL_PATTERNS if not p.endswith("/"))
+_FOLDER_NAMES = frozenset(p.rstrip("/") for p in CONTROL_PATTERNS if p.endswith("/"))

@@ -2,43 +2,89 @@
 
 What can be made here is found once per `CommandSandbox` (`availability`): Linux, the `bwrap`
 program on `PATH`, and user namespaces that work (one `bwrap ... true`). For each command
-`argv` then builds bwrap's arguments without starting any other process: the whole file system
-read-only (`--ro-bind / /`), a fresh `/dev` and `/proc`, a private `/tmp` (also `TMPDIR`),
-the workspace (and its repository where its `.git` is a file pointing elsewhere: a linked
-worktree, a submodule) and the `writable` paths writable (bound after the `/tmp` mount, so
-that a workspace under /tmp stays visible), Plansight's storage hidden behind an empty tmpfs, the
-protected files behind `/dev/null` and protected folders behind an empty tmpfs
-(workspace/secrets.py; the home folder's `.ssh`, `.aws` ... too), its own process namespace
-(nothing outlives the command: when its first process ends, the kernel ends the rest) and,
-unless `network`, its own network namespace (no network, not even the host's loopback).
-bwrap dies with its parent (`--die-with-parent`), so a killed server leaves nothing behind.
+`argv` then builds bwrap's arguments without starting any other process (the mounts in this
+order, each later one on top of the earlier):
+- the whole file system read-only (`--ro-bind / /`), a fresh `/dev` and `/proc`, a private
+  `/tmp` (also `TMPDIR`), and empty `/run`, `/var/run` and `$XDG_RUNTIME_DIR` (host sockets);
+- the workspace and the user's `writable` paths writable (bound after the `/tmp` mount, so
+  that a workspace under /tmp stays visible). Only the user widens this: a `.git` *file*
+  (`gitdir: …`) makes nothing writable (PROTOCOL.md version 4: the boundary is set from
+  outside it);
+- the control files read-only (workspace/control.py), except what `git add`/`git commit`
+  write in a `.git` folder: there only `config`, `hooks/`, `info/`, `commondir`,
+  `config.worktree` and `modules/*/config|hooks` are. A control path of the root that is
+  absent gets a read-only placeholder, so that a command cannot create it either: an empty
+  read-only folder (for files' names too: git lists no empty folder), whose mount point bwrap
+  makes on the host, removed again when the last command using it ends (`finished`);
+- Plansight's storage and the user's credential folders (`home_secrets`) behind an empty
+  tmpfs, the protected files and the targets of protected links behind `/dev/null`, protected
+  folders behind an empty read-only tmpfs (workspace/secrets.py's `survey`), and the sockets
+  and FIFOs found in the workspace and near the home folder behind `/dev/null`;
+- no capabilities, even when the server runs as root (which bwrap would otherwise keep, and
+  with them a command could unmount all of the above);
+- its own IPC namespace (no System V IPC or POSIX message queue of the host), its own process
+  namespace (nothing outlives the command: when its first process ends, the kernel ends the
+  rest) and, unless `network`, its own network namespace (no network, not even the host's
+  loopback or its abstract sockets). bwrap dies with its parent (`--die-with-parent`), so a
+  killed server leaves nothing behind.
 
 `command_env` is every command's environment, sandboxed or not: ours without the secrets
-(`ANTHROPIC_*`, and names containing KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL).
+(`is_secret_name`: `ANTHROPIC_*`, names containing KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL,
+AUTH, PRIVATE or PASSWD or ending in _PAT or _DSN; and any value holding a URL with a
+password).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from plansight.engine.hooks import SandboxDescription
-from plansight.workspace.secrets import ProtectedPaths, home_secrets
+from plansight.workspace.control import (
+    GIT_MODULE_READ_ONLY,
+    GIT_READ_ONLY,
+    GIT_READ_ONLY_ABSENT_FOLDERS,
+    GIT_SWEPT,
+    ROOT_CONTROL_ABSENT,
+    ControlFiles,
+)
+from plansight.workspace.secrets import ProtectedPaths, Survey, home_secrets
 
 log = logging.getLogger(__name__)
 
 SandboxMode = bool | Literal["auto"]
 SANDBOX_NOTE = "[ran in a sandbox"  # how the result line begins
 DETECT_TIMEOUT = 10.0
-SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+SECRET_NAME_PARTS = (
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "CREDENTIAL",
+    "AUTH",
+    "PRIVATE",
+    "PASSWD",
+)
+SECRET_NAME_ENDS = ("_PAT", "_DSN")
+# A URL with a password (`postgres://user:pw@host/db`, `redis://:pw@host`) anywhere in a value.
+PASSWORD_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
+# The host's folders of sockets (the session bus, Docker's, systemd's): empty in the sandbox.
+RUNTIME_FOLDERS = ("/run", "/var/run")
+# How deep below the home folder sockets and FIFOs are looked for (`~/.docker/run/docker.sock`).
+HOME_CHANNEL_DEPTH = 3
+RACY_NS = 50_000_000  # a folder's listing read this soon after it changed is read again
 INSTALL_HINT = (
     "Install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf "
     "install bubblewrap`; Arch: `sudo pacman -S bubblewrap`), make sure unprivileged user "
@@ -77,13 +123,22 @@ class Availability:
 
 def is_secret_name(name: str) -> bool:
     upper = name.upper()
-    return upper.startswith("ANTHROPIC_") or any(part in upper for part in SECRET_NAME_PARTS)
+    return (
+        upper.startswith("ANTHROPIC_")
+        or any(part in upper for part in SECRET_NAME_PARTS)
+        or upper.endswith(SECRET_NAME_ENDS)
+    )
+
+
+def is_secret_value(value: str) -> bool:
+    """Whether a variable's value gives a secret away whatever its name: a URL with a password."""
+    return PASSWORD_URL.search(value) is not None
 
 
 def command_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """A command's environment: `base` (ours) without the secret variables, no pager."""
     source = os.environ if base is None else base
-    env = {k: v for k, v in source.items() if not is_secret_name(k)}
+    env = {k: v for k, v in source.items() if not is_secret_name(k) and not is_secret_value(v)}
     env.update({"PAGER": "cat", "GIT_PAGER": "cat"})
     return env
 
@@ -106,11 +161,16 @@ def tools_in_tmp(path: str | None = None) -> tuple[Path, ...]:
     for entry in entries:
         if not entry:
             continue
-        real = Path(os.path.realpath(entry))
-        if not real.is_dir() or real == PRIVATE_TMP or not real.is_relative_to(PRIVATE_TMP):
+        # A PATH folder this user may not enter (`/root/.cargo/bin` after `sudo -u`) makes
+        # is_dir() raise rather than answer: such an entry is skipped, as the shell does.
+        try:
+            real = Path(os.path.realpath(entry))
+            if not real.is_dir() or real == PRIVATE_TMP or not real.is_relative_to(PRIVATE_TMP):
+                continue
+            if real.name == "bin" and (real.parent / "pyvenv.cfg").exists():
+                real = real.parent
+        except OSError:
             continue
-        if real.name == "bin" and (real.parent / "pyvenv.cfg").exists():
-            real = real.parent
         if not any(real.is_relative_to(kept) for kept in found):
             found = [kept for kept in found if not kept.is_relative_to(real)] + [real]
     return tuple(found)
@@ -172,48 +232,32 @@ class CommandSandbox:
         for bwrap (default: our PATH)."""
         self.root = Path(os.path.realpath(root))
         self.options = options or SandboxOptions()
-        self.protected = protected
+        # Without rules of the session's own, Plansight's defaults still hide secret files.
+        self.protected = protected if protected is not None else ProtectedPaths(self.root)
+        self.control = ControlFiles(self.root, self.protected.options.control)
         self.hidden = tuple(Path(os.path.realpath(p)) for p in hidden)
         self._path = path
         self._found: Availability | None = None
         self._lock = threading.Lock()
         self._writable = self._existing_writable()
-        self._writable += self._git_dirs()
         self._tools = tuple(p for p in tools_in_tmp() if not self.root.is_relative_to(p))
+        self._home_channels = _ChannelScan()
+        # Placeholders bwrap made on the host for absent control paths, and how many commands
+        # started since use them: removed when the last one ends (`finished`).
+        self._placeholders: dict[Path, None] = {}
+        self._swept: dict[Path, None] = {}  # files git would read, absent before a command
+        self._running = 0
 
     def _existing_writable(self) -> tuple[Path, ...]:
         kept: list[Path] = []
         for raw in self.options.writable:
             path = Path(os.path.realpath(raw))
-            if not path.exists():
+            if not os.path.exists(path):  # (False, not an error, where it may not look)
                 log.warning("sandbox.writable: %s does not exist, so commands cannot write it", raw)
                 continue
             if path != self.root and path not in kept:
                 kept.append(path)
         return tuple(kept)
-
-    def _git_dirs(self) -> tuple[Path, ...]:
-        """Where the workspace's repository lives when its `.git` is a file pointing elsewhere
-        (a linked worktree, a submodule): writable too, so that `git commit` works."""
-        dot_git = self.root / ".git"
-        try:
-            first = dot_git.read_text(errors="replace").splitlines()[0]
-        except (OSError, IndexError):
-            return ()  # a folder (inside the workspace already), or no repository
-        if not first.startswith("gitdir:"):
-            return ()
-        git_dir = Path(os.path.realpath(self.root / first.removeprefix("gitdir:").strip()))
-        found = [git_dir]
-        try:
-            common = (git_dir / "commondir").read_text(errors="replace").strip()
-            found.insert(0, Path(os.path.realpath(git_dir / common)))  # the outer one first
-        except OSError:
-            pass
-        return tuple(
-            p
-            for p in dict.fromkeys(found)
-            if p.is_dir() and not p.is_relative_to(self.root) and p not in self._writable
-        )
 
     def availability(self) -> Availability:
         """What can be made here, found on the first call (blocking: call it off the event
@@ -255,7 +299,8 @@ class CommandSandbox:
         """How an MCP server that a workspace file names is started: confined as a command is,
         but with the network (a server may need it) and its `home` writable (its caches, under
         Plansight's storage, which stays hidden otherwise); as it is where no sandbox can be
-        made."""
+        made. (No placeholders at absent control paths: nothing tells when a server ends, and
+        they would stay on the host while it runs.)"""
         if not self.availability().available:
             return list(command)
         # The files its command line names (its script, say) stay visible under /tmp too, as
@@ -272,7 +317,11 @@ class CommandSandbox:
                 if not any(path.is_relative_to(kept) for kept in shown):
                     shown = [kept for kept in shown if not kept.is_relative_to(path)] + [path]
         return self.argv(
-            command, network=True, visible=shown, writable=(home,) if home is not None else ()
+            command,
+            network=True,
+            visible=shown,
+            writable=(home,) if home is not None else (),
+            placeholders=False,
         )
 
     def argv(
@@ -282,42 +331,219 @@ class CommandSandbox:
         network: bool | None = None,
         visible: Sequence[Path] = (),
         writable: Sequence[Path] = (),
+        placeholders: bool = True,
     ) -> list[str]:
         """bwrap's command line running `command` sandboxed (only when `description()` is
         not None); `network`: None for the option's; `writable`: more folders it may write,
-        even inside the hidden ones (an MCP server's home in the storage). Stats the protected
-        files; starts no process."""
+        even inside the hidden ones (an MCP server's home in the storage). Walks the workspace
+        (a stat per folder when little changed); starts no process. With `placeholders`, the
+        caller calls `finished()` once the command has ended."""
         found = self.availability()
         assert found.available
         args = [found.bwrap, *READ_ONLY_SYSTEM]
+        args += self._runtime_hidden()
         for shown in (*self._tools, *visible):  # read-only in the private /tmp
             args += ["--ro-bind", str(shown), str(shown)]
         for path in (self.root, *self._writable):
             args += ["--bind", str(path), str(path)]
+        survey = self.protected.survey(self.control.matcher())
+        args += self._control(survey, placeholders)
         for folder in self.hidden:
-            if folder.exists() and not self.root.is_relative_to(folder):
+            if os.path.isdir(folder) and not self.root.is_relative_to(folder):
                 args += ["--tmpfs", str(folder)]
-        files, folders = self._secrets()
+        files, folders = self._secrets(survey)
         for file in files:
             args += ["--ro-bind", os.devnull, str(file)]
         for folder in folders:
             args += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
         for path in writable:  # after the hiding: bound over it
             args += ["--bind", str(path), str(path)]
-        args += ["--unshare-pid", "--die-with-parent", "--setenv", "TMPDIR", "/tmp"]
+        args += [
+            # Run by root, bwrap would keep every capability: a command could `umount` any
+            # of the mounts above (and so write a control file or read a hidden secret).
+            "--cap-drop",
+            "ALL",
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--die-with-parent",
+            "--setenv",
+            "TMPDIR",
+            "/tmp",
+        ]
         if not (self.options.network if network is None else network):
             args.append("--unshare-net")
         args += ["--chdir", str(self.root), "--", *command]
         return args
 
-    def _secrets(self) -> tuple[list[Path], list[Path]]:
-        if self.protected is None:
-            return [], []
-        files, folders = self.protected.files_to_hide()
+    def _runtime_hidden(self) -> list[str]:
+        """Empty tmpfs over the host's socket folders; /etc/resolv.conf stays readable where
+        it points into one (systemd-resolved's stub), so that the network option still
+        resolves names."""
+        folders: list[Path] = []
+        runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+        for raw in (*RUNTIME_FOLDERS, *([runtime] if os.path.isabs(runtime) else [])):
+            real = Path(os.path.realpath(raw))
+            if real != Path("/") and os.path.isdir(real) and real not in folders:
+                folders.append(real)
+        args: list[str] = []
+        for folder in sorted(folders, key=lambda f: len(f.parts)):
+            if not any(folder.is_relative_to(outer) for outer in folders if outer != folder):
+                args += ["--tmpfs", str(folder)]
+        resolv = Path(os.path.realpath("/etc/resolv.conf"))
+        if os.path.isfile(resolv) and any(resolv.is_relative_to(f) for f in folders):
+            args += ["--ro-bind", str(resolv), str(resolv)]
+        return args
+
+    def _control(self, survey: Survey, placeholders: bool) -> list[str]:
+        """The control files read-only (see the module's docstring)."""
+        args: list[str] = []
+        for path, is_dir in survey.control:
+            if is_dir and path.name == ".git":
+                args += _git_folder(path)
+            else:
+                args += ["--ro-bind", str(path), str(path)]
+        if not placeholders:
+            return args
+        made = [self.root / n for n in ROOT_CONTROL_ABSENT if not os.path.lexists(self.root / n)]
+        dot_git = self.root / ".git"
+        swept: list[Path] = []
+        if dot_git.is_dir() and not dot_git.is_symlink():
+            for name in GIT_READ_ONLY_ABSENT_FOLDERS:
+                if not os.path.lexists(dot_git / name):
+                    made.append(dot_git / name)
+            # No placeholder can stand for these files (git fails on an empty or unreadable
+            # one): one a command made is removed as it ends (`finished`).
+            swept = [dot_git / n for n in GIT_SWEPT if not os.path.lexists(dot_git / n)]
+        for path in made:
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        with self._lock:
+            self._running += 1
+            self._placeholders.update(dict.fromkeys(made))
+            self._swept.update(dict.fromkeys(swept))
+        return args
+
+    def finished(self) -> None:
+        """A command built by `argv` (with placeholders) ended: when no other one runs, the
+        placeholders bwrap made on the host go, those still empty (what the user wrote there
+        meanwhile stays). Not before: removing a mount point on the host while another
+        sandbox holds it would unmount it there."""
+        with self._lock:
+            self._running = max(0, self._running - 1)
+            swept = list(self._swept)
+            if not self._running:
+                self._swept = {}
+        for path in swept:
+            if os.path.lexists(path):
+                log.warning("sandbox: a command made %s (git would read it as configuration)", path)
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+        with self._lock:
+            if self._running:
+                return
+            made, self._placeholders = self._placeholders, {}
+        for path in sorted(made, key=lambda p: -len(p.parts)):  # `.git/hooks` before `.git`
+            try:
+                if stat.S_ISDIR(os.stat(path, follow_symlinks=False).st_mode):
+                    os.rmdir(path)  # only if empty
+            except OSError:
+                continue
+
+    def _secrets(self, survey: Survey) -> tuple[list[Path], list[Path]]:
+        """What is hidden besides the storage: files behind /dev/null, folders behind tmpfs."""
+        files = [*survey.files, *survey.specials]
+        folders = list(survey.folders)
+        # A protected link's target is hidden where it is (a link itself cannot be mounted
+        # on); under the private /tmp it is not there to hide.
+        files += [t for t in survey.target_files if not t.is_relative_to(PRIVATE_TMP)]
+        folders += [t for t in survey.target_folders if not t.is_relative_to(PRIVATE_TMP)]
+        home = Path(os.path.expanduser("~"))
+        config = os.environ.get("XDG_CONFIG_HOME", "")
+        config_home = Path(config) if os.path.isabs(config) else home / ".config"
         if self.protected.options.defaults:
-            home = Path(os.path.expanduser("~"))
-            if home.is_dir() and not self.root.is_relative_to(home / ".ssh"):
-                more_files, more_folders = home_secrets(home)
-                files += [f for f in more_files if f not in files]
-                folders += [f for f in more_folders if f not in folders]
-        return files, folders
+            more_files, more_folders = home_secrets(home, config_home)
+        else:  # Plansight's own configuration (MCP tokens) stays hidden without the defaults
+            more_files, more_folders = home_secrets(home, config_home, names=())
+        files += more_files
+        folders += [f for f in more_folders if not self.root.is_relative_to(f)]
+        if not home.is_relative_to(PRIVATE_TMP) and home != Path("/"):
+            files += self._home_channels.find(home, HOME_CHANNEL_DEPTH, skip=self.root)
+        return list(dict.fromkeys(files)), list(dict.fromkeys(folders))
+
+
+def _git_folder(dot_git: Path) -> list[str]:
+    """A `.git` folder: what git reads as configuration or runs read-only (in submodules'
+    folders under `modules/` too); its objects, index, refs, logs and HEAD, and the lock files
+    git makes beside them, stay writable."""
+    args: list[str] = []
+    for name in GIT_READ_ONLY:
+        if os.path.lexists(dot_git / name):
+            args += ["--ro-bind", str(dot_git / name), str(dot_git / name)]
+    pending = [dot_git / "modules"]
+    while pending:
+        try:
+            modules = [e for e in os.scandir(pending.pop()) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for module in modules:
+            for name in GIT_MODULE_READ_ONLY:
+                path = Path(module.path) / name
+                if os.path.lexists(path):
+                    args += ["--ro-bind", str(path), str(path)]
+            pending.append(Path(module.path) / "modules")
+    return args
+
+
+class _ChannelScan:
+    """Sockets and FIFOs near one folder (the home), found again only where a folder's
+    modification time moved: listings kept per folder."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {}
+
+    def find(self, top: Path, depth: int, *, skip: Path) -> list[Path]:
+        kept, self._kept = self._kept, {}
+        found: list[Path] = []
+        pending = [(str(top), depth)]
+        while pending:
+            folder, left = pending.pop()
+            try:
+                mtime = os.stat(folder, follow_symlinks=False).st_mtime_ns
+            except OSError:
+                continue
+            listing = kept.get(folder)
+            if listing is None or listing[0] != mtime:
+                listing = (mtime, *_channels_and_folders(folder))
+            # (Not kept when read in the clock tick of a change: a second one would not show.)
+            if time.time_ns() - mtime > RACY_NS:
+                self._kept[folder] = listing
+            found += [Path(folder, name) for name in listing[1]]
+            if left > 1:
+                pending += [
+                    (sub, left - 1)
+                    for name in listing[2]
+                    if not Path(sub := os.path.join(folder, name)).is_relative_to(skip)
+                ]
+        return found
+
+
+def _channels_and_folders(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    channels: list[str] = []
+    folders: list[str] = []
+    try:
+        with os.scandir(folder) as scan:
+            for entry in scan:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.name)
+                    elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                        mode = entry.stat(follow_symlinks=False).st_mode
+                        if stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode):
+                            channels.append(entry.name)
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return tuple(channels), tuple(folders)

@@ -29,8 +29,10 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -78,10 +80,20 @@ DEFAULT_PATTERNS = (
 )
 # The home folder's own secrets, hidden from sandboxed commands with the defaults on (a
 # workspace link to them is refused anyway: it points outside).
-HOME_SECRETS = (".ssh", ".aws", ".gnupg", ".netrc", ".npmrc", ".pypirc", ".git-credentials")
-# Folders the sandbox's search for protected files does not enter: dependencies and caches,
-# as the watcher's scans (workspace/scan.py); the tools still protect what is in them.
-_NOT_SEARCHED = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
+HOME_SECRETS = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".docker/config.json",
+    ".kube",
+    ".config/gcloud",
+    ".config/gh",
+)
+_RACY_NS = 50_000_000  # a folder judged this soon after it changed is judged again
 PROTECTED_MESSAGE = (
     "{path} is a protected file (a secret: Plansight's defaults or .plansightignore); its "
     "content is kept from you. Only the user can share it: ask them if you need something "
@@ -116,6 +128,11 @@ class ProtectedPaths:
         self._any: re.Pattern[str] | None = None
         self._folders = lru_cache(maxsize=4096)(self._folder)
         self._warn_reincludes()
+        # The survey's verdict per (folder, control asked): (mtime, rules' generation, verdict).
+        self._verdicts: dict[tuple[str, bool], tuple[int, int, Verdict]] = {}
+        self._previous: dict[tuple[str, bool], tuple[int, int, Verdict]] = {}
+        self._generation = 0
+        self._surveying = threading.Lock()
 
     def patterns(self) -> list[str]:
         """Patterns that exclude at least every protected path, in order (for another tool's
@@ -162,6 +179,7 @@ class ProtectedPaths:
         if changed or self._any is None:
             self._any = _any_pattern(self._user.root_lines() + self._workspace.root_lines())
             self._folders.cache_clear()
+            self._generation += 1
         return self._any
 
     def _warn_reincludes(self) -> None:
@@ -235,47 +253,163 @@ class ProtectedPaths:
 
     def files_to_hide(self) -> tuple[list[Path], list[Path]]:
         """The protected files and folders in the workspace now (absolute), outermost only:
-        what a sandbox covers. Folders of dependencies and caches are not searched."""
-        files: list[Path] = []
-        folders: list[Path] = []
-        self._refresh()
-        for path, is_dir in self._walk(self.root, ""):
-            (folders if is_dir else files).append(path)
-        return files, folders
+        what a sandbox covers. Every folder is searched, those of dependencies and caches too
+        (a `.env` under `node_modules/` is as secret as any)."""
+        found = self.survey()
+        return found.files, found.folders
 
-    def _walk(self, folder: Path, prefix: str) -> Iterator[tuple[Path, bool]]:
+    def survey(self, control: Callable[[str, bool], bool] | None = None) -> Survey:
+        """One walk of the workspace for the sandbox: the protected files and folders, the
+        targets of protected links (wherever they are), sockets and FIFOs, and the control
+        entries that `control` (a `ControlFiles.matcher()`, the same rules each time) names.
+        Costs a stat per folder when little changed: what a folder holds is judged again only
+        when its modification time or the rules moved."""
+        with self._surveying:  # (a command's and an MCP server's start may overlap)
+            return self._survey(control)
+
+    def _survey(self, control: Callable[[str, bool], bool] | None) -> Survey:
+        self._refresh()
+        found = Survey()
+        # Only this walk's folders are kept: those gone since are dropped.
+        self._previous, self._verdicts = self._verdicts, {}
+        pending = [(str(self.root), "", control is not None)]
+        while pending:
+            folder, prefix, asked = pending.pop()
+            verdict = self._verdict(folder, prefix, control if asked else None)
+            if verdict.found:
+                found.add(verdict)
+            for name, below in verdict.descend:
+                pending.append((f"{folder}/{name}", f"{prefix}{name}/", asked and below))
+        self._previous = {}
+        return found
+
+    def _verdict(
+        self, folder: str, prefix: str, control: Callable[[str, bool], bool] | None
+    ) -> Verdict:
+        """What one folder holds for the sandbox, kept while its modification time and the
+        rules stay (one judged in the clock tick of a change is not kept: a second change in
+        that tick would not move the time)."""
+        key = (folder, control is not None)
         try:
-            entries = list(os.scandir(folder))
+            mtime = os.stat(folder, follow_symlinks=False).st_mtime_ns
         except OSError:
-            return
+            return Verdict()
+        kept = self._previous.get(key)
+        if kept is not None and kept[0] == mtime and kept[1] == self._generation:
+            self._verdicts[key] = kept
+            return kept[2]
+        verdict = self._judge(folder, prefix, control)
+        verdict.found = bool(
+            verdict.files
+            or verdict.folders
+            or verdict.target_files
+            or verdict.target_folders
+            or verdict.specials
+            or verdict.control
+        )
+        if time.time_ns() - mtime > _RACY_NS and not verdict.volatile:
+            self._verdicts[key] = (mtime, self._generation, verdict)
+        return verdict
+
+    def _judge(
+        self, folder: str, prefix: str, control: Callable[[str, bool], bool] | None
+    ) -> Verdict:
+        verdict = Verdict()
+        try:
+            with os.scandir(folder) as scan:
+                entries = list(scan)
+        except OSError:
+            return verdict
         for entry in entries:
             relative = prefix + entry.name
             try:
+                if entry.is_symlink():
+                    real = Path(os.path.realpath(entry.path))
+                    if not os.path.exists(real):
+                        # Its target may come later without this folder changing: judged
+                        # again each time.
+                        verdict.volatile = True
+                    elif self._decide(relative, False) or self._protected_target(real):
+                        into = verdict.target_folders if _is_dir(real) else verdict.target_files
+                        into.append(real)
+                    continue
                 is_dir = entry.is_dir(follow_symlinks=False)
                 if not is_dir and not entry.is_file(follow_symlinks=False):
-                    continue  # links (their targets are covered), sockets, FIFOs
+                    verdict.specials.append(Path(entry.path))  # a socket or FIFO: a channel
+                    continue
             except OSError:
                 continue
             if self._decide(relative, is_dir):
-                yield Path(entry.path), is_dir
-            elif is_dir and entry.name not in _NOT_SEARCHED:
-                yield from self._walk(Path(entry.path), relative + "/")
+                (verdict.folders if is_dir else verdict.files).append(Path(entry.path))
+                continue
+            below = control is not None
+            if control is not None and control(relative, is_dir):
+                verdict.control.append((Path(entry.path), is_dir))
+                if entry.name == ".git":
+                    continue  # git's own data: no secret files, and big
+                below = False  # all under it is read-only already
+            if is_dir:
+                verdict.descend.append((entry.name, below))
+        return verdict
+
+    def _protected_target(self, real: Path) -> bool:
+        """Whether a link's resolved target is protected: inside the workspace by the rules,
+        outside it as the defaults would protect it (`~/.ssh/id_rsa`)."""
+        if real.is_relative_to(self.root):
+            relative = real.relative_to(self.root).as_posix()
+            return relative != "" and self.matches(relative, _is_dir(real))
+        return self.options.defaults and _outside_secret(real)
 
 
-def home_secrets(home: Path) -> tuple[list[Path], list[Path]]:
-    """The home folder's secret files and folders that exist (`HOME_SECRETS`)."""
+@dataclass
+class Survey:
+    """What one walk of the workspace found for the sandbox (absolute paths)."""
+
+    files: list[Path] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)
+    target_files: list[Path] = field(default_factory=list)
+    target_folders: list[Path] = field(default_factory=list)
+    specials: list[Path] = field(default_factory=list)
+    control: list[tuple[Path, bool]] = field(default_factory=list)
+
+    def add(self, more: Survey) -> None:
+        self.files += more.files
+        self.folders += more.folders
+        self.target_files += more.target_files
+        self.target_folders += more.target_folders
+        self.specials += more.specials
+        self.control += more.control
+
+
+@dataclass
+class Verdict(Survey):
+    """What one folder holds for the survey, and its folders to walk on (name, control asked
+    below)."""
+
+    descend: list[tuple[str, bool]] = field(default_factory=list)
+    volatile: bool = False  # not to be kept (a link to nothing yet)
+    found: bool = False  # anything but folders to walk on
+
+
+def home_secrets(
+    home: Path, config_home: Path | None = None, *, names: tuple[str, ...] = HOME_SECRETS
+) -> tuple[list[Path], list[Path]]:
+    """The user's credential files and folders that exist (`names` under `home`, and
+    Plansight's own configuration folder, `config_home`/plansight: it holds MCP tokens),
+    resolved where they are links."""
     files: list[Path] = []
     folders: list[Path] = []
-    for name in HOME_SECRETS:
-        path = home / name
+    config = config_home if config_home is not None else home / ".config"
+    for path in (*(home / name for name in names), config / "plansight"):
         try:
-            st = os.stat(path, follow_symlinks=False)
+            real = Path(os.path.realpath(path))
+            st = os.stat(real)
         except OSError:
             continue
         if stat.S_ISDIR(st.st_mode):
-            folders.append(path)
+            folders.append(real)
         elif stat.S_ISREG(st.st_mode):
-            files.append(path)
+            files.append(real)
     return files, folders
 
 
