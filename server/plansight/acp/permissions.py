@@ -4,33 +4,40 @@ commands, MCP tools and the plan, `elicitation/create` for questions.
 Each request names the tool call it is about (the one running: the engine runs a round's tools
 one at a time). The options are `allow_once`, `allow_always`, `reject_once` and
 `reject_always`; an "always" answer holds for that kind of request (edits, commands, one MCP
-server's tool) for the rest of the session. A rejection reaches the model as `rejected by the
-user`. A plan in plan mode asks with `Approve` (allow_once) and `Keep planning` (reject_once):
-approving switches the session to act mode (`current_mode_update`) and the run goes on; keeping
-on planning ends the run, and the user's next prompt is their feedback.
+server's tool) for the rest of the session. A rejection reaches the model as the tool's own
+words ("The user rejected this edit; ... was not changed"), with no feedback: ACP's answer has
+none. A plan in plan mode asks with `Approve` (allow_once) and `Keep planning` (reject_once),
+the request's tool call holding the proposed plan as Markdown (for clients that render no
+`plan` update): approving switches the session to act mode (`current_mode_update` and the mode
+config option) and the run goes on; keeping on planning ends the run, and the user's next
+prompt is their feedback.
 
 Cancelling the run (`session/cancel`) cancels the awaited request: it counts as cancelled at
 once, and the answer the client sends later is ignored (the connection drops it). A client that
-answers with an error, or with an option it was not offered, is taken as a rejection.
+answers the request itself with the `cancelled` outcome (CodeCompanion.nvim's Cancel) cancels
+the run too: it is no rejection, after which the model would go on. A client that answers
+with an error, or with an option it was not offered, is taken as a rejection.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from acp import Client, RequestError, update_agent_message_text
-from acp.helpers import update_current_mode
+from acp import Client, RequestError, text_block, tool_content, update_agent_message_text
 from acp.schema import (
     AllowedOutcome,
+    DeniedOutcome,
     ElicitationFormSessionMode,
     PermissionOption,
     ToolCallUpdate,
 )
 
-from plansight.acp.updates import Update, edit_diff, tool_running
+from plansight.acp.modes import Mode, mode_changed
+from plansight.acp.updates import Content, Update, edit_diff, proposed_plan, tool_running
 from plansight.engine.hooks import (
     CommandDecision,
     CommandRequest,
@@ -47,7 +54,9 @@ from plansight.protocol.options import InitOptions
 
 log = logging.getLogger(__name__)
 
-REJECTED = "rejected by the user"
+# A rejection's feedback: none. The tools say it in their own words ("The user rejected this
+# edit"); ACP's answer carries no text of the user's (their next prompt may).
+REJECTED = None
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = (
     "allow_once",
     "allow_always",
@@ -112,7 +121,10 @@ class ClientHooks:
     call: RunningCall = field(default_factory=RunningCall)
     always: dict[str, Verdict] = field(default_factory=dict)
     turn_end: TurnEnd = field(default_factory=TurnEnd)
-    on_mode: Callable[[str], None] = lambda mode: None
+    on_mode: Callable[[Mode], None] = lambda mode: None
+    cancel_run: Callable[[], bool] = lambda: False  # cancels the run in progress; False: none
+    # What each edit's tool call showed before its end: its diff, which its end keeps.
+    shown: dict[str, list[Content]] = field(default_factory=dict)
 
     # Asking ------------------------------------------------------------------------------------
 
@@ -131,11 +143,16 @@ class ClientHooks:
             await self.send(tool_running(self.call.id))
         return verdict
 
-    async def _request(self, options: list[PermissionOption]) -> str | None:
-        """The option the user chose; None for a cancelled request or an error answer."""
+    async def _request(
+        self, options: list[PermissionOption], content: list[Content] | None = None
+    ) -> str | None:
+        """The option the user chose; None for an error answer. A request the client answers
+        `cancelled` cancels the run (CancelledError)."""
         call = self.call
         tool_call = ToolCallUpdate(
-            tool_call_id=call.id or "plansight-unknown-call", title=call.title or None
+            tool_call_id=call.id or "plansight-unknown-call",
+            title=call.title or None,
+            content=content,
         )
         try:
             response = await self.conn.request_permission(
@@ -145,6 +162,9 @@ class ClientHooks:
             log.warning("the client answered session/request_permission with an error: %s", err)
             return None
         outcome = response.outcome
+        if isinstance(outcome, DeniedOutcome) and self.cancel_run():
+            log.info("the client cancelled the permission request: the run is cancelled")
+            raise asyncio.CancelledError  # the run's task, cancelled just now, ends here
         if isinstance(outcome, AllowedOutcome):
             offered = {option.option_id for option in options}
             if outcome.option_id in offered:
@@ -156,7 +176,9 @@ class ClientHooks:
 
     async def review(self, proposal: EditProposal) -> EditDecision:
         if self.call.id is not None:
-            await self.send(edit_diff(self.call.id, proposal))
+            diff = edit_diff(self.call.id, proposal)
+            self.shown[self.call.id] = list(diff.content or [])
+            await self.send(diff)
         verdict = await self._ask("edit", self.options.auto_approve_edits)
         if verdict == "allow":
             return EditDecision(accepted=True)
@@ -181,11 +203,17 @@ class ClientHooks:
     # PlanReviewHook ----------------------------------------------------------------------------
 
     async def review_plan(self, proposal: PlanProposal) -> PlanDecision:
-        chosen = await self._request(plan_options())
+        shown: list[Content] = [
+            tool_content(text_block(proposed_plan(proposal.todos, proposal.summary)))
+        ]
+        if self.call.id is not None:
+            self.shown[self.call.id] = shown  # the plan stays in the call once it ends
+        chosen = await self._request(plan_options(), shown)
         if chosen == APPROVE_PLAN:
             if self.call.id is not None:
                 await self.send(tool_running(self.call.id))
-            await self.send(update_current_mode("act"))
+            for update in mode_changed("act"):
+                await self.send(update)
             self.on_mode("act")
             return PlanDecision("approve")
         # The run ends with the plan kept; the next prompt is the user's feedback on it.
