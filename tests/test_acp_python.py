@@ -88,7 +88,20 @@ async def test_plan_updates_map_every_status_and_the_reminder_is_a_think_call(
         key = chunk["messageId"]
         messages[key] = messages.get(key, "") + chunk["content"]["text"]
     said = ["Planning.", "All done.", "Really done.", "Nothing left.", "Still nothing."]
-    assert list(messages.values()) == said
+    assert [text.strip() for text in messages.values()] == said
+    # And apart in the text itself, for clients that ignore messageId (CodeCompanion.nvim).
+    assert "All done.\n\nReally done." in editor.text()
+    assert "Really done.Nothing left." in editor.text()  # another prompt: another message
+    # The todo call's content is the whole plan, for clients that render no `plan` update.
+    todo_end = next(
+        u
+        for u in editor.of("tool_call_update")
+        if u["toolCallId"] == todo["toolCallId"] and u.get("status") == "completed"
+    )
+    assert todo_end["content"][0]["content"]["text"] == (
+        "- [x] 1. Add type hints\n- [~] 2. Add docstrings\n- [-] 3. Drop the main guard\n"
+        "- [!] 4. Port to Rust"
+    )
     names = [c["name"] for c in editor.of("available_commands_update")[0]["availableCommands"]]
     assert names == ["plan", "step", "undo", "compact", "checkpoints"]
 
@@ -134,7 +147,8 @@ async def test_an_edit_allowed_is_written_through_the_editor_and_a_rejection_rea
         ("reject_always", "Always reject", "reject_always"),
     ]
     rejected = tool_results(fake_api.bodies[3])[0]
-    assert rejected["is_error"] is True and "rejected by the user" in rejected["content"]
+    assert rejected["is_error"] is True
+    assert rejected["content"] == "The user rejected this edit; hello.py was not changed."
     statuses = [u.get("status") for u in editor.of("tool_call_update")]
     assert "failed" in statuses and "in_progress" in statuses
 
@@ -413,4 +427,5 @@ async def test_reject_always_rejects_the_next_command_without_asking(
     assert len(editor.permissions) == 1
     assert not (hello_workspace / "one").exists() and not (hello_workspace / "two").exists()
     second = tool_results(fake_api.bodies[2])[0]
-    assert second["is_error"] and "rejected by the user" in second["content"]
+    assert second["is_error"]
+    assert second["content"] == "The user did not approve this command; it was not run."

@@ -418,6 +418,7 @@ def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
     run_id = new_run_id()  # for its text's messageIds
     turn_text = TurnText()
     open_calls: dict[str, None] = {}
+    status = ""  # how the run ended, where its end was kept
     events: Sequence[Any] = run.get("events") or []
     for event in events:
         if not isinstance(event, Mapping):
@@ -451,8 +452,9 @@ def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
             open_calls.pop(result.id, None)
         elif kind == "reminder" and isinstance(event.get("text"), str):
             updates.append(reminder_call(event["text"]))
+        elif kind == "runFinished" and isinstance(event.get("result"), Mapping):
+            status = str(event["result"].get("status", ""))
     # A call the run's end cut off (cancelled, the server killed) never finished.
-    ended = run.get("result")
-    why = cut_off_reason(str(ended.get("status", "")) if isinstance(ended, Mapping) else "")
+    why = cut_off_reason(status)
     updates.extend(tool_cut_off(call_id, why) for call_id in open_calls)
     return updates
