@@ -510,7 +510,10 @@ def test_errors_carry_no_null_member_and_say_what_to_do(
             {"do": "prompt", "text": "hi"},
             {"do": "prompt", "text": "/step 9"},
             {"do": "config", "configId": "model", "value": "x"},
-            {"do": "raw", "line": '{"jsonrpc":"2.0","id":"raw-1","method":"session/prompt","params":{}}'},
+            {
+                "do": "raw",
+                "line": '{"jsonrpc":"2.0","id":"raw-1","method":"session/prompt","params":{}}',
+            },
             {"do": "raw", "line": '{"jsonrpc":"2.0","id":"raw-2","method":"session/nothing"}'},
         ],
     )
@@ -570,7 +573,7 @@ def test_the_clients_own_cancel_of_a_permission_cancels_the_run(
         hello_workspace,
         tmp_path,
         [*START, {"do": "prompt", "text": "run it"}],
-        answers=["!cancelled"],
+        answers=["!cancelled", "!cancelled"],  # without the cancel, the model goes on
     )
     assert result(report, 2)["value"] == {"stopReason": "cancelled"}
     assert len(fake_api.bodies) == 1  # the model was not asked again
