@@ -230,6 +230,7 @@ def test_edits_allowed_and_rejected(
     ]
     edit_call = next(c for c in of(report, "tool_call") if c["title"] == "Edit hello.py")
     assert asked["toolCall"]["toolCallId"] == edit_call["toolCallId"]
+    assert asked["toolCall"]["content"] == [diffs[0]]  # the request shows the diff itself
     rejected = tool_results(fake_api.bodies[3])[0]
     assert rejected["is_error"] and rejected["content"].startswith("The user rejected this edit")
     assert "feedback" not in rejected["content"]

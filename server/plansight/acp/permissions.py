@@ -128,14 +128,15 @@ class ClientHooks:
 
     # Asking ------------------------------------------------------------------------------------
 
-    async def _ask(self, kind: str, auto: bool) -> Verdict:
-        """Allowed or rejected: by an option, an earlier "always" for `kind`, or the user."""
+    async def _ask(self, kind: str, auto: bool, content: list[Content] | None = None) -> Verdict:
+        """Allowed or rejected: by an option, an earlier "always" for `kind`, or the user;
+        `content` what the request shows of the call (an edit's diff)."""
         if auto:
             verdict: Verdict = "allow"
         elif kind in self.always:
             verdict = self.always[kind]
         else:
-            chosen = await self._request(permission_options())
+            chosen = await self._request(permission_options(), content)
             if chosen in (ALLOW_ALWAYS, REJECT_ALWAYS):
                 self.always[kind] = "allow" if chosen == ALLOW_ALWAYS else "reject"
             verdict = "allow" if chosen in (ALLOW_ONCE, ALLOW_ALWAYS) else "reject"
@@ -175,11 +176,14 @@ class ClientHooks:
     # ReviewHook --------------------------------------------------------------------------------
 
     async def review(self, proposal: EditProposal) -> EditDecision:
+        shown: list[Content] | None = None
         if self.call.id is not None:
             diff = edit_diff(self.call.id, proposal)
-            self.shown[self.call.id] = list(diff.content or [])
+            shown = self.shown[self.call.id] = list(diff.content or [])
             await self.send(diff)
-        verdict = await self._ask("edit", self.options.auto_approve_edits)
+        # The request holds the diff too: some clients (CodeCompanion.nvim) show the request's
+        # own tool call, not the updates before it.
+        verdict = await self._ask("edit", self.options.auto_approve_edits, shown)
         if verdict == "allow":
             return EditDecision(accepted=True)
         return EditDecision(accepted=False, feedback=REJECTED)
