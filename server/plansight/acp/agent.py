@@ -147,7 +147,9 @@ class AcpSession:
                 self.outbox.put(message_chunk(text, self.run_id, event.turn))
             return
         if isinstance(event, TurnUsage):
-            self.outbox.put(self.spend.update(event))
+            # Told once what the turn called has begun (the next turn of the event loop): off
+            # the path of the plan update a todo call makes, which editors wait for.
+            asyncio.get_running_loop().call_soon(self._usage, event)
             return
         if isinstance(event, ToolCall):
             self.hooks.call.id = event.id
@@ -168,6 +170,9 @@ class AcpSession:
             self.hooks.shown.clear()
         for update in event_updates(self.session.root, event, self.run_id):
             self.outbox.put(update)
+
+    def _usage(self, event: TurnUsage) -> None:
+        self.outbox.put(self.spend.update(event))
 
     def _finished(self, result: ToolResult) -> Update:
         kept = self.hooks.shown.pop(result.id, [])
