@@ -201,7 +201,8 @@ let sessionId = null;
 async function attempt(step, call) {
   try {
     const value = await call();
-    report.results.push({ do: step.do, ok: true, value });
+    // updatesAt: how many updates had come when the answer came (they come in order).
+    report.results.push({ do: step.do, ok: true, value, updatesAt: report.updates.length });
     return value;
   } catch (err) {
     report.results.push({ do: step.do, ok: false, code: err?.code, message: String(err?.message ?? err) });

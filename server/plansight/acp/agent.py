@@ -162,14 +162,18 @@ class AcpSession:
             self.outbox.put(self._finished(event))
             return
         if isinstance(event, RunFinished):
-            # The engine ends no call its run's end cut off (a cancel): ACP wants each to end.
-            why = cut_off_reason(event.result.status)
-            for call_id in list(self.open_calls):
-                self.outbox.put(tool_cut_off(call_id, why))
-            self.open_calls.clear()
-            self.hooks.shown.clear()
+            self.cut_off(event.result.status)
         for update in event_updates(self.session.root, event, self.run_id):
             self.outbox.put(update)
+
+    def cut_off(self, status: str) -> None:
+        """End the calls the run's end cut off (a cancel, an error): the engine ends none of
+        them, and ACP wants each to end. Called again, nothing is left to end."""
+        why = cut_off_reason(status)
+        for call_id in list(self.open_calls):
+            self.outbox.put(tool_cut_off(call_id, why))
+        self.open_calls.clear()
+        self.hooks.shown.clear()
 
     def _usage(self, event: TurnUsage) -> None:
         self.outbox.put(self.spend.update(event))
@@ -489,6 +493,9 @@ class PlansightAgent:
             result = await asyncio.shield(opened.run)
         except asyncio.CancelledError:
             if opened.run.done() or not (task := asyncio.current_task()) or not task.cancelling():
+                # Before the answer, not when the run has wound down: a client renders an
+                # update after the turn's end in the next turn (CodeCompanion.nvim does).
+                opened.cut_off("cancelled")
                 await opened.outbox.flush()
                 return PromptResponse(stop_reason="cancelled")
             opened.run.cancel()  # the connection is going: stop the run too

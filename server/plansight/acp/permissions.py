@@ -37,7 +37,14 @@ from acp.schema import (
 )
 
 from plansight.acp.modes import Mode, mode_changed
-from plansight.acp.updates import Content, Update, edit_diff, proposed_plan, tool_running
+from plansight.acp.updates import (
+    Content,
+    Update,
+    edit_diff,
+    proposed_plan,
+    tool_kind,
+    tool_running,
+)
 from plansight.engine.hooks import (
     CommandDecision,
     CommandRequest,
@@ -153,6 +160,8 @@ class ClientHooks:
         tool_call = ToolCallUpdate(
             tool_call_id=call.id or "plansight-unknown-call",
             title=call.title or None,
+            # Some clients (CodeCompanion.nvim) label the request by its own kind and title.
+            kind=tool_kind(call.name) if call.name else None,
             content=content,
         )
         try:
