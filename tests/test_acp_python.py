@@ -429,3 +429,34 @@ async def test_reject_always_rejects_the_next_command_without_asking(
     second = tool_results(fake_api.bodies[2])[0]
     assert second["is_error"]
     assert second["content"] == "The user did not approve this command; it was not run."
+
+
+async def test_the_mode_as_a_config_option_usage_and_the_title_reach_the_python_client(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    fake_api.push(
+        tool_reply("todo", {"items": PLAN[:1]}),
+        text_reply("Planned."),
+        text_reply("Still planned."),
+    )
+    async with acp_agent(fake_api, hello_workspace, tmp_path) as (conn, editor):
+        created = await asyncio.wait_for(
+            conn.new_session(cwd=str(hello_workspace), mcp_servers=[]), PATIENCE
+        )
+        [option] = created.config_options
+        assert option.category == "mode" and option.current_value == "act"
+        session_id = created.session_id
+        changed = await asyncio.wait_for(
+            conn.set_config_option(config_id="mode", session_id=session_id, value="plan"),
+            PATIENCE,
+        )
+        assert changed.config_options[0].current_value == "plan"
+        await until(lambda: bool(editor.of("current_mode_update")), "the modes told")
+        assert editor.of("current_mode_update")[0]["currentModeId"] == "plan"
+        assert await prompt(conn, session_id, "Plan the tidy-up\nof hello.py") == "end_turn"
+        # One usage_update a model turn, with the cost at claude-sonnet-5-5's list price.
+        usage = editor.of("usage_update")
+        assert len(usage) == len(fake_api.bodies) and usage[-1]["cost"]["currency"] == "USD"
+        assert editor.of("session_info_update") == [
+            {"sessionUpdate": "session_info_update", "title": "Plan the tidy-up"}
+        ]
