@@ -11,17 +11,24 @@ from typing import Any
 import pytest
 
 from plansight.acp.commands import SlashCommand, item_id, parse_command
+from plansight.acp.errors import run_error, wire_error
+from plansight.acp.modes import config_options, mode_changed, mode_state
 from plansight.acp.servers import mcp_servers
 from plansight.acp.stdio import checked
+from plansight.acp.texts import no_such_item, session_title
 from plansight.acp.updates import (
+    TurnText,
     edit_diff,
     event_updates,
     first_changed_line,
+    plan_checklist,
     plan_update,
+    proposed_plan,
     replayed,
     stop_reason,
     tool_title,
 )
+from plansight.acp.usage import Spend
 from plansight.engine.events import (
     PlanChanged,
     Reminder,
@@ -31,6 +38,8 @@ from plansight.engine.events import (
     ThinkingDelta,
     ToolCall,
     ToolResult,
+    TurnUsage,
+    Usage,
 )
 from plansight.engine.hooks import EditProposal
 from plansight.plan.plan import TodoItem, TodoState
@@ -225,7 +234,8 @@ def test_two_model_turns_text_are_two_acp_messages_live_and_replayed() -> None:
     ]
     runs = [{"events": events}, {"events": events}]
     replay = message_ids(replayed(ROOT, runs, plan()))
-    assert [text for _, text in replay] == ["Planned.", "The plan waits."] * 2
+    # The text itself has the turns apart too (a blank line), for clients ignoring messageId.
+    assert [text for _, text in replay] == ["Planned.", "\n\nThe plan waits."] * 2
     assert len({i for i, _ in replay}) == 4 and all(replay_id for replay_id, _ in replay)
     # From a server that did not say the turn: no messageId, as before.
     assert message_ids(event_updates(ROOT, TextDelta("Hi"))) == [("", "Hi")]
@@ -268,7 +278,20 @@ def test_the_replay_starts_at_the_session_and_ends_with_the_plan() -> None:
     ]
     assert shown[0]["content"]["text"] == "Fix it"
     assert shown[4]["status"] == "completed"
-    assert shown[7] == {"sessionUpdate": "tool_call_update", "toolCallId": "b", "status": "failed"}
+    assert shown[7] == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "b",
+        "status": "failed",
+        "content": [
+            {
+                "type": "content",
+                "content": {
+                    "type": "text",
+                    "text": "Cancelled with the run: this call did not finish.",
+                },
+            }
+        ],
+    }
     assert wire(plan_update(plan(("1", "Fix", "pending")))) == shown[-1]
 
 
@@ -413,3 +436,101 @@ def test_a_name_the_model_passes_back_quoted_is_located_at_the_file_itself() -> 
     call = ToolCall("t9", "read_file", {"path": '"new\\nline.txt"'}, "new line")
     (started, *_rest) = event_updates(ROOT, call)
     assert wire(started)["locations"] == [{"path": f"{ROOT}/new\nline.txt", "line": 1}]
+
+
+# ----- version 4: as editors use it -------------------------------------------------------------
+
+
+def test_a_later_turns_text_begins_with_a_blank_line_once() -> None:
+    apart = TurnText()
+    said = [apart("Plan", 1), apart("ned.", 1), apart("Next.", 2), apart("More", 2)]
+    assert "".join(said) == "Planned.\n\nNext.More"
+    ended = TurnText()  # text that ends a line gets only what makes the blank line
+    assert "".join([ended("Done.\n", 1), ended("Then.", 2)]) == "Done.\n\nThen."
+    assert "".join([ended("x\n\n", 3), ended("y", 4)]) == "\n\nx\n\ny"
+    assert TurnText()("First", 7) == "First"  # nothing before it: nothing added
+
+
+def test_the_plan_as_a_checklist_has_the_plan_files_item_lines() -> None:
+    state = plan(
+        ("1", "Read", "completed"),
+        ("2", "Edit", "in_progress"),
+        ("3", "Test", "pending"),
+        ("4", "Skip", "cancelled"),
+        ("5", "Broke", "failed"),
+    )
+    assert plan_checklist(state) == (
+        "- [x] 1. Read\n- [~] 2. Edit\n- [ ] 3. Test\n- [-] 4. Skip\n- [!] 5. Broke"
+    )
+    assert proposed_plan(state, "Fix the bug.").startswith(
+        "**Proposed plan**\n\nFix the bug.\n\n- [x] 1. Read"
+    )
+    assert plan_checklist(plan()) == "The plan has no items."
+
+
+def test_error_objects_have_no_null_members_and_say_why() -> None:
+    assert wire_error({"code": -32602, "message": "Bad", "data": None}) == {
+        "code": -32602,
+        "message": "Bad",
+    }
+    invalid = wire_error(
+        {
+            "code": -32602,
+            "message": "Invalid params",
+            "data": {"errors": [{"loc": ["sessionId"], "msg": "Field required", "url": None}]},
+        }
+    )
+    assert invalid["message"] == "Invalid params: sessionId: Field required"
+    assert "null" not in json.dumps(invalid)
+    internal = wire_error({"code": -32603, "message": "Internal error", "data": {"details": "x"}})
+    assert "failed on this request (x)" in internal["message"]
+    unknown = wire_error({"code": -32601, "message": "Method not found", "data": {"method": "m"}})
+    assert unknown["message"].startswith("Method not found: m.")
+
+
+def test_a_refused_api_key_says_to_set_it() -> None:
+    said = str(run_error("authentication_error: invalid x-api-key (HTTP 401)"))
+    assert said.startswith("The API key was refused: set ANTHROPIC_API_KEY")
+    assert "invalid x-api-key" in said
+    assert "wait a little" in str(run_error("overloaded_error: Overloaded (HTTP 529)"))
+    assert str(run_error("something else")) == "something else"
+
+
+def test_an_unknown_item_is_refused_with_the_items_there_are() -> None:
+    two = plan(("1", "A", "pending"), ("2", "B", "pending"))
+    assert no_such_item("2", two, "step") is None
+    assert no_such_item("9", two, "step") == (
+        "There is no item #9 in the plan; its items are #1, #2. "
+        "Type /step with one of them, e.g. /step 1."
+    )
+    said = no_such_item("9", plan(), "undo")
+    assert said is not None and "the plan has no items yet" in said and "/plan" in said
+
+
+def test_a_sessions_title_is_its_first_prompts_first_line() -> None:
+    assert session_title("\n  Fix the bug\nin app.py") == "Fix the bug"
+    long = session_title("x" * 100)
+    assert len(long) == 60 and long.endswith("…")
+
+
+def test_the_mode_is_offered_as_modes_and_as_a_config_option_of_category_mode() -> None:
+    option = wire(config_options("plan")[0])
+    assert option["category"] == "mode" and option["currentValue"] == "plan"
+    assert [o["value"] for o in option["options"]] == ["act", "plan"]
+    assert wire(mode_state("plan"))["currentModeId"] == "plan"
+    told = [wire(u) for u in mode_changed("act")]
+    assert told[0] == {"sessionUpdate": "current_mode_update", "currentModeId": "act"}
+    assert told[1]["sessionUpdate"] == "config_option_update"
+    assert told[1]["configOptions"][0]["currentValue"] == "act"
+
+
+def test_usage_is_the_turns_context_and_the_sessions_cost_at_list_price() -> None:
+    spend = Spend()
+    turn = TurnUsage(Usage(1000, 200, 3000, 0), 200_000, "claude-sonnet-5-5")
+    first = wire(spend.update(turn))
+    assert first["used"] == 4200 and first["size"] == 200_000
+    # $2 input, $10 output, $0.2 cache read per million tokens.
+    assert first["cost"] == {"amount": 0.0046, "currency": "USD"}
+    assert wire(spend.update(turn))["cost"]["amount"] == 0.0092  # the session's so far
+    unknown = wire(Spend().update(TurnUsage(Usage(1, 1), 1000, "some-other-model")))
+    assert "cost" not in unknown and unknown["used"] == 2

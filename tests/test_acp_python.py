@@ -88,7 +88,20 @@ async def test_plan_updates_map_every_status_and_the_reminder_is_a_think_call(
         key = chunk["messageId"]
         messages[key] = messages.get(key, "") + chunk["content"]["text"]
     said = ["Planning.", "All done.", "Really done.", "Nothing left.", "Still nothing."]
-    assert list(messages.values()) == said
+    assert [text.strip() for text in messages.values()] == said
+    # And apart in the text itself, for clients that ignore messageId (CodeCompanion.nvim).
+    assert "All done.\n\nReally done." in editor.text()
+    assert "Really done.Nothing left." in editor.text()  # another prompt: another message
+    # The todo call's content is the whole plan, for clients that render no `plan` update.
+    todo_end = next(
+        u
+        for u in editor.of("tool_call_update")
+        if u["toolCallId"] == todo["toolCallId"] and u.get("status") == "completed"
+    )
+    assert todo_end["content"][0]["content"]["text"] == (
+        "- [x] 1. Add type hints\n- [~] 2. Add docstrings\n- [-] 3. Drop the main guard\n"
+        "- [!] 4. Port to Rust"
+    )
     names = [c["name"] for c in editor.of("available_commands_update")[0]["availableCommands"]]
     assert names == ["plan", "step", "undo", "compact", "checkpoints"]
 
@@ -134,7 +147,8 @@ async def test_an_edit_allowed_is_written_through_the_editor_and_a_rejection_rea
         ("reject_always", "Always reject", "reject_always"),
     ]
     rejected = tool_results(fake_api.bodies[3])[0]
-    assert rejected["is_error"] is True and "rejected by the user" in rejected["content"]
+    assert rejected["is_error"] is True
+    assert rejected["content"] == "This edit was rejected by the user; hello.py was not changed."
     statuses = [u.get("status") for u in editor.of("tool_call_update")]
     assert "failed" in statuses and "in_progress" in statuses
 
@@ -414,7 +428,8 @@ async def test_reject_always_rejects_the_next_command_without_asking(
     assert len(editor.permissions) == 1
     assert not (hello_workspace / "one").exists() and not (hello_workspace / "two").exists()
     second = tool_results(fake_api.bodies[2])[0]
-    assert second["is_error"] and "rejected by the user" in second["content"]
+    assert second["is_error"]
+    assert second["content"] == "This command was rejected by the user; it was not run."
 
 
 async def test_no_file_in_the_workspace_sets_the_agents_options(
@@ -447,3 +462,34 @@ async def test_no_file_in_the_workspace_sets_the_agents_options(
     assert not (hello_workspace / "pwned.txt").exists()
     assert not (hello_workspace / "leak").exists()
     assert fake_api.bodies and all(b["model"] != "attacker-model" for b in fake_api.bodies)
+
+
+async def test_the_mode_as_a_config_option_usage_and_the_title_reach_the_python_client(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    fake_api.push(
+        tool_reply("todo", {"items": PLAN[:1]}),
+        text_reply("Planned."),
+        text_reply("Still planned."),
+    )
+    async with acp_agent(fake_api, hello_workspace, tmp_path) as (conn, editor):
+        created = await asyncio.wait_for(
+            conn.new_session(cwd=str(hello_workspace), mcp_servers=[]), PATIENCE
+        )
+        [option] = created.config_options
+        assert option.category == "mode" and option.current_value == "act"
+        session_id = created.session_id
+        changed = await asyncio.wait_for(
+            conn.set_config_option(config_id="mode", session_id=session_id, value="plan"),
+            PATIENCE,
+        )
+        assert changed.config_options[0].current_value == "plan"
+        await until(lambda: bool(editor.of("current_mode_update")), "the modes told")
+        assert editor.of("current_mode_update")[0]["currentModeId"] == "plan"
+        assert await prompt(conn, session_id, "Plan the tidy-up\nof hello.py") == "end_turn"
+        # One usage_update a model turn, with the cost at claude-sonnet-5-5's list price.
+        usage = editor.of("usage_update")
+        assert len(usage) == len(fake_api.bodies) and usage[-1]["cost"]["currency"] == "USD"
+        assert editor.of("session_info_update") == [
+            {"sessionUpdate": "session_info_update", "title": "Plan the tidy-up"}
+        ]

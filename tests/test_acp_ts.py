@@ -6,6 +6,7 @@ scenario, then asserts on the report the script prints, the disk and what the fa
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -17,8 +18,9 @@ from typing import Any
 import pytest
 
 from plansight.fakeapi import FakeMessagesAPI
-from plansight.fakeapi.script import text_reply, tool_reply
+from plansight.fakeapi.script import HttpError, text_reply, tool_reply
 
+from acp_harness import acp_agent
 from conftest import PATIENCE, REPO
 from lsp_harness import server_env
 
@@ -139,15 +141,43 @@ def test_a_turn_maps_text_plan_tools_and_reminder_and_passes_the_schema(
         ends[c["toolCallId"]] == "completed" for t, c in calls.items() if t != "Plan reminder"
     )
     text = "".join(u["content"]["text"] for u in of(report, "agent_message_chunk"))
-    assert "Let me plan." in text and "Finished." in text
+    # Two model turns' text apart in the text itself (CodeCompanion ignores messageId).
+    assert "Let me plan.\n\nFinished." in text
     commands = of(report, "available_commands_update")[0]["availableCommands"]
     assert {c["name"]: c.get("input", {}).get("hint") for c in commands} == {
-        "plan": "the request",
-        "step": "an item id, e.g. 2",
-        "undo": "an item id, e.g. 2",
+        "plan": "what to do",
+        "step": "item number, e.g. 2",
+        "undo": "item number, e.g. 2",
         "compact": None,
         "checkpoints": None,
     }
+    # The plan is in the todo call too, for clients that render no `plan` update.
+    todo = calls["Update the plan"]
+    todo_end = next(
+        u
+        for u in of(report, "tool_call_update")
+        if u["toolCallId"] == todo["toolCallId"] and u.get("status") == "completed"
+    )
+    assert todo_end["content"] == [
+        {
+            "type": "content",
+            "content": {
+                "type": "text",
+                "text": "- [~] 1. Look around\n- [-] 2. Skip this\n- [!] 3. Could not",
+            },
+        }
+    ]
+    # A usage_update after each model turn: the context used of the window, and the cost
+    # (claude-sonnet-5-5's list price is known).
+    usage = of(report, "usage_update")
+    assert len(usage) == len(fake_api.bodies) == 6
+    assert all(u["used"] > 0 and u["size"] >= u["used"] for u in usage)
+    costs = [u["cost"]["amount"] for u in usage]
+    assert costs == sorted(costs) and costs[0] > 0 and usage[0]["cost"]["currency"] == "USD"
+    # The session's title, from the first prompt (`session_info_update`).
+    assert of(report, "session_info_update") == [
+        {"sessionUpdate": "session_info_update", "title": "Look"}
+    ]
 
 
 def test_edits_allowed_and_rejected(
@@ -180,7 +210,17 @@ def test_edits_allowed_and_rejected(
         if c["type"] == "diff"
     ]
     assert diffs[0]["path"] == str(hello) and diffs[0]["oldText"] == before
-    assert diffs[1]["path"] == str(hello_workspace / "new.txt") and diffs[1]["newText"] == "hi\n"
+    written = [d for d in diffs if d["path"] == str(hello_workspace / "new.txt")]
+    assert written and written[0]["newText"] == "hi\n"
+    # The accepted edit's end keeps its diff (Zed shows the diff from the last content).
+    edit_id = next(c for c in of(report, "tool_call") if c["title"] == "Edit hello.py")
+    edit_end = next(
+        u
+        for u in of(report, "tool_call_update")
+        if u["toolCallId"] == edit_id["toolCallId"] and u.get("status") == "completed"
+    )
+    assert edit_end["content"][0] == diffs[0]
+    assert edit_end["content"][1]["type"] == "content"
     asked = report["permissions"][0]
     assert [o["kind"] for o in asked["options"]] == [
         "allow_once",
@@ -190,8 +230,12 @@ def test_edits_allowed_and_rejected(
     ]
     edit_call = next(c for c in of(report, "tool_call") if c["title"] == "Edit hello.py")
     assert asked["toolCall"]["toolCallId"] == edit_call["toolCallId"]
+    assert asked["toolCall"]["content"] == [diffs[0]]  # the request shows the diff itself
     rejected = tool_results(fake_api.bodies[3])[0]
-    assert rejected["is_error"] and "rejected by the user" in rejected["content"]
+    assert rejected["is_error"] and rejected["content"].startswith(
+        "This edit was rejected by the user"
+    )
+    assert "feedback" not in rejected["content"]
 
 
 def test_commands_allowed_always(
@@ -261,6 +305,17 @@ def test_cancel_during_a_slow_stream_and_during_a_pending_permission(
         assert result(report, index)["cancelMs"] < 1500  # at once, not after the stream
     assert result(report, 4)["value"] == {"stopReason": "end_turn"}
     assert not (hello_workspace / "ran").exists()
+    # The command's call, cancelled with the run, still ends: failed, saying so.
+    command = next(c for c in of(report, "tool_call") if c["title"] == "Run touch ran")
+    ends = [
+        u
+        for u in of(report, "tool_call_update")
+        if u["toolCallId"] == command["toolCallId"] and u.get("status") in ("completed", "failed")
+    ]
+    assert [u["status"] for u in ends] == ["failed"]
+    assert "Cancelled with the run" in ends[0]["content"][0]["content"]["text"]
+    # ...before the prompt's answer: a client shows what comes after it in the next turn.
+    assert report["updates"].index(ends[0]) < result(report, 3)["updatesAt"]
 
 
 def test_plan_mode_with_approval_goes_on_in_act_mode(
@@ -278,9 +333,21 @@ def test_plan_mode_with_approval_goes_on_in_act_mode(
         fake_api,
         hello_workspace,
         tmp_path,
-        [*START, {"do": "mode", "mode": "plan"}, {"do": "prompt", "text": "notes please"}],
+        [
+            *START,
+            {"do": "config", "value": "plan"},
+            {"do": "prompt", "text": "notes please"},
+            {"do": "settle", "kind": "config_option_update"},
+        ],
         answers=["approve", "allow_once"],
     )
+    # The mode set as a config option (as CodeCompanion.nvim does): the answer has the option,
+    # and the modes are told too.
+    new_session = result(report, 1)["value"]
+    assert [o["category"] for o in new_session["configOptions"]] == ["mode"]
+    assert new_session["configOptions"][0]["currentValue"] == "act"
+    assert new_session["modes"]["currentModeId"] == "act"
+    assert result(report, 2)["value"]["configOptions"][0]["currentValue"] == "plan"
     plan_ask = report["permissions"][0]
     assert [(o["optionId"], o["name"], o["kind"]) for o in plan_ask["options"]] == [
         ("approve", "Approve", "allow_once"),
@@ -288,9 +355,17 @@ def test_plan_mode_with_approval_goes_on_in_act_mode(
     ]
     switch = next(c for c in of(report, "tool_call") if c["kind"] == "switch_mode")
     assert plan_ask["toolCall"]["toolCallId"] == switch["toolCallId"]
+    assert plan_ask["toolCall"]["kind"] == "switch_mode"  # CodeCompanion labels it by kind
     assert of(report, "current_mode_update") == [
-        {"sessionUpdate": "current_mode_update", "currentModeId": "act"}
+        {"sessionUpdate": "current_mode_update", "currentModeId": "plan"},
+        {"sessionUpdate": "current_mode_update", "currentModeId": "act"},
     ]
+    # ...and the approval moved the config option with the modes.
+    options = [u["configOptions"][0]["currentValue"] for u in of(report, "config_option_update")]
+    assert options == ["act"]
+    # The approval's tool call holds the proposed plan and its summary.
+    shown = plan_ask["toolCall"]["content"][0]["content"]["text"]
+    assert shown == "**Proposed plan**\n\nWrite notes.\n\n- [ ] 1. Create notes"
     assert (hello_workspace / "notes.md").read_text() == "# Notes\n"
     assert result(report, 3)["value"] == {"stopReason": "end_turn"}
 
@@ -369,7 +444,11 @@ def test_slash_commands(fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_pa
     assert "Checkpoints, oldest first" in text and "Undid step #1" in text
     assert "Compacted the conversation" in text
     assert fake_api.bodies[5]["tool_choice"] == {"type": "none"}  # the summary request
-    assert result(report, 6)["ok"] is False and "7" in result(report, 6)["message"]
+    assert result(report, 6)["ok"] is False
+    assert result(report, 6)["message"] == (
+        "There is no item #7 in the plan; its items are #1. Type /step with one of them, "
+        "e.g. /step 1."
+    )
     assert result(report, 7).get("value") == {"stopReason": "end_turn"}, result(report, 7)
     assert "<plan-mode>" in json.dumps(fake_api.bodies[-1]) or "plan mode" in json.dumps(
         fake_api.bodies[-2]
@@ -409,3 +488,147 @@ def test_bad_input_gets_clear_errors_and_the_agent_keeps_serving(
     concurrent = next(r for r in report["results"] if r["do"] == "concurrent")
     assert concurrent["ok"] is False and "already in progress" in concurrent["message"]
     assert report["results"][-1]["value"] == {"stopReason": "end_turn"}
+
+
+def nulls(value: Any, where: str = "error") -> list[str]:
+    """Where `value` has a null member, at any depth."""
+    if isinstance(value, dict):
+        return [
+            found
+            for key, item in value.items()
+            for found in ([f"{where}.{key}"] if item is None else nulls(item, f"{where}.{key}"))
+        ]
+    if isinstance(value, list):
+        return [found for i, item in enumerate(value) for found in nulls(item, f"{where}[{i}]")]
+    return []
+
+
+def test_errors_carry_no_null_member_and_say_what_to_do(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    fake_api.push(HttpError(401, "authentication_error", "invalid x-api-key"))
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            *START,
+            {"do": "prompt", "text": "hi"},
+            {"do": "prompt", "text": "/step 9"},
+            {"do": "config", "configId": "model", "value": "x"},
+            {
+                "do": "raw",
+                "line": '{"jsonrpc":"2.0","id":"raw-1","method":"session/prompt","params":{}}',
+            },
+            {"do": "raw", "line": '{"jsonrpc":"2.0","id":"raw-2","method":"session/nothing"}'},
+        ],
+    )
+    # CodeCompanion.nvim's error handler fails on `"data": null`: no error has a null member,
+    # the SDK's own ("Invalid params", "Method not found") included.
+    assert len(report["errors"]) == 5
+    assert [nulls(error) for error in report["errors"]] == [[]] * 5
+    refused = result(report, 2)
+    assert refused["ok"] is False
+    assert refused["message"].startswith("The API key was refused: set ANTHROPIC_API_KEY")
+    assert result(report, 3)["message"].startswith("There is no item #9 in the plan: the plan")
+    assert "Unknown config option 'model'" in result(report, 4)["message"]
+    invalid, unknown = (result(report, i)["value"]["error"] for i in (5, 6))
+    assert invalid["code"] == -32602 and invalid["message"].startswith("Invalid params: ")
+    assert "sessionId" in invalid["message"]
+    assert unknown["message"].startswith("Method not found: session/nothing.")
+
+
+def test_the_mode_set_either_way_is_told_both_ways(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            *START,
+            {"do": "mode", "mode": "plan"},
+            {"do": "settle", "kind": "config_option_update"},
+            {"do": "config", "value": "act"},
+            {"do": "settle", "kind": "current_mode_update"},
+            {"do": "config", "value": "fast"},
+        ],
+    )
+    told = [u["configOptions"][0]["currentValue"] for u in of(report, "config_option_update")]
+    assert told == ["plan"]  # set_mode: the config option follows
+    assert result(report, 4)["value"]["configOptions"][0]["currentValue"] == "act"
+    assert of(report, "current_mode_update") == [
+        {"sessionUpdate": "current_mode_update", "currentModeId": "act"}  # and the modes follow
+    ]
+    assert result(report, 6)["ok"] is False
+    assert result(report, 6)["message"] == "Unknown mode 'fast': the modes are act and plan."
+
+
+def test_the_clients_own_cancel_of_a_permission_cancels_the_run(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    # CodeCompanion.nvim's Cancel on the permission prompt answers the `cancelled` outcome: the
+    # run must stop there, not take it as a rejection and let the model go on.
+    fake_api.push(
+        tool_reply("bash", {"command": "touch ran"}),
+        tool_reply("bash", {"command": "touch went-on"}),
+        text_reply("after"),
+    )
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [*START, {"do": "prompt", "text": "run it"}],
+        answers=["!cancelled", "!cancelled"],  # without the cancel, the model goes on
+    )
+    assert result(report, 2)["value"] == {"stopReason": "cancelled"}
+    assert len(fake_api.bodies) == 1  # the model was not asked again
+    assert not (hello_workspace / "ran").exists()
+    assert not (hello_workspace / "went-on").exists()
+    command = next(c for c in of(report, "tool_call") if c["title"] == "Run touch ran")
+    ends = [
+        u
+        for u in of(report, "tool_call_update")
+        if u["toolCallId"] == command["toolCallId"] and u.get("status") in ("completed", "failed")
+    ]
+    assert [u["status"] for u in ends] == ["failed"]
+
+
+def test_session_close_frees_the_session_and_it_loads_again(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    fake_api.push(text_reply("Hello."), text_reply("Again."))
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            *START,
+            {"do": "prompt", "text": "Say hello\nplease"},
+            {"do": "close"},
+            {"do": "prompt", "text": "still there?"},
+            {"do": "load"},
+            {"do": "prompt", "text": "now?"},
+        ],
+    )
+    caps = result(report, 0)["value"]["agentCapabilities"]
+    assert caps["sessionCapabilities"]["close"] == {}
+    assert result(report, 3)["ok"] and result(report, 3)["value"] == {}
+    assert "Unknown session" in result(report, 4)["message"]
+    assert result(report, 5)["ok"] and result(report, 6)["value"] == {"stopReason": "end_turn"}
+    titles = [u["title"] for u in of(report, "session_info_update")]
+    assert titles == ["Say hello", "Say hello"]  # told at the first prompt, and on load
+
+
+async def test_a_second_chat_on_the_same_project_is_told_why_and_what_to_do(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    async with acp_agent(fake_api, hello_workspace, tmp_path) as (conn, _editor):
+        first = await conn.new_session(cwd=str(hello_workspace), mcp_servers=[])
+        assert first.session_id
+        report = await asyncio.to_thread(run_client, fake_api, hello_workspace, tmp_path, [*START])
+    refused = result(report, 1)
+    assert refused["ok"] is False
+    assert "Another Plansight server is using this workspace's session" in refused["message"]
+    assert "continue in the chat that has this project open" in refused["message"]
+    assert [nulls(error) for error in report["errors"]] == [[]]

@@ -56,7 +56,7 @@ async def test_refuse_all_commands_refuses_with_a_reason_and_runs_nothing(tmp_pa
     ctx = make_ctx(tmp_path, approve=refuse_all_commands)
     outcome = await call(ctx, "bash", command="touch ran")
     assert outcome.is_error
-    assert "did not approve this command; it was not run" in outcome.content
+    assert "This command was rejected by the user; it was not run" in outcome.content
     assert decision.feedback in outcome.content  # the model reads why
     assert not (tmp_path / "ran").exists()
 

@@ -239,7 +239,7 @@ async def test_edit_rejected_with_feedback(ws: Path) -> None:
     await call(ctx, "read_file", path="src/app.py")
     outcome = await call(ctx, "edit_file", path="src/app.py", old_text="Hello", new_text="Hola")
     assert outcome.is_error
-    assert outcome.content.startswith("The user rejected this edit")
+    assert outcome.content.startswith("This edit was rejected by the user")
     assert outcome.content.endswith("Their feedback: Keep the English greeting.")
     assert (ws / "src" / "app.py").read_text() == before
 

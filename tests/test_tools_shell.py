@@ -115,7 +115,7 @@ async def test_bash_refused_command_does_not_run(ws: Path) -> None:
     outcome = await call(make_ctx(ws, approve=refuse), "bash", command="touch ran")
     assert outcome.is_error
     assert outcome.content == (
-        "The user did not approve this command; it was not run. Their feedback: Not on my machine."
+        "This command was rejected by the user; it was not run. Their feedback: Not on my machine."
     )
     assert not (ws / "ran").exists()
 

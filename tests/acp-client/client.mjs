@@ -41,6 +41,8 @@ const RESPONSES = {
   "session/load": "LoadSessionResponse",
   "session/prompt": "PromptResponse",
   "session/set_mode": "SetSessionModeResponse",
+  "session/set_config_option": "SetSessionConfigOptionResponse",
+  "session/close": "CloseSessionResponse",
 };
 
 const report = {
@@ -52,6 +54,7 @@ const report = {
   schemaErrors: [],
   unmatched: [],
   rawReplies: [],
+  errors: [], // every error object the agent sent, as it came (a null member is a defect)
   received: 0,
 };
 const sent = new Map(); // the client's request id → method
@@ -90,10 +93,12 @@ function validateAgentMessage(message) {
     check(REQUESTS[message.method] ?? "unknown request", message.params, message);
   } else if ("method" in message) {
     check(NOTIFICATIONS[message.method] ?? "unknown notification", message.params, message);
-  } else if (message.id === null) {
+  } else if (message.id === null || String(message.id).startsWith("raw-")) {
     report.rawReplies.push(message);
+    if ("error" in message) report.errors.push(message.error);
     check("Error", message.error, message);
   } else if ("error" in message) {
+    report.errors.push(message.error);
     check("Error", message.error, message);
   } else {
     const method = sent.get(message.id);
@@ -118,12 +123,16 @@ const fromAgent = new ReadableStream({
         const line = pending.slice(0, newline);
         pending = pending.slice(newline + 1);
         if (!line.trim()) continue;
+        let raw = false;
         try {
-          validateAgentMessage(JSON.parse(line));
+          const message = JSON.parse(line);
+          validateAgentMessage(message);
+          // The answer to a request the script wrote itself ("raw"): not the SDK's to match.
+          raw = message.id !== undefined && String(message.id).startsWith("raw-");
         } catch (err) {
           report.schemaErrors.push({ name: "not JSON", line, error: String(err) });
         }
-        controller.enqueue(new TextEncoder().encode(line + "\n"));
+        if (!raw) controller.enqueue(new TextEncoder().encode(line + "\n"));
       }
       changed();
     });
@@ -161,6 +170,10 @@ const app = client({ name: "plansight-ts-test" })
     report.permissions.push(params);
     changed();
     const answer = answers.shift() ?? null;
+    if (answer === "!cancelled") {
+      // The client's own Cancel on the permission prompt (CodeCompanion.nvim's): no option.
+      return { outcome: { outcome: "cancelled" } };
+    }
     if (answer === null) {
       // The user never answers: the agent must not wait for this after a cancel.
       await new Promise((resolve) => held.push(resolve));
@@ -188,7 +201,8 @@ let sessionId = null;
 async function attempt(step, call) {
   try {
     const value = await call();
-    report.results.push({ do: step.do, ok: true, value });
+    // updatesAt: how many updates had come when the answer came (they come in order).
+    report.results.push({ do: step.do, ok: true, value, updatesAt: report.updates.length });
     return value;
   } catch (err) {
     report.results.push({ do: step.do, ok: false, code: err?.code, message: String(err?.message ?? err) });
@@ -226,6 +240,20 @@ for (const step of scenario.steps) {
     );
     report.results.at(-1).replayed = report.updates.length - started;
     if (step.sessionId === undefined) sessionId = sessionId ?? null;
+  } else if (step.do === "config") {
+    await attempt(step, () =>
+      ctx.request(methods.agent.session.setConfigOption, {
+        sessionId,
+        configId: step.configId ?? "mode",
+        value: step.value,
+      }),
+    );
+  } else if (step.do === "close") {
+    await attempt(step, () => ctx.request(methods.agent.session.close, { sessionId }));
+  } else if (step.do === "settle") {
+    // Wait for updates the agent sends after an answer (a config option update, say).
+    await until(() => report.updates.filter((u) => u.sessionUpdate === step.kind).length >= (step.count ?? 1), step.kind);
+    report.results.push({ do: "settle", ok: true });
   } else if (step.do === "mode") {
     await attempt(step, () =>
       ctx.request(methods.agent.session.setMode, { sessionId, modeId: step.mode }),

@@ -11,7 +11,10 @@ it offers them (files.py); prompts beginning `/plan`, `/step`, `/undo`, `/compac
 `/checkpoints` are the slash commands (commands.py).
 
 Errors a client can cause (an unknown session, a bad `cwd`, a prompt while one runs, an unknown
-plan item) are JSON-RPC errors saying what to do; the agent keeps serving.
+plan item) are JSON-RPC errors saying what to do (errors.py; none with a null member); the
+agent keeps serving. The mode is offered as `modes` and as a config option (modes.py); each
+model turn's usage is told (usage.py); the session's title, from its first prompt, is told as
+`session_info_update`; `session/close` ends a session.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from acp import (
     PROTOCOL_VERSION,
@@ -35,41 +38,68 @@ from acp import (
     SetSessionModeResponse,
     update_agent_message_text,
 )
-from acp.helpers import update_current_mode
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
+    CloseSessionResponse,
     Implementation,
     McpCapabilities,
     PromptCapabilities,
-    SessionMode,
-    SessionModeState,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionInfoUpdate,
+    SetSessionConfigOptionResponse,
 )
 
 from plansight import __version__
 from plansight.acp.commands import SlashCommand, available_commands, item_id, parse_command
+from plansight.acp.errors import invalid_params, request_failed, run_error
 from plansight.acp.files import ClientFiles
+from plansight.acp.modes import (
+    MODE_OPTION,
+    Mode,
+    as_mode,
+    config_options,
+    mode_changed,
+    mode_state,
+    unknown_mode,
+)
 from plansight.acp.outbox import Outbox
 from plansight.acp.permissions import ClientHooks
 from plansight.acp.servers import mcp_servers
 from plansight.acp.texts import (
     checkpoints_text,
-    invalid_params,
+    no_such_item,
     prompt_text,
-    request_failed,
     restore_text,
+    session_title,
     workspace,
 )
 from plansight.acp.updates import (
+    TurnText,
     Update,
+    cut_off_reason,
     event_updates,
+    message_chunk,
     new_run_id,
+    plan_checklist,
+    session_prompts,
     stop_reason,
+    tool_cut_off,
     tool_finished,
     tool_kind,
     tool_title,
 )
-from plansight.engine.events import Event, RunStarted, ToolCall, ToolResult
+from plansight.acp.usage import Spend
+from plansight.engine.events import (
+    Event,
+    RunFinished,
+    RunStarted,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    TurnUsage,
+)
 from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
@@ -77,18 +107,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["act", "plan"]
-MODES = SessionModeState(
-    current_mode_id="act",
-    available_modes=[
-        SessionMode(id="act", name="Act", description="Plan in the open and make the changes"),
-        SessionMode(
-            id="plan",
-            name="Plan",
-            description="Research and plan first; change nothing until you approve the plan",
-        ),
-    ],
-)
 STORED_ID = "acp"  # the part of the session's storage that holds its ACP session id
 # Whose results the tool call shows in full (a command's output, matches); others their summary.
 FULL_OUTPUT_KINDS = frozenset({"execute", "search"})
@@ -110,25 +128,66 @@ class AcpSession:
     run: asyncio.Task[Any] | None = None
     unsubscribe: list[Any] = field(default_factory=list)
     run_id: str = ""  # unique to the run in progress: its text's messageIds
+    turn_text: TurnText = field(default_factory=TurnText)  # the run's text, turns apart
+    open_calls: dict[str, None] = field(default_factory=dict)  # started, not yet ended
+    spend: Spend = field(default_factory=Spend)
+    title: str | None = None  # told once (`session_info_update`)
 
-    def switched(self, mode: str) -> None:
+    def switched(self, mode: Mode) -> None:
         """The run switched the session's mode (an approved plan: `act`)."""
-        self.mode = "plan" if mode == "plan" else "act"
+        self.mode = mode
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.run_id = new_run_id()
+            self.turn_text = TurnText()
+        if isinstance(event, TextDelta):
+            if event.text:
+                text = self.turn_text(event.text, event.turn)
+                self.outbox.put(message_chunk(text, self.run_id, event.turn))
+            return
+        if isinstance(event, TurnUsage):
+            # Told once what the turn called has begun (the next turn of the event loop): off
+            # the path of the plan update a todo call makes, which editors wait for.
+            asyncio.get_running_loop().call_soon(self._usage, event)
+            return
         if isinstance(event, ToolCall):
             self.hooks.call.id = event.id
             self.hooks.call.name = event.name
             self.hooks.call.title = tool_title(event.name, event.input, event.summary)
+            self.open_calls[event.id] = None
         if isinstance(event, ToolResult):
             self.hooks.call.id = None
-            shown = event.output if tool_kind(event.name) in FULL_OUTPUT_KINDS else None
-            self.outbox.put(tool_finished(event, shown[:OUTPUT_CHARS] if shown else None))
+            self.open_calls.pop(event.id, None)
+            self.outbox.put(self._finished(event))
             return
+        if isinstance(event, RunFinished):
+            self.cut_off(event.result.status)
         for update in event_updates(self.session.root, event, self.run_id):
             self.outbox.put(update)
+
+    def cut_off(self, status: str) -> None:
+        """End the calls the run's end cut off (a cancel, an error): the engine ends none of
+        them, and ACP wants each to end. Called again, nothing is left to end."""
+        why = cut_off_reason(status)
+        for call_id in list(self.open_calls):
+            self.outbox.put(tool_cut_off(call_id, why))
+        self.open_calls.clear()
+        self.hooks.shown.clear()
+
+    def _usage(self, event: TurnUsage) -> None:
+        self.outbox.put(self.spend.update(event))
+
+    def _finished(self, result: ToolResult) -> Update:
+        kept = self.hooks.shown.pop(result.id, [])
+        if result.is_error:
+            kept = []  # a rejected edit's diff was not applied: its end shows why instead
+        if result.name == "todo" and not result.is_error:
+            # The whole plan, for clients that render no `plan` update (the summary names one
+            # item): the plan file's item lines.
+            return tool_finished(result, plan_checklist(self.session.plan.state))
+        shown = result.output if tool_kind(result.name) in FULL_OUTPUT_KINDS else None
+        return tool_finished(result, shown[:OUTPUT_CHARS] if shown else None, kept)
 
 
 # ----- the agent --------------------------------------------------------------------------------
@@ -176,6 +235,7 @@ class PlansightAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True, image=False),
                 mcp_capabilities=McpCapabilities(http=True),
+                session_capabilities=SessionCapabilities(close=SessionCloseCapabilities()),
             ),
             agent_info=Implementation(name="plansight", title="Plansight", version=__version__),
             auth_methods=[],
@@ -196,7 +256,11 @@ class PlansightAgent:
         session_id = f"plansight-{uuid.uuid4().hex}"
         opened = await self._open(session_id, cwd, mcp_servers, new=True)
         self._after_answer(opened, available_commands())
-        return NewSessionResponse(session_id=session_id, modes=MODES)
+        return NewSessionResponse(
+            session_id=session_id,
+            modes=mode_state(opened.mode),
+            config_options=list(config_options(opened.mode)),
+        )
 
     async def load_session(
         self,
@@ -206,7 +270,7 @@ class PlansightAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        from plansight.acp.updates import replayed
+        from plansight.acp.updates import replayed  # only a load needs it
 
         opened = await self._open(session_id, cwd, mcp_servers, new=False)
         runs = opened.session.history(50).runs
@@ -214,7 +278,15 @@ class PlansightAgent:
             opened.outbox.put(update)
         await opened.outbox.flush()  # the replay comes before the answer
         self._after_answer(opened, available_commands())
-        return LoadSessionResponse(modes=MODES)
+        first = next(iter(session_prompts(runs)), None)
+        if first is not None:
+            opened.title = session_title(first)
+            self._after_answer(
+                opened, SessionInfoUpdate(session_update="session_info_update", title=opened.title)
+            )
+        return LoadSessionResponse(
+            modes=mode_state(opened.mode), config_options=list(config_options(opened.mode))
+        )
 
     def _after_answer(self, opened: AcpSession, update: Update | Any) -> None:
         # The answer is written before the next turn of the event loop (stdio.py sends at once),
@@ -247,7 +319,12 @@ class PlansightAgent:
         try:  # and one server per workspace (session/lock.py): refused, never shared
             store.claim.take(self.client_name)
         except StorageUnavailable as err:
-            raise request_failed(str(err)) from None
+            # A second chat on the same project, in most editors: a second `plansight acp`.
+            raise request_failed(
+                f"Plansight could not open a session in {root}: {err} In an editor: continue "
+                "in the chat that has this project open, or close it (or stop its agent) "
+                "before you start another."
+            ) from None
         outbox = Outbox(conn, session_id, self.write)
         fs = self.client_caps.fs
         files = (
@@ -284,6 +361,7 @@ class PlansightAgent:
         )
         opened = AcpSession(session_id, session, hooks, outbox, settings.max_rounds)
         hooks.on_mode = opened.switched
+        hooks.cancel_run = session.cancel
         session.load_stored()
         if new:
             session.reset()  # a new conversation; history and checkpoints stay
@@ -327,10 +405,34 @@ class PlansightAgent:
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
         opened = self._session(session_id)
-        if mode_id not in ("act", "plan"):
-            raise invalid_params(f"Unknown mode {mode_id!r}: the modes are act and plan.")
-        opened.mode = cast(Mode, mode_id)
+        mode = as_mode(mode_id)
+        if mode is None:
+            raise invalid_params(unknown_mode(mode_id))
+        opened.mode = mode
+        # The client knows the mode it set; the config option says it too (after the answer).
+        self._after_answer(opened, mode_changed(mode)[1])
         return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        opened = self._session(session_id)
+        if config_id != MODE_OPTION:
+            raise invalid_params(
+                f"Unknown config option {config_id!r}: Plansight offers {MODE_OPTION!r} only."
+            )
+        mode = as_mode(value) if isinstance(value, str) else None
+        if mode is None:
+            raise invalid_params(unknown_mode(str(value)))
+        opened.mode = mode
+        self._after_answer(opened, mode_changed(mode)[0])  # the modes say it too
+        return SetSessionConfigOptionResponse(config_options=list(config_options(mode)))
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """`session/close`: the run in progress is cancelled, the session's resources freed
+        (and its workspace given up, for another server); it stays stored for a load."""
+        await self._close(self._session(session_id))
+        return CloseSessionResponse()
 
     # prompts -----------------------------------------------------------------------------------
 
@@ -343,6 +445,11 @@ class PlansightAgent:
         opened.prompting = True
         try:
             text = prompt_text(prompt)
+            if opened.title is None:
+                opened.title = session_title(text)
+                await opened.outbox.send(
+                    SessionInfoUpdate(session_update="session_info_update", title=opened.title)
+                )
             command = parse_command(text)
             if command is not None and command.name in ("undo", "compact", "checkpoints"):
                 await self._command(opened, command)
@@ -355,11 +462,15 @@ class PlansightAgent:
                 mode, text = "plan", command.argument
                 if opened.mode != "plan":
                     opened.mode = "plan"
-                    await opened.outbox.send(update_current_mode("plan"))
+                    for update in mode_changed("plan"):
+                        await opened.outbox.send(update)
             elif command is not None and command.name == "step":
                 todo_id, rest = item_id(command.argument)
                 if not todo_id:
                     raise invalid_params("/step needs a plan item's id: /step 2.")
+                plan = opened.session.plan.state
+                if (refusal := no_such_item(todo_id, plan, "step")) is not None:
+                    raise invalid_params(refusal)
                 text = rest or f"Work on plan item #{todo_id}."
             plan_feedback, question = opened.hooks.turn_end.take()
             if plan_feedback and todo_id is None and command is None:
@@ -382,6 +493,9 @@ class PlansightAgent:
             result = await asyncio.shield(opened.run)
         except asyncio.CancelledError:
             if opened.run.done() or not (task := asyncio.current_task()) or not task.cancelling():
+                # Before the answer, not when the run has wound down: a client renders an
+                # update after the turn's end in the next turn (CodeCompanion.nvim does).
+                opened.cut_off("cancelled")
                 await opened.outbox.flush()
                 return PromptResponse(stop_reason="cancelled")
             opened.run.cancel()  # the connection is going: stop the run too
@@ -395,7 +509,7 @@ class PlansightAgent:
         await opened.outbox.flush()
         reason = stop_reason(result, opened.max_rounds)
         if reason is None:
-            raise request_failed(result.error or result.text)
+            raise run_error(result.error or result.text)
         return PromptResponse(stop_reason=reason)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -428,6 +542,8 @@ class PlansightAgent:
                 todo_id, _ = item_id(command.argument)
                 if not todo_id:
                     raise invalid_params("/undo needs a plan item's id: /undo 2.")
+                if (refusal := no_such_item(todo_id, session.plan.state, "undo")) is not None:
+                    raise invalid_params(refusal)
                 restored = await session.checkpoints.restore(RestoreRequest(todo_id=todo_id))
                 said = restore_text(todo_id, restored.to_wire())
         except (SessionBusy, CheckpointsOff, ModelError) as err:
@@ -451,7 +567,10 @@ async def serve_stdio(agent: PlansightAgent) -> None:
     reader, writer = await stdio_streams(limit=50 * 1024 * 1024)
     transport = StdioTransport(reader, writer)
     agent.write = transport.write
-    conn = AgentSideConnection(cast(Any, agent), transport, listening=False)
+    # `use_unstable_protocol`: the SDK routes `session/close` only then (stable in ACP's schema).
+    conn = AgentSideConnection(
+        cast(Any, agent), transport, listening=False, use_unstable_protocol=True
+    )
     try:
         await conn.listen()
     finally:

@@ -38,15 +38,17 @@ def available_commands() -> AvailableCommandsUpdate:
 
     return update_available_commands(
         [
-            hinted("plan", "Plan first: change nothing until you approve the plan", "the request"),
-            hinted("step", "Work on one plan item only", "an item id, e.g. 2"),
+            # Clients show the hint after the name or the description (CodeCompanion.nvim runs
+            # them together): each reads on its own, as what to type.
+            hinted("plan", "Plan first; nothing changes until you approve the plan.", "what to do"),
+            hinted("step", "Work on one plan item only.", "item number, e.g. 2"),
             hinted(
                 "undo",
-                "Undo one plan step: put back what its edits and commands changed",
-                "an item id, e.g. 2",
+                "Undo one plan step: put back what its edits and commands changed.",
+                "item number, e.g. 2",
             ),
-            hinted("compact", "Compact the conversation now"),
-            hinted("checkpoints", "List the workspace's checkpoints"),
+            hinted("compact", "Compact the conversation now."),
+            hinted("checkpoints", "List the workspace's checkpoints."),
         ]
     )
 

@@ -4,36 +4,50 @@ commands, MCP tools and the plan, `elicitation/create` for questions.
 Each request names the tool call it is about (the one running: the engine runs a round's tools
 one at a time). The options are `allow_once`, `allow_always`, `reject_once` and
 `reject_always`; an "always" answer holds for that kind of request (edits, commands, one MCP
-server's tool) for the rest of the session. A rejection reaches the model as `rejected by the
-user`. An edit of a control file (workspace/control.py) is asked every time, with `Allow` and
-`Reject` only: neither `autoApprove.edits` nor an earlier "always allow" for edits covers it (an
-earlier "always reject" does: refusing is always safe). A plan in plan mode asks with `Approve`
-(allow_once) and `Keep planning` (reject_once):
-approving switches the session to act mode (`current_mode_update`) and the run goes on; keeping
-on planning ends the run, and the user's next prompt is their feedback.
+server's tool) for the rest of the session. A rejection reaches the model as the tool's own
+words, which say it was `rejected by the user` ("This edit was rejected by the user; ... was not
+changed"), with no feedback: ACP's answer has none. An edit of a control file
+(workspace/control.py) is asked every time, with `Allow` and `Reject` only: neither
+`autoApprove.edits` nor an earlier "always allow" for edits covers it (an earlier "always
+reject" does: refusing is always safe). A plan in plan mode asks with `Approve` (allow_once) and
+`Keep planning` (reject_once), the request's tool call holding the proposed plan as Markdown
+(for clients that render no `plan` update): approving switches the session to act mode
+(`current_mode_update` and the mode config option) and the run goes on; keeping on planning
+ends the run, and the user's next prompt is their feedback.
 
 Cancelling the run (`session/cancel`) cancels the awaited request: it counts as cancelled at
 once, and the answer the client sends later is ignored (the connection drops it). A client that
-answers with an error, or with an option it was not offered, is taken as a rejection.
+answers the request itself with the `cancelled` outcome (CodeCompanion.nvim's Cancel) cancels
+the run too: it is no rejection, after which the model would go on. A client that answers
+with an error, or with an option it was not offered, is taken as a rejection.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from acp import Client, RequestError, update_agent_message_text
-from acp.helpers import update_current_mode
+from acp import Client, RequestError, text_block, tool_content, update_agent_message_text
 from acp.schema import (
     AllowedOutcome,
+    DeniedOutcome,
     ElicitationFormSessionMode,
     PermissionOption,
     ToolCallUpdate,
 )
 
-from plansight.acp.updates import Update, edit_diff, tool_running
+from plansight.acp.modes import Mode, mode_changed
+from plansight.acp.updates import (
+    Content,
+    Update,
+    edit_diff,
+    proposed_plan,
+    tool_kind,
+    tool_running,
+)
 from plansight.engine.hooks import (
     CommandDecision,
     CommandRequest,
@@ -50,7 +64,10 @@ from plansight.protocol.options import InitOptions
 
 log = logging.getLogger(__name__)
 
-REJECTED = "rejected by the user"
+# A rejection's feedback: none. The tools say it in their own words, which hold the contract's
+# `rejected by the user` ("This edit was rejected by the user; ..."); ACP's answer carries no
+# text of the user's (their next prompt may).
+REJECTED = None
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = (
     "allow_once",
     "allow_always",
@@ -123,18 +140,22 @@ class ClientHooks:
     call: RunningCall = field(default_factory=RunningCall)
     always: dict[str, Verdict] = field(default_factory=dict)
     turn_end: TurnEnd = field(default_factory=TurnEnd)
-    on_mode: Callable[[str], None] = lambda mode: None
+    on_mode: Callable[[Mode], None] = lambda mode: None
+    cancel_run: Callable[[], bool] = lambda: False  # cancels the run in progress; False: none
+    # What each edit's tool call showed before its end: its diff, which its end keeps.
+    shown: dict[str, list[Content]] = field(default_factory=dict)
 
     # Asking ------------------------------------------------------------------------------------
 
-    async def _ask(self, kind: str, auto: bool) -> Verdict:
-        """Allowed or rejected: by an option, an earlier "always" for `kind`, or the user."""
+    async def _ask(self, kind: str, auto: bool, content: list[Content] | None = None) -> Verdict:
+        """Allowed or rejected: by an option, an earlier "always" for `kind`, or the user;
+        `content` what the request shows of the call (an edit's diff)."""
         if auto:
             verdict: Verdict = "allow"
         elif kind in self.always:
             verdict = self.always[kind]
         else:
-            chosen = await self._request(permission_options())
+            chosen = await self._request(permission_options(), content)
             if chosen in (ALLOW_ALWAYS, REJECT_ALWAYS):
                 self.always[kind] = "allow" if chosen == ALLOW_ALWAYS else "reject"
             verdict = "allow" if chosen in (ALLOW_ONCE, ALLOW_ALWAYS) else "reject"
@@ -142,7 +163,9 @@ class ClientHooks:
             await self.send(tool_running(self.call.id))
         return verdict
 
-    async def _ask_control(self, proposal: EditProposal) -> Verdict:
+    async def _ask_control(
+        self, proposal: EditProposal, content: list[Content] | None = None
+    ) -> Verdict:
         """A control file's edit: the user's answer now, whatever was allowed before."""
         if self.always.get("edit") == "reject":
             return "reject"
@@ -150,20 +173,28 @@ class ClientHooks:
             f"Edit {proposal.relative_path}, a control file (it steers your tools: git, the "
             "editor, Plansight)"
         )
-        chosen = await self._request(once_options(), title)
+        chosen = await self._request(once_options(), content, title)
         verdict: Verdict = "allow" if chosen == ALLOW_ONCE else "reject"
         if verdict == "allow" and self.call.id is not None:
             await self.send(tool_running(self.call.id))
         return verdict
 
     async def _request(
-        self, options: list[PermissionOption], title: str | None = None
+        self,
+        options: list[PermissionOption],
+        content: list[Content] | None = None,
+        title: str | None = None,
     ) -> str | None:
-        """The option the user chose; None for a cancelled request or an error answer.
-        `title`: the tool call's title as the request shows it (default: the call's own)."""
+        """The option the user chose; None for an error answer. A request the client answers
+        `cancelled` cancels the run (CancelledError). `title`: the tool call's title as the
+        request shows it (default: the call's own)."""
         call = self.call
         tool_call = ToolCallUpdate(
-            tool_call_id=call.id or "plansight-unknown-call", title=title or call.title or None
+            tool_call_id=call.id or "plansight-unknown-call",
+            title=title or call.title or None,
+            # Some clients (CodeCompanion.nvim) label the request by its own kind and title.
+            kind=tool_kind(call.name) if call.name else None,
+            content=content,
         )
         try:
             response = await self.conn.request_permission(
@@ -173,6 +204,9 @@ class ClientHooks:
             log.warning("the client answered session/request_permission with an error: %s", err)
             return None
         outcome = response.outcome
+        if isinstance(outcome, DeniedOutcome) and self.cancel_run():
+            log.info("the client cancelled the permission request: the run is cancelled")
+            raise asyncio.CancelledError  # the run's task, cancelled just now, ends here
         if isinstance(outcome, AllowedOutcome):
             offered = {option.option_id for option in options}
             if outcome.option_id in offered:
@@ -183,12 +217,17 @@ class ClientHooks:
     # ReviewHook --------------------------------------------------------------------------------
 
     async def review(self, proposal: EditProposal) -> EditDecision:
+        shown: list[Content] | None = None
         if self.call.id is not None:
-            await self.send(edit_diff(self.call.id, proposal))
+            diff = edit_diff(self.call.id, proposal)
+            shown = self.shown[self.call.id] = list(diff.content or [])
+            await self.send(diff)
+        # The request holds the diff too: some clients (CodeCompanion.nvim) show the request's
+        # own tool call, not the updates before it.
         if proposal.control:
-            verdict = await self._ask_control(proposal)
+            verdict = await self._ask_control(proposal, shown)
         else:
-            verdict = await self._ask("edit", self.options.auto_approve_edits)
+            verdict = await self._ask("edit", self.options.auto_approve_edits, shown)
         if verdict == "allow":
             return EditDecision(accepted=True)
         return EditDecision(accepted=False, feedback=REJECTED)
@@ -212,11 +251,17 @@ class ClientHooks:
     # PlanReviewHook ----------------------------------------------------------------------------
 
     async def review_plan(self, proposal: PlanProposal) -> PlanDecision:
-        chosen = await self._request(plan_options())
+        shown: list[Content] = [
+            tool_content(text_block(proposed_plan(proposal.todos, proposal.summary)))
+        ]
+        if self.call.id is not None:
+            self.shown[self.call.id] = shown  # the plan stays in the call once it ends
+        chosen = await self._request(plan_options(), shown)
         if chosen == APPROVE_PLAN:
             if self.call.id is not None:
                 await self.send(tool_running(self.call.id))
-            await self.send(update_current_mode("act"))
+            for update in mode_changed("act"):
+                await self.send(update)
             self.on_mode("act")
             return PlanDecision("approve")
         # The run ends with the plan kept; the next prompt is the user's feedback on it.

@@ -4,7 +4,8 @@ stdout (logs go to stderr).
 Unlike the SDK's own, it answers what it cannot read instead of skipping it silently: a line
 that is not JSON gets a Parse error (-32700), and JSON that is no JSON-RPC message (an array, a
 number, an object without `method` or `id`) an Invalid Request (-32600), both with `id: null`;
-then it reads on, so one bad line never ends the session.
+then it reads on, so one bad line never ends the session. Every error object it writes goes
+through errors.py's `wire_error` (no null members: the SDK writes `data: null`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import asyncio
 import json
 import logging
 from typing import Any
+
+from plansight.acp.errors import wire_error
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +54,9 @@ class StdioTransport:
         """Write `message` now (buffered; `send` waits for the buffer to drain)."""
         if self._closed:
             raise ConnectionError("the client's connection is closed")
+        if isinstance(message.get("error"), dict):
+            # Every error, the SDK's and ours, goes out here: none with a null member.
+            message = {**message, "error": wire_error(message["error"])}
         self._writer.write((json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8"))
 
     async def send(self, message: dict[str, Any]) -> None:

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from acp import RequestError
 from acp.schema import (
     EmbeddedResourceContentBlock,
     ResourceContentBlock,
@@ -16,13 +15,10 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from plansight.acp.errors import invalid_params
+from plansight.plan.plan import TodoState
 
-def invalid_params(message: str) -> RequestError:
-    return RequestError(-32602, message)
-
-
-def request_failed(message: str) -> RequestError:
-    return RequestError(-32603, message)
+TITLE_CHARS = 60
 
 
 def prompt_text(blocks: Sequence[Any]) -> str:
@@ -89,3 +85,28 @@ def workspace(cwd: str) -> Path:
     if not path.is_dir():
         raise invalid_params(f"{open_one}: cwd {cwd!r} is not an existing folder.")
     return path
+
+
+def session_title(prompt: str) -> str:
+    """A session's title: its first prompt's first line, at most 60 characters."""
+    line = next((part.strip() for part in prompt.splitlines() if part.strip()), "")
+    if len(line) > TITLE_CHARS:
+        line = line[: TITLE_CHARS - 1].rstrip() + "…"
+    return line or "New session"
+
+
+def no_such_item(todo_id: str, plan: TodoState, command: str) -> str | None:
+    """Why `/step` or `/undo` cannot take `todo_id`, or None when the plan has that item."""
+    ids = [item.id for item in plan.items]
+    if todo_id in ids:
+        return None
+    if not ids:
+        return (
+            f"There is no item #{todo_id} in the plan: the plan has no items yet. Ask for one "
+            f"first (/plan <what to do>), then /{command} one of its items."
+        )
+    listed = ", ".join(f"#{i}" for i in ids)
+    return (
+        f"There is no item #{todo_id} in the plan; its items are {listed}. "
+        f"Type /{command} with one of them, e.g. /{command} {ids[0]}."
+    )

@@ -3,7 +3,9 @@
 
 - text → `agent_message_chunk`, thinking → `agent_thought_chunk`; a text chunk carries the
   `messageId` of its run and model turn (`textDelta.turn`), so a client starts a new message
-  where a later turn's text begins instead of running it on from the earlier one's;
+  where a later turn's text begins instead of running it on from the earlier one's; and, for
+  the clients that ignore `messageId` (CodeCompanion.nvim), a later turn's text begins with a
+  blank line in the text itself (`TurnText`);
 - the plan → `plan`, the whole plan at every change: `content` the item's text, `priority`
   always `medium` (Plansight has none), `status` pending / in_progress / completed; ACP has no
   cancelled or failed entry, so a `cancelled` item is `completed` and a `failed` one `pending`,
@@ -11,7 +13,9 @@
 - each tool call → `tool_call` (`pending`) with its kind, a title in words, its locations (the
   absolute path and line) and the raw input, then `tool_call_update`s: `in_progress` as it runs,
   an edit's `diff` (the whole document before and after), and `completed` / `failed` with the
-  result as content;
+  result as content (a completed edit keeps its diff; the plan's `todo` call shows the whole
+  plan as a Markdown checklist, for the clients that render no `plan` update); a call the
+  run's end cut off (cancelled, an error) ends `failed`, its content saying why;
 - the plan reminder → a `tool_call` of kind `think` titled `Plan reminder`, completed at once;
 - a run's result → the prompt's `stopReason`.
 """
@@ -40,10 +44,16 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    ContentToolCallContent,
     CurrentModeUpdate,
+    FileEditToolCallContent,
+    SessionInfoUpdate,
+    TerminalToolCallContent,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
+    UsageUpdate,
     UserMessageChunk,
 )
 
@@ -70,7 +80,11 @@ Update = (
     | UserMessageChunk
     | CurrentModeUpdate
     | AvailableCommandsUpdate
+    | UsageUpdate
+    | SessionInfoUpdate
+    | ConfigOptionUpdate
 )
+Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 ToolKind = Literal["read", "edit", "search", "execute", "think", "switch_mode"]
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
@@ -110,6 +124,32 @@ def plan_update(state: TodoState) -> AgentPlanUpdate:
         else:
             entries.append(plan_entry(item.text, status=item.status))
     return update_plan(entries)
+
+
+# The plan file's item markers (PROTOCOL.md version 4, "The plan as a file in the workspace").
+CHECKLIST_MARKERS: Mapping[str, str] = {
+    "pending": "[ ]",
+    "in_progress": "[~]",
+    "completed": "[x]",
+    "cancelled": "[-]",
+    "failed": "[!]",
+}
+
+
+def plan_checklist(state: TodoState) -> str:
+    """The plan as the plan file's item lines, a Markdown checklist: `- [ ] 1. Item text`."""
+    if not state.items:
+        return "The plan has no items."
+    return "\n".join(
+        f"- {CHECKLIST_MARKERS.get(item.status, '[ ]')} {item.id}. {item.text}"
+        for item in state.items
+    )
+
+
+def proposed_plan(state: TodoState, summary: str) -> str:
+    """The plan put to the user's approval (`submit_plan`), as Markdown."""
+    said = summary.strip()
+    return "**Proposed plan**\n\n" + (f"{said}\n\n" if said else "") + plan_checklist(state)
 
 
 # ----- tool calls -------------------------------------------------------------------------------
@@ -199,14 +239,30 @@ def tool_running(tool_call_id: str) -> ToolCallProgress:
     return update_tool_call(tool_call_id, status="in_progress")
 
 
-def tool_finished(result: ToolResult, output: str | None = None) -> ToolCallProgress:
-    """The call's end; `output` the whole result the model read, else the one-line summary."""
+def tool_finished(
+    result: ToolResult, output: str | None = None, kept: Sequence[Content] = ()
+) -> ToolCallProgress:
+    """The call's end; `output` the whole result the model read, else the one-line summary.
+    An update's content replaces the call's: `kept` is what it showed before and keeps (a
+    completed edit's diff), the result's text after it."""
     text = output if output is not None else result.summary
+    content: list[Content] = [*kept, *([tool_content(text_block(text))] if text else [])]
     return update_tool_call(
         result.id,
         status="failed" if result.is_error else "completed",
-        content=[tool_content(text_block(text))] if text else None,
+        content=content or None,
     )
+
+
+def tool_cut_off(tool_call_id: str, why: str) -> ToolCallProgress:
+    """A call the run's end cut off: it never finished, and says so."""
+    return update_tool_call(tool_call_id, status="failed", content=[tool_content(text_block(why))])
+
+
+def cut_off_reason(status: str) -> str:
+    if status == "cancelled":
+        return "Cancelled with the run: this call did not finish."
+    return "Stopped: the run ended before this call finished."
 
 
 def first_changed_line(old: str, new: str) -> int:
@@ -250,6 +306,25 @@ def reminder_call(reminder_text: str, call_id: str | None = None) -> ToolCallSta
 
 
 # ----- events and results -----------------------------------------------------------------------
+
+
+class TurnText:
+    """A run's text as ACP carries it: a later model turn's text begins with a blank line, so
+    that a client ignoring `messageId` does not run two turns' text together."""
+
+    def __init__(self) -> None:
+        self._turn: object = None
+        self._ending = ""  # the last two characters of the text so far
+
+    def __call__(self, text: str, turn: object) -> str:
+        if self._ending and turn != self._turn:
+            gap = "" if self._ending.endswith("\n\n") or text.startswith("\n\n") else "\n\n"
+            if gap and (self._ending.endswith("\n") or text.startswith("\n")):
+                gap = "\n"
+            text = gap + text
+        self._turn = turn
+        self._ending = (self._ending + text)[-2:]
+        return text
 
 
 def new_run_id() -> str:
@@ -311,22 +386,39 @@ def replayed(root: Path, runs: Iterable[Mapping[str, Any]], plan: TodoState) -> 
     """A stored session as updates (`session/load`): the runs since the session began (the last
     one that started a new session), each its prompt, messages, thoughts, tool calls and
     reminders, then the plan as it is now."""
-    kept = list(runs)
-    for index in range(len(kept) - 1, -1, -1):
-        if kept[index].get("newSession") is True:
-            kept = kept[index:]
-            break
     updates: list[Update] = []
-    for run in kept:
+    for run in since_session(runs):
         updates.extend(_run_updates(root, run))
     updates.append(plan_update(plan))
     return updates
 
 
+def since_session(runs: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The runs since the session began: from the last one that started a new session."""
+    kept = list(runs)
+    for index in range(len(kept) - 1, -1, -1):
+        if kept[index].get("newSession") is True:
+            return kept[index:]
+    return kept
+
+
+def session_prompts(runs: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The prompts of the runs since the session began, oldest first."""
+    found = []
+    for run in since_session(runs):
+        events = run.get("events") or []
+        first = events[0] if events and isinstance(events[0], Mapping) else {}
+        if first.get("type") == "runStarted" and isinstance(first.get("prompt"), str):
+            found.append(first["prompt"])
+    return found
+
+
 def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
     updates: list[Update] = []
     run_id = new_run_id()  # for its text's messageIds
+    turn_text = TurnText()
     open_calls: dict[str, None] = {}
+    status = ""  # how the run ended, where its end was kept
     events: Sequence[Any] = run.get("events") or []
     for event in events:
         if not isinstance(event, Mapping):
@@ -335,7 +427,8 @@ def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
         if kind == "runStarted" and isinstance(event.get("prompt"), str):
             updates.append(update_user_message_text(event["prompt"]))
         elif kind == "textDelta" and isinstance(event.get("text"), str) and event["text"]:
-            updates.append(message_chunk(event["text"], run_id, event.get("turn")))
+            turn = event.get("turn")
+            updates.append(message_chunk(turn_text(event["text"], turn), run_id, turn))
         elif kind == "thinkingDelta" and isinstance(event.get("text"), str) and event["text"]:
             updates.append(update_agent_thought_text(event["text"]))
         elif kind == "toolCall" and isinstance(event.get("id"), str):
@@ -359,6 +452,9 @@ def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
             open_calls.pop(result.id, None)
         elif kind == "reminder" and isinstance(event.get("text"), str):
             updates.append(reminder_call(event["text"]))
+        elif kind == "runFinished" and isinstance(event.get("result"), Mapping):
+            status = str(event["result"].get("status", ""))
     # A call the run's end cut off (cancelled, the server killed) never finished.
-    updates.extend(update_tool_call(call_id, status="failed") for call_id in open_calls)
+    why = cut_off_reason(status)
+    updates.extend(tool_cut_off(call_id, why) for call_id in open_calls)
     return updates

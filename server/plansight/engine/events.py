@@ -119,6 +119,17 @@ class Compacted:
 
 
 @dataclass(frozen=True)
+class TurnUsage:
+    """One model turn's usage, with the context window it fills and the model that answered,
+    for listeners in the server (ACP's `usage_update`); not sent as a `plansight/event`."""
+
+    usage: Usage
+    context_window: int
+    model: str
+    type: str = "turnUsage"
+
+
+@dataclass(frozen=True)
 class ToolInputDelta:
     """Partial JSON of a tool call's input while it streams (not part of protocol v1)."""
 
@@ -250,6 +261,7 @@ Event = (
     | ThinkingDelta
     | Compacted
     | ToolInputDelta
+    | TurnUsage
     | ToolCall
     | ToolResult
     | Reminder

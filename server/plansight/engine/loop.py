@@ -41,6 +41,7 @@ from plansight.engine.events import (
     ToolCall,
     ToolInputDelta,
     ToolResult,
+    TurnUsage,
     Usage,
 )
 from plansight.engine.model import THINKING_TYPES, ModelClient, ModelError, ModelTurn
@@ -187,6 +188,8 @@ class AgentLoop:
                         "error", f"The model API failed: {err}", rounds, usage, error=str(err)
                     )
                 usage.add(turn.usage)
+                window = await self.compactor.window(self.model)
+                self.events.emit(TurnUsage(turn.usage, window, self.model.model))
                 facts = TurnFacts.of(turn)
                 if facts.refused:
                     self._forget(opening)

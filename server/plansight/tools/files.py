@@ -222,7 +222,7 @@ async def _propose(
     if not decision.accepted:
         # A rejection is an error result (is_error=true): the model must see plainly that its
         # change did not happen, rather than read past a normal-looking result.
-        message = f"The user rejected this edit; {base.target.relative} was not changed."
+        message = f"This edit was rejected by the user; {base.target.relative} was not changed."
         if decision.feedback and decision.feedback.strip():
             message += f" Their feedback: {decision.feedback.strip()}"
         raise ToolError(message)

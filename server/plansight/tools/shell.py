@@ -270,7 +270,7 @@ async def bash(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     allowed = sandbox.description()
     decision = await ctx.approve(CommandRequest(command=command, cwd=str(root), sandbox=allowed))
     if not decision.approved:
-        message = "The user did not approve this command; it was not run."
+        message = "This command was rejected by the user; it was not run."
         if decision.feedback and decision.feedback.strip():
             message += f" Their feedback: {decision.feedback.strip()}"
         raise ToolError(message)
