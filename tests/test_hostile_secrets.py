@@ -1,7 +1,7 @@
 """Secret values never reach the model (PROTOCOL.md version 4), through the real language
 server and the scripted fake Messages API: a repository that committed its `.env` (fresh random
 canaries each run: a secret-named value, a 40-character token, a private key's body, a staged
-token), a copy of it under `node_modules/`, a hardlink to it under another name, and the
+token), copies of it under `node_modules/` (one under a name nobody protects), a hardlink to it under another name, and the
 server's own API key smuggled into a workspace file. The model reads them every way it can; an
 attacker who sees what the model sees (every request body the fake received), what the editor
 was told (`toolResult` events) or what was stored (`plansight/history`, the storage folder)
@@ -92,6 +92,10 @@ def hostile(tmp_path: Path, canaries: Canaries) -> Path:
     copy = root / "node_modules" / "x" / ".env"
     copy.parent.mkdir(parents=True)
     shutil.copyfile(root / ".env", copy)
+    # A copy under a name nobody protects: the sandbox hides `node_modules/x/.env` from commands
+    # (a protected file in an ignored folder), but it cannot know this one; its values are known
+    # from the protected files, so they are withheld.
+    shutil.copyfile(root / ".env", copy.with_name("settings.txt"))
     os.link(root / ".env", root / "notes.txt")  # the same file under a name nobody protects
     (root / "smuggled.sh").write_text(f"X={canaries.api_key}\n")
     return root
@@ -100,8 +104,8 @@ def hostile(tmp_path: Path, canaries: Canaries) -> Path:
 SCRIPTED = [
     ("bash", {"command": "git show HEAD:.env"}),
     ("bash", {"command": "git diff --cached"}),
-    ("bash", {"command": "cat node_modules/x/.env"}),
-    ("bash", {"command": "base64 node_modules/x/.env; git show HEAD:.env | base64"}),
+    ("bash", {"command": "cat node_modules/x/settings.txt"}),
+    ("bash", {"command": "base64 node_modules/x/settings.txt; git show HEAD:.env | base64"}),
     ("bash", {"command": "git show HEAD:.env | base64 -w0"}),
     ("read_file", {"path": "notes.txt"}),
     ("grep", {"pattern": "TOKEN"}),
