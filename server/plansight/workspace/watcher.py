@@ -103,9 +103,13 @@ def _changed_after(files: dict[str, Stamp], since_ns: int) -> set[str]:
 
 
 class WorkspaceWatcher:
-    def __init__(self, root: Path, on_change: Callable[[list[str]], None]) -> None:
+    def __init__(
+        self, root: Path, on_change: Callable[[list[str]], None], skipped: Iterable[str] = ()
+    ) -> None:
+        """`skipped`: folders (relative) never watched nor reported: Plansight's state."""
         self.root = root
         self.on_change = on_change
+        self.skipped = tuple(skipped)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.snapshot: Snapshot | None = None
@@ -142,7 +146,8 @@ class WorkspaceWatcher:
     async def _watch_once(self) -> None:
         from watchfiles import awatch
 
-        keep = await asyncio.to_thread(WorkspaceFilter, self.root)  # it runs `git config`
+        # It runs `git config`: off the event loop.
+        keep = await asyncio.to_thread(WorkspaceFilter, self.root, None, self.skipped)
         attempt = _AttemptStop(self._stop)
         batches = awatch(
             self.root,
