@@ -329,6 +329,23 @@ def files_changed_line(paths: Iterable[str]) -> Text:
     return Text(f"↻ files changed: {shown}", style="magenta")
 
 
+RETRY_REASONS = {
+    "rate_limited": "the model API is rate limiting",
+    "overloaded": "the model API is overloaded",
+    "server_error": "the model API failed",
+    "timeout": "the model API did not answer in time",
+    "connection": "could not reach the model API",
+}
+
+
+def retrying_line(attempt: Any, of: Any, reason: Any, delay: Any) -> Text:
+    """`⟳ the model API is rate limiting: retry 1 of 2 in 0.5 s`: a retry is never silent."""
+    why = RETRY_REASONS.get(str(reason), "the model API failed")
+    which = f" {attempt} of {of}" if isinstance(attempt, int) and isinstance(of, int) else ""
+    when = f" in {delay:.1f} s" if isinstance(delay, int | float) else ""
+    return Text(f"⟳ {why}: retry{which}{when}", style="yellow")
+
+
 def compacted_line(before: Any, after: Any, strategy: Any, unchanged: Any = None) -> Text:
     """`⇣ compacted: ~181,204 → ~23,950 tokens (old tool results cleared); plan and
     scratchpad kept verbatim`, or (``unchanged``) that nothing could be made smaller."""

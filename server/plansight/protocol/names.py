@@ -252,6 +252,7 @@ EVENTS: tuple[EventSpec, ...] = (
     ),
     EventSpec("planDraft", "items", 0, True),
     EventSpec("mcp", "servers", 3, True),
+    EventSpec("retrying", "attempt, of, reason, delaySeconds, message", 0, True),
 )
 EVENT_TYPES = frozenset(spec.type for spec in EVENTS)
 
