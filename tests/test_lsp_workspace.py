@@ -486,3 +486,38 @@ async def test_plansights_own_state_inside_the_workspace_is_none_of_the_agents(
         assert not [p for p in held if p.startswith(".local")], held
     finally:
         await editor.stop()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="checkpoints need the git program")
+async def test_a_file_name_that_is_not_utf8_breaks_neither_the_watcher_nor_checkpoints(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    bad = os.path.join(os.fsencode(hello_workspace), b"bad\xff.txt")
+    with open(bad, "wb") as f:
+        f.write(b"first\n")
+    await editor.wait_watching()
+    fake_api.push(tool("write_file", {"path": "notes.txt", "content": "one\n"}), text("ok"))
+    assert (await editor.request("plansight/run", {"prompt": "write"}))["status"] == "done"
+
+    def reported() -> list[str]:
+        return [
+            p for e in editor.recorder.events if e["type"] == "filesChanged" for p in e["paths"]
+        ]
+
+    for n in range(2):  # the badly named file changes, then another: that one is reported
+        with open(bad, "ab") as f:
+            f.write(b"changed\n")
+        (hello_workspace / "marker.txt").write_text(f"outside {n}\n")
+        await editor.recorder.wait_for(lambda n=n: reported().count("marker.txt") > n)
+    logged = [m.message for m in editor.client.log_messages]
+    # watchfiles cannot hand such a name over and gives up: restarted at once, said once.
+    assert not [m for m in logged if "watcher failed" in m], logged
+    assert len([m for m in logged if "not UTF-8" in m]) == 1, logged
+    listed = (await editor.request("plansight/checkpoints", {}))["checkpoints"]
+    started = next(c for c in listed if c["kind"] == "runStart")
+    result = await editor.request("plansight/restore", {"checkpoint": started["id"], "force": True})
+    assert "notes.txt" in result["deleted"], result
+    assert not (hello_workspace / "notes.txt").exists()
+    with open(bad, "rb") as f:
+        assert f.read() == b"first\n"  # as the checkpoint holds it
+    assert not [m.message for m in editor.client.log_messages if "Traceback" in m.message]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import stat
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -37,6 +38,12 @@ log = logging.getLogger(__name__)
 WATCHING = "for changes made outside the agent"  # logged (to the editor too) once watching
 RESTART_PAUSE = 0.2
 MAX_RESTART_PAUSE = 30.0
+# A watch that ran this long before it failed starts the pause again from RESTART_PAUSE: the
+# pause grows only for failures in a row (which a name that is not UTF-8 changing now and then,
+# each time restarting the watcher, is not).
+STEADY = 2.0
+# watchfiles' error for a name that is not UTF-8 (it hands over str paths only).
+_UNDECODABLE = re.compile(r'Unable to decode path "(.*)" to string')
 # How much earlier than a change its file's ctime may say (the kernel's coarse clock, a tick of
 # 4 ms here) plus watchfiles' own handling of a batch before handing it over.
 CLOCK_SLACK_NS = 50_000_000
@@ -130,15 +137,33 @@ class WorkspaceWatcher:
 
     async def _watch(self) -> None:
         # watchfiles gives up for good on some events: start it again (with a growing pause
-        # should it keep failing) and report what changed while it was not watching.
+        # should it keep failing at once) and report what changed while it was not watching.
         pause = RESTART_PAUSE
+        said: set[str] = set()  # the names not UTF-8 already logged
         while not self._stop.is_set():
+            started = time.monotonic()
             try:
                 await self._watch_once()
                 return  # stopped
             except Exception as err:
                 self.watching.clear()
-                log.warning("the workspace watcher failed (%s); restarting it in %g s", err, pause)
+                if time.monotonic() - started > STEADY:
+                    pause = RESTART_PAUSE  # it had worked a while: no failure in a row
+                undecodable = _undecodable_name(err)
+                if undecodable is not None:
+                    # Expected, and no fault of the watcher's: a name that is not UTF-8
+                    # changed (watchfiles cannot hand it over). Said once per name.
+                    if undecodable not in said:
+                        said.add(undecodable)
+                        log.info(
+                            "%s: a file name that is not UTF-8 changed; such files are not "
+                            "reported (the watcher goes on, restarted)",
+                            undecodable,
+                        )
+                else:
+                    log.warning(
+                        "the workspace watcher failed (%s); restarting it in %g s", err, pause
+                    )
             with suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), pause)
             pause = min(pause * 2, MAX_RESTART_PAUSE)
@@ -196,6 +221,18 @@ class WorkspaceWatcher:
             self.on_change(paths)
         except Exception:
             log.exception("handling file changes failed")
+
+
+def _undecodable_name(err: BaseException) -> str | None:
+    """The path watchfiles could not decode, if that is what `err` (or an exception grouped
+    in it, as anyio raises it) is."""
+    if isinstance(err, BaseExceptionGroup):
+        for inner in err.exceptions:
+            if (found := _undecodable_name(inner)) is not None:
+                return found
+        return None
+    match = _UNDECODABLE.search(str(err))
+    return match.group(1) if match is not None else None
 
 
 class _AttemptStop:
