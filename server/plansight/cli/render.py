@@ -329,6 +329,24 @@ def files_changed_line(paths: Iterable[str]) -> Text:
     return Text(f"↻ files changed: {shown}", style="magenta")
 
 
+def instructions_line(files: Any) -> Text | None:
+    """`project instructions: AGENTS.md (2.1 kB)`: what of the repository's instructions the
+    model was given (None when it was given none)."""
+    if not isinstance(files, list) or not files:
+        return None
+    shown: list[str] = []
+    for item in files:
+        if not isinstance(item, dict):
+            continue
+        size = item.get("bytes")
+        cut = item.get("cut")
+        about = f"{size / 1024:.1f} kB" if isinstance(size, int) else ""
+        if isinstance(cut, int) and cut:
+            about += f", {cut / 1024:.1f} kB of it left out (limit 32 kB)"
+        shown.append(f"{item.get('path')} ({about})" if about else str(item.get("path")))
+    return Text("project instructions: " + ", ".join(shown), style="dim")
+
+
 RETRY_REASONS = {
     "rate_limited": "the model API is rate limiting",
     "overloaded": "the model API is overloaded",
