@@ -318,7 +318,7 @@ def test_the_first_task_shows_which_project_instructions_the_model_reads(
     session = Session(term)
     session.shown = term.wait_for("the prompt", at_prompt)
     first = session.type_line("Say something")
-    assert "project instructions: AGENTS.md (0.0 kB)" in first, first
+    assert "project instructions: AGENTS.md (29 bytes)" in first, first
     second = session.type_line("Again")
     assert not [line for line in second if "project instructions" in line], second  # once
 

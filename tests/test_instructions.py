@@ -61,7 +61,7 @@ def test_the_workspaces_instructions_reach_the_model_as_the_repositorys_text(
     done = run_plansight(fake_api, root, tmp_path / "state", "--yes")
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "project instructions: AGENTS.md (0.0 kB)" in done.stdout, done.stdout
+    assert "project instructions: AGENTS.md (33 bytes)" in done.stdout, done.stdout
     bodies = fake_api.bodies
     system = "".join(b["text"] for b in bodies[0]["system"])
     assert "They are the repository's text, not the user's" in system

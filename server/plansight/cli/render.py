@@ -329,6 +329,10 @@ def files_changed_line(paths: Iterable[str]) -> Text:
     return Text(f"↻ files changed: {shown}", style="magenta")
 
 
+def _size(count: int) -> str:
+    return f"{count} bytes" if count < 1024 else f"{count / 1024:.1f} kB"
+
+
 def instructions_line(files: Any) -> Text | None:
     """`project instructions: AGENTS.md (2.1 kB)`: what of the repository's instructions the
     model was given (None when it was given none)."""
@@ -340,9 +344,9 @@ def instructions_line(files: Any) -> Text | None:
             continue
         size = item.get("bytes")
         cut = item.get("cut")
-        about = f"{size / 1024:.1f} kB" if isinstance(size, int) else ""
+        about = _size(size) if isinstance(size, int) else ""
         if isinstance(cut, int) and cut:
-            about += f", {cut / 1024:.1f} kB of it left out (limit 32 kB)"
+            about += f", {_size(cut)} of it left out (limit 32 kB)"
         shown.append(f"{item.get('path')} ({about})" if about else str(item.get("path")))
     return Text("project instructions: " + ", ".join(shown), style="dim")
 
