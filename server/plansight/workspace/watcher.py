@@ -39,8 +39,7 @@ WATCHING = "for changes made outside the agent"  # logged (to the editor too) on
 RESTART_PAUSE = 0.2
 MAX_RESTART_PAUSE = 30.0
 # A watch that ran this long before it failed starts the pause again from RESTART_PAUSE: the
-# pause grows only for failures in a row (which a name that is not UTF-8 changing now and then,
-# each time restarting the watcher, is not).
+# pause grows only for failures in a row.
 STEADY = 2.0
 # watchfiles' error for a name that is not UTF-8 (it hands over str paths only).
 _UNDECODABLE = re.compile(r'Unable to decode path "(.*)" to string')
@@ -152,7 +151,10 @@ class WorkspaceWatcher:
                 undecodable = _undecodable_name(err)
                 if undecodable is not None:
                     # Expected, and no fault of the watcher's: a name that is not UTF-8
-                    # changed (watchfiles cannot hand it over). Said once per name.
+                    # changed (watchfiles cannot hand it over). Said once per name; restarted
+                    # after the shortest pause however often it happens, or the changes made
+                    # meanwhile would be reported up to MAX_RESTART_PAUSE late.
+                    wait = RESTART_PAUSE
                     if undecodable not in said:
                         said.add(undecodable)
                         log.info(
@@ -164,9 +166,9 @@ class WorkspaceWatcher:
                     log.warning(
                         "the workspace watcher failed (%s); restarting it in %g s", err, pause
                     )
+                    wait, pause = pause, min(pause * 2, MAX_RESTART_PAUSE)
             with suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), pause)
-            pause = min(pause * 2, MAX_RESTART_PAUSE)
+                await asyncio.wait_for(self._stop.wait(), wait)
 
     async def _watch_once(self) -> None:
         from watchfiles import awatch
