@@ -32,7 +32,6 @@ from plansight.engine.events import (
     EventBus,
     Reminder,
     ReminderCleared,
-    Retrying,
     RunFinished,
     RunResult,
     RunStarted,
@@ -334,9 +333,7 @@ class AgentLoop:
             on_text=on_text,
             on_tool_input=on_tool_input,
             on_thinking=on_thinking,
-            on_retry=lambda r: self.events.emit(
-                Retrying(r.attempt, r.of, r.reason, round(r.delay, 3), r.message)
-            ),
+            on_retry=self.events.emit,
         )
 
     async def _run_tools(self, tool_uses: list[Block]) -> list[Block]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from plansight.engine.events import Usage
+from plansight.engine.events import Retrying, Usage
 
 if TYPE_CHECKING:
     import anthropic
@@ -392,19 +392,8 @@ def _model_error(err: anthropic.APIStatusError) -> ModelError:
     return ModelError(_api_message(err), prompt_tokens=tokens, prompt_limit=limit)
 
 
-@dataclass(frozen=True)
-class Retry:
-    """A request that failed and is tried again after `delay` seconds: retry `attempt` of
-    `of`; `reason`: rate_limited, overloaded, server_error, timeout or connection."""
-
-    attempt: int
-    of: int
-    reason: str
-    delay: float
-    message: str
-
-
-RetryListener = Callable[[Retry], None]
+# Told of each retry before its pause (the `retrying` event, for the clients to show).
+RetryListener = Callable[[Retrying], None]
 
 
 class _Retryable(Exception):
@@ -574,7 +563,7 @@ class ModelClient:
                 attempt += 1
                 log.info("%s; retry %d of %d in %.2f s", retry.error, attempt, of, delay)
                 if on_retry is not None:
-                    on_retry(Retry(attempt, of, retry.reason, delay, str(retry.error)))
+                    on_retry(Retrying(attempt, of, retry.reason, round(delay, 3), str(retry.error)))
                 await asyncio.sleep(delay)
 
     async def _stream_once(
