@@ -49,10 +49,13 @@ def env_for(state: Path, api: FakeMessagesAPI | None) -> dict[str, str]:
     return env
 
 
-def plansight(state: Path, *args: str, api: FakeMessagesAPI | None = None) -> tuple[int, str]:
+def plansight(
+    state: Path, *args: str, api: FakeMessagesAPI | None = None, cwd: Path | None = None
+) -> tuple[int, str]:
     done = subprocess.run(
         [sys.executable, "-m", "plansight", *args],
         env=env_for(state, api),
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
@@ -111,6 +114,26 @@ def test_the_checkpoints_are_listed_with_their_step_and_files(done_run: tuple[Pa
     assert re.search(r"#1\s+Edited app.py\s+app.py$", rows[3])
     assert re.search(r"#1\s+Ran echo made > made.txt.*README.md, made.txt, util.py$", rows[4])
     assert re.search(r"#2\s+Edited notes.txt\s+notes.txt$", rows[6])
+
+
+def test_in_the_project_folder_no_workspace_flag_is_needed(done_run: tuple[Path, Path]) -> None:
+    # The README's examples and the hint "To undo this: plansight restore N" are typed in the
+    # project folder, where `Path(".").name` is empty.
+    root, state = done_run
+
+    code, out = plansight(state, "checkpoints", cwd=root)
+    assert code == 0, out
+    assert len([line for line in out.splitlines() if re.match(r"\s*\d+  ", line)]) == 7, out
+
+    code, out = plansight(state, "undo", "--step", "2", cwd=root)
+    assert code == 0, out
+    assert not (root / "notes.txt").exists()
+    undo = re.search(r"To undo this: plansight restore (\d+)", out)
+    assert undo is not None, out
+
+    code, out = plansight(state, "restore", undo.group(1), cwd=root)
+    assert code == 0, out
+    assert (root / "notes.txt").read_text() == "step 2\n"
 
 
 def test_undoing_a_step_shows_what_was_restored_and_what_was_left_and_why(

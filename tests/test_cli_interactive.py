@@ -301,6 +301,28 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     assert kept[-4:] == ["/plan Rework greet", "Edit it", "/new", "/plan"]  # no answers
 
 
+def test_the_first_task_shows_which_project_instructions_the_model_reads(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+) -> None:
+    (hello_workspace / "AGENTS.md").write_text("Run the tests with unittest.\n")
+    fake_api.push(text_reply("First."), text_reply("Second."))
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    term = terminal(100, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    session = Session(term)
+    session.shown = term.wait_for("the prompt", at_prompt)
+    first = session.type_line("Say something")
+    assert "project instructions: AGENTS.md (29 bytes)" in first, first
+    second = session.type_line("Again")
+    assert not [line for line in second if "project instructions" in line], second  # once
+
+
 def test_without_an_api_key_the_session_says_how_to_get_going(
     tmp_path: Path,
     terminal: Callable[[int, int], Terminal],  # noqa: F811

@@ -158,3 +158,14 @@ def test_with_stdout_a_file_two_model_turns_are_two_paragraphs(
     assert "I read the code first\nand planned.\n\nThe plan waits for you.\n" in done.stdout, (
         done.stdout
     )
+
+
+def test_the_instructions_line_says_sizes_and_what_was_cut() -> None:
+    from plansight.cli.render import instructions_line
+
+    assert instructions_line([]) is None
+    line = instructions_line([{"path": "AGENTS.md", "bytes": 40960, "cut": 8192}])
+    assert line is not None
+    assert line.plain == (
+        "project instructions: AGENTS.md (40.0 kB, 8.0 kB of it left out (limit 32 kB))"
+    )

@@ -26,7 +26,16 @@ from plansight.cli.client import (
     edit_result,
 )
 from plansight.cli.ui import TerminalUI
-from plansight.fakeapi import FakeMessagesAPI, Hang, HttpError, reply, text_reply, tool_reply
+from plansight.fakeapi import (
+    Drop,
+    FakeMessagesAPI,
+    Hang,
+    HttpError,
+    Malformed,
+    reply,
+    text_reply,
+    tool_reply,
+)
 
 from conftest import PATIENCE
 
@@ -164,6 +173,42 @@ def test_run_reports_an_api_error_and_exits_1(
     assert done.returncode == 1, done.stdout + done.stderr
     assert "error after 1 round" in done.stdout
     assert done.stdout.count("prompt is too long") == 1, done.stdout  # said once
+
+
+def test_a_malformed_stream_is_one_clear_line_not_a_traceback(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fake_api.push(Malformed(after_blocks=1))
+    done = run_plansight(fake_api, hello_workspace, tmp_path / "state", "--yes")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "Traceback" not in out and "internal" not in out, out
+    errors = [line for line in done.stdout.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "malformed response stream" in errors[0], out
+
+
+def test_a_drop_mid_answer_says_so_not_could_not_connect(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fake_api.push(Drop(after_blocks=1, partial=True))
+    done = run_plansight(fake_api, hello_workspace, tmp_path / "state", "--yes")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "dropped mid-answer" in out and "Could not connect" not in out, out
+    assert "Traceback" not in out, out
+
+
+def test_rate_limit_and_overload_retries_are_shown(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fast = {"retry-after-ms": "1"}
+    fake_api.push(HttpError(429, headers=fast), HttpError(529, headers=fast), text_reply("ok"))
+    done = run_plansight(fake_api, hello_workspace, tmp_path / "state", "--yes")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "⟳ the model API is rate limiting: retry 1 of 2 in 0.0 s" in out, out
+    assert "⟳ the model API is overloaded: retry 2 of 2" in out, out
+    assert len(fake_api.message_requests) == 3
 
 
 def test_run_without_an_api_key_says_how_to_get_going(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from plansight.fakeapi import (
     FakeMessagesAPI,
     Hang,
     HttpError,
+    Malformed,
     Reply,
     Script,
     ScriptError,
@@ -88,3 +89,10 @@ async def test_a_no_tools_reply_answers_tool_choice_none_without_a_step() -> Non
     assert summary.content[0].text == "A summary."  # type: ignore[union-attr]
     assert step.content[0].text == "the next step"  # type: ignore[union-attr]
     assert api.steps_remaining == 0
+
+
+def test_a_malformed_stream_step_survives_a_round_trip_through_json() -> None:
+    script = Script.from_dict({"steps": [{"fault": "malformed", "after_blocks": 2, "data": "x"}]})
+    assert Script.from_dict(script.to_dict()).to_dict() == script.to_dict()
+    assert script.to_dict()["steps"][0]["data"] == "x"
+    assert Malformed().data.startswith("{") and not Malformed().data.endswith("}")

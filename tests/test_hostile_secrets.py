@@ -1,7 +1,8 @@
 """Secret values never reach the model (PROTOCOL.md version 4), through the real language
 server and the scripted fake Messages API: a repository that committed its `.env` (fresh random
 canaries each run: a secret-named value, a 40-character token, a private key's body, a staged
-token), copies of it under `node_modules/` (one under a name nobody protects), a hardlink to it under another name, and the
+token), copies of it under `node_modules/` (one under a name nobody protects), a hardlink to
+it under another name, and the
 server's own API key smuggled into a workspace file. The model reads them every way it can; an
 attacker who sees what the model sees (every request body the fake received), what the editor
 was told (`toolResult` events) or what was stored (`plansight/history`, the storage folder)

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -406,3 +407,117 @@ async def test_kill_9_mid_run_loses_at_most_the_round_in_flight(
         assert [b["type"] for b in resumed[-1]["content"]] == ["tool_result", "text"]
     finally:
         await second.stop()
+
+
+def shadow_files(state_home: Path) -> set[str]:
+    """Every path that any checkpoint of any workspace under `state_home` holds."""
+    held: set[str] = set()
+    for git_dir in state_home.glob("plansight/workspaces/*/checkpoints/git"):
+        refs = subprocess.run(
+            ["git", "--git-dir", str(git_dir), "for-each-ref", "--format=%(objectname)"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        for ref in refs:
+            listed = subprocess.run(
+                ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", ref],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            held.update(listed.stdout.splitlines())
+    return held
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="checkpoints need the git program")
+async def test_plansights_own_state_inside_the_workspace_is_none_of_the_agents(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    # `cd ~ && plansight`: the user's state folder, where Plansight keeps the session, lies in
+    # the workspace. Its saves once came back as outside changes, saved again, without end.
+    root = hello_workspace
+    state_home = root / ".local" / "state"
+    editor = await start_editor(
+        root,
+        fake_api,
+        storage=root / "unused",
+        init_options={"storageDir": ""},  # the default storage folder, as a user has it
+        env={"XDG_STATE_HOME": str(state_home)},
+    )
+    try:
+        await editor.wait_watching()
+        fake_api.push(
+            tool("list_files", {}),
+            tool("grep", {"pattern": "zebra-canary"}),
+            tool("grep", {"pattern": "zebra-canary", "glob": "**/*.jsonl"}),
+            tool("write_file", {"path": "notes.txt", "content": "zebra-canary\n"}),
+            text("done"),
+        )
+        await editor.request("plansight/run", {"prompt": "find zebra-canary"})
+        assert any(state_home.rglob("history.jsonl")), "the session is stored under the workspace"
+        # Another program's change is reported: the watcher works and has caught up.
+        for n in range(2):
+            (root / "hello.py").write_text(f"# changed outside, {n}\n")
+            await editor.recorder.wait_for(
+                lambda n=n: (
+                    sum(
+                        e["type"] == "filesChanged" and "hello.py" in e["paths"]
+                        for e in editor.recorder.events
+                    )
+                    > n
+                ),
+                what="the outside change is reported",
+            )
+            history = next(state_home.rglob("history.jsonl"))
+            lines = len(history.read_bytes().splitlines())
+            if n == 0:
+                first = lines
+        # One more line (the filesChanged event) at most: no loop of its own saves.
+        assert lines <= first + 1, (first, lines)
+        reported = [e for e in editor.recorder.events if e["type"] == "filesChanged"]
+        assert all(not p.startswith(".local") for e in reported for p in e["paths"]), reported
+        listed, *searched = (tool_results(b)[0]["content"] for b in fake_api.bodies[1:4])
+        assert "hello.py" in listed and ".local" not in listed, listed
+        assert searched == ["No matches.", "No matches."], searched
+        assert ".local" not in json.dumps(fake_api.bodies)
+        held = shadow_files(state_home)
+        assert "notes.txt" in held and "hello.py" in held
+        assert not [p for p in held if p.startswith(".local")], held
+    finally:
+        await editor.stop()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="checkpoints need the git program")
+async def test_a_file_name_that_is_not_utf8_breaks_neither_the_watcher_nor_checkpoints(
+    editor: EditorHandle, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    bad = os.path.join(os.fsencode(hello_workspace), b"bad\xff.txt")
+    with open(bad, "wb") as f:
+        f.write(b"first\n")
+    await editor.wait_watching()
+    fake_api.push(tool("write_file", {"path": "notes.txt", "content": "one\n"}), text("ok"))
+    assert (await editor.request("plansight/run", {"prompt": "write"}))["status"] == "done"
+
+    def reported() -> list[str]:
+        return [
+            p for e in editor.recorder.events if e["type"] == "filesChanged" for p in e["paths"]
+        ]
+
+    for n in range(2):  # the badly named file changes, then another: that one is reported
+        with open(bad, "ab") as f:
+            f.write(b"changed\n")
+        (hello_workspace / "marker.txt").write_text(f"outside {n}\n")
+        await editor.recorder.wait_for(lambda n=n: reported().count("marker.txt") > n)
+    logged = [m.message for m in editor.client.log_messages]
+    # watchfiles cannot hand such a name over and gives up: restarted at once, said once.
+    assert not [m for m in logged if "watcher failed" in m], logged
+    assert len([m for m in logged if "not UTF-8" in m]) == 1, logged
+    listed = (await editor.request("plansight/checkpoints", {}))["checkpoints"]
+    started = next(c for c in listed if c["kind"] == "runStart")
+    result = await editor.request("plansight/restore", {"checkpoint": started["id"], "force": True})
+    assert "notes.txt" in result["deleted"], result
+    assert not (hello_workspace / "notes.txt").exists()
+    with open(bad, "rb") as f:
+        assert f.read() == b"first\n"  # as the checkpoint holds it
+    assert not [m.message for m in editor.client.log_messages if "Traceback" in m.message]

@@ -32,11 +32,12 @@ from plansight.engine.planmode import (
     not_approved_text,
     revise_text,
 )
-from plansight.engine.prompt import system_prompt
+from plansight.engine.prompt import folder_note, system_prompt
 from plansight.fakeapi import FakeMessagesAPI, reply
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.plan.plan import TodoItem, TodoState
+from plansight.workspace.instructions import Instructions
 
 from conftest import FIXTURES, make_session, user_texts
 
@@ -467,9 +468,23 @@ def run_texts() -> str:
     return "".join(f"## {name}\n{body}\n\n" for name, body in sections.items())
 
 
+def instructions_prompt() -> str:
+    """The system prompt with the repository's instructions (one cut at the limit), and a
+    subfolder's as a tool result's note gives them."""
+    root = Instructions("AGENTS.md", "# Rules\nRun `make test` before you finish.\n", 40000, 7232)
+    nested = Instructions("src/AGENTS.md", "Keep src/ free of I/O.\n", 23)
+    return (
+        system_prompt("hello", project=root) + "\n## a tool result's note\n" + folder_note(nested)
+    )
+
+
 @pytest.mark.parametrize(
     ("golden", "produce"),
-    [("system_prompt.txt", lambda: system_prompt("hello")), ("run_texts.txt", run_texts)],
+    [
+        ("system_prompt.txt", lambda: system_prompt("hello")),
+        ("run_texts.txt", run_texts),
+        ("instructions_prompt.txt", lambda: instructions_prompt()),
+    ],
 )
 def test_the_model_reads_the_reviewed_wording(golden: str, produce: Any) -> None:
     """A change of the prompt's wording must show in a review: rewrite the golden file with

@@ -302,6 +302,17 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
                 ],
             },
         ),
+        (
+            events.Retrying(1, 2, "rate_limited", 0.5, "rate_limit_error: slow down (HTTP 429)"),
+            {
+                "type": "retrying",
+                "attempt": 1,
+                "of": 2,
+                "reason": "rate_limited",
+                "delaySeconds": 0.5,
+                "message": "rate_limit_error: slow down (HTTP 429)",
+            },
+        ),
     ]
     assert {case[1]["type"] for case in cases} == set(wire_event_classes())
     for event, payload in cases:

@@ -138,6 +138,7 @@ class SessionCheckpoints:
                 self._view(),
                 lambda c: events.emit(CheckpointTaken(c)),
                 workspace.protected,
+                skipped=workspace.state_folders,
             )
             if not read_only:
                 events.subscribe(self._on_event, last=True)

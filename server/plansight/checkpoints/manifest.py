@@ -183,7 +183,8 @@ class Manifest:
         return session
 
     def _append_records(self, records: list[dict[str, Any]]) -> None:
-        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+        # A changed file's name may not be UTF-8: json_text writes it so that it reads back.
+        data = "".join(atomic.json_text(r) + "\n" for r in records).encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic.append_whole(self.path, data)
 
@@ -196,6 +197,7 @@ class Manifest:
         records: list[dict[str, Any]] = [{"type": "next", "seq": self._next_seq}]
         records += [c.to_json() for c in self.checkpoints]
         records.append({"type": "session", "session": self.session})
-        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+        # A changed file's name may not be UTF-8: json_text writes it so that it reads back.
+        data = "".join(atomic.json_text(r) + "\n" for r in records).encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_atomic(self.path, data)

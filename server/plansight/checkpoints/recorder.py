@@ -79,8 +79,9 @@ class Checkpointer:
         view: SessionView,
         announce: Callable[[Checkpoint], None],
         protected: ProtectedPaths | None = None,
+        skipped: Sequence[str] = (),
     ) -> None:
-        self.store = CheckpointStore(directory, root, protected=protected)
+        self.store = CheckpointStore(directory, root, protected=protected, skipped=skipped)
         self.archive = ConversationArchive(directory / "conversations.jsonl")
         self.view = view
         self.announce = announce

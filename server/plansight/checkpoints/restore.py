@@ -39,6 +39,7 @@ from plansight.checkpoints import files
 from plansight.checkpoints.files import MODE_SYMLINK, RestoreRefused
 from plansight.checkpoints.manifest import UNCAPTURED_REASONS, Checkpoint
 from plansight.checkpoints.repository import GITLINK, ShadowRepository
+from plansight.workspace.atomic import json_text
 
 AGENT_KINDS = frozenset({"edit", "command"})  # a plan item's own changes
 
@@ -366,7 +367,7 @@ def apply(
 
 
 def write_journal(journal: Path, paths: list[str]) -> None:
-    record = json.dumps({"pid": os.getpid(), "paths": paths}, ensure_ascii=False)
+    record = json_text({"pid": os.getpid(), "paths": paths})  # names that are not UTF-8 too
     pending = journal.with_name(journal.name + ".new")
     pending.write_text(record, encoding="utf-8")
     os.replace(pending, journal)  # a kill leaves no journal or the whole of it

@@ -140,6 +140,11 @@ def ever_taken(directory: Path) -> bool:
     return (directory / "git" / "HEAD").is_file()
 
 
+def _escaped(path: str) -> str:
+    """`path` as an exclude pattern that matches it alone (git's glob characters escaped)."""
+    return "".join(f"\\{c}" if c in "\\*?[]!# " else c for c in path)
+
+
 def _readable(st: os.stat_result) -> bool:
     """Readable by this process as far as the mode says (no access() call for most files)."""
     euid = os.geteuid()
@@ -164,10 +169,13 @@ class CheckpointStore:
         max_bytes: int = DEFAULT_MAX_BYTES,
         lock_wait: float = LOCK_WAIT,
         protected: ProtectedPaths | None = None,
+        skipped: Sequence[str] = (),
     ) -> None:
         """`protected`: the workspace's secret files (default: Plansight's defaults and the
-        workspace's .plansightignore)."""
+        workspace's .plansightignore); `skipped`: folders (relative) never captured nor
+        restored: Plansight's state inside the workspace."""
         self.directory = directory
+        self.skipped = tuple(skipped)
         self.root = Path(os.path.realpath(root))
         self.protected = protected if protected is not None else ProtectedPaths(self.root)
         self.control = ControlFiles(self.root, self.protected.options.control)
@@ -274,6 +282,7 @@ class CheckpointStore:
         storage = Path(os.path.realpath(self.directory))
         if storage.is_relative_to(self.root):  # storage inside the workspace: never itself
             excludes.append("/" + storage.relative_to(self.root).as_posix() + "/")
+        excludes += [f"/{_escaped(folder)}/" for folder in self.skipped]
         return excludes
 
     def _reconcile(self, repository: ShadowRepository) -> None:

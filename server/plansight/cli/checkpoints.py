@@ -308,7 +308,7 @@ def _workspace(raw: str, console: Console) -> Path | None:
     if (problem := folder_problem(root)) is not None:
         echo(_errors(), Text(f"plansight: {problem}", style="bold red"))
         return None
-    return root
+    return root.resolve()  # the storage folder is named after it: never "." (empty name)
 
 
 def never_checkpointed(root: Path) -> bool:

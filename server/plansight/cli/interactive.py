@@ -53,6 +53,7 @@ from plansight.cli.run import (
     has_api_key,
     make_console,
     outcome_of,
+    show_instructions,
     show_outcome,
 )
 from plansight.cli.show import history_lines, plan_lines
@@ -199,6 +200,9 @@ class InteractiveSession:
         self._started: asyncio.Future[Any] | None = None  # the client's start
         self._task: asyncio.Future[Any] | None = None  # the command running now
         self._stopped: PlansightClient | None = None  # the client whose server the user stopped
+        # The server whose project instructions were shown (once a server, at its first run:
+        # it starts while the user types, when a line would break into the prompt).
+        self._told_instructions: PlansightClient | None = None
         self._closing: set[asyncio.Future[None]] = set()  # dead clients being cleaned up
         self._grace: asyncio.TimerHandle | None = None  # an unanswered cancel stops the server
 
@@ -253,6 +257,9 @@ class InteractiveSession:
 
         async def connect_and_run() -> RunOutcome:
             await self.connected()
+            if self._told_instructions is not client:
+                self._told_instructions = client
+                await show_instructions(ui, client)
             ui.set_activity("waiting for the model")
             return await client.run(prompt, False, mode=mode, todo_id=todo_id)
 

@@ -329,6 +329,45 @@ def files_changed_line(paths: Iterable[str]) -> Text:
     return Text(f"↻ files changed: {shown}", style="magenta")
 
 
+def _size(count: int) -> str:
+    return f"{count} bytes" if count < 1024 else f"{count / 1024:.1f} kB"
+
+
+def instructions_line(files: Any) -> Text | None:
+    """`project instructions: AGENTS.md (2.1 kB)`: what of the repository's instructions the
+    model was given (None when it was given none)."""
+    if not isinstance(files, list) or not files:
+        return None
+    shown: list[str] = []
+    for item in files:
+        if not isinstance(item, dict):
+            continue
+        size = item.get("bytes")
+        cut = item.get("cut")
+        about = _size(size) if isinstance(size, int) else ""
+        if isinstance(cut, int) and cut:
+            about += f", {_size(cut)} of it left out (limit 32 kB)"
+        shown.append(f"{item.get('path')} ({about})" if about else str(item.get("path")))
+    return Text("project instructions: " + ", ".join(shown), style="dim")
+
+
+RETRY_REASONS = {
+    "rate_limited": "the model API is rate limiting",
+    "overloaded": "the model API is overloaded",
+    "server_error": "the model API failed",
+    "timeout": "the model API did not answer in time",
+    "connection": "could not reach the model API",
+}
+
+
+def retrying_line(attempt: Any, of: Any, reason: Any, delay: Any) -> Text:
+    """`⟳ the model API is rate limiting: retry 1 of 2 in 0.5 s`: a retry is never silent."""
+    why = RETRY_REASONS.get(str(reason), "the model API failed")
+    which = f" {attempt} of {of}" if isinstance(attempt, int) and isinstance(of, int) else ""
+    when = f" in {delay:.1f} s" if isinstance(delay, int | float) else ""
+    return Text(f"⟳ {why}: retry{which}{when}", style="yellow")
+
+
 def compacted_line(before: Any, after: Any, strategy: Any, unchanged: Any = None) -> Text:
     """`⇣ compacted: ~181,204 → ~23,950 tokens (old tool results cleared); plan and
     scratchpad kept verbatim`, or (``unchanged``) that nothing could be made smaller."""

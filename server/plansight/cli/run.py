@@ -103,6 +103,7 @@ async def run_session(
 
         async def start_and_run() -> RunOutcome:
             await client.start()
+            await show_instructions(ui, client)
             ui.set_activity("waiting for the model")
             return await client.run(prompt, new_session, mode=mode, todo_id=todo_id)
 
@@ -116,6 +117,21 @@ async def run_session(
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
     return outcome_exit_code(client, outcome)
+
+
+async def show_instructions(ui: TerminalUI, client: PlansightClient) -> None:
+    """The banner's last line: which of the repository's instructions the model reads."""
+    from pygls.exceptions import JsonRpcException
+
+    from plansight.protocol.names import STATE
+
+    try:
+        state = await client.request(STATE, {})
+    except JsonRpcException:
+        return
+    line = render.instructions_line(state.get("instructions") if isinstance(state, dict) else None)
+    if line is not None:
+        ui.print(line)
 
 
 async def outcome_of(client: PlansightClient, work: Awaitable[RunOutcome]) -> RunOutcome:

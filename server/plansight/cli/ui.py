@@ -447,6 +447,15 @@ class TerminalUI:
                     rounds if isinstance(rounds, int) else None,
                 )
             )
+        elif kind == "retrying":
+            self.print(
+                render.retrying_line(
+                    event.get("attempt"),
+                    event.get("of"),
+                    event.get("reason"),
+                    event.get("delaySeconds"),
+                )
+            )
         elif kind == "filesChanged":
             paths = event.get("paths")
             if isinstance(paths, list) and paths:

@@ -185,6 +185,19 @@ class FilesChanged:
 
 
 @dataclass(frozen=True)
+class Retrying:
+    """The model API failed in a way that is retried (rate limit, overload, server error,
+    timeout, no connection): retry `attempt` of `of` starts in `delay_seconds`."""
+
+    attempt: int
+    of: int
+    reason: str
+    delay_seconds: float
+    message: str
+    type: str = "retrying"
+
+
+@dataclass(frozen=True)
 class RunFinished:
     result: RunResult
     type: str = "runFinished"
@@ -267,6 +280,7 @@ Event = (
     | Reminder
     | ReminderCleared
     | FilesChanged
+    | Retrying
     | RunFinished
     | EditReviewed
     | PlanChanged

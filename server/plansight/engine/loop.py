@@ -359,6 +359,7 @@ class AgentLoop:
             on_text=on_text,
             on_tool_input=on_tool_input,
             on_thinking=on_thinking,
+            on_retry=self.events.emit,
         )
         self._streamed = []  # the turn joins the conversation whole
         return answered

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from plansight.engine.events import Usage
+from plansight.engine.events import Retrying, Usage
 
 if TYPE_CHECKING:
     import anthropic
@@ -36,6 +36,18 @@ DEFAULT_THINKING_BUDGET = 4096
 MIN_THINKING_BUDGET = 1024  # the API refuses less
 # An `error` event inside a 200 stream is retried like the HTTP status of the same error.
 RETRIED_STREAM_ERRORS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429}
+# The statuses the SDK retries (408, 409, 429 and 5xx), retried here so that each retry is seen.
+RETRIED_STATUSES = frozenset({408, 409, 429})
+# A server's retry-after longer than this is not waited for (the SDK's own limit).
+MAX_RETRY_AFTER = 60.0
+# What a retry is for, as the `retrying` event names it.
+RETRY_REASONS = {
+    408: "timeout",
+    429: "rate_limited",
+    529: "overloaded",
+    "rate_limit_error": "rate_limited",
+    "overloaded_error": "overloaded",
+}
 THINKING_TYPES = ("thinking", "redacted_thinking")
 # Stop reasons that mean the response was cut, not finished.
 TRUNCATED = ("max_tokens", "model_context_window_exceeded")
@@ -380,11 +392,43 @@ def _model_error(err: anthropic.APIStatusError) -> ModelError:
     return ModelError(_api_message(err), prompt_tokens=tokens, prompt_limit=limit)
 
 
-class _RetryStream(Exception):
-    """An `error` event that the matching HTTP status would have retried."""
+# Told of each retry before its pause (the `retrying` event, for the clients to show).
+RetryListener = Callable[[Retrying], None]
 
-    def __init__(self, error: ModelError) -> None:
+
+class _Retryable(Exception):
+    """A failure the SDK would have retried (an HTTP status, a connection that could not be
+    made, an `error` event of the same kind in the stream); `after`: the server's
+    retry-after, in seconds, where it gave one."""
+
+    def __init__(self, error: ModelError, reason: str, after: float | None = None) -> None:
         self.error = error
+        self.reason = reason
+        self.after = after
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _retry_reason(status: int, kind: str | None) -> str:
+    return RETRY_REASONS.get(kind or "") or RETRY_REASONS.get(status) or "server_error"
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """The server's retry-after-ms or retry-after (seconds), if it gave a usable one."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            seconds = float(raw) * scale
+        except ValueError:
+            continue  # an HTTP date: the backoff applies
+        if 0 <= seconds <= MAX_RETRY_AFTER:
+            return seconds
+    return None
 
 
 class ModelClient:
@@ -409,7 +453,9 @@ class ModelClient:
             self._client = anthropic.AsyncAnthropic(
                 api_key=self.settings.api_key,
                 base_url=self.settings.base_url,
-                max_retries=self.settings.max_retries,
+                # stream_turn retries itself, so that each retry can be shown (the SDK's are
+                # silent); the Models API calls set their own.
+                max_retries=0,
                 timeout=self.settings.timeout,
             )
         return self._client
@@ -471,10 +517,14 @@ class ModelClient:
         on_tool_input: ToolInputListener,
         on_thinking: TextListener | None = None,
         tool_choice: dict[str, Any] | None = None,
+        on_retry: RetryListener | None = None,
     ) -> ModelTurn:
-        """One response, streamed. An `error` event inside the stream that its HTTP status
-        would have made the SDK retry (overloaded, api_error) is retried here the same number
-        of times with the same kind of backoff; what was streamed before it stays shown."""
+        """One response, streamed. What the SDK retries (408, 409, 429, 5xx, a connection
+        that could not be made), and an `error` event inside the stream of the same kind, is
+        retried here as the SDK would (`max_retries` times, the server's retry-after or a
+        doubling backoff), each retry told to `on_retry` first; what was streamed before an
+        error event stays shown. A connection that drops mid-answer is not retried (the SDK
+        does not either)."""
         client = await self.sdk_client()
         if not (client.api_key or client.auth_token):
             raise ModelError(
@@ -499,16 +549,22 @@ class ModelClient:
         if tool_choice is not None:
             request["tool_choice"] = tool_choice
         attempt = 0
+        of = self.settings.max_retries
         while True:
             try:
                 return await self._stream_once(client, request, on_text, on_tool_input, on_thinking)
-            except _RetryStream as retry:
-                if attempt >= self.settings.max_retries:
+            except _Retryable as retry:
+                if attempt >= of:
                     raise retry.error from None
-                delay = min(self.settings.retry_delay * 2**attempt, 8.0)
+                delay = retry.after
+                if delay is None:
+                    backoff = min(self.settings.retry_delay * 2**attempt, 8.0)
+                    delay = backoff * random.uniform(0.75, 1.0)
                 attempt += 1
-                log.warning("%s; retry %d in %.2f s", retry.error, attempt, delay)
-                await asyncio.sleep(delay * random.uniform(0.75, 1.0))
+                log.info("%s; retry %d of %d in %.2f s", retry.error, attempt, of, delay)
+                if on_retry is not None:
+                    on_retry(Retrying(attempt, of, retry.reason, round(delay, 3), str(retry.error)))
+                await asyncio.sleep(delay)
 
     async def _stream_once(
         self,
@@ -526,20 +582,44 @@ class ModelClient:
         turn = TurnBuilder(on_text, on_tool_input, on_thinking)
         try:
             stream: AsyncStream[RawMessageStreamEvent] = await client.messages.create(**request)
-            async with stream:
-                async for event in stream:
-                    turn.add(event)
         except anthropic.APIStatusError as err:
             error = _model_error(err)
             kind, _ = _api_error(err)
-            if err.status_code == 200 and kind in RETRIED_STREAM_ERRORS:
-                raise _RetryStream(error) from err
+            if err.status_code in RETRIED_STATUSES or err.status_code >= 500:
+                reason = _retry_reason(err.status_code, kind)
+                raise _Retryable(error, reason, _retry_after(err.response.headers)) from err
             raise error from err
+        except anthropic.APITimeoutError as err:
+            raise _Retryable(
+                ModelError(f"Could not reach the model API: {err}"), "timeout"
+            ) from err
         except anthropic.APIConnectionError as err:
-            raise ModelError(f"Could not reach the model API: {err}") from err
-        except (httpx2.HTTPError, anthropic.APIError) as err:
-            # A connection dropped mid-stream surfaces as an httpx2 error, not an APIError.
-            raise ModelError(f"The model API connection failed: {err!r}") from err
+            error = ModelError(f"Could not reach the model API: {err}")
+            raise _Retryable(error, "connection") from err
+        try:
+            async with stream:
+                async for event in stream:
+                    turn.add(event)
+        except anthropic.APIStatusError as err:  # an `error` event inside the stream
+            error = _model_error(err)
+            kind, _ = _api_error(err)
+            if kind in RETRIED_STREAM_ERRORS:
+                raise _Retryable(error, _retry_reason(err.status_code, kind)) from err
+            raise error from err
+        except (httpx2.HTTPError, anthropic.APIConnectionError) as err:
+            # The answer had begun: this is no endpoint that cannot be reached.
+            raise ModelError(
+                f"The connection to the model API dropped mid-answer ({type(err).__name__}: "
+                f"{err}); try again."
+            ) from err
+        except (ValueError, LookupError, AttributeError, TypeError, anthropic.APIError) as err:
+            # Not JSON, or not the events the Messages API sends (a proxy or a compatible
+            # endpoint broke it): one line for the user, the traceback for the log.
+            log.info("malformed stream from the model API", exc_info=True)
+            raise ModelError(
+                f"The model API sent a malformed response stream ({type(err).__name__}: "
+                f"{_first_line(str(err))}); try again, or check the endpoint (ANTHROPIC_BASE_URL)."
+            ) from err
         return turn.finish()
 
 

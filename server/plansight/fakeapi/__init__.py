@@ -60,6 +60,8 @@ Recording format (``Script.from_json(path)`` / ``Script.from_dict(data)``)::
       {"fault": "stream_error", "after_blocks": 1, "error_type": "overloaded_error",
        "message": "Overloaded", "content": [...], "partial": false},
       {"fault": "drop", "after_blocks": 1, "content": [...], "partial": true},
+      {"fault": "malformed", "after_blocks": 1, "data": "{not json", "event": "...",
+       "content": [...]},
       {"fault": "hang", "seconds": 30, "then": {"text": "late answer"}}
     ],
      "tool_choice_none": {"text": "A summary."}}  // optional: answers every request with
@@ -70,6 +72,8 @@ server). ``error_type`` of an http fault defaults from the status (400 invalid_r
 401 authentication_error, 429 rate_limit_error, 500 api_error, 529 overloaded_error).
 ``stream_error``/``drop`` stream ``content`` (default: a short text and a read_file call)
 and fail after ``after_blocks`` complete blocks (``partial``: halfway through the next one).
+A ``malformed`` fault streams ``content`` as far, then one frame whose data is ``data`` as it
+is (by default JSON cut short) and ends the stream: a broken proxy or endpoint.
 A ``hang`` sends nothing for ``seconds``, then closes the connection or answers ``then``.
 
 Streaming follows the real event order: ``message_start`` (model echoed, usage with input
@@ -90,6 +94,7 @@ from plansight.fakeapi.script import (
     Drop,
     Hang,
     HttpError,
+    Malformed,
     Reply,
     Script,
     ScriptError,
@@ -111,6 +116,7 @@ __all__ = [
     "FakeMessagesAPI",
     "Hang",
     "HttpError",
+    "Malformed",
     "PromptCache",
     "RecordedRequest",
     "Reply",

@@ -249,19 +249,36 @@ class Drop:
 
 
 @dataclass(frozen=True)
+class Malformed:
+    """Start streaming ``content`` and after ``after_blocks`` complete blocks send a frame
+    whose data is ``data`` as it is (by default not JSON), then end the stream: a broken
+    proxy or endpoint. On a non-streaming request that body is the whole 200 answer."""
+
+    after_blocks: int = 0
+    data: str = '{"type": "content_block_delta", "index": 0, "delta": {"type": "text_de'
+    event: str = "content_block_delta"
+    content: Sequence[Mapping[str, Any]] = field(default_factory=_default_partial)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "content", tuple(_check_content(self.content)))
+        if self.after_blocks < 0:
+            raise ScriptError("after_blocks must be >= 0")
+
+
+@dataclass(frozen=True)
 class Hang:
     """Accept the request and send nothing for ``seconds``; then close the connection, or, if
     ``then`` is given, answer with that step (a slow first byte)."""
 
     seconds: float
-    then: Reply | HttpError | StreamError | Drop | None = None
+    then: Reply | HttpError | StreamError | Drop | Malformed | None = None
 
     def __post_init__(self) -> None:
         if self.seconds < 0:
             raise ScriptError("Hang seconds must be >= 0")
 
 
-Step: TypeAlias = Reply | HttpError | StreamError | Drop | Hang
+Step: TypeAlias = Reply | HttpError | StreamError | Drop | Malformed | Hang
 #: A step computed from the request body (a parsed JSON dict).
 StepFunction: TypeAlias = Callable[[dict[str, Any]], Step]
 ScriptStep: TypeAlias = Step | StepFunction
@@ -378,6 +395,12 @@ def _step_from_dict(raw: Mapping[str, Any], where: str) -> Step:
                 partial=bool(raw.get("partial", False)),
                 **kwargs,
             )
+        if fault == "malformed":
+            kwargs = {}
+            for key in ("content", "data", "event"):
+                if key in raw:
+                    kwargs[key] = raw[key]
+            return Malformed(after_blocks=int(raw.get("after_blocks", 0)), **kwargs)
         if fault == "hang":
             then_raw = raw.get("then")
             then = None
@@ -387,7 +410,7 @@ def _step_from_dict(raw: Mapping[str, Any], where: str) -> Step:
                     raise ScriptError("'then' cannot be another hang")
                 then = then_step
             return Hang(seconds=float(raw["seconds"]), then=then)
-        raise ScriptError(f"unknown fault {fault!r} (http, stream_error, drop, hang)")
+        raise ScriptError(f"unknown fault {fault!r} (http, stream_error, drop, malformed, hang)")
     except ScriptError as exc:
         raise ScriptError(f"{where}: {exc}") from None
     except (KeyError, TypeError, ValueError) as exc:
@@ -433,6 +456,14 @@ def _step_to_dict(step: Step) -> dict[str, Any]:
             "content": [dict(b) for b in step.content],
             "partial": step.partial,
         }
+    if isinstance(step, Malformed):
+        return {
+            "fault": "malformed",
+            "after_blocks": step.after_blocks,
+            "data": step.data,
+            "event": step.event,
+            "content": [dict(b) for b in step.content],
+        }
     out = {"fault": "hang", "seconds": step.seconds}
     if step.then is not None:
         out["then"] = _step_to_dict(step.then)
@@ -455,9 +486,9 @@ class Script:
         self.steps: list[ScriptStep] = list(steps)
         self.no_tools_reply = no_tools_reply
         for i, step in enumerate(self.steps):
-            if not (isinstance(step, Reply | HttpError | StreamError | Drop | Hang)) and not (
-                callable(step)
-            ):
+            if not (
+                isinstance(step, Reply | HttpError | StreamError | Drop | Malformed | Hang)
+            ) and not (callable(step)):
                 raise ScriptError(f"steps[{i}]: not a step: {step!r}")
 
     def __len__(self) -> int:
@@ -503,7 +534,7 @@ class Script:
         """The recording form; raises ScriptError if the script holds callables."""
         out: list[dict[str, Any]] = []
         for i, step in enumerate(self.steps):
-            if not isinstance(step, Reply | HttpError | StreamError | Drop | Hang):
+            if not isinstance(step, Reply | HttpError | StreamError | Drop | Malformed | Hang):
                 raise ScriptError(f"steps[{i}] is a callable and cannot be serialised")
             out.append(_step_to_dict(step))
         data: dict[str, Any] = {"steps": out}

@@ -32,6 +32,7 @@ from plansight.fakeapi.script import (
     Drop,
     Hang,
     HttpError,
+    Malformed,
     Reply,
     Script,
     ScriptStep,
@@ -433,7 +434,7 @@ class FakeMessagesAPI:
             return True
         rec.step_index, raw_step = picked
         step: Step
-        if isinstance(raw_step, Reply | HttpError | StreamError | Drop | Hang):
+        if isinstance(raw_step, Reply | HttpError | StreamError | Drop | Malformed | Hang):
             step = raw_step
         else:
             try:
@@ -444,7 +445,7 @@ class FakeMessagesAPI:
                 message = f"fake API: step {rec.step_index} raised {type(exc).__name__}: {exc}"
                 await self._send_error(out, rec, 500, "api_error", message)
                 return True
-            if not isinstance(result, Reply | HttpError | StreamError | Drop | Hang):
+            if not isinstance(result, Reply | HttpError | StreamError | Drop | Malformed | Hang):
                 rec.outcome = "step_failed"
                 message = f"fake API: step {rec.step_index} returned {result!r}, not a step"
                 await self._send_error(out, rec, 500, "api_error", message)
@@ -551,6 +552,22 @@ class FakeMessagesAPI:
                 )
             )
             await self._stream(out, rec, frames, 0.0, end=True)
+            return True
+        if isinstance(step, Malformed):
+            rec.outcome = "malformed"
+            if not rec.streamed:
+                rec.status = 200
+                await self._write_json(out, 200, step.data.encode(), rec.request_id, rec=rec)
+                return True
+            content = self._materialize(step.content)
+            rec.usage = self._usage(rec, content, None)
+            frames = sse.cut_frames(
+                self._start_message(body, rec.usage), content, step.after_blocks, False
+            )
+            await self._stream(out, rec, frames, 0.0, end=False)
+            self._log.finish(rec)
+            raw = f"event: {step.event}\ndata: {step.data}\n\n".encode()
+            await out.send_chunk(raw, last=True)
             return True
         # Drop
         rec.outcome = "drop"

@@ -74,7 +74,15 @@ METHODS: tuple[MethodSpec, ...] = (
         1,
         True,
     ),
-    MethodSpec(STATE, "client→server", "request", "{}", "{ todos, scratchpad, running }", 1, True),
+    MethodSpec(
+        STATE,
+        "client→server",
+        "request",
+        "{}",
+        "{ todos, scratchpad, running, instructions? }",
+        1,
+        True,
+    ),
     MethodSpec(EDIT_PLAN, "client→server", "request", "{ items, version? }", "TodoState", 1, True),
     MethodSpec(RESET, "client→server", "request", "{}", "null", 1, True),
     MethodSpec(COMPACT, "client→server", "request", "{}", "{ beforeTokens, afterTokens }", 2, True),
@@ -253,6 +261,7 @@ EVENTS: tuple[EventSpec, ...] = (
     ),
     EventSpec("planDraft", "items", 0, True),
     EventSpec("mcp", "servers", 3, True),
+    EventSpec("retrying", "attempt, of, reason, delaySeconds, message", 0, True),
 )
 EVENT_TYPES = frozenset(spec.type for spec in EVENTS)
 

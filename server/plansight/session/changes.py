@@ -49,7 +49,7 @@ class WorkspaceChanges:
         self.events = events
         # What the agent's restores and commands left on disk, so that the watcher's reports
         # of them are not told to the model (or the editor) as someone else's changes.
-        self.echoes = Echoes(root, self._judge)
+        self.echoes = Echoes(root, self._judge, workspace.state_folders)
         self.command_echoes = CommandEchoes(self.echoes, NoRecorder())
         self.checkpoints: ChangeCheckpoints | None = None
         self.watcher: WorkspaceWatcher | None = None
@@ -61,7 +61,9 @@ class WorkspaceChanges:
 
     def watch(self) -> None:
         """Start the watcher (on the event loop)."""
-        self.watcher = WorkspaceWatcher(self.root, self.files_changed)
+        self.watcher = WorkspaceWatcher(
+            self.root, self.files_changed, skipped=self.workspace.state_folders
+        )
         self.watcher.start()
         # The agent's commands' changes are found from now on, to be told apart.
         self.command_echoes.watched = True

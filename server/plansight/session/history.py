@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plansight.workspace.atomic import append_whole, write_atomic
+from plansight.workspace.atomic import append_whole, json_text, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +223,7 @@ class RunHistory:
 
     def _write_line(self, record: dict[str, Any]) -> None:
         record = cut_long_strings(record, self.max_value)
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+        line = (json_text(record) + "\n").encode()  # a restored name may not be UTF-8
         if self.read_only:
             return
         try:

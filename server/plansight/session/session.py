@@ -41,6 +41,11 @@ from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore, plansight_storage
 from plansight.tools.toolbox import FrontDoor, build_tools
 from plansight.workspace import atomic
+from plansight.workspace.instructions import (
+    FolderInstructions,
+    Instructions,
+    root_instructions,
+)
 from plansight.workspace.watcher import IGNORED_DIRS
 
 
@@ -49,6 +54,7 @@ class SessionState:
     todos: TodoState
     scratchpad: str
     running: bool
+    instructions: tuple[Instructions, ...] = ()  # the project's, in the system prompt
 
     def to_wire(self) -> dict[str, Any]:
         """`plansight/state`'s result."""
@@ -56,6 +62,7 @@ class SessionState:
             "todos": self.todos.to_wire(),
             "scratchpad": self.scratchpad,
             "running": self.running,
+            "instructions": [i.to_wire() for i in self.instructions],
         }
 
 
@@ -88,6 +95,10 @@ class Session:
             **front_door,
         )
         self.workspace, self.tools, self.ctx = toolbox.workspace, toolbox.tools, toolbox.ctx
+        # Read once per session (its system prompt is every request's cached prefix): a change
+        # of AGENTS.md takes effect with the next session (`plansight/reset`, a new server).
+        self.instructions = root_instructions(self.workspace)
+        self.ctx.folder_instructions = FolderInstructions(self.workspace, self._instructions_used())
         self.mcp = toolbox.mcp
         self.secrets = toolbox.secrets
         # Whatever else joins the conversation (the prompt, notices) is withheld there too.
@@ -232,8 +243,13 @@ class Session:
         self.persistence.spent(result.usage)
         return result
 
+    def _instructions_used(self) -> int:
+        return len(self.instructions.text.encode()) if self.instructions is not None else 0
+
     def system_prompt(self) -> str:
-        return system_prompt(self.root.name, planning=self.settings.planning)
+        return system_prompt(
+            self.root.name, planning=self.settings.planning, project=self.instructions
+        )
 
     def cancel(self) -> bool:
         """Cancel the run in progress (its task); False when nothing runs."""
@@ -282,10 +298,19 @@ class Session:
         self.events.emit(PlanChanged(self.plan.clear()))
         self.scratchpad.clear()
         self.events.emit(ScratchpadChanged(""))
+        # A new session reads the project's instructions again (a new cached prefix anyway).
+        self.instructions = root_instructions(self.workspace)
+        self.ctx.folder_instructions = FolderInstructions(self.workspace, self._instructions_used())
+        self.loop.system_prompt = self.system_prompt()
 
     def history(self, limit: int) -> RecentRuns:
         """The last `limit` runs' events, newest last (`plansight/history`)."""
         return RecentRuns(self.persistence.history(limit))
 
     def state(self) -> SessionState:
-        return SessionState(self.plan.state, self.scratchpad.content, self.running)
+        return SessionState(
+            self.plan.state,
+            self.scratchpad.content,
+            self.running,
+            (self.instructions,) if self.instructions is not None else (),
+        )

@@ -36,7 +36,11 @@ def default_storage_dir(workspace_root: Path) -> Path:
     state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     root = str(workspace_root.resolve())
     digest = hashlib.sha256(root.encode()).hexdigest()[:16]
-    return Path(state_home) / "plansight" / "workspaces" / f"{workspace_root.name}-{digest}"
+    # The name of the absolute path: `Path(".").name` is empty, which made `plansight
+    # checkpoints` run in the project folder look in another folder than the server's.
+    # Not resolved, so that a workspace opened through a link keeps the folder it had.
+    name = Path(os.path.abspath(workspace_root)).name
+    return Path(state_home) / "plansight" / "workspaces" / f"{name}-{digest}"
 
 
 def storage_dir_for(workspace_root: Path, configured: str | Path | None) -> Path:

@@ -17,10 +17,12 @@ from plansight.engine.hooks import (
     dismiss_all_questions,
 )
 from plansight.engine.planmode import RunState
+from plansight.engine.prompt import folder_note
 from plansight.plan.plan import Plan
 from plansight.plan.scratchpad import Scratchpad
 from plansight.tools.errors import ToolError
 from plansight.workspace.access import Workspace, WorkspaceError
+from plansight.workspace.instructions import FolderInstructions
 from plansight.workspace.sandbox import CommandSandbox
 from plansight.workspace.secretvalues import SecretValues
 
@@ -83,6 +85,16 @@ class ToolContext:
     # The known secret values, withheld from every tool result (None: nothing is withheld,
     # a context made for a test of one tool).
     secrets: SecretValues | None = None
+
+    # The subfolders' AGENTS.md / CLAUDE.md, added to a result once (None: not read at all).
+    folder_instructions: FolderInstructions | None = None
+
+    def instructions_note(self, relative_path: str) -> str:
+        """The instructions of the folders above a file the model reads or changes that it
+        was not given yet, as a note for the tool's result ("" when there are none)."""
+        if self.folder_instructions is None:
+            return ""
+        return "".join(folder_note(i) for i in self.folder_instructions.for_file(relative_path))
 
     def touch(self, relative_path: str, start_line: int, end_line: int) -> None:
         """Record a read or edit; lines are 0-based and inclusive."""

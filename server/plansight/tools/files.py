@@ -96,7 +96,7 @@ async def read_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
             f"[showing lines {page.first_line}-{page.last_line} of {page.total_lines}; "
             "this is the end of the file]"
         )
-    return "\n".join(out + notes)
+    return "\n".join(out + notes) + ctx.instructions_note(rel)
 
 
 _NUMBERED_LINE = re.compile(r"^ *(\d+)\t", re.MULTILINE)
@@ -244,7 +244,7 @@ async def _propose(
     result = report(written)
     if written != proposed:
         result += _diff_note(as_model_text(proposed), as_model_text(written), base.target.relative)
-    return result
+    return result + ctx.instructions_note(base.target.relative)
 
 
 async def write_file(ctx: ToolContext, tool_input: dict[str, Any]) -> str:

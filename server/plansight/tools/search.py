@@ -282,6 +282,16 @@ def _rg_failure(tool: str, output: _RgOutput) -> ToolError:
     return ToolError(f"{tool} failed: {message}")
 
 
+def _state_globs(ctx: ToolContext) -> list[str]:
+    """rg arguments that leave out Plansight's state folders inside the workspace: after the
+    model's own globs, so that none of them brings those back."""
+    args: list[str] = []
+    for folder in ctx.workspace.state_folders:
+        escaped = "".join(f"\\{c}" if c in "\\*?[]{}!" else c for c in folder)
+        args += ["--glob", f"!/{escaped}"]
+    return args
+
+
 def _glob_args(glob: str) -> tuple[list[str], bool]:
     """rg arguments that keep only files matching `glob`, and whether .gitignore still holds.
 
@@ -313,18 +323,19 @@ async def list_files(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     pattern = optional_str(tool_input, "pattern") or None
     target = _search_target(ctx, optional_str(tool_input, "path"))
     root = ctx.workspace.root
+    skip = _state_globs(ctx)
     if not pattern:
-        files = await _listed_files(target, root, [])
+        files = await _listed_files(target, root, skip)
     else:
         selection, exact = _glob_args(pattern)
         if exact:
-            files = await _listed_files(target, root, selection)
+            files = await _listed_files(target, root, [*selection, *skip])
         else:
             # rg's --glob overrides .gitignore for the files it matches: keep only files that a
             # listing without the glob (which honours .gitignore) also has. Both run at once.
             async with asyncio.TaskGroup() as group:
-                everything = group.create_task(_listed_files(target, root, []))
-                matching = group.create_task(_listed_files(target, root, selection))
+                everything = group.create_task(_listed_files(target, root, skip))
+                matching = group.create_task(_listed_files(target, root, [*selection, *skip]))
             allowed = set(everything.result())
             files = [name for name in matching.result() if name in allowed]
     if not files:
@@ -384,10 +395,11 @@ async def grep(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     root = ctx.workspace.root
     protected = ctx.workspace.protected
     selection, exact = _glob_args(glob) if glob else ([], True)
+    skip = _state_globs(ctx)
     left_out = asyncio.ensure_future(_protected_count(protected, target, root, glob))
     try:
-        allowed = None if exact else set(await _listed_files(target, root, []))
-        out = await _grep(ctx, pattern, target, selection, allowed)
+        allowed = None if exact else set(await _listed_files(target, root, skip))
+        out = await _grep(ctx, pattern, target, [*selection, *skip], allowed)
         skipped = await left_out
     finally:
         left_out.cancel()

@@ -42,6 +42,7 @@ from plansight.tools.context import ToolContext
 from plansight.tools.registry import ToolRegistry
 from plansight.workspace.access import Workspace
 from plansight.workspace.sandbox import CommandSandbox, SandboxOptions
+from plansight.workspace.scan import folders_inside
 from plansight.workspace.secrets import ProtectedPaths, ProtectOptions
 from plansight.workspace.secretvalues import SecretValues
 
@@ -106,7 +107,10 @@ def build_tools(
     """The tool side over `root` (see the module's docstring). `storage`: the session's
     folder (where the trust given to workspace MCP servers is kept; None: nowhere);
     `hidden`: folders no command may see."""
-    workspace = Workspace(root, documents, ProtectedPaths(root, settings.protect))
+    # Plansight's storage inside the workspace (`cd ~ && plansight`) is none of the agent's.
+    workspace = Workspace(
+        root, documents, ProtectedPaths(root, settings.protect), folders_inside(root, hidden)
+    )
     sandbox = CommandSandbox(root, settings.sandbox, protected=workspace.protected, hidden=hidden)
     # The values the protected files and our environment hold: withheld from every result.
     secrets = SecretValues(workspace.protected)

@@ -27,7 +27,7 @@ import logging
 import os
 import stat
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,7 +162,10 @@ class Workspace:
         documents: DocumentSource | None = None,
         protected: ProtectedPaths | None = None,
         control: ControlFiles | None = None,
+        state_folders: Sequence[str] = (),
     ) -> None:
+        """`state_folders`: Plansight's own storage where it lies inside the root (relative):
+        never watched, checkpointed, listed or searched."""
         self._root = Path(os.path.realpath(root))
         self.documents = documents
         self.protected = protected if protected is not None else ProtectedPaths(self._root)
@@ -172,6 +175,7 @@ class Workspace:
             if control is not None
             else ControlFiles(self._root, self.protected.options.control)
         )
+        self.state_folders = tuple(state_folders)
         self._snapshots: dict[Path, FileSnapshot] = {}
         self._stale: set[Path] = set()
         # Digests of the versions of each file seen on disk (read, replaced or written by us).

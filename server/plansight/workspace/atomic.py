@@ -15,6 +15,7 @@ state, rewritten every round, is not.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -22,11 +23,24 @@ import tempfile
 from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
 TEMP_SUFFIX = ".plansight-tmp"
 _TEMP_NAME = re.compile(r"\..+\.(\d+)\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX))
+
+
+def json_text(value: Any) -> str:
+    """`value` as JSON that always encodes as UTF-8: readable (ensure_ascii=False) unless it
+    holds a name that is not UTF-8 (os.fsdecode's lone surrogates), which is written as its
+    \\udcXX escapes instead; json.loads reads either back as the same name."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
 
 
 def is_temp_file(name: str) -> bool:

@@ -37,8 +37,15 @@ class Echoes:
     `judge(own, others)` gets each report split in two, once nothing holds it back.
     """
 
-    def __init__(self, root: Path, judge: Callable[[list[str], list[str]], None]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        judge: Callable[[list[str], list[str]], None],
+        skipped: Iterable[str] = (),
+    ) -> None:
+        """`skipped`: folders (relative) that commands' scans leave out: Plansight's state."""
         self.root = root
+        self.skipped = tuple(skipped)
         self._judge = judge
         self._left: dict[str, Stamp | None] = {}
         self._holds = 0
@@ -125,7 +132,8 @@ class CommandEchoes:
         try:
             # Beside the checkpointer's wait (it reads files, this only looks at their stamps).
             _, (keep, found) = await asyncio.gather(
-                self.inner.before_command(), asyncio.to_thread(_first_scan, self.echoes.root)
+                self.inner.before_command(),
+                asyncio.to_thread(_first_scan, self.echoes.root, self.echoes.skipped),
             )
         except BaseException:  # cancelled or failed: the command will not run
             self.echoes.release()
@@ -169,8 +177,8 @@ def folders_above(path: str) -> list[str]:
     return ["/".join(parts[: n + 1]) for n in range(len(parts))]
 
 
-def _first_scan(root: Path) -> tuple[WorkspaceFilter, dict[str, Stamp]]:
+def _first_scan(root: Path, skipped: Iterable[str]) -> tuple[WorkspaceFilter, dict[str, Stamp]]:
     """A filter of its own for a command, the same for both scans (the ignore rules as the
     command found them), and the scan before it."""
-    keep = WorkspaceFilter(root)
+    keep = WorkspaceFilter(root, skipped=skipped)
     return keep, scan(root, keep, folders=True)

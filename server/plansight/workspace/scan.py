@@ -9,6 +9,9 @@ workspace under the same filter and stamps every file it keeps (a folder too, if
 watcher's snapshot (workspace/watcher.py) and the scans before and after the agent's commands
 (workspace/echoes.py) are such scans.
 
+Plansight's own state folders (its storage, when the workspace holds it: `cd ~ && plansight`)
+are never kept: reporting them made every save a change, reported and saved again, without end.
+
 Making a filter finds the rules' files (it runs `git config`): do it off the event loop.
 Names that are not UTF-8 cannot be reported (the protocol speaks UTF-8) and are left out.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,17 +51,36 @@ IGNORED_DIRS = (
 Stamp = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
 
 
+def folders_inside(root: Path, folders: Iterable[Path]) -> tuple[str, ...]:
+    """Those of `folders` that lie inside the workspace `root` (links resolved), relative."""
+    real_root = Path(os.path.realpath(root))
+    found: list[str] = []
+    for folder in folders:
+        real = Path(os.path.realpath(folder))
+        if real != real_root and real.is_relative_to(real_root):
+            found.append(real.relative_to(real_root).as_posix())
+    return tuple(dict.fromkeys(found))
+
+
+def is_under(relative: str, folders: Iterable[str]) -> bool:
+    """`relative` is one of `folders` (relative paths) or lies below one."""
+    return any(relative == f or relative.startswith(f + "/") for f in folders)
+
+
 class WorkspaceFilter:
     """watchfiles' default filter with IGNORED_DIRS, then the ignore rules and virtual
     environments (see the module's docstring). `sources`: the rules' workspace-wide files,
-    found now unless given."""
+    found now unless given; `skipped`: folders never kept (relative: Plansight's state)."""
 
-    def __init__(self, root: Path, sources: GitIgnoreSources | None = None) -> None:
+    def __init__(
+        self, root: Path, sources: GitIgnoreSources | None = None, skipped: Iterable[str] = ()
+    ) -> None:
         from watchfiles import DefaultFilter
 
         self.root = root
         self.default: DefaultFilter = DefaultFilter(ignore_dirs=IGNORED_DIRS)
         self.rules = git_ignore_rules(root, sources)
+        self.skipped = tuple(skipped)
 
     def __call__(self, change: Change, path: str) -> bool:
         if not self.default(change, path):
@@ -74,6 +97,8 @@ class WorkspaceFilter:
             relative = candidate.relative_to(self.root).as_posix()
         except ValueError:
             return False  # not in the workspace
+        if is_under(relative, self.skipped):
+            return False
         # pyvenv.cfg marks a virtual environment under any name.
         if any(
             (parent / "pyvenv.cfg").exists()
@@ -92,6 +117,9 @@ class WorkspaceFilter:
         if not self.default(Change.added, path) or is_temp_file(parts[-1]):
             return False
         if is_dir and os.path.exists(os.path.join(path, "pyvenv.cfg")):
+            return False
+        # Folders only: a walk never enters a skipped one, so no file below it is asked about.
+        if is_dir and self.skipped and is_under("/".join(parts), self.skipped):
             return False
         return not self.rules.matches_entry(parts, is_dir)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import stat
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -37,6 +38,11 @@ log = logging.getLogger(__name__)
 WATCHING = "for changes made outside the agent"  # logged (to the editor too) once watching
 RESTART_PAUSE = 0.2
 MAX_RESTART_PAUSE = 30.0
+# A watch that ran this long before it failed starts the pause again from RESTART_PAUSE: the
+# pause grows only for failures in a row.
+STEADY = 2.0
+# watchfiles' error for a name that is not UTF-8 (it hands over str paths only).
+_UNDECODABLE = re.compile(r'Unable to decode path "(.*)" to string')
 # How much earlier than a change its file's ctime may say (the kernel's coarse clock, a tick of
 # 4 ms here) plus watchfiles' own handling of a batch before handing it over.
 CLOCK_SLACK_NS = 50_000_000
@@ -103,9 +109,13 @@ def _changed_after(files: dict[str, Stamp], since_ns: int) -> set[str]:
 
 
 class WorkspaceWatcher:
-    def __init__(self, root: Path, on_change: Callable[[list[str]], None]) -> None:
+    def __init__(
+        self, root: Path, on_change: Callable[[list[str]], None], skipped: Iterable[str] = ()
+    ) -> None:
+        """`skipped`: folders (relative) never watched nor reported: Plansight's state."""
         self.root = root
         self.on_change = on_change
+        self.skipped = tuple(skipped)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.snapshot: Snapshot | None = None
@@ -126,23 +136,45 @@ class WorkspaceWatcher:
 
     async def _watch(self) -> None:
         # watchfiles gives up for good on some events: start it again (with a growing pause
-        # should it keep failing) and report what changed while it was not watching.
+        # should it keep failing at once) and report what changed while it was not watching.
         pause = RESTART_PAUSE
+        said: set[str] = set()  # the names not UTF-8 already logged
         while not self._stop.is_set():
+            started = time.monotonic()
             try:
                 await self._watch_once()
                 return  # stopped
             except Exception as err:
                 self.watching.clear()
-                log.warning("the workspace watcher failed (%s); restarting it in %g s", err, pause)
+                if time.monotonic() - started > STEADY:
+                    pause = RESTART_PAUSE  # it had worked a while: no failure in a row
+                undecodable = _undecodable_name(err)
+                if undecodable is not None:
+                    # Expected, and no fault of the watcher's: a name that is not UTF-8
+                    # changed (watchfiles cannot hand it over). Said once per name; restarted
+                    # after the shortest pause however often it happens, or the changes made
+                    # meanwhile would be reported up to MAX_RESTART_PAUSE late.
+                    wait = RESTART_PAUSE
+                    if undecodable not in said:
+                        said.add(undecodable)
+                        log.info(
+                            "%s: a file name that is not UTF-8 changed; such files are not "
+                            "reported (the watcher goes on, restarted)",
+                            undecodable,
+                        )
+                else:
+                    log.warning(
+                        "the workspace watcher failed (%s); restarting it in %g s", err, pause
+                    )
+                    wait, pause = pause, min(pause * 2, MAX_RESTART_PAUSE)
             with suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), pause)
-            pause = min(pause * 2, MAX_RESTART_PAUSE)
+                await asyncio.wait_for(self._stop.wait(), wait)
 
     async def _watch_once(self) -> None:
         from watchfiles import awatch
 
-        keep = await asyncio.to_thread(WorkspaceFilter, self.root)  # it runs `git config`
+        # It runs `git config`: off the event loop.
+        keep = await asyncio.to_thread(WorkspaceFilter, self.root, None, self.skipped)
         attempt = _AttemptStop(self._stop)
         batches = awatch(
             self.root,
@@ -191,6 +223,18 @@ class WorkspaceWatcher:
             self.on_change(paths)
         except Exception:
             log.exception("handling file changes failed")
+
+
+def _undecodable_name(err: BaseException) -> str | None:
+    """The path watchfiles could not decode, if that is what `err` (or an exception grouped
+    in it, as anyio raises it) is."""
+    if isinstance(err, BaseExceptionGroup):
+        for inner in err.exceptions:
+            if (found := _undecodable_name(inner)) is not None:
+                return found
+        return None
+    match = _UNDECODABLE.search(str(err))
+    return match.group(1) if match is not None else None
 
 
 class _AttemptStop:

@@ -283,6 +283,8 @@ class Compactor:
                 on_text=_ignore,
                 on_tool_input=_ignore,
                 tool_choice=NO_TOOLS,
+                # The summary's retries are shown as a run's are: a wait is never silent.
+                on_retry=self.events.emit,
             )
         except ModelError as err:
             if not err.prompt_too_long:
