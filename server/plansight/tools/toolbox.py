@@ -109,7 +109,10 @@ def build_tools(
     `hidden`: folders no command may see."""
     # Plansight's storage inside the workspace (`cd ~ && plansight`) is none of the agent's.
     workspace = Workspace(
-        root, documents, ProtectedPaths(root, settings.protect), folders_inside(root, hidden)
+        root,
+        documents,
+        ProtectedPaths(root, settings.protect),
+        state_folders=folders_inside(root, hidden),
     )
     sandbox = CommandSandbox(root, settings.sandbox, protected=workspace.protected, hidden=hidden)
     # The values the protected files and our environment hold: withheld from every result.
