@@ -72,6 +72,9 @@ class Checkpoint:
         # PROTOCOL.md: empty for a run's first checkpoint.
         wire["paths"] = [] if self.kind == "runStart" else list(self.changed)
         wire["kind"] = self.kind
+        # Version 4: the session whose step it is (checkpoints are the workspace's).
+        if isinstance(session_id := self.extra.get("sessionId"), str):
+            wire["sessionId"] = session_id
         return wire
 
     def to_json(self) -> dict[str, Any]:

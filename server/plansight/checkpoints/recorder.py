@@ -51,6 +51,8 @@ class SessionView:
     plan: Callable[[], dict[str, Any]]  # {"items": [wire items], "version": n}
     messages: Callable[[], Sequence[Message]]  # complete rounds only
     unsaved: Callable[[str], bool]  # whether the editor holds unsaved changes of a path
+    # Which of the workspace's sessions is taking it (None: not said, as before version 4).
+    session_id: Callable[[], str | None] = lambda: None
 
 
 @dataclass(frozen=True)
@@ -243,6 +245,8 @@ class Checkpointer:
             self._scan_asked_at = time.time()
         captured = self.archive.capture(self.view.messages())
         extra = {"plan": self.view.plan(), "conversation": captured.digest}
+        if (session_id := self.view.session_id()) is not None:
+            extra["sessionId"] = session_id
 
         def work() -> Checkpoint | None:
             if not self.on:
