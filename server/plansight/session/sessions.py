@@ -185,7 +185,7 @@ class Sessions:
         if new_session:
             # Refused as the engine would refuse it, before a session is made for nothing.
             RunState.start(mode, todo_id, TodoState((), 0, "user"))
-            target = self.new()
+            target = self._started_afresh()
         else:
             target = self._engine_for(session_id)
         self.registry.touch(target, prompt)
@@ -231,7 +231,15 @@ class Sessions:
     def reset(self) -> str:
         """`plansight/reset`: a new session (the old one kept, listed). Not during a run."""
         self.engine.lock.refuse_if_held("resetting")
-        return self.new()
+        return self._started_afresh()
+
+    def _started_afresh(self) -> str:
+        """A new session as version 1–3 asked for one (`newSession`, `reset`): its history
+        marks its first run `newSession`, as theirs did."""
+        session_id = self.new()
+        if session_id == self.loaded:
+            self.engine.persistence.new_session()
+        return session_id
 
     # Inside ---------------------------------------------------------------------------------
 
