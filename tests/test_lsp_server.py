@@ -56,7 +56,7 @@ async def editor(shared: SharedEditor) -> Any:
 async def test_initialize_announces_protocol_v2_and_document_sync(editor: EditorHandle) -> None:
     assert editor.init_result is not None
     caps = editor.init_result.capabilities
-    assert caps.experimental == {"plansight": {"version": 3}}
+    assert caps.experimental == {"plansight": {"version": 4}}
     sync = caps.text_document_sync
     kind = sync.change if isinstance(sync, types.TextDocumentSyncOptions) else sync
     assert kind in (types.TextDocumentSyncKind.Full, types.TextDocumentSyncKind.Incremental)

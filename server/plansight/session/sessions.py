@@ -215,11 +215,12 @@ class Sessions:
     def history(self, limit: int, session_id: str | None = None) -> RecentRuns:
         target = self._known(session_id)
         if target == self.loaded:
-            return self.engine.history(limit)
-        store = self.engine.store
-        read_only = store is None or store.read_only
+            runs = self.engine.history(limit).runs
+        else:  # read where it lies, writing nothing: it is not the loaded session's
+            runs = RunHistory(self.registry.folder_of(target), read_only=True).runs(limit)
+        # Its events as they were sent: each named its session.
         return RecentRuns(
-            RunHistory(self.registry.folder_of(target), read_only=read_only).runs(limit)
+            [{**run, "events": [{**e, "sessionId": target} for e in run["events"]]} for run in runs]
         )
 
     def state(self, session_id: str | None = None) -> SessionState:
