@@ -64,14 +64,22 @@ async def test_a_v3_workspace_opens_as_its_first_session_with_everything(
             ]
             checkpoints = (await handle.request("plansight/checkpoints", {}))["checkpoints"]
             assert [c["id"] for c in checkpoints][:5] == ["1", "2", "3", "4", "5"]
-            undo = await handle.request("plansight/restore", {"checkpoint": "1", "dryRun": True})
-            assert undo["restored"] == ["hello.py"]  # the v3 run's edit, still undoable
+            # The v3 checkpoints' files are there to look at and restore.
+            shown = await handle.request(
+                "plansight/checkpointFile", {"checkpoint": "1", "path": "hello.py"}
+            )
+            assert shown["exists"] is True and "def greet(name):" in shown["text"]
+            await handle.request("plansight/restore", {"checkpoint": "1", "dryRun": True})
 
             # The conversation goes on: the model is sent the version 3 runs' messages.
             await handle.request("plansight/run", {"prompt": "And now?"})
             sent = json.dumps(api.bodies[-1])
             assert FIRST_PROMPT in sent and "v3 answer canary" in sent
             assert "second v3 run" in sent
+            # The new run's checkpoints name the session (version 4); the v3 ones name none.
+            after = (await handle.request("plansight/checkpoints", {}))["checkpoints"]
+            assert after[-1]["sessionId"] == session["id"]
+            assert all("sessionId" not in c for c in after[:5])
         finally:
             await handle.stop()
 

@@ -328,7 +328,9 @@ def create_server() -> PlansightServer:
         asked = ls.params.read(params, EditPlanParams)
         sessions = ls.require_sessions()
         with engine_errors():
-            return sessions.edit_plan(asked.items, asked.version, asked.session_id).to_wire()
+            state = sessions.edit_plan(asked.items, asked.version, asked.session_id)
+        # As the `todos` notification that follows it says it: naming its session.
+        return {**state.to_wire(), "sessionId": sessions.loaded}
 
     @server.feature(RESET)
     def reset(ls: PlansightServer, params: Any) -> None:

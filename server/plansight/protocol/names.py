@@ -94,7 +94,7 @@ METHODS: tuple[MethodSpec, ...] = (
         "client→server",
         "request",
         "{ items, version?, sessionId? }",
-        "TodoState",
+        "TodoState & { sessionId? }",
         1,
         True,
     ),
