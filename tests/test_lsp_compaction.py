@@ -93,7 +93,8 @@ async def test_compacted_events_and_compact_on_request(
             last = handle.recorder.events[-1]
             assert last["type"] == "compacted" and last["strategy"] == "summary"
             stored = [
-                json.loads(line) for line in (session_folder(tmp_path / "state") / "conversation.jsonl").open()
+                json.loads(line)
+                for line in (session_folder(tmp_path / "state") / "conversation.jsonl").open()
             ]
             assert stored[0]["content"][0]["text"].startswith(HEADER_OPEN)
             assert RENDERED in stored[0]["content"][0]["text"]
