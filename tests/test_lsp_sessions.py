@@ -237,3 +237,33 @@ async def test_a_version_3_client_sees_the_current_session_and_reset_keeps_the_o
             assert listed[-1]["title"] == "first task" and listed[-1]["counts"]["completed"] == 1
         finally:
             await handle.stop()
+
+
+async def test_a_session_id_cannot_reach_outside_the_sessions_folder(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    # What an attacker would get from a crafted id: a folder beside the storage deleted, or a
+    # `session.json` written into it.
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious")
+    crafted = ["../../victim", "..", "../sessions/../../victim", "/tmp"]
+    with FakeMessagesAPI([]) as api:
+        handle = await start_editor(hello_workspace, api, storage=tmp_path / "state")
+        try:
+            for bad in crafted:
+                for method, params in (
+                    ("plansight/deleteSession", {"id": bad}),
+                    ("plansight/renameSession", {"id": bad, "title": "owned"}),
+                    ("plansight/openSession", {"id": bad}),
+                    ("plansight/run", {"prompt": "x", "sessionId": bad}),
+                ):
+                    with pytest.raises(JsonRpcException) as refused:
+                        await handle.request(method, params)
+                    assert refused.value.code == INVALID_PARAMS, (method, bad)
+            assert len(await sessions_of(handle)) == 1
+        finally:
+            await handle.stop()
+    assert sorted(p.name for p in victim.iterdir()) == ["keep.txt"]
+    assert (victim / "keep.txt").read_text() == "precious"
+    assert api.message_requests == []
