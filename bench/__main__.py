@@ -36,6 +36,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "mcp": "bench.mcp_tools",
         "sandbox": "bench.sandbox",
         "acp": "bench.acp_latency",
+        "sessions": "bench.sessions",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).

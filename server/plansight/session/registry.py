@@ -7,7 +7,8 @@ Layout, in the workspace's storage folder (storage.py):
     sessions/<id>/session.json   {"id", "title", "createdAt", "updatedAt"}
     sessions/<id>/plan.json, scratchpad.json, usage.json, conversation.jsonl, history.jsonl
 
-Every file is replaced atomically (workspace/atomic.py), so a kill leaves the old or the new.
+Every file but the pointer is replaced atomically (workspace/atomic.py), so a kill leaves the
+old or the new; a damaged pointer is read as none (the session used last is current then).
 A session is its folder: one without a readable `session.json` still lists (titled by its id).
 
 Migration (`migrate`): version 3 kept one session's parts in the storage folder itself. They
@@ -157,7 +158,11 @@ class SessionRegistry:
         if self.read_only:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.folder / CURRENT, json.dumps({"id": session_id}).encode())
+        # Written in place, not replaced: a switch is a click, and a rename costs more than
+        # the rest of it on a busy disk. A file a kill cut short is read as no pointer, and
+        # the session used last is current then (`current`).
+        with (self.folder / CURRENT).open("w", encoding="utf-8") as pointer:
+            pointer.write(json.dumps({"id": session_id}))
 
     def rename(self, session_id: str, title: str) -> SessionMeta:
         meta = self.meta(session_id)

@@ -190,7 +190,9 @@ class ConversationLog:
         if len(messages) != len(lines) and not self.read_only:
             self.rewrite(messages)  # drop the damaged tail for good
         else:
-            self._saved = [json.dumps(m, ensure_ascii=False) for m in messages]
+            # The lines are what `save` wrote (json.dumps of each message): kept as they are,
+            # not serialized again (half the cost of opening a long session).
+            self._saved = lines
         return messages
 
     def rewrite(self, messages: list[Any]) -> None:
