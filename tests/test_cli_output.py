@@ -1,6 +1,6 @@
 """What `plansight run` says, as a user reads it from a real process: errors in words (no
 JSON-RPC code), the variable and the URL to check after an API error, a long prompt's echo kept
-short, a file that is not a folder called a file, and exit codes that `run --help`, the README
+short, a file that is not a folder called a file, and exit codes that `run --help`, docs/terminal.md
 and the process agree on."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from plansight.fakeapi import FakeMessagesAPI, HttpError, text_reply
 
 from conftest import FIXTURES
 
-README = FIXTURES.parent / "README.md"
+README = FIXTURES.parent / "docs" / "terminal.md"
 
 
 def env_for(tmp_path: Path, base_url: str | None) -> dict[str, str]:

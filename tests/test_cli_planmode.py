@@ -172,7 +172,7 @@ def test_plan_review_edit_with_a_slip_feedback_approve_and_questions_in_a_termin
     assert "def greet(name: str):" in (hello_workspace / "hello.py").read_text()
 
 
-def test_cancel_at_the_plan_review_ends_the_run_with_the_plan_kept(
+def test_cancel_at_the_plan_review_ends_the_run_with_the_proposal_dropped(
     tmp_path: Path,
     terminal: Callable[[int, int], Terminal],  # noqa: F811
     fake_api: FakeMessagesAPI,
@@ -195,7 +195,16 @@ def test_cancel_at_the_plan_review_ends_the_run_with_the_plan_kept(
     assert term.exit_status() == 0
     shown = "\n".join(lines)
     assert "done after 2 rounds" in shown and "The user cancelled the plan" in shown
-    assert "│ [ ] #3: Add a main guard" in shown  # the plan kept, on screen at the end
+    # Version 4: the refused proposal is dropped; the plan is as it was before (none).
+    stored = subprocess.run(
+        [sys.executable, "-m", "plansight", "plan", "--workspace", str(hello_workspace)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    assert "Add a main guard" not in stored.stdout
     assert len(fake_api.bodies) == 2
 
 

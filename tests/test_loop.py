@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -272,6 +274,30 @@ async def test_cancel_mid_stream_leaves_the_conversation_valid(
     last = fake_api.bodies[-1]["messages"]
     assert [m["role"] for m in last] == ["user"]  # the two prompts joined one user turn
     assert user_texts(last[0])[:1] == ["slow"] and "again" in user_texts(last[0])
+
+
+async def test_a_cancelled_prompt_is_marked_interrupted_with_what_the_user_saw(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    # Version 4: the next prompt joins the stopped one's user message, so the stopped one must
+    # say it is no live instruction, and keep the text already streamed to the user.
+    fake_api.push(text("I will delete every test file first. " * 40, chunk_delay=0.2))
+    session = make_session(hello_workspace, fake_api)
+    events = collect(session)
+    task = asyncio.create_task(session.run("Delete the tests"))
+    await wait_until(lambda: any(isinstance(e, TextDelta) for e in events), "text streamed")
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    seen = "".join(e.text for e in events if isinstance(e, TextDelta)).strip()
+    fake_api.push(text("Hello."))
+    await session.run("Just say hello")
+    [message] = fake_api.bodies[-1]["messages"]
+    texts = user_texts(message)
+    assert texts[0] == "Delete the tests" and texts[-1] == "Just say hello"
+    [note] = [t for t in texts if t.startswith("<interrupted>")]
+    assert texts.index(note) == 1 and "not an instruction to carry out now" in note
+    assert json.dumps(seen) in note and seen.startswith("I will delete")
 
 
 async def test_cancel_mid_tool_kills_the_command_and_answers_its_tool_use(

@@ -232,16 +232,22 @@ async def test_plan_mode_revise_edit_approve_then_the_same_run_edits(
         await editor.stop()
 
 
-async def test_cancel_ends_the_run_done_with_the_plan_kept(
+async def test_cancel_ends_the_run_done_with_the_proposal_dropped(
     planning: SharedEditor, fake_api: FakeMessagesAPI
 ) -> None:
+    # Version 4: the plan goes back to what it was before the run (none), and a todos
+    # notification says so.
     planning.review_plan = lambda params: {"decision": "cancel", "items": []}
     editor = planning.handle
     fake_api.push(tool("todo", TWO), tool("submit_plan", {"summary": "s"}))
     result = await editor.request("plansight/run", {"prompt": "Plan", "mode": "plan"})
     assert result["status"] == "done" and "cancelled the plan" in result["text"]
     state = await editor.request("plansight/state", {})
-    assert state["todos"]["total"] == 2 and state["running"] is False
+    assert state["todos"]["total"] == 0 and state["running"] is False
+    await editor.recorder.wait_for(
+        lambda: any(t["source"] == "restore" for t in editor.recorder.todos), what="restore"
+    )
+    assert editor.recorder.todos[-1]["items"] == []
     assert len(fake_api.bodies) == 2
 
 

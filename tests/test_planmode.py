@@ -180,18 +180,21 @@ async def test_revise_returns_the_feedback_and_the_users_items_replace_the_plan(
     session = make_session(hello_workspace, fake_api, review_plan=reviewer)
     events = collect(session)
     result = await session.run("Refactor", mode="plan")
+    changes = [e.state for e in events if isinstance(e, PlanChanged)]
+    users = changes[-2]  # then the cancel dropped the proposal
     [revised] = tool_results(fake_api.bodies[2])
     assert "is_error" not in revised
-    assert revised["content"] == revise_text("Docstrings first, please", session.plan.state, True)
+    assert revised["content"] == revise_text("Docstrings first, please", users, True)
     assert "Docstrings first, please" in revised["content"]
     assert "[ ] #2: Add docstrings\n[ ] #1: Add type hints everywhere" in revised["content"]
-    changes = [e.state for e in events if isinstance(e, PlanChanged)]
-    assert changes[-1].source == "user" and [i.id for i in changes[-1].items] == ["2", "1"]
+    assert users.source == "user" and [i.id for i in users.items] == ["2", "1"]
     # The second review showed the user's plan; cancel ignored its (empty) items.
-    assert reviewer.shown[1].todos.items == changes[-1].items
+    assert reviewer.shown[1].todos.items == users.items
     assert result.status == "done" and result.text == CANCELLED_PLAN_RESULT
     assert result.rounds == 3
-    assert [i.id for i in session.plan.state.items] == ["2", "1"]  # the plan kept
+    # Version 4: the cancelled proposal is dropped, back to the plan before the run (none).
+    assert session.plan.state.items == ()
+    assert [e.state for e in events if isinstance(e, PlanChanged)][-1].source == "restore"
 
 
 async def test_cancel_ends_the_run_and_the_next_run_reads_why(
@@ -210,7 +213,7 @@ async def test_cancel_ends_the_run_and_the_next_run_reads_why(
     assert len(fake_api.bodies) == 2
     # The tool after submit_plan never ran.
     assert [e.name for e in events if isinstance(e, ToolResult)] == ["todo", "submit_plan"]
-    assert session.plan.state.total == 2
+    assert session.plan.state.total == 0  # the refused proposal is not the plan
     await session.run("What now?")
     last = fake_api.bodies[2]["messages"][-1]
     assert [b["content"] for b in last["content"] if b["type"] == "tool_result"] == [
@@ -218,6 +221,34 @@ async def test_cancel_ends_the_run_and_the_next_run_reads_why(
         ENDED_TEXT,
     ]
     assert user_texts(last) == ["What now?"]
+    # No done gate about the refused items: the next run ended at the model's first answer.
+    assert len(fake_api.bodies) == 3
+    assert "Add type hints" not in str(fake_api.bodies[2]["messages"][-1])
+
+
+async def test_a_cancelled_proposal_gives_back_the_plan_the_run_started_with(
+    hello_workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    earlier = [{"id": "1", "text": "Write the changelog", "status": "in_progress"}]
+    fake_api.push(
+        tool("todo", TWO_STEPS),
+        tool("submit_plan", {"summary": "Rewrite it all"}),
+        text("Carrying on with the changelog."),
+    )
+    session = make_session(hello_workspace, fake_api, review_plan=Reviewer(PlanDecision("cancel")))
+    session.edit_plan(earlier)
+    before = session.plan.state
+    events = collect(session)
+    result = await session.run("Rewrite calc in Rust", mode="plan")
+    assert result.text == CANCELLED_PLAN_RESULT
+    after = session.plan.state
+    assert after.items == before.items and after.version > before.version
+    assert [e.state.source for e in events if isinstance(e, PlanChanged)] == ["model", "restore"]
+    # The next, unrelated run's done gate names the earlier item, never the refused ones.
+    fake_api.push(text("Fine."), text("The changelog is still open."))
+    await session.run("How is it going?")
+    gate = str(fake_api.bodies[-1]["messages"][-1])
+    assert "Write the changelog" in gate and "Add type hints" not in gate
 
 
 async def test_plan_mode_has_no_done_gate_and_asks_once_to_submit(

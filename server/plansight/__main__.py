@@ -34,7 +34,7 @@ option's number (several for a multi-select question), or type your own answer.
 Ctrl-C cancels the run; a second Ctrl-C quits at once.
 {exit_codes}
 """
-# What `plansight run` exits with; the README says it word for word (a test holds them to it).
+# What `plansight run` exits with; docs/terminal.md says it word for word (a test holds them to it).
 RUN_EXIT_CODES = (
     "Exit codes: 0 done; 1 an error, the round limit, the model's refusal, or a run that could\n"
     "not start (no such folder, no API key); 2 a wrong command line; 130 cancelled (Ctrl-C)."

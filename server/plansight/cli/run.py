@@ -10,7 +10,7 @@ once it is exhausted, every further review is rejected with the feedback
 
 Ctrl-C cancels the run (`$/cancelRequest`); the run's result is printed and the exit code is
 130. A second Ctrl-C quits at once. Exit codes: `plansight.__main__.RUN_EXIT_CODES`, which
-`run --help` and the README say word for word. Errors that stop a command before its run (no
+`run --help` and docs/terminal.md say word for word. Errors that stop a command before its run (no
 such folder, no API key) go to stderr; with stdout redirected, reviews are asked on the
 terminal (stderr or /dev/tty) and the run's error is said there too.
 

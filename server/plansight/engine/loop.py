@@ -61,6 +61,7 @@ from plansight.engine.turns import (
 )
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import PreviewStream, ToolRegistry
+from plansight.tools.user import drop_proposal
 
 # CONTINUE_TEXT and MAX_CONTINUATIONS live with the decisions; named here as before.
 __all__ = ["CANCELLED_TOOL", "CONTINUE_TEXT", "MAX_CONTINUATIONS", "AgentLoop", "Notices"]
@@ -68,6 +69,19 @@ __all__ = ["CANCELLED_TOOL", "CONTINUE_TEXT", "MAX_CONTINUATIONS", "AgentLoop", 
 log = logging.getLogger(__name__)
 
 CANCELLED_TOOL = "Cancelled by the user before this tool call finished."
+# What follows the prompt of a run the user stopped (version 4): the next run's prompt joins
+# the same user message, and without this the model would take both as live instructions.
+INTERRUPTED_TEXT = (
+    "<interrupted>The user stopped the request above before it was done. It is not an "
+    "instruction to carry out now: do only what the user asks next (they may ask for it "
+    "again).{seen}</interrupted>"
+)
+
+
+def interrupted_text(seen: str) -> str:
+    """The note on a stopped run's prompt, quoting what the user saw of the model's reply."""
+    shown = f" What the user saw of your reply before the stop: {json.dumps(seen)}" if seen else ""
+    return INTERRUPTED_TEXT.format(seen=shown)
 
 
 @dataclass
@@ -154,11 +168,14 @@ class AgentLoop:
         )
         self._reminding = False
         self._turn = 0  # the run's model requests so far: the `turn` of its text
+        self._streamed: list[str] = []  # the text of the turn being streamed, as the user saw it
+        opening_added = False
         try:
             if self.prepare is not None:
                 await self.prepare()
             self.prompt = prompt
             opening = self._open(prompt)
+            opening_added = True
             while (limit := round_limit(state)) is None:
                 state = state.next_round()
                 plan_updates_before = self.ctx.plan.model_updates
@@ -195,6 +212,9 @@ class AgentLoop:
             return await self._finish(limit.status, limit.text, state.rounds, usage)
         except asyncio.CancelledError:
             self.conversation.repair(CANCELLED_TOOL)
+            if opening_added:
+                self._add_user([text_block(interrupted_text("".join(self._streamed).strip()))])
+            drop_proposal(self.ctx)  # a plan the user never approved is not the plan
             self._changed()
             self._clear_reminder()
             await self._finish(
@@ -309,7 +329,10 @@ class AgentLoop:
         self._turn += 1
         turn = self._turn
 
+        streamed = self._streamed = []
+
         def on_text(text: str) -> None:
+            streamed.append(text)
             self.events.emit(TextDelta(text, turn))
 
         previews: dict[str, PreviewStream | None] = {}
@@ -326,7 +349,7 @@ class AgentLoop:
         def on_thinking(text: str) -> None:
             self.events.emit(ThinkingDelta(text))
 
-        return await self.model.stream_turn(
+        answered = await self.model.stream_turn(
             system=self.system_prompt,
             tools=self.tools.definitions(),
             messages=self.conversation.messages,
@@ -334,6 +357,8 @@ class AgentLoop:
             on_tool_input=on_tool_input,
             on_thinking=on_thinking,
         )
+        self._streamed = []  # the turn joins the conversation whole
+        return answered
 
     async def _run_tools(self, tool_uses: list[Block]) -> list[Block]:
         results: list[Block] = []

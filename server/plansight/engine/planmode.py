@@ -110,10 +110,13 @@ def revise_text(feedback: str | None, plan: TodoState, edited: bool) -> str:
 
 
 CANCELLED_PLAN_TEXT = (
-    "The user cancelled the plan review: this run ends here, in plan mode, and the plan is "
-    "kept as it is. Do nothing more until the user asks."
+    "The user cancelled the plan review: your proposal is dropped (the plan is back to what it "
+    "was before this run) and this run ends here. Do nothing more until the user asks."
 )
-CANCELLED_PLAN_RESULT = "The user cancelled the plan; it is kept as it was, and nothing changed."
+CANCELLED_PLAN_RESULT = (
+    "The user cancelled the plan: the proposal is dropped, the plan is back to what it was, "
+    "and nothing changed."
+)
 
 
 def invalid_plan_result(problem: str) -> str:
@@ -142,6 +145,9 @@ class RunState:
     asked_to_submit: bool = False  # plan mode: the model was asked once to call submit_plan
     gate_used: bool = False  # act mode: the done gate was used (once per run)
     ended: str | None = None  # set by a tool that ends the run (the plan cancelled): the text
+    # Plan mode: the plan as the run found it, which a cancelled proposal goes back to (version
+    # 4: a refused proposal must not stay live, where the next run's done gate would carry it out).
+    plan_before: TodoState | None = None
 
     @classmethod
     def start(cls, mode: RunMode, todo_id: str | None, plan: TodoState) -> RunState:
@@ -152,7 +158,7 @@ class RunState:
             if focus is None:
                 ids = ", ".join(f"#{item.id}" for item in plan.items) or "none"
                 raise UnknownTodo(f"The plan has no item #{todo_id} (its items: {ids}).")
-        return cls(mode=mode, focus=focus)
+        return cls(mode=mode, focus=focus, plan_before=plan if mode == "plan" else None)
 
     @property
     def planning(self) -> bool:
@@ -201,3 +207,9 @@ class RunState:
 
     def end(self, text: str) -> None:
         self.ended = text
+
+    def proposal_dropped(self) -> TodoState | None:
+        """The plan to go back to when this run's proposal is dropped (its review cancelled, or
+        the run cancelled before approval), or None when there is nothing to drop: an act-mode
+        run, or a plan-mode run already approved."""
+        return self.plan_before if self.planning else None

@@ -236,6 +236,18 @@ class Plan:
         )
         return self._state
 
+    def go_back_to(self, before: TodoState) -> TodoState:
+        """The plan as it was (`before`: an earlier state of this plan), as a new version with
+        the source "restore", so clients and version checks see a change; no rules checked
+        (it obeyed them once), no retries counted. Returns the new state."""
+        self._state = TodoState(
+            items=before.items,
+            version=self._state.version + 1,
+            source="restore",
+            plan_id=before.plan_id if before.items else "",
+        )
+        return self._state
+
     def clear(self) -> TodoState:
         self._state = TodoState(items=(), version=self._state.version + 1, source="user")
         return self._state

@@ -3,8 +3,9 @@
 Both are offered in every run and in both modes, so the tool list never changes. submit_plan
 works in plan mode only: the user approves the plan (the run goes on in act mode, on the plan
 as the user left it), asks for a revision (their feedback is the result) or cancels (the run
-ends, the plan kept). An edited plan from the user obeys the todo rules; one that breaks them
-is refused and the user asked again, with the rule it broke, at most `MAX_PLAN_REVIEWS` times.
+ends and the proposal is dropped: the plan goes back to what it was before the run). An edited
+plan from the user obeys the todo rules; one that breaks them is refused and the user asked
+again, with the rule it broke, at most `MAX_PLAN_REVIEWS` times.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ async def submit_plan(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
             PlanProposal(ctx.plan.state, summary, ctx.scratchpad.content, problem)
         )
         if decision.decision == "cancel":
+            drop_proposal(ctx)
             ctx.run.end(CANCELLED_PLAN_RESULT)
             return CANCELLED_PLAN_TEXT
         try:
@@ -63,6 +65,16 @@ async def submit_plan(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     ended = invalid_plan_result(problem)
     ctx.run.end(ended)
     return ended
+
+
+def drop_proposal(ctx: ToolContext) -> None:
+    """A proposal the user refused (or a planning run they cancelled) is not the plan: the plan
+    goes back to what it was when the run started, and the clients hear of it. Nothing when the
+    run is not planning or the plan is as it was."""
+    before = ctx.run.proposal_dropped()
+    if before is None or before.items == ctx.plan.state.items:
+        return
+    ctx.events.emit(PlanChanged(ctx.plan.go_back_to(before)))
 
 
 def _apply_items(ctx: ToolContext, decision: PlanDecision) -> bool:
