@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 from plansight.fakeapi import FakeMessagesAPI, text_reply
-
 from test_cli_run import client_env
 
 # A title with a terminal sequence in it (from a prompt the user pasted, say): shown, not obeyed.
