@@ -321,7 +321,8 @@ def create_server() -> PlansightServer:
         sessions = ls.require_sessions()
         with engine_errors():
             wire = sessions.state(asked.session_id).to_wire()
-        return {**wire, "sessionId": asked.session_id or sessions.current}
+        named = asked.session_id or sessions.current
+        return wire if named is None else {**wire, "sessionId": named}
 
     @server.feature(EDIT_PLAN)
     def edit_plan(ls: PlansightServer, params: Any) -> dict[str, Any]:

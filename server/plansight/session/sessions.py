@@ -213,6 +213,8 @@ class Sessions:
         return result
 
     def history(self, limit: int, session_id: str | None = None) -> RecentRuns:
+        if session_id is None and self.current is None:
+            return RecentRuns([])  # a read-only view of a workspace with no session yet
         target = self._known(session_id)
         if target == self.loaded:
             runs = self.engine.history(limit).runs
@@ -224,6 +226,8 @@ class Sessions:
         )
 
     def state(self, session_id: str | None = None) -> SessionState:
+        if session_id is None and self.current is None:
+            return self.engine.state()  # a read-only view of a workspace with no session yet
         target = self._known(session_id)
         if target == self.loaded:
             return self.engine.state()
