@@ -235,8 +235,19 @@ async def test_a_version_3_client_sees_the_current_session_and_reset_keeps_the_o
             listed = await sessions_of(handle)
             assert len(listed) == 3 and listed[0]["current"] is True
             assert listed[-1]["title"] == "first task" and listed[-1]["counts"]["completed"] == 1
+            # Deleting the current session (loaded in the engine) makes another current, and
+            # nothing of the deleted one is written anywhere after.
+            await handle.request("plansight/deleteSession", {"id": listed[0]["id"]})
+            left = await sessions_of(handle)
+            assert len(left) == 2 and [s["current"] for s in left].count(True) == 1
+            current = next(s["id"] for s in left if s["current"])
+            state = await handle.request("plansight/state", {})
+            assert state["sessionId"] == current
         finally:
             await handle.stop()
+        storage = tmp_path / "state"
+        assert not (storage / "plan.json").exists() and not (storage / "history.jsonl").exists()
+        assert not (storage / "sessions" / listed[0]["id"]).exists()
 
 
 async def test_a_session_id_cannot_reach_outside_the_sessions_folder(

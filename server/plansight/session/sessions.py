@@ -157,15 +157,18 @@ class Sessions:
             raise SessionBusy(
                 f"Session {self._name(session_id)} is running; cancel its run before deleting it."
             )
-        if session_id == self.loaded:
-            assert self.engine.store is not None
-            self.engine.store.use(None)  # saves go nowhere of it until another is loaded
-            self.loaded = None
+        loaded = session_id == self.loaded
+        if loaded:
+            self.engine.persistence.flush()  # nothing of it is written once it is gone
         self.registry.delete(session_id)
         if session_id == self.current:
-            self.current = None
-            following = self.registry.current() or self.registry.create()
-            self._make_current(following)
+            self.current = self.registry.current() or self.registry.create()
+            self.registry.set_current(self.current)
+        if loaded:  # the engine holds a live session again, and saves go to it
+            self.loaded = None
+            current = self.current
+            assert current is not None  # a writing server always has one
+            self._load(current)
 
     # Per session -----------------------------------------------------------------------------
 
