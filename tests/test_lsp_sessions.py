@@ -19,7 +19,7 @@ from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.protocol.names import INVALID_PARAMS, REQUEST_FAILED
 
-from lsp_harness import EditorHandle, start_editor
+from lsp_harness import EditorHandle, plain, start_editor
 
 PLAN = {"items": [{"id": "1", "text": "Write the greeting", "status": "in_progress"}]}
 
@@ -278,3 +278,29 @@ async def test_a_session_id_cannot_reach_outside_the_sessions_folder(
     assert sorted(p.name for p in victim.iterdir()) == ["keep.txt"]
     assert (victim / "keep.txt").read_text() == "precious"
     assert api.message_requests == []
+
+
+async def test_a_run_waiting_for_the_users_review_is_listed_as_waiting(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    release = asyncio.Event()
+
+    async def review(payload: dict[str, Any]) -> dict[str, Any]:
+        await release.wait()
+        return {"accepted": False}
+
+    edit = {"path": "hello.py", "old_text": "def greet(name):", "new_text": "def greet(n):"}
+    steps = [tool("read_file", {"path": "hello.py"}), tool("edit_file", edit), text("Left.")]
+    with FakeMessagesAPI(steps) as api:
+        handle = await start_editor(hello_workspace, api, storage=tmp_path / "state", review=review)
+        try:
+            _, running = handle.start_request("plansight/run", {"prompt": "Rename it"})
+            await handle.recorder.wait_for(lambda: bool(handle.recorder.reviews), what="a review")
+            [waiting] = await sessions_of(handle)
+            assert waiting["status"] == "waiting"
+            release.set()
+            assert plain(await running)["status"] == "done"
+            [idle] = await sessions_of(handle)
+            assert idle["status"] == "idle"
+        finally:
+            await handle.stop()

@@ -193,7 +193,7 @@ class PlansightServer(LanguageServer):
             mcp_servers=options.mcp_servers,
         )
         self.session = session
-        sessions = self.sessions = Sessions(session)
+        sessions = self.sessions = Sessions(session, waiting=lambda: bridge.pending > 0)
         forwarding.setup(self, session, lambda: sessions.loaded)
         for feature in (progress, diagnostics):
             feature.setup(self, session)
