@@ -70,7 +70,8 @@ async def test_sessions_are_made_listed_opened_renamed_and_deleted(
             assert recorder.todos[-1]["sessionId"] == second_id
             assert recorder.scratchpad[-1] == ""
             state = await handle.request("plansight/state", {})
-            assert state["todos"]["items"] == [] and state["sessionId"] == second_id
+            assert state["todos"]["items"] == [] and "sessionId" not in state  # as in version 1
+            assert (await handle.request("plansight/state", {"sessionId": second_id})) == state
             await handle.request("plansight/run", {"prompt": "Something else"})
             listed = await sessions_of(handle)
             assert [s["id"] for s in listed] == [second_id, first["id"]]  # newest first
@@ -242,7 +243,7 @@ async def test_a_version_3_client_sees_the_current_session_and_reset_keeps_the_o
             assert len(left) == 2 and [s["current"] for s in left].count(True) == 1
             current = next(s["id"] for s in left if s["current"])
             state = await handle.request("plansight/state", {})
-            assert state["sessionId"] == current
+            assert state == await handle.request("plansight/state", {"sessionId": current})
         finally:
             await handle.stop()
         storage = tmp_path / "state"

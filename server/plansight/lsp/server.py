@@ -320,18 +320,18 @@ def create_server() -> PlansightServer:
         asked = ls.params.read(params, SessionParams)
         sessions = ls.require_sessions()
         with engine_errors():
-            wire = sessions.state(asked.session_id).to_wire()
-        named = asked.session_id or sessions.current
-        return wire if named is None else {**wire, "sessionId": named}
+            # As versions 1–3 answered it (clients check its fields): the session is the one
+            # asked for, or the current one (`plansight/sessions` says which).
+            return sessions.state(asked.session_id).to_wire()
 
     @server.feature(EDIT_PLAN)
     def edit_plan(ls: PlansightServer, params: Any) -> dict[str, Any]:
         asked = ls.params.read(params, EditPlanParams)
         sessions = ls.require_sessions()
         with engine_errors():
-            state = sessions.edit_plan(asked.items, asked.version, asked.session_id)
-        # As the `todos` notification that follows it says it: naming its session.
-        return {**state.to_wire(), "sessionId": sessions.loaded}
+            # The TodoState as versions 1–3 answered it (the `todos` notification names the
+            # session).
+            return sessions.edit_plan(asked.items, asked.version, asked.session_id).to_wire()
 
     @server.feature(RESET)
     def reset(ls: PlansightServer, params: Any) -> None:

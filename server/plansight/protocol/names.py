@@ -85,7 +85,7 @@ METHODS: tuple[MethodSpec, ...] = (
         "client→server",
         "request",
         "{ sessionId? }",  # sessionId: an extension, built
-        "{ todos, scratchpad, running, sessionId? }",
+        "{ todos, scratchpad, running }",
         1,
         True,
     ),
@@ -94,7 +94,7 @@ METHODS: tuple[MethodSpec, ...] = (
         "client→server",
         "request",
         "{ items, version?, sessionId? }",
-        "TodoState & { sessionId? }",
+        "TodoState",
         1,
         True,
     ),
