@@ -83,7 +83,13 @@ async def test_compacted_events_and_compact_on_request(
             compacted = [e for e in handle.recorder.events if e["type"] == "compacted"]
             assert compacted, handle.recorder.event_types()
             for event in compacted:
-                assert set(event) == {"type", "beforeTokens", "afterTokens", "strategy"}
+                assert set(event) == {
+                    "type",
+                    "beforeTokens",
+                    "afterTokens",
+                    "strategy",
+                    "sessionId",
+                }
                 assert event["strategy"] in ("clearToolResults", "summary")
                 assert event["afterTokens"] < event["beforeTokens"]
             assert all(r.status == 200 for r in api.message_requests)

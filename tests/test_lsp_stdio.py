@@ -79,7 +79,7 @@ class StdioServer:
                 },
             },
         )
-        assert init["result"]["capabilities"]["experimental"]["plansight"]["version"] == 3
+        assert init["result"]["capabilities"]["experimental"]["plansight"]["version"] == 4
         await self.notify("initialized", {})
 
     async def _read(self) -> None:
