@@ -305,3 +305,41 @@ async def test_a_run_waiting_for_the_users_review_is_listed_as_waiting(
             assert idle["status"] == "idle"
         finally:
             await handle.stop()
+
+
+async def test_a_session_taken_up_again_still_undoes_its_steps(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    edit = {
+        "path": "hello.py",
+        "old_text": "def greet(name):",
+        "new_text": "def greet(name: str) -> str:",
+    }
+    steps = [
+        tool("todo", PLAN),
+        tool("read_file", {"path": "hello.py"}),
+        tool("edit_file", edit),
+        text("Step 1 edited hello.py."),
+        text("Something else entirely."),
+    ]
+    with FakeMessagesAPI(steps) as api:
+        handle = await start_editor(hello_workspace, api, storage=tmp_path / "state")
+        try:
+            [a] = await sessions_of(handle)
+            await handle.request("plansight/run", {"prompt": "Type greet"})
+            await handle.request("plansight/run", {"prompt": "Other", "newSession": True})
+            await handle.request("plansight/openSession", {"id": a["id"]})
+            # Back in A: its step 1 still has its change, and can be undone.
+            changes = await handle.request("plansight/changes", {})
+            [step] = changes["steps"]
+            assert step["todoId"] == "1" and [f["path"] for f in step["files"]] == ["hello.py"]
+            undo = await handle.request("plansight/restore", {"todoId": "1", "dryRun": True})
+            assert undo["restored"] == ["hello.py"]
+            # The checkpoints name their sessions.
+            named = {
+                c.get("sessionId")
+                for c in (await handle.request("plansight/checkpoints", {}))["checkpoints"]
+            }
+            assert a["id"] in named and len(named - {None}) == 2
+        finally:
+            await handle.stop()

@@ -211,9 +211,16 @@ class SessionCheckpoints:
 
     def session_switched(self) -> None:
         """Another of the workspace's sessions is loaded: its plan's item ids are its own, so
-        per-item changes and undo count from here (the checkpoints themselves stay)."""
-        self._plan_id = self.plan.state.plan_id
-        self.new_session()
+        per-item changes and undo are those of its checkpoints with that plan (the
+        checkpoints themselves stay the workspace's)."""
+        state = self.plan.state
+        self._plan_id = state.plan_id
+        if self.checkpointer is None:
+            return
+        if self.session_id is None:
+            self.checkpointer.new_session()
+        else:
+            self.checkpointer.resume_session(self.session_id, state.plan_id, _in_progress(state))
 
     def watched(self) -> None:
         if self.checkpointer is not None:

@@ -209,6 +209,14 @@ class Checkpointer:
         if self.on:
             self._queue(lambda: (self.store.new_session(), None)[1])
 
+    def resume_session(self, session_id: str, plan_id: str, in_progress: str | None) -> None:
+        """Another of the workspace's sessions is loaded: its plan's item numbering again
+        (CheckpointStore.resume_session); `in_progress`: its plan's item in progress, which
+        did not start now."""
+        self._in_progress = in_progress
+        if self.on:
+            self._queue(lambda: (self.store.resume_session(session_id, plan_id), None)[1])
+
     def maintain(self) -> None:
         """Prune and pack, once a run has ended (never while one waits for it)."""
         if self.on:
