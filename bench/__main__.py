@@ -37,6 +37,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "sandbox": "bench.sandbox",
         "acp": "bench.acp_latency",
         "redaction": "bench.redaction",
+        "sessions": "bench.sessions",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).

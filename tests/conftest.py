@@ -178,3 +178,12 @@ def strip_cache_control(value: Any) -> Any:
     if isinstance(value, list):
         return [strip_cache_control(v) for v in value]
     return value
+
+
+def session_folder(storage: Path) -> Path:
+    """Where the current session of a workspace's storage folder keeps its parts (protocol
+    version 4: `sessions/<id>/`, registry.py); the folder itself before any session exists."""
+    from plansight.session.registry import SessionRegistry
+
+    current = SessionRegistry(SessionStore(storage, read_only=True)).current()
+    return storage if current is None else storage / "sessions" / current

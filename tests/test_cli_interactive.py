@@ -286,10 +286,18 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     os.kill(dead, signal.SIGKILL)
     wait_until_sync(lambda: dead not in lsp_servers(session.pane_pid()), "the server gone")
     lines = session.type_line("/new")
-    assert any(line.startswith("A new conversation") for line in lines)
+    assert any(line.startswith("A new session") for line in lines)
     lines = session.type_line("/plan")
     assert lines[-2].startswith("No plan yet"), lines
     assert len(lsp_servers(session.pane_pid())) == 1
+    # The session before /new is kept: listed, and resumed with its plan.
+    lines = session.type_line("/sessions")
+    listed = [line for line in lines[1:-1] if line.strip()]
+    assert len(listed) == 2 and listed[0].startswith("* ") and "(untitled)" in listed[0], lines
+    assert "Plan it" in listed[1] and "1/2 done" in listed[1], lines
+    lines = session.type_line("/resume")
+    assert "Resumed: Plan it" in lines, lines
+    assert any("#2: Check the result" in line for line in lines), lines
     # Ctrl-C at the prompt says how to leave; a second one leaves.
     term.send("C-c")
     term.wait_for("the hint", lambda now: any("Ctrl-C again" in line for line in now[-3:]))
@@ -298,7 +306,7 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
     assert term.exit_status() == 0, "\n".join(lines)
     # The lines typed are kept for the next session's Up.
     kept = (tmp_path / "state" / "plansight" / "prompt-history").read_text().splitlines()
-    assert kept[-4:] == ["/plan Rework greet", "Edit it", "/new", "/plan"]  # no answers
+    assert kept[-6:] == ["/plan Rework greet", "Edit it", "/new", "/plan", "/sessions", "/resume"]
 
 
 def test_the_first_task_shows_which_project_instructions_the_model_reads(

@@ -112,7 +112,7 @@ class RawServer:
             },
             id_=1,
         )
-        assert init["result"]["capabilities"]["experimental"] == {"plansight": {"version": 3}}
+        assert init["result"]["capabilities"]["experimental"] == {"plansight": {"version": 4}}
         await self.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
 
     # ----- reading ----------------------------------------------------------------------------

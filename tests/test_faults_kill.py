@@ -35,7 +35,7 @@ import pytest
 from plansight.fakeapi import FakeMessagesAPI, Step, reply, text_reply
 from plansight.workspace.atomic import TEMP_SUFFIX
 
-from conftest import strip_cache_control
+from conftest import session_folder, strip_cache_control
 from lsp_harness import EditorHandle, start_editor
 
 SEED = 20261129
@@ -136,13 +136,13 @@ def session(k: int, version: int, expected: Expected, rng: random.Random) -> lis
 
 def stored(storage: Path, part: str) -> Any:
     if part == "conversation":  # JSON Lines, appended a whole line per write
-        log = storage / "conversation.jsonl"
+        log = session_folder(storage) / "conversation.jsonl"
         if not log.exists():
             return None
         text = log.read_text()
         assert text == "" or text.endswith("\n"), "a torn last line"
         return {"messages": [json.loads(line) for line in text.splitlines()]}
-    path = storage / f"{part}.json"
+    path = session_folder(storage) / f"{part}.json"
     if not path.exists():
         return None
     return json.loads(path.read_text())  # never torn: a JSONDecodeError fails the test

@@ -22,7 +22,7 @@ from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.protocol.names import REQUEST_FAILED
 
-from conftest import wait_until
+from conftest import session_folder, wait_until
 from lsp_harness import EditorHandle, start_editor
 
 PLAN = {"items": [{"id": "1", "text": "Read the modules", "status": "in_progress"}]}
@@ -83,7 +83,13 @@ async def test_compacted_events_and_compact_on_request(
             compacted = [e for e in handle.recorder.events if e["type"] == "compacted"]
             assert compacted, handle.recorder.event_types()
             for event in compacted:
-                assert set(event) == {"type", "beforeTokens", "afterTokens", "strategy"}
+                assert set(event) == {
+                    "type",
+                    "beforeTokens",
+                    "afterTokens",
+                    "strategy",
+                    "sessionId",
+                }
                 assert event["strategy"] in ("clearToolResults", "summary")
                 assert event["afterTokens"] < event["beforeTokens"]
             assert all(r.status == 200 for r in api.message_requests)
@@ -93,7 +99,8 @@ async def test_compacted_events_and_compact_on_request(
             last = handle.recorder.events[-1]
             assert last["type"] == "compacted" and last["strategy"] == "summary"
             stored = [
-                json.loads(line) for line in (tmp_path / "state" / "conversation.jsonl").open()
+                json.loads(line)
+                for line in (session_folder(tmp_path / "state") / "conversation.jsonl").open()
             ]
             assert stored[0]["content"][0]["text"].startswith(HEADER_OPEN)
             assert RENDERED in stored[0]["content"][0]["text"]
@@ -118,7 +125,7 @@ async def test_compacted_events_and_compact_on_request(
 
 def stored_conversation(storage: Path, when: str) -> list[Any]:
     """The stored conversation, read as a restarted server reads it; it must be whole."""
-    path = storage / "conversation.jsonl"
+    path = session_folder(storage) / "conversation.jsonl"
     if not path.exists():
         return []
     raw = path.read_bytes()

@@ -27,6 +27,7 @@ from plansight.fakeapi import tool_reply as tool
 from plansight.protocol.names import INVALID_PARAMS
 from plansight.session.history import HISTORY
 
+from conftest import session_folder
 from lsp_harness import EditorHandle, SharedEditor, start_editor, start_shared_hello
 
 # The tests on the shared server run in the module's event loop, as it does.
@@ -173,12 +174,19 @@ async def test_the_run_in_progress_has_no_result_and_a_new_session_is_marked(
                 lambda: len(api.message_requests) >= 3, what="the third run reaching the model"
             )
             history = await handle.request("plansight/history", {})
+            sessions = await handle.request("plansight/sessions", {})
             handle.cancel(_)
             await asyncio.wait({running})
         finally:
             await handle.stop()
-    one, two, three = history["runs"]
-    assert "newSession" not in one and two["newSession"] is True and "newSession" not in three
+    # The current session's runs only (version 4): `newSession` began another, and the
+    # first run is its predecessor's, which stays listed.
+    two, three = history["runs"]
+    assert two["newSession"] is True and "newSession" not in three
+    assert [(s["title"], s["current"]) for s in sessions["sessions"]] == [
+        ("two", True),
+        ("one", False),
+    ]
     assert "result" not in three
     # Up to now: its start, and its first checkpoint once that snapshot is done.
     started, *announced = three["events"]
@@ -243,7 +251,7 @@ async def test_a_run_killed_mid_stream_is_kept_whole_up_to_the_kill(
         await handle.recorder.wait_for(lambda: streamed() > 9_000, what="much of the answer")
         await kill(handle)
         running.cancel()
-        assert (storage / HISTORY).exists()
+        assert (session_folder(storage) / HISTORY).exists()
 
         handle = await start_editor(hello_workspace, api, storage=storage)
         try:

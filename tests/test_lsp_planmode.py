@@ -197,6 +197,7 @@ async def test_plan_mode_revise_edit_approve_then_the_same_run_edits(
             "type": "runStarted",
             "prompt": "Refactor hello.py",
             "mode": "plan",
+            "sessionId": rec.events[0]["sessionId"],  # version 4: every event names it
         }
         # Refused in plan mode, as an error result; nothing reviewed, nothing written.
         [refused] = results_in(fake_api.bodies[2])
@@ -465,6 +466,7 @@ async def test_todo_id_focuses_the_run_and_an_unknown_one_is_invalid_params(
         "prompt": "Step 3 please",
         "mode": "act",
         "todoId": "3",
+        "sessionId": started["sessionId"],  # version 4: every event names it
     }
     assert len(fake_api.bodies) == 5  # the refused runs never reached the model
 

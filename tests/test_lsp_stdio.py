@@ -26,7 +26,7 @@ from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.lsp.stdio import ClientOutput
 
-from conftest import PATIENCE, wait_until
+from conftest import PATIENCE, session_folder, wait_until
 from lsp_harness import server_env
 
 QUIET_BREAKERS = ("Traceback", "ERROR", "Error sending data", "closed file", "Fatal Python error")
@@ -79,7 +79,7 @@ class StdioServer:
                 },
             },
         )
-        assert init["result"]["capabilities"]["experimental"]["plansight"]["version"] == 3
+        assert init["result"]["capabilities"]["experimental"]["plansight"]["version"] == 4
         await self.notify("initialized", {})
 
     async def _read(self) -> None:
@@ -267,7 +267,7 @@ async def test_ctrl_c_during_a_run_cancels_it_and_exits_cleanly(
     await wait_until(lambda: process_gone(sleeper), "the command killed")
     server.assert_quiet()
     # The conversation was saved consistent: the command's call has its (cancelled) result.
-    lines = (tmp_path / "state" / "conversation.jsonl").read_text().splitlines()
+    lines = (session_folder(tmp_path / "state") / "conversation.jsonl").read_text().splitlines()
     last = json.loads(lines[-1])
     assert last["role"] == "user" and last["content"][0]["type"] == "tool_result"
 

@@ -313,6 +313,14 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
                 "message": "rate_limit_error: slow down (HTTP 429)",
             },
         ),
+        (
+            events.SessionHistory(({"prompt": "Go", "startedAt": "t", "events": []},), "s1"),
+            {
+                "type": "history",
+                "runs": [{"prompt": "Go", "startedAt": "t", "events": []}],
+                "sessionId": "s1",
+            },
+        ),
     ]
     assert {case[1]["type"] for case in cases} == set(wire_event_classes())
     for event, payload in cases:
@@ -448,7 +456,7 @@ def test_client_capabilities_are_read_from_experimental() -> None:
     assert not protocol.client_offers(experimental, "approveCommand")
     assert not protocol.client_offers(None, "reviewEdit")
     assert not protocol.client_offers({"plansight": True}, "reviewEdit")
-    assert protocol.server_capability() == {"version": 3}
+    assert protocol.server_capability() == {"version": 4}
 
 
 # ----- the VS Code client's protocol.ts -----------------------------------------------------

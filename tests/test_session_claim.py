@@ -72,7 +72,7 @@ def client_env(api: FakeMessagesAPI, state: Path) -> dict[str, str]:
 
 
 def stored_conversation(state: Path) -> list[Any]:
-    [log] = (state / "plansight" / "workspaces").glob("*/conversation.jsonl")
+    [log] = (state / "plansight" / "workspaces").glob("*/sessions/*/conversation.jsonl")
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 

@@ -1,4 +1,5 @@
-"""`plansight lsp | acp | run | demo | plan | history | checkpoints | undo | restore | mcp | eval`.
+"""`plansight lsp | acp | run | demo | plan | history | sessions | checkpoints | undo | restore |
+mcp | eval`.
 
 `plansight` with no command on a terminal (stdin and stdout both one) starts the interactive
 session (`plansight.cli.interactive`). Anywhere else (a pipe, a script, CI) it prints the whole
@@ -116,7 +117,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--new-session",
         action="store_true",
-        help="forget this workspace's previous conversation, plan and scratchpad",
+        help="start a new session (the previous one stays, listed by `plansight sessions`)",
+    )
+    run.add_argument(
+        "--session",
+        default=None,
+        metavar="ID|last|new",
+        help=(
+            "run in this session of the workspace (`plansight sessions` lists them), the one "
+            "used last, or a new one (default: the current session)"
+        ),
     )
     run.add_argument(
         "--plan",
@@ -188,6 +198,17 @@ def build_parser() -> argparse.ArgumentParser:
     past.add_argument(
         "--limit", type=int, default=20, metavar="N", help="the last N runs (default: 20)"
     )
+
+    listed = commands.add_parser(
+        "sessions",
+        help="list the workspace's sessions: title, plan progress, when last used (no API key)",
+        description=(
+            "List the workspace's sessions, the one used last first: each one's id (for "
+            "`plansight run --session ID` and `/resume ID`), when it was last used, its plan's "
+            "progress, whether it runs, and its title. `*` marks the current session."
+        ),
+    )
+    listed.add_argument("--workspace", default=".", metavar="DIR", help="the project (default: .)")
 
     listing = commands.add_parser(
         "checkpoints",
@@ -313,15 +334,21 @@ def main(argv: list[str] | None = None) -> int:
         except PromptError as err:
             print(f"plansight: {err}", file=sys.stderr)
             return 1
+        if args.session is not None and not args.session.strip():
+            parser.error("run: --session needs a session's id, last or new")
+        if args.new_session and args.session not in (None, "new"):
+            parser.error("run: --new-session and --session ID ask for two sessions; give one")
+        new_session = args.new_session or args.session == "new"
         return run_cli(
             prompt.text,
             args.workspace,
             args.yes,
             args.model,
-            args.new_session,
+            new_session,
             plan=args.plan,
             step=args.step.lstrip("#") if args.step else None,
             answers_from_tty=prompt.from_stdin,
+            session=None if args.session in (None, "new") else args.session,
         )
     if args.command == "plan":
         from plansight.cli.show import plan_cli
@@ -331,6 +358,10 @@ def main(argv: list[str] | None = None) -> int:
         from plansight.cli.show import history_cli
 
         return history_cli(args.workspace, max(1, args.limit))
+    if args.command == "sessions":
+        from plansight.cli.show import sessions_cli
+
+        return sessions_cli(args.workspace)
     if args.command == "checkpoints":
         from plansight.cli.checkpoints import checkpoints_cli
 

@@ -298,6 +298,7 @@ class PlansightAgent:
     ) -> AcpSession:
         from plansight.session.lock import StorageUnavailable
         from plansight.session.session import Session
+        from plansight.session.sessions import Sessions
         from plansight.session.settings import SessionSettings, user_config
 
         root = workspace(cwd)
@@ -362,9 +363,10 @@ class PlansightAgent:
         opened = AcpSession(session_id, session, hooks, outbox, settings.max_rounds)
         hooks.on_mode = opened.switched
         hooks.cancel_run = session.cancel
-        session.load_stored()
+        sessions = Sessions(session)  # the workspace's many (session/sessions.py)
+        sessions.load_stored()
         if new:
-            session.reset()  # a new conversation; history and checkpoints stay
+            sessions.new()  # a new conversation; the others, and the checkpoints, stay
             store.save(STORED_ID, {"sessionId": session_id, "cwd": str(root)})
         opened.unsubscribe.append(session.events.subscribe(opened.on_event))
         session.start()

@@ -144,6 +144,8 @@ class SessionCheckpoints:
                 events.subscribe(self._on_event, last=True)
         self._opening: asyncio.Task[None] | None = None
         self._plan_id = ""  # the plan the checkpoints' items are of (TodoState.plan_id)
+        # The session (of the workspace's many, session/sessions.py) each checkpoint names.
+        self.session_id: str | None = None
 
     def _view(self) -> SessionView:
         conversation = self.conversation
@@ -163,6 +165,7 @@ class SessionCheckpoints:
             plan=lambda: self.plan.state.to_record(),
             messages=complete_rounds,
             unsaved=self.workspace.has_unsaved_changes,
+            session_id=lambda: self.session_id,
         )
 
     @property
@@ -206,6 +209,19 @@ class SessionCheckpoints:
     def new_session(self) -> None:
         if self.checkpointer is not None:
             self.checkpointer.new_session()  # the checkpoints stay; a new plan's ids begin
+
+    def session_switched(self) -> None:
+        """Another of the workspace's sessions is loaded: its plan's item ids are its own, so
+        per-item changes and undo are those of its checkpoints with that plan (the
+        checkpoints themselves stay the workspace's)."""
+        state = self.plan.state
+        self._plan_id = state.plan_id
+        if self.checkpointer is None:
+            return
+        if self.session_id is None:
+            self.checkpointer.new_session()
+        else:
+            self.checkpointer.resume_session(self.session_id, state.plan_id, _in_progress(state))
 
     def watched(self) -> None:
         if self.checkpointer is not None:

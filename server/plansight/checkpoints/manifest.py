@@ -72,6 +72,9 @@ class Checkpoint:
         # PROTOCOL.md: empty for a run's first checkpoint.
         wire["paths"] = [] if self.kind == "runStart" else list(self.changed)
         wire["kind"] = self.kind
+        # Version 4: the session whose step it is (checkpoints are the workspace's).
+        if isinstance(session_id := self.extra.get("sessionId"), str):
+            wire["sessionId"] = session_id
         return wire
 
     def to_json(self) -> dict[str, Any]:
@@ -177,10 +180,31 @@ class Manifest:
         self._next_seq = checkpoint.seq + 1
 
     def start_session(self) -> int:
-        session = self.session + 1
+        # Above every number in use: the current one may be an earlier one taken up again.
+        session = max([self.session, *(c.session for c in self.checkpoints)]) + 1
         self._append_records([{"type": "session", "session": session}])
         self.session = session
         return session
+
+    def resume_session(self, session_id: str, plan_id: str) -> int:
+        """Take up again the item numbering of the workspace's session `session_id` (protocol
+        version 4) with its plan `plan_id`: that of the last checkpoint it took with that plan,
+        so that its steps' changes and undo cover what was done before it was left. A new
+        numbering when it took none (or has no plan yet)."""
+        for checkpoint in reversed(self.checkpoints):
+            extra = checkpoint.extra
+            plan = extra.get("plan")
+            if (
+                plan_id
+                and extra.get("sessionId") == session_id
+                and isinstance(plan, Mapping)
+                and plan.get("planId") == plan_id
+            ):
+                if checkpoint.session != self.session:
+                    self._append_records([{"type": "session", "session": checkpoint.session}])
+                    self.session = checkpoint.session
+                return checkpoint.session
+        return self.start_session()
 
     def _append_records(self, records: list[dict[str, Any]]) -> None:
         # A changed file's name may not be UTF-8: json_text writes it so that it reads back.

@@ -51,6 +51,8 @@ class SessionView:
     plan: Callable[[], dict[str, Any]]  # {"items": [wire items], "version": n}
     messages: Callable[[], Sequence[Message]]  # complete rounds only
     unsaved: Callable[[str], bool]  # whether the editor holds unsaved changes of a path
+    # Which of the workspace's sessions is taking it (None: not said, as before version 4).
+    session_id: Callable[[], str | None] = lambda: None
 
 
 @dataclass(frozen=True)
@@ -208,6 +210,14 @@ class Checkpointer:
         if self.on:
             self._queue(lambda: (self.store.new_session(), None)[1])
 
+    def resume_session(self, session_id: str, plan_id: str, in_progress: str | None) -> None:
+        """Another of the workspace's sessions is loaded: its plan's item numbering again
+        (CheckpointStore.resume_session); `in_progress`: its plan's item in progress, which
+        did not start now."""
+        self._in_progress = in_progress
+        if self.on:
+            self._queue(lambda: (self.store.resume_session(session_id, plan_id), None)[1])
+
     def maintain(self) -> None:
         """Prune and pack, once a run has ended (never while one waits for it)."""
         if self.on:
@@ -244,6 +254,8 @@ class Checkpointer:
             self._scan_asked_at = time.time()
         captured = self.archive.capture(self.view.messages())
         extra = {"plan": self.view.plan(), "conversation": captured.digest}
+        if (session_id := self.view.session_id()) is not None:
+            extra["sessionId"] = session_id
 
         def work() -> Checkpoint | None:
             if not self.on:

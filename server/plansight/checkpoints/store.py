@@ -457,6 +457,11 @@ class CheckpointStore:
         with self._lock:
             return self.manifest.start_session()
 
+    def resume_session(self, session_id: str, plan_id: str) -> int:
+        """Another of the workspace's sessions is taken up again (Manifest.resume_session)."""
+        with self._lock:
+            return self.manifest.resume_session(session_id, plan_id)
+
     def snapshot(
         self,
         kind: Kind,

@@ -575,8 +575,10 @@ class PlansightClient:
         *,
         mode: str = "act",
         todo_id: str | None = None,
+        session_id: str | None = None,
     ) -> RunOutcome:
-        """Send `plansight/run` and wait for its answer (cancel with `cancel()`)."""
+        """Send `plansight/run` and wait for its answer (cancel with `cancel()`);
+        `session_id`: in that session of the workspace (None: the current one)."""
         self._run_id = f"plansight-run-{uuid.uuid4().hex[:12]}"
         self._plan_draft = None
         # A new run on the same connection (the interactive session): an earlier run's cancel
@@ -589,6 +591,8 @@ class PlansightClient:
             params["mode"] = mode
         if todo_id is not None:
             params["todoId"] = todo_id
+        if session_id is not None:
+            params["sessionId"] = session_id
         future = asyncio.wrap_future(
             self.client.protocol.send_request(RUN, params, msg_id=self._run_id)
         )

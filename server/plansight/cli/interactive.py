@@ -9,7 +9,9 @@ run`, the session continues the workspace's stored conversation; `/new` starts a
 
 Commands: `/plan` (the plan; `/plan TASK` plans TASK first, changing nothing until approved),
 `/step N [TASK]` (work on plan item N only), `/undo N` (put back what step N changed),
-`/checkpoints`, `/history`, `/compact`, `/new`, `/help`, `/quit`. Ctrl-C during a run cancels
+`/checkpoints`, `/history`, `/compact`, `/new`, `/sessions` (the workspace's sessions),
+`/resume [ID]` (go back to a session: by id or its first characters; alone, the one used last
+before this one), `/help`, `/quit`. Ctrl-C during a run cancels
 it and keeps the session (a second Ctrl-C while it is being cancelled, or a server that does
 not answer the cancel within `CANCEL_GRACE`, stops that server; the next prompt starts
 another). Ctrl-C at the prompt drops the line; a second one in a row leaves, as does Ctrl-D or
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rich.console import Console
 from rich.text import Text
 
+from plansight.cli import render
 from plansight.cli.checkpoints import (
     _checkpoints_of,
     checkpoint_lines,
@@ -56,9 +59,18 @@ from plansight.cli.run import (
     show_instructions,
     show_outcome,
 )
-from plansight.cli.show import history_lines, plan_lines
+from plansight.cli.show import history_lines, plan_lines, sessions_lines
 from plansight.cli.ui import LineReader, TerminalUI
-from plansight.protocol.names import CHECKPOINTS, COMPACT, HISTORY, RESET, RESTORE, STATE
+from plansight.protocol.names import (
+    CHECKPOINTS,
+    COMPACT,
+    HISTORY,
+    OPEN_SESSION,
+    RESET,
+    RESTORE,
+    SESSIONS,
+    STATE,
+)
 
 if TYPE_CHECKING:
     from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome
@@ -78,7 +90,9 @@ Type a task and press Enter; a follow-up continues the same conversation.
   /checkpoints     the workspace's checkpoints
   /history         the past runs
   /compact         compact the conversation now
-  /new             start a new conversation (the plan and scratchpad too)
+  /new             start a new session (the current one stays, listed by /sessions)
+  /sessions        the workspace's sessions, the one used last first
+  /resume [ID]     go back to a session (by its id or first characters; alone: the last)
   /help            this list
   /quit            leave (or Ctrl-D)
 Ctrl-C cancels a run and keeps the session; at the prompt, Ctrl-C twice leaves."""
@@ -337,10 +351,51 @@ class InteractiveSession:
     async def new_conversation(self) -> None:
         if await self.request(RESET, {}) is not None:
             self.say(
-                "A new conversation: the plan and the scratchpad are cleared too "
-                "(checkpoints and history are kept).",
+                "A new session: an empty plan and scratchpad (the previous session is kept: "
+                "/sessions lists it, /resume goes back to it).",
                 "bold",
             )
+
+    async def _sessions(self) -> list[dict[str, Any]] | None:
+        answer = await self.request(SESSIONS, {})
+        if answer is None or not isinstance(answer.value, dict):
+            return None
+        return [s for s in answer.value.get("sessions", []) if isinstance(s, dict)]
+
+    async def show_sessions(self) -> None:
+        sessions = await self._sessions()
+        if sessions is not None:
+            self.print_lines(sessions_lines(sessions))
+
+    async def resume(self, wanted: str) -> None:
+        """Open session `wanted` (an id or its first characters; "": the one used last
+        before the current one) and show its plan."""
+        sessions = await self._sessions()
+        if sessions is None:
+            return
+        if wanted:
+            found = [s for s in sessions if str(s.get("id", "")).startswith(wanted)]
+        else:
+            found = [s for s in sessions if s.get("current") is not True][:1]
+        if len(found) != 1:
+            said = (
+                "No other session to go back to."
+                if not wanted
+                else (
+                    f"No session {wanted!r}."
+                    if not found
+                    else f"{wanted!r} names several sessions."
+                )
+            )
+            self.say(f"{said} /sessions lists them.", "bold yellow")
+            return
+        chosen = found[0]
+        state = await self.request(OPEN_SESSION, {"id": chosen["id"]})
+        if state is None or not isinstance(state.value, dict):
+            return
+        title = render.visible(str(chosen.get("title") or "")) or "(untitled)"
+        self.console.print(Text(f"Resumed: {render.shorten(title)}", style="bold"))
+        self.print_lines(plan_lines(state.value))
 
     async def close(self) -> None:
         client, self.client = self.client, None
@@ -418,6 +473,10 @@ class InteractiveSession:
             work = self.compact()
         elif name == "new":
             work = self.new_conversation()
+        elif name == "sessions":
+            work = self.show_sessions()
+        elif name == "resume":
+            work = self.resume(argument.strip())
         else:
             self.say(f"No such command: /{name}. /help lists them.", "bold yellow")
         if work is not None:

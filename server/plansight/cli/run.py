@@ -35,6 +35,7 @@ from rich.text import Text
 
 from plansight.cli import render
 from plansight.cli.ui import LogToTerminal, TerminalUI, stderr_console, terminal_for_questions
+from plansight.protocol.names import SESSIONS
 
 if TYPE_CHECKING:
     from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome
@@ -67,8 +68,11 @@ async def run_session(
     new_session: bool,
     mode: str = "act",
     todo_id: str | None = None,
+    session: str | None = None,
 ) -> int:
-    """Start the server, run `prompt`, print the result, shut the server down: the exit code."""
+    """Start the server, run `prompt`, print the result, shut the server down: the exit code.
+    `session`: the id of the workspace's session to run in, or `last` (the one used last);
+    None: the current one (`new_session`: a new one)."""
     ui.set_activity("starting the language server")
     ui.start()
     from plansight.cli.client import PlansightClient
@@ -103,9 +107,16 @@ async def run_session(
 
         async def start_and_run() -> RunOutcome:
             await client.start()
+            session_id = session
+            if session == "last":
+                listed = await client.request(SESSIONS, {})
+                found = listed.get("sessions") if isinstance(listed, dict) else None
+                session_id = str(found[0]["id"]) if found else None  # newest first
             await show_instructions(ui, client)
             ui.set_activity("waiting for the model")
-            return await client.run(prompt, new_session, mode=mode, todo_id=todo_id)
+            return await client.run(
+                prompt, new_session, mode=mode, todo_id=todo_id, session_id=session_id
+            )
 
         outcome = await outcome_of(client, start_and_run())
         show_outcome(ui, outcome, options.env)
@@ -197,6 +208,7 @@ def run_cli(
     plan: bool = False,
     step: str | None = None,
     answers_from_tty: bool = False,
+    session: str | None = None,
 ) -> int:
     """One run; `answers_from_tty`: stdin held the prompt, so the reviews are asked on the
     terminal (/dev/tty) when there is one."""
@@ -222,16 +234,17 @@ def run_cli(
     from plansight.cli.client import ClientOptions
 
     options = ClientOptions(workspace=root, model=model, accept_edits=yes, approve_commands=yes)
-    session = run_session(
+    running = run_session(
         ui,
         options,
         prompt,
         new_session=new_session,
         mode="plan" if plan else "act",
         todo_id=step,
+        session=session,
     )
     try:
-        return asyncio.run(session)
+        return asyncio.run(running)
     except KeyboardInterrupt:  # before the handler was installed
         sys.stdout.flush()
         return 130

@@ -1,11 +1,14 @@
-"""`plansight plan` and `plansight history`: the session's plan and its past runs, without a run.
+"""`plansight plan`, `history` and `sessions`: the session's plan and its past runs, and the
+workspace's sessions, without a run.
 
 Each starts `plansight lsp` on the workspace (no API key needed: nothing here asks the model),
 sends `plansight/state` or `plansight/history`, prints the answer and shuts the server down,
 as `plansight checkpoints` does. The server is a read-only view (the readOnly option): it works
 while another server keeps the session (a run in another terminal, VS Code), which a line
 then says, and it writes nothing. The interactive session's `/plan` and `/history` print the
-same lines (`plan_lines`, `history_lines`), asked of the server it already has. Exit codes: 0
+same lines (`plan_lines`, `history_lines`, `sessions_lines`), asked of the server it already
+has. Titles, prompts and answers come from the model and the user: they are shown escaped
+(`render.visible`), never as terminal sequences. Exit codes: 0
 when the server answered, 1 when it could not (no such folder, the server failed).
 """
 
@@ -22,7 +25,7 @@ from rich.text import Text
 from plansight.cli import render
 from plansight.cli.checkpoints import _ask_server, _workspace, when
 from plansight.cli.echo import echo
-from plansight.protocol.names import HISTORY, STATE
+from plansight.protocol.names import HISTORY, SESSIONS, STATE
 
 EDIT_TOOLS = frozenset({"edit_file", "write_file"})
 DEFAULT_RUNS = 20
@@ -99,6 +102,30 @@ def history_lines(
     return lines
 
 
+def sessions_lines(
+    sessions: Sequence[Mapping[str, Any]], today: datetime.date | None = None
+) -> list[Text]:
+    """One line per session, the one used last first: `*` for the current one, its id, when
+    it was last used, its plan's progress, its status when not idle, and its title."""
+    if not sessions:
+        return [Text("No sessions yet in this workspace.", style="dim")]
+    lines: list[Text] = []
+    for session in sessions:
+        line = Text("* " if session.get("current") is True else "  ", style="bold green")
+        line.append(render.visible(str(session.get("id", ""))), style="bold")
+        line.append("  " + when(str(session.get("updatedAt", "")), today))
+        counts = session.get("counts")
+        if isinstance(counts, Mapping) and counts.get("total"):
+            line.append(f"  {counts.get('done', 0)}/{counts.get('total')} done", style="blue")
+        status = session.get("status")
+        if status in ("running", "waiting"):
+            line.append(f"  {status}", style="yellow")
+        title = render.visible(str(session.get("title") or "")) or "(untitled)"
+        line.append("  " + render.shorten(title))
+        lines.append(line)
+    return lines
+
+
 # Commands -----------------------------------------------------------------------------------
 
 
@@ -134,4 +161,23 @@ def history_cli(workspace: str, limit: int = DEFAULT_RUNS, console: Console | No
     )
     for line in history_lines(runs):
         echo(console, line, soft_wrap=True)
+    return 0
+
+
+def sessions_cli(workspace: str, console: Console | None = None) -> int:
+    console = console or Console(highlight=False)
+    root = _workspace(workspace, console)
+    if root is None:
+        return 1
+    answered = asyncio.run(_ask_server(root, console, SESSIONS, {}, read_only=True))
+    if answered is None:
+        return 1
+    found = answered[0].get("sessions", []) if isinstance(answered[0], dict) else []
+    sessions = [s for s in found if isinstance(s, dict)]
+    console.print(
+        Text(f"Sessions of {root.resolve()}, the one used last first:", style="bold"),
+        soft_wrap=True,
+    )
+    for line in sessions_lines(sessions):
+        console.print(line, soft_wrap=True)
     return 0

@@ -268,6 +268,16 @@ class McpChanged:
     type: str = "mcp"
 
 
+@dataclass(frozen=True)
+class SessionHistory:
+    """A session's past runs (`plansight/history`'s `runs`), sent to a client that opened it
+    (protocol version 4); a front door sends it, it never goes on the bus."""
+
+    runs: tuple[Any, ...]
+    session_id: str
+    type: str = "history"
+
+
 Event = (
     RunStarted
     | TextDelta
@@ -289,6 +299,7 @@ Event = (
     | CheckpointTaken
     | ConversationChanged
     | McpChanged
+    | SessionHistory
 )
 
 EventListener = Callable[[Event], None]

@@ -87,6 +87,9 @@ class EditorBridge:
     def __init__(self, server: LanguageServer, options: InitOptions) -> None:
         self.server = server
         self.options = options
+        # Requests to the client not answered yet: a run waits for the user meanwhile (the
+        # `waiting` status of `plansight/sessions`).
+        self.pending = 0
 
     # Capabilities ----------------------------------------------------------------------
     def client_offers(self, name: str) -> bool:
@@ -99,6 +102,7 @@ class EditorBridge:
         msg_id = f"plansight-{uuid.uuid4().hex}"
         protocol = self.server.protocol
         answer = asyncio.wrap_future(protocol.send_request(method, params, msg_id=msg_id))
+        self.pending += 1
         try:
             # Shielded: cancelling pygls's own future would make the late answer an error.
             return await asyncio.shield(answer)
@@ -110,6 +114,8 @@ class EditorBridge:
                 answer.add_done_callback(_ignore_answer)
                 protocol.notify(CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
+        finally:
+            self.pending -= 1
 
     # DocumentSource ----------------------------------------------------------------------
     def open_text(self, path: Path) -> str | None:

@@ -5,7 +5,9 @@ Text chunks of one model turn that arrive together go out as one `textDelta` wit
 the order is kept and two turns' text is never one delta). `toolInputDelta` is sent only to a
 client that asked for it: it costs a notification per streamed chunk. `setup` subscribes
 the forwarder to a session's events; `send_state` tells a client the plan and scratchpad as
-they are (a stored session, loaded).
+they are (a stored session, loaded, or another session opened). Every notification carries
+the `sessionId` of the session it is about (protocol version 4: the engine holds one of the
+workspace's sessions at a time, and its events are that one's).
 """
 
 from __future__ import annotations
@@ -24,30 +26,42 @@ if TYPE_CHECKING:
     from plansight.session.session import Session
 
 Notify = Callable[[str, Any], None]
+SessionOf = Callable[[], str | None]
 
 
-def setup(server: LanguageServer, session: Session) -> EventForwarder:
-    """Forward `session`'s events to `server`'s client, from now on."""
+def setup(server: LanguageServer, session: Session, session_id: SessionOf) -> EventForwarder:
+    """Forward `session`'s events to `server`'s client, from now on; `session_id`: the
+    session whose state the engine holds (its events are that one's)."""
     caps = server.client_capabilities
     forwarder = EventForwarder(
         server.protocol.notify,
         tool_input=caps is not None and client_offers(caps.experimental, "toolInputDelta"),
+        session_id=session_id,
     )
     session.events.subscribe(forwarder)
     return forwarder
 
 
-def send_state(notify: Notify, state: TodoState, scratchpad: str) -> None:
+def with_session(payload: dict[str, Any], session_id: str | None) -> dict[str, Any]:
+    return payload if session_id is None else {**payload, "sessionId": session_id}
+
+
+def send_state(
+    notify: Notify, state: TodoState, scratchpad: str, session_id: str | None = None
+) -> None:
     """The plan and scratchpad as they are (a stored session, loaded), outside any event."""
-    notify(TODOS, state.to_wire())
-    notify(SCRATCHPAD, {"content": scratchpad})
+    notify(TODOS, with_session(state.to_wire(), session_id))
+    notify(SCRATCHPAD, with_session({"content": scratchpad}, session_id))
 
 
 class EventForwarder:
     """A listener of the session's events that notifies the client."""
 
-    def __init__(self, notify: Notify, *, tool_input: bool) -> None:
-        self.notify = notify
+    def __init__(
+        self, notify: Notify, *, tool_input: bool, session_id: SessionOf = lambda: None
+    ) -> None:
+        self._notify = notify
+        self.session_id = session_id
         self.tool_input = tool_input
         self._pending_text: list[str] = []
         self._pending_turn: int | None = None
@@ -70,6 +84,9 @@ class EventForwarder:
             return
         elif (payload := event_payload(event)) is not None:
             self.notify(EVENT, payload)
+
+    def notify(self, method: str, payload: Any) -> None:
+        self._notify(method, with_session(payload, self.session_id()))
 
     def flush(self) -> None:
         if self._pending_text:

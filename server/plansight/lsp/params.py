@@ -105,6 +105,7 @@ class RunParams:
     new_session: Flag = Flag(False)
     mode: Mode = Mode("act")
     todo_id: TodoId | None = None
+    session_id: Text | None = None  # version 4: which session (None: the current one)
 
     @property
     def run_mode(self) -> RunMode:
@@ -115,11 +116,38 @@ class RunParams:
 class EditPlanParams:
     items: Any = None  # the plan's own rules check them (PlanError names the rule broken)
     version: PlanVersion | None = None
+    session_id: Text | None = None
 
 
 @attrs.frozen
 class HistoryParams:
     limit: RunCount = RunCount(DEFAULT_LIMIT)
+    session_id: Text | None = None
+
+
+@attrs.frozen
+class SessionParams:
+    """`plansight/compact`, `plansight/state`: which session (None: the current one)."""
+
+    session_id: Text | None = None
+
+
+@attrs.frozen
+class SessionIdParams:
+    """`plansight/openSession`, `plansight/deleteSession`."""
+
+    id: Text
+
+
+@attrs.frozen
+class NewSessionParams:
+    title: Text | None = None
+
+
+@attrs.frozen
+class RenameSessionParams:
+    id: Text
+    title: Text
 
 
 @attrs.frozen
@@ -130,6 +158,7 @@ class RestoreParams:
     conversation: Flag = Flag(False)
     force: Flag = Flag(False)
     dry_run: Flag = Flag(False)
+    session_id: Text | None = None
 
     def request(self) -> RestoreRequest:
         """The request the checkpoints take (InvalidParams unless exactly one of checkpoint

@@ -1,5 +1,11 @@
 """Thin LSP handlers; the work happens in Session (engine) and the features beside this module.
 
+The workspace's many sessions (protocol version 4) are driven through `Sessions`
+(session/sessions.py): the requests that name a `sessionId` (default: the current session)
+and the session requests (`plansight/sessions`, `newSession`, `openSession`, `renameSession`,
+`deleteSession`). Whenever another session is loaded, its plan and scratchpad go to the
+client (a client of version 1–3 sees its current session's state, as before).
+
 Each handler reads its params (`params`: typed, -32602 naming the field at fault), calls the
 session, and answers the result's `to_wire()`; `engine_errors` turns the engine's refusals
 into the protocol's errors. The features that own their state set themselves up on the
@@ -33,9 +39,13 @@ from plansight.lsp.params import (
     CheckpointFileParams,
     EditPlanParams,
     HistoryParams,
+    NewSessionParams,
     ParamsReader,
+    RenameSessionParams,
     RestoreParams,
     RunParams,
+    SessionIdParams,
+    SessionParams,
 )
 from plansight.lsp.stdio import Leave, serve_stdio
 from plansight.protocol.names import (
@@ -43,24 +53,32 @@ from plansight.protocol.names import (
     CHECKPOINT_FILE,
     CHECKPOINTS,
     COMPACT,
+    DELETE_SESSION,
     EDIT_PLAN,
+    EVENT,
     HISTORY,
     INVALID_PARAMS,
     INVALID_REQUEST,
     MCP,
     MODELS,
+    NEW_SESSION,
+    OPEN_SESSION,
+    RENAME_SESSION,
     REQUEST_FAILED,
     RESET,
     RESTORE,
     RUN,
     SERVER_NOT_INITIALIZED,
+    SESSIONS,
     STATE,
+    event_payload,
     server_capability,
 )
 from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
     from plansight.session.session import Session
+    from plansight.session.sessions import Sessions
     from plansight.session.storage import SessionStore
 
 log = logging.getLogger(__name__)
@@ -106,6 +124,7 @@ class PlansightServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.session: Session | None = None
+        self.sessions: Sessions | None = None
         self.store: SessionStore | None = None  # claimed at `initialize`
         self.init_params: types.InitializeParams | None = None
         # A read-only view's answer to `initialize` (`heldBy`: the server keeping the session).
@@ -170,6 +189,7 @@ class PlansightServer(LanguageServer):
         from plansight.lsp import diagnostics, forwarding, progress
         from plansight.lsp.editor import EditorBridge
         from plansight.session.session import Session
+        from plansight.session.sessions import Sessions
         from plansight.session.settings import SessionSettings
 
         options = InitOptions.parse(params.initialization_options)
@@ -191,7 +211,9 @@ class PlansightServer(LanguageServer):
             mcp_servers=options.mcp_servers,
         )
         self.session = session
-        for feature in (forwarding, progress, diagnostics):
+        sessions = self.sessions = Sessions(session, waiting=lambda: bridge.pending > 0)
+        forwarding.setup(self, session, lambda: sessions.loaded)
+        for feature in (progress, diagnostics):
             feature.setup(self, session)
         log.info(
             "workspace %s, storage %s, model %s",
@@ -199,12 +221,33 @@ class PlansightServer(LanguageServer):
             session.store.directory if session.store else None,
             settings.model.model or "default",
         )
-        if session.load_stored():
-            forwarding.send_state(
-                self.protocol.notify, session.plan.state, session.scratchpad.content
-            )
+        if sessions.load_stored():
+            self.send_state(sessions.loaded)
+        # From now on, each session loaded in its place is shown to the client at once.
+        sessions.on_switch.append(self.send_state)
         session.start()
         return session
+
+    def send_state(self, session_id: str | None) -> None:
+        """The plan and scratchpad of session `session_id` (the current one: None)."""
+        from plansight.lsp import forwarding
+
+        state = self.require_sessions().state(session_id)
+        chosen = session_id or self.require_sessions().current
+        forwarding.send_state(self.protocol.notify, state.todos, state.scratchpad, chosen)
+
+    def send_history(self, session_id: str) -> None:
+        """`plansight/event` `history`: the session's past runs, as `plansight/history`
+        answers (the last 20), for a client that opened it."""
+        from plansight.engine.events import SessionHistory
+
+        runs = self.require_sessions().history(20, session_id).runs
+        self.protocol.notify(EVENT, event_payload(SessionHistory(tuple(runs), session_id)))
+
+    def require_sessions(self) -> Sessions:
+        self.require_session()
+        assert self.sessions is not None  # made with the session
+        return self.sessions
 
     def require_session(self) -> Session:
         if self.shut_down:
@@ -232,12 +275,13 @@ def engine_errors(model_failed: str = "") -> Iterator[None]:
     from plansight.engine.model import ModelError
     from plansight.plan.plan import PlanError, StalePlanError
     from plansight.session.lock import SessionBusy
+    from plansight.session.registry import UnknownSession
 
     try:
         yield
     except (SessionBusy, StalePlanError, CheckpointsOff) as err:
         raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
-    except (PlanError, CheckpointError) as err:
+    except (PlanError, CheckpointError, UnknownSession) as err:
         raise JsonRpcException(message=str(err), code=INVALID_PARAMS) from err
     except ModelError as err:
         raise JsonRpcException(message=f"{model_failed}{err}", code=REQUEST_FAILED) from err
@@ -281,40 +325,95 @@ def create_server() -> PlansightServer:
     @server.feature(RUN)
     async def run(ls: PlansightServer, params: Any) -> dict[str, Any]:
         asked = ls.params.read(params, RunParams)
-        session = ls.require_session()
+        sessions = ls.require_sessions()
         with engine_errors():  # an unknown todoId is a PlanError: -32602
-            result = await session.run(
-                asked.prompt, asked.new_session, mode=asked.run_mode, todo_id=asked.todo_id
+            result = await sessions.run(
+                asked.prompt,
+                session_id=asked.session_id,
+                new_session=asked.new_session,
+                mode=asked.run_mode,
+                todo_id=asked.todo_id,
             )
         return result.to_wire()
 
     @server.feature(STATE)
     def state(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        return ls.require_session().state().to_wire()
+        asked = ls.params.read(params, SessionParams)
+        sessions = ls.require_sessions()
+        with engine_errors():
+            # As versions 1–3 answered it (clients check its fields): the session is the one
+            # asked for, or the current one (`plansight/sessions` says which).
+            return sessions.state(asked.session_id).to_wire()
 
     @server.feature(EDIT_PLAN)
     def edit_plan(ls: PlansightServer, params: Any) -> dict[str, Any]:
         asked = ls.params.read(params, EditPlanParams)
-        session = ls.require_session()
+        sessions = ls.require_sessions()
         with engine_errors():
-            return session.edit_plan(asked.items, asked.version).to_wire()
+            # The TodoState as versions 1–3 answered it (the `todos` notification names the
+            # session).
+            return sessions.edit_plan(asked.items, asked.version, asked.session_id).to_wire()
 
     @server.feature(RESET)
     def reset(ls: PlansightServer, params: Any) -> None:
-        session = ls.require_session()
+        sessions = ls.require_sessions()
         with engine_errors():
-            session.reset()
+            sessions.reset()  # a new session; the old one stays listed
 
     @server.feature(COMPACT)
     async def compact(ls: PlansightServer, params: Any) -> dict[str, int]:
-        session = ls.require_session()
+        asked = ls.params.read(params, SessionParams)
+        sessions = ls.require_sessions()
         with engine_errors("Compaction failed: "):
-            return (await session.compact()).to_wire()
+            return (await sessions.compact(asked.session_id)).to_wire()
 
     @server.feature(HISTORY)
     def history(ls: PlansightServer, params: Any) -> dict[str, Any]:
         asked = ls.params.read(params, HistoryParams)
-        return ls.require_session().history(asked.limit).to_wire()
+        with engine_errors():
+            return ls.require_sessions().history(asked.limit, asked.session_id).to_wire()
+
+    @server.feature(SESSIONS)
+    def sessions_list(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        return {"sessions": [info.to_wire() for info in ls.require_sessions().list()]}
+
+    @server.feature(NEW_SESSION)
+    def new_session(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        asked = ls.params.read(params, NewSessionParams)
+        sessions = ls.require_sessions()
+        with engine_errors():
+            session_id = sessions.new(asked.title)
+        if session_id != sessions.loaded:  # another session runs: its state was not sent
+            ls.send_state(session_id)
+        return {"id": session_id}
+
+    @server.feature(OPEN_SESSION)
+    def open_session(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        asked = ls.params.read(params, SessionIdParams)
+        sessions = ls.require_sessions()
+        switched: list[str] = []
+        sessions.on_switch.append(switched.append)
+        try:
+            with engine_errors():
+                state = sessions.open(asked.id)
+        finally:
+            sessions.on_switch.remove(switched.append)
+        if not switched:  # loaded already, or read from its files: not sent yet
+            ls.send_state(asked.id)
+        ls.send_history(asked.id)
+        return {**state.to_wire(), "sessionId": asked.id}
+
+    @server.feature(RENAME_SESSION)
+    def rename_session(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        asked = ls.params.read(params, RenameSessionParams)
+        with engine_errors():
+            return ls.require_sessions().rename(asked.id, asked.title).to_wire()
+
+    @server.feature(DELETE_SESSION)
+    def delete_session(ls: PlansightServer, params: Any) -> None:
+        asked = ls.params.read(params, SessionIdParams)
+        with engine_errors():
+            ls.require_sessions().delete(asked.id)
 
     @server.feature(MCP)
     def mcp(ls: PlansightServer, params: Any) -> dict[str, Any]:
@@ -329,11 +428,11 @@ def create_server() -> PlansightServer:
 
     @server.feature(RESTORE)
     async def restore(ls: PlansightServer, params: Any) -> dict[str, Any]:
-        asked = ls.params.read(params, RestoreParams).request()
-        session = ls.require_session()
+        read = ls.params.read(params, RestoreParams)
+        asked = read.request()
+        sessions = ls.require_sessions()
         with engine_errors():
-            result = await session.checkpoints.restore(asked)
-        session.persistence.restored(asked, result)
+            result = await sessions.restore(asked, read.session_id)
         return result.to_wire()
 
     @server.feature(CHANGES)

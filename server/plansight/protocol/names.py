@@ -1,4 +1,4 @@
-"""The Plansight wire protocol, version 3: method names, error codes, values, event and
+"""The Plansight wire protocol, version 4: method names, error codes, values, event and
 capability names, and the mapping of engine objects to wire payloads.
 
 The one place the wire's names live. The language server (`plansight.lsp`) and the terminal
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 # Methods ------------------------------------------------------------------------------------
 
@@ -37,6 +37,12 @@ MCP = "plansight/mcp"
 CHANGES = "plansight/changes"
 CHECKPOINT_FILE = "plansight/checkpointFile"
 MODELS = "plansight/models"  # the Models API's list, for a client's model picker
+# Version 4: many sessions in a workspace
+SESSIONS = "plansight/sessions"
+NEW_SESSION = "plansight/newSession"
+OPEN_SESSION = "plansight/openSession"
+RENAME_SESSION = "plansight/renameSession"
+DELETE_SESSION = "plansight/deleteSession"
 # Server → client notifications
 TODOS = "plansight/todos"
 SCRATCHPAD = "plansight/scratchpad"
@@ -69,7 +75,7 @@ METHODS: tuple[MethodSpec, ...] = (
         RUN,
         "client→server",
         "request",
-        "{ prompt, newSession?, mode?, todoId? }",
+        "{ prompt, newSession?, mode?, todoId?, sessionId? }",  # sessionId: v4, built
         "RunResult",
         1,
         True,
@@ -78,25 +84,70 @@ METHODS: tuple[MethodSpec, ...] = (
         STATE,
         "client→server",
         "request",
-        "{}",
+        "{ sessionId? }",  # sessionId: an extension, built
         "{ todos, scratchpad, running, instructions? }",
         1,
         True,
     ),
-    MethodSpec(EDIT_PLAN, "client→server", "request", "{ items, version? }", "TodoState", 1, True),
+    MethodSpec(
+        EDIT_PLAN,
+        "client→server",
+        "request",
+        "{ items, version?, sessionId? }",
+        "TodoState",
+        1,
+        True,
+    ),
     MethodSpec(RESET, "client→server", "request", "{}", "null", 1, True),
-    MethodSpec(COMPACT, "client→server", "request", "{}", "{ beforeTokens, afterTokens }", 2, True),
+    MethodSpec(
+        COMPACT,
+        "client→server",
+        "request",
+        "{ sessionId? }",
+        "{ beforeTokens, afterTokens }",
+        2,
+        True,
+    ),
     MethodSpec(CHECKPOINTS, "client→server", "request", "{}", "{ checkpoints }", 2, True),
     MethodSpec(
         RESTORE,
         "client→server",
         "request",
-        "{ checkpoint?, todoId?, paths?, conversation?, force?, dryRun? }",
+        "{ checkpoint?, todoId?, paths?, conversation?, force?, dryRun?, sessionId? }",
         "{ restored, deleted, skipped, alsoUndone? }",  # deleted, alsoUndone: v3, built
         2,
         True,
     ),
-    MethodSpec(HISTORY, "client→server", "request", "{ limit? }", "{ runs }", 2, True),
+    MethodSpec(HISTORY, "client→server", "request", "{ limit?, sessionId? }", "{ runs }", 2, True),
+    MethodSpec(
+        SESSIONS,
+        "client→server",
+        "request",
+        "{}",
+        "{ sessions: [{ id, title, createdAt, updatedAt, status, counts, current }] }",
+        4,
+        True,
+    ),
+    MethodSpec(NEW_SESSION, "client→server", "request", "{ title? }", "{ id }", 4, True),
+    MethodSpec(
+        OPEN_SESSION,
+        "client→server",
+        "request",
+        "{ id }",
+        "{ todos, scratchpad, running, sessionId }",
+        4,
+        True,
+    ),
+    MethodSpec(
+        RENAME_SESSION,
+        "client→server",
+        "request",
+        "{ id, title }",
+        "{ id, title, createdAt, updatedAt, status, counts, current }",  # the entry: ours
+        4,
+        True,
+    ),
+    MethodSpec(DELETE_SESSION, "client→server", "request", "{ id }", "null", 4, True),
     MethodSpec(
         MCP,
         "client→server",
@@ -133,9 +184,10 @@ METHODS: tuple[MethodSpec, ...] = (
         0,
         True,
     ),
-    MethodSpec(TODOS, "server→client", "notification", "TodoState", "", 1, True),
-    MethodSpec(SCRATCHPAD, "server→client", "notification", "{ content }", "", 1, True),
-    MethodSpec(EVENT, "server→client", "notification", "{ type, ... }", "", 1, True),
+    # sessionId: version 4, on every notification
+    MethodSpec(TODOS, "server→client", "notification", "TodoState & { sessionId? }", "", 1, True),
+    MethodSpec(SCRATCHPAD, "server→client", "notification", "{ content, sessionId? }", "", 1, True),
+    MethodSpec(EVENT, "server→client", "notification", "{ type, sessionId?, ... }", "", 1, True),
     MethodSpec(
         REVIEW_EDIT,
         "server→client",
@@ -262,6 +314,7 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("planDraft", "items", 0, True),
     EventSpec("mcp", "servers", 3, True),
     EventSpec("retrying", "attempt, of, reason, delaySeconds, message", 0, True),
+    EventSpec("history", "runs, sessionId", 4, True),  # a session opened: its past runs
 )
 EVENT_TYPES = frozenset(spec.type for spec in EVENTS)
 

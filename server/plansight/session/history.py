@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 HISTORY = "history.jsonl"
 # Left out, as PROTOCOL.md says (the finished `toolCall` has the whole input).
-NOT_KEPT = frozenset({"toolInputDelta", "mcp"})  # mcp: the servers now, not the run
+NOT_KEPT = frozenset({"toolInputDelta", "mcp", "history"})  # mcp: the servers now, not the run
 MERGED = frozenset({"textDelta", "thinkingDelta"})
 DEFAULT_LIMIT = 20
 

@@ -1,5 +1,11 @@
 """Saving a session (plan, scratchpad, conversation, usage) so a restarted server picks it up.
 
+A workspace's storage folder (`directory`) holds what the workspace's sessions share (the
+claim, the checkpoints, the trust given to MCP servers) and, under `sessions/<id>/`, each
+session's own parts (protocol version 4: many sessions in a workspace, session/registry.py).
+`use(id)` points the store at one session's folder; until then (and for a store of version 3,
+not yet moved) the parts are the folder's own files, as version 3 kept them.
+
 Plan, scratchpad and usage are small JSON files, replaced atomically (`workspace.atomic`: temp
 file + rename in the same folder, no fsync), so a kill -9 at any moment leaves either the old or
 the new file. The
@@ -29,6 +35,7 @@ log = logging.getLogger(__name__)
 
 PARTS = ("plan", "scratchpad", "usage")
 CONVERSATION = "conversation.jsonl"
+SESSIONS = "sessions"  # the folder of the sessions' own folders
 
 
 def default_storage_dir(workspace_root: Path) -> Path:
@@ -69,9 +76,29 @@ class SessionStore:
         self.claim = StorageClaim(directory)  # one live server keeps it (session/lock.py)
         self._conversation: ConversationLog | None = None
         self._history: RunHistory | None = None
+        self.session_id: str | None = None  # whose parts are saved (None: version 3's place)
+
+    @property
+    def parts_directory(self) -> Path:
+        """Where the parts of the session in use are kept."""
+        if self.session_id is None:
+            return self.directory
+        return self.directory / SESSIONS / self.session_id
+
+    def use(self, session_id: str | None) -> None:
+        """Save and load the parts of session `session_id` from now on (its history's pending
+        text written first, to the folder it belongs to)."""
+        if self._history is not None:
+            self._history.flush()
+        self.session_id = session_id
+        self._conversation = None
+        self._history = None
 
     def _path(self, part: str) -> Path:
-        return self.directory / f"{part}.json"
+        # A session's own parts live in its folder; anything else a front door keeps (ACP's
+        # last session id) is the workspace's.
+        folder = self.parts_directory if part in PARTS else self.directory
+        return folder / f"{part}.json"
 
     def save(self, part: str, value: Any) -> None:
         if self.read_only:
@@ -108,14 +135,14 @@ class SessionStore:
     def history(self) -> RunHistory:
         """The runs' events (`clear` leaves them: a reset starts a new session, not a new past)."""
         if self._history is None:
-            self._history = RunHistory(self.directory, read_only=self.read_only)
+            self._history = RunHistory(self.parts_directory, read_only=self.read_only)
         return self._history
 
     @property
     def conversation(self) -> ConversationLog:
         if self._conversation is None:
             self._conversation = ConversationLog(
-                self.directory / CONVERSATION, read_only=self.read_only
+                self.parts_directory / CONVERSATION, read_only=self.read_only
             )
         return self._conversation
 
@@ -167,7 +194,9 @@ class ConversationLog:
         if len(messages) != len(lines) and not self.read_only:
             self.rewrite(messages)  # drop the damaged tail for good
         else:
-            self._saved = [json.dumps(m, ensure_ascii=False) for m in messages]
+            # The lines are what `save` wrote (json.dumps of each message): kept as they are,
+            # not serialized again (half the cost of opening a long session).
+            self._saved = lines
         return messages
 
     def rewrite(self, messages: list[Any]) -> None:
