@@ -34,7 +34,8 @@ from plansight.eval.plancost import PLAN_TOOL, Attributed, PlanTracker
 from plansight.eval.pricing import Prices
 from plansight.eval.recordings import Recording
 from plansight.eval.tasks import Task, copy_tree
-from plansight.session.storage import CONVERSATION
+from plansight.session.registry import SessionRegistry
+from plansight.session.storage import CONVERSATION, SessionStore
 
 REPLAY_API_KEY = "plansight-eval-replay"
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
@@ -329,7 +330,7 @@ async def _run_in(
         if fake is not None:
             await fake.stop_async()
     check = await asyncio.to_thread(run_checks, task, workspace)
-    log_file = root / "state" / CONVERSATION
+    log_file = current_session_folder(root / "state") / CONVERSATION
     conversation = (
         log_file.read_text(encoding="utf-8", errors="replace") if log_file.is_file() else ""
     )
@@ -392,3 +393,11 @@ async def _run_with_deadline(
                 await run
             return RunOutcome("error", {}, "the run did not stop after it was cancelled")
     return run.result()
+
+
+def current_session_folder(storage: Path) -> Path:
+    """Where the attempt's session keeps its conversation (protocol version 4: the current
+    session's folder, `sessions/<id>/`; the storage folder itself before any session)."""
+    registry = SessionRegistry(SessionStore(storage, read_only=True))
+    current = registry.current()
+    return storage if current is None else registry.folder_of(current)
