@@ -198,6 +198,9 @@ class Checkpointer:
             )
         await self.settled()
 
+    def made_and_removed(self, paths: list[str]) -> None:
+        return None  # gone again before the command's checkpoint: nothing to record
+
     def command_ran(self, command: str) -> None:
         shown = command if len(command) <= 60 else command[:57] + "..."
         self._snapshot(

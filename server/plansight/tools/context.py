@@ -42,6 +42,10 @@ class ChangeRecorder(Protocol):
     def command_ran(self, command: str) -> None:
         """After a command ended (or was stopped): it may have changed any file."""
 
+    def made_and_removed(self, paths: list[str]) -> None:
+        """Paths Plansight made for a command and removed after it (the sandbox's placeholders
+        at absent control paths): the watcher may report them, as the agent's own."""
+
     async def settled(self) -> None:
         """Returns once what was told so far is recorded (the run ends after that)."""
 
@@ -59,6 +63,9 @@ class NoRecorder:
         return None
 
     def command_ran(self, command: str) -> None:
+        return None
+
+    def made_and_removed(self, paths: list[str]) -> None:
         return None
 
     async def settled(self) -> None:

@@ -274,16 +274,19 @@ async def bash(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         if decision.feedback and decision.feedback.strip():
             message += f" Their feedback: {decision.feedback.strip()}"
         raise ToolError(message)
-    # In a thread: it looks for the protected files to hide (a walk of the workspace).
-    argv = await asyncio.to_thread(sandbox.argv, bash_argv(command)) if allowed else None
+    argv: list[str] | None = None
     started = False
     try:
         await ctx.changes.before_command()
         started = True
+        # After the command's start scan: the placeholders bwrap makes at absent control paths
+        # appear and go within the command's window, never as changes made by someone else.
+        # In a thread: it looks for the protected files to hide (a walk of the workspace).
+        argv = await asyncio.to_thread(sandbox.argv, bash_argv(command)) if allowed else None
         out = await run_command(command, root, timeout, argv=argv)
     finally:
         if argv is not None:  # the placeholders bwrap made at absent control paths go
-            await asyncio.to_thread(sandbox.finished)
+            ctx.changes.made_and_removed(await asyncio.to_thread(sandbox.finished))
         if started:
             ctx.changes.command_ran(command)  # stopped or not, it may have changed files
     said = [result_line(allowed)] if allowed is not None else []

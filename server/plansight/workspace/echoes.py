@@ -140,6 +140,11 @@ class CommandEchoes:
             raise
         self._before = (keep, found)
 
+    def made_and_removed(self, paths: list[str]) -> None:
+        self.inner.made_and_removed(paths)
+        if self.watched:
+            self.echoes.left(dict.fromkeys(paths))  # gone, as the agent left them
+
     def command_ran(self, command: str) -> None:
         self.inner.command_ran(command)
         before, self._before = self._before, None

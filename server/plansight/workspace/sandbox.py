@@ -422,7 +422,7 @@ class CommandSandbox:
             self._swept.update(dict.fromkeys(swept))
         return args
 
-    def finished(self) -> None:
+    def finished(self) -> list[str]:
         """A command built by `argv` (with placeholders) ended: when no other one runs, the
         placeholders bwrap made on the host go, those still empty (what the user wrote there
         meanwhile stays). Not before: removing a mount point on the host while another
@@ -442,14 +442,17 @@ class CommandSandbox:
                         path.unlink()
         with self._lock:
             if self._running:
-                return
+                return []
             made, self._placeholders = self._placeholders, {}
+        removed: list[str] = []
         for path in sorted(made, key=lambda p: -len(p.parts)):  # `.git/hooks` before `.git`
             try:
                 if stat.S_ISDIR(os.stat(path, follow_symlinks=False).st_mode):
                     os.rmdir(path)  # only if empty
-            except OSError:
+                    removed.append(path.relative_to(self.root).as_posix())
+            except (OSError, ValueError):
                 continue
+        return removed
 
     def _secrets(self, survey: Survey) -> tuple[list[Path], list[Path]]:
         """What is hidden besides the storage: files behind /dev/null, folders behind tmpfs."""
