@@ -57,13 +57,16 @@ class SessionState:
     instructions: tuple[Instructions, ...] = ()  # the project's, in the system prompt
 
     def to_wire(self) -> dict[str, Any]:
-        """`plansight/state`'s result."""
-        return {
+        """`plansight/state`'s result; `instructions` (an optional field of ours) only where
+        the project has instructions, so that the version 1 answer is unchanged otherwise."""
+        wire: dict[str, Any] = {
             "todos": self.todos.to_wire(),
             "scratchpad": self.scratchpad,
             "running": self.running,
-            "instructions": [i.to_wire() for i in self.instructions],
         }
+        if self.instructions:
+            wire["instructions"] = [i.to_wire() for i in self.instructions]
+        return wire
 
 
 class Session:
