@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from plansight.engine.pricing import list_prices
 from plansight.eval.arms import ARMS, DEFAULT_ARMS, select_arms
 from plansight.eval.attempt import AttemptResult, AttemptSpec, Limits, Upstream, run_attempt
-from plansight.eval.pricing import list_prices
 from plansight.eval.recordings import find_recordings
 from plansight.eval.tasks import default_tasks_dir, load_task
 from plansight.fakeapi import FakeMessagesAPI, Script

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from plansight.engine.pricing import list_prices
 from plansight.eval import attempt
 from plansight.eval.arms import ARMS
 from plansight.eval.attempt import AttemptSpec, Limits, Upstream, run_attempt
-from plansight.eval.pricing import list_prices
 from plansight.eval.recordings import Recording, task_digest
 from plansight.eval.tasks import default_tasks_dir, load_task
 from plansight.workspace.sandbox import detect

@@ -10,11 +10,11 @@ import pytest
 from PIL import Image
 
 from plansight.engine.events import Usage
+from plansight.engine.pricing import list_prices
 from plansight.eval import report
 from plansight.eval.attempt import AttemptResult, Limits
 from plansight.eval.checks import CheckResult
 from plansight.eval.plancost import Attributed
-from plansight.eval.pricing import list_prices
 from plansight.eval.stats import attempts_for_points
 
 

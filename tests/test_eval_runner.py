@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from plansight.engine.pricing import Prices, list_prices
 from plansight.eval.arms import ARMS
 from plansight.eval.attempt import AttemptSpec, Limits, Upstream
-from plansight.eval.pricing import Prices, list_prices
 from plansight.eval.recordings import Recording, RecordingError, find_recordings, save_recording
 from plansight.eval.runner import Progress, live_attempts, replay_attempts, run_attempts
 from plansight.eval.tasks import Task, load_task

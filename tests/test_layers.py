@@ -1,6 +1,7 @@
-"""The package's layers, read from its imports: front doors (lsp, next acp) and clients (cli)
-sit on top of the session and the engine, and nothing below them imports them back. A second
-front door is then a thin adapter over `plansight.session`, needing no code of `plansight.lsp`.
+"""The package's layers, read from its imports: every part of the package has a layer
+(`LAYERS`, bottom first), and no import runs back up (a part imports its own layer and those
+below). Front doors (lsp, acp) and clients (cli) sit on top of the session and the engine, so a
+front door is a thin adapter over `plansight.session`, needing no code of another one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,23 @@ PACKAGE = Path(__file__).resolve().parents[1] / "server" / "plansight"
 FRONT_DOORS = {"lsp", "acp"}
 CLIENTS = {"cli"}
 BELOW_THE_FRONT_DOORS = ("engine", "plan", "workspace", "session", "tools", "checkpoints", "mcp")
+# Every part's layer, bottom first. Parts in one layer may import each other: the engine's loop
+# runs the tools, and the tools report through the engine's events and hooks.
+LAYERS: tuple[frozenset[str], ...] = tuple(
+    frozenset(layer)
+    for layer in (
+        {"__version__", "protocol", "httpserve"},  # the wire, engine-free
+        {"plan", "fakeapi"},
+        {"workspace"},  # the user's folder: paths, secrets, the sandbox, the watcher
+        {"engine", "tools"},  # the agent: its loop and its tools
+        {"checkpoints", "mcp"},
+        {"session"},  # one session API, with everything it wires together
+        {"lsp", "acp"},  # the front doors
+        {"cli"},  # the terminal client (an LSP client)
+        {"eval"},  # the eval kit drives the terminal client's pieces
+        {"__main__"},
+    )
+)
 
 
 def module_name(path: Path) -> str:
@@ -62,6 +80,30 @@ def test_nothing_below_the_front_doors_imports_them_or_the_clients(part: str) ->
     assert wrong == []
 
 
+def layer_of(part: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if part in layer)
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    parts = {
+        module_name(path).split(".")[1]
+        for path in PACKAGE.rglob("*.py")
+        if path.parent != PACKAGE or path.stem != "__init__"
+    }
+    assert parts <= set().union(*LAYERS), sorted(parts - set().union(*LAYERS))
+
+
+def test_no_import_runs_back_up_the_layers() -> None:
+    wrong = sorted(
+        f"{importer} imports {imported}"
+        for part, pairs in imports_by_part().items()
+        if part
+        for importer, imported in pairs
+        if part_of(imported) and layer_of(part_of(imported)) > layer_of(part)
+    )
+    assert wrong == []
+
+
 def test_only_the_entry_point_imports_a_front_door() -> None:
     wrong = sorted(
         f"{importer} imports {imported}"
@@ -79,3 +121,4 @@ def test_the_layer_check_sees_a_wrong_import(tmp_path: Path) -> None:
     sample.write_text("def f():\n    from plansight.lsp.server import create_server\n")
     assert "plansight.lsp.server" in set(imports_of(sample))
     assert part_of("plansight.lsp.server") in FRONT_DOORS
+    assert layer_of(part_of("plansight.lsp.server")) > layer_of("session")

@@ -1,6 +1,6 @@
 """`usage_update` after each model turn: the context the turn filled (its whole input, cached
 or not, and its output) of the model's context window, and the session's cost so far where the
-model's list price is known (the price table of the eval kit, `plansight.eval.pricing`: one
+model's list price is known (the price table the eval kit uses too, `plansight.engine.pricing`: one
 table, not a copy)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from acp.schema import Cost, UsageUpdate
 
 from plansight.engine.events import TurnUsage
-from plansight.eval.pricing import list_prices
+from plansight.engine.pricing import list_prices
 
 
 @dataclass

@@ -156,6 +156,17 @@ def _now() -> str:
     return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+@dataclass(frozen=True)
+class _Aim:
+    """What a restore puts back (CheckpointStore._aim)."""
+
+    groups: dict[int, tuple[Checkpoint, list[str] | None]]  # baseline seq → (it, its paths)
+    skipped: list[Skipped]
+    target: Checkpoint | None
+    doing: str  # "undoing step #2", for the checkpoint before
+    done: str  # "Undid step #2", for the checkpoint after
+
+
 class CheckpointStore:
     """The checkpoints of one workspace. Thread-safe; every method blocks (run it off-loop)."""
 
@@ -644,122 +655,32 @@ class CheckpointStore:
         (`restored`, `deleted` then list what it would put back or remove; what someone
         changed since the last checkpoint is recorded first, as a restore would).
         """
-        checkpoint, todo_id, force, dry_run = (
-            request.checkpoint,
-            request.todo_id,
-            request.force,
-            request.dry_run,
-        )
-        if (checkpoint is None) == (todo_id is None):
+        if (request.checkpoint is None) == (request.todo_id is None):
             raise CheckpointError("give either a checkpoint or a todoId to restore")
         selected = selector(request.paths)
         with self._lock:
             repository = self._repo()
-            skipped: list[Skipped] = []
-            groups: dict[int, tuple[Checkpoint, list[str] | None]] = {}
-            if checkpoint is not None:
-                target: Checkpoint | None = self.get(checkpoint)
-                assert target is not None
-                groups[target.seq] = (target, None)
-                doing, done = (
-                    f"restoring checkpoint {checkpoint}",
-                    f"Restored checkpoint {checkpoint}",
-                )
-            else:
-                assert todo_id is not None
-                baselines = step_baselines(self.manifest.checkpoints, self.session, todo_id)
-                for path, baseline in sorted(baselines.items()):
-                    if not selected(path):
-                        continue
-                    if baseline is None:
-                        skipped.append(Skipped(path, "the checkpoint from before it was pruned"))
-                    else:
-                        group = groups.setdefault(baseline.seq, (baseline, []))[1]
-                        assert group is not None
-                        group.append(path)
-                target = self.restore_target(todo_id=todo_id)
-                doing, done = f"undoing step #{todo_id}", f"Undid step #{todo_id}"
-            if dry_run:
-                found = self._snapshot(
-                    "outside",
-                    "Changed outside Plansight",
-                    todo_id=current_todo,
-                    agent=set(),
-                    only_if_changed=True,
-                    extra=before_extra,
-                )
-                before = found or self.latest()
-            else:
-                before = self._snapshot(
-                    "beforeRestore",
-                    f"Before {doing}",
-                    todo_id=current_todo,
-                    agent=set(),
-                    extra=before_extra,
-                )
-            assert before is not None
+            aim = self._aim(request, selected)
+            before = self._before_restore(aim.doing, request.dry_run, current_todo, before_extra)
             planner = Planner(repository, self.manifest.checkpoints, self.root)
-            changes, not_held = planner.changes(before, groups, selected)
-            skipped += not_held
-            actions: list[Change] = []
-            # Secrets are left alone, and named: those checkpoints held before they were
-            # protected, and those they never held.
-            secret = UNCAPTURED_REASONS["protected"]
-            named = {s.path for s in skipped}
-            files, folders = self.protected.files_to_hide()
-            secrets = {p.relative_to(self.root).as_posix() for p in [*files, *folders]}
-            secrets |= {p for p, why in before.uncaptured.items() if why == "protected"}
-            skipped += [
-                Skipped(path, secret)
-                for path in sorted(secrets)
-                if selected(path) and path not in named
-            ]
-            named |= secrets
-            lost: dict[str, tuple[str, ...]] = {}
-            for change in changes:
-                if self.protected.protects(change.path):
-                    if change.path not in named:
-                        skipped.append(Skipped(change.path, secret))
-                    continue
-                reason = planner.refusal(change, before, force, unsaved)
-                if reason is None and self.control.is_control(change.path):
-                    # Putting back a control file (an editor's settings, say) changes what the
-                    # user's tools do next: only a restore the user forced does it, and never
-                    # anything in a `.git` folder.
-                    if is_git_internal(change.path):
-                        reason = CONTROL_GIT_REASON
-                    elif not force:
-                        reason = CONTROL_REASON
-                if reason is None and todo_id is not None:
-                    # Undoing an item takes back its own change only (restore.py).
-                    revert = planner.revert(
-                        change, todo_id, self.session, self.directory / _SCRATCH, force
-                    )
-                    if revert.change is None:
-                        if revert.reason is not None:
-                            skipped.append(Skipped(change.path, revert.reason))
-                        continue
-                    change = revert.change
-                    if revert.lost:
-                        lost[change.path] = revert.lost
-                if reason is None:
-                    actions.append(change)
-                else:
-                    skipped.append(Skipped(change.path, reason))
+            changes, not_held = planner.changes(before, aim.groups, selected)
+            skipped = [*aim.skipped, *not_held]
+            actions, lost = self._decide(
+                planner, changes, before, request, selected, unsaved, skipped
+            )
             deleting = {a.path for a in actions if a.target_mode == 0}
-            if dry_run:
-                done_paths = [a.path for a in actions]
-                after = None
-            else:
-                journal = self.directory / _JOURNAL
-                done_paths, failed = apply(self.root, repository, actions, journal)
+            done_paths: list[str] = [a.path for a in actions]
+            after = None
+            if not request.dry_run:
+                done_paths, failed = apply(
+                    self.root, repository, actions, self.directory / _JOURNAL
+                )
                 skipped += failed
-                after = None
                 if done_paths:
                     count = f"{len(done_paths)} file{'s' if len(done_paths) != 1 else ''}"
                     after = self._snapshot(
                         "restore",
-                        f"{done} ({count})",
+                        f"{aim.done} ({count})",
                         todo_id=current_todo,
                         agent=set(done_paths),
                         only_if_changed=True,
@@ -775,8 +696,124 @@ class CheckpointStore:
                 ),
                 before=before,
                 after=after,
-                target=target,
+                target=aim.target,
             )
+
+    def _aim(self, request: RestoreRequest, selected: Callable[[str], bool]) -> _Aim:
+        """What a restore puts back: the files of each baseline checkpoint (None: all of a
+        checkpoint's), and the files it cannot (their baseline pruned)."""
+        if request.checkpoint is not None:
+            chosen = self.get(request.checkpoint)
+            assert chosen is not None
+            return _Aim(
+                {chosen.seq: (chosen, None)},
+                [],
+                chosen,
+                f"restoring checkpoint {request.checkpoint}",
+                f"Restored checkpoint {request.checkpoint}",
+            )
+        todo_id = request.todo_id
+        assert todo_id is not None
+        groups: dict[int, tuple[Checkpoint, list[str] | None]] = {}
+        skipped: list[Skipped] = []
+        baselines = step_baselines(self.manifest.checkpoints, self.session, todo_id)
+        for path, baseline in sorted(baselines.items()):
+            if not selected(path):
+                continue
+            if baseline is None:
+                skipped.append(Skipped(path, "the checkpoint from before it was pruned"))
+            else:
+                group = groups.setdefault(baseline.seq, (baseline, []))[1]
+                assert group is not None
+                group.append(path)
+        target = self.restore_target(todo_id=todo_id)
+        return _Aim(groups, skipped, target, f"undoing step #{todo_id}", f"Undid step #{todo_id}")
+
+    def _before_restore(
+        self,
+        doing: str,
+        dry_run: bool,
+        current_todo: str | None,
+        extra: Mapping[str, Any] | None,
+    ) -> Checkpoint:
+        """The checkpoint a restore starts from: taken now (so the restore can be undone), or
+        for a dry run only what someone changed since the last one."""
+        if dry_run:
+            found = self._snapshot(
+                "outside",
+                "Changed outside Plansight",
+                todo_id=current_todo,
+                agent=set(),
+                only_if_changed=True,
+                extra=extra,
+            )
+            before: Checkpoint | None = found or self.latest()
+        else:
+            before = self._snapshot(
+                "beforeRestore", f"Before {doing}", todo_id=current_todo, agent=set(), extra=extra
+            )
+        assert before is not None
+        return before
+
+    def _decide(
+        self,
+        planner: Planner,
+        changes: list[Change],
+        before: Checkpoint,
+        request: RestoreRequest,
+        selected: Callable[[str], bool],
+        unsaved: Callable[[str], bool],
+        skipped: list[Skipped],
+    ) -> tuple[list[Change], dict[str, tuple[str, ...]]]:
+        """Which changes a restore makes; the others are added to `skipped` with the reason.
+        Also what undoing an item takes of later items' work (`force`), by path."""
+        force, todo_id = request.force, request.todo_id
+        # Secrets are left alone, and named: those checkpoints held before they were
+        # protected, and those they never held.
+        secret = UNCAPTURED_REASONS["protected"]
+        named = {s.path for s in skipped}
+        files, folders = self.protected.files_to_hide()
+        secrets = {p.relative_to(self.root).as_posix() for p in [*files, *folders]}
+        secrets |= {p for p, why in before.uncaptured.items() if why == "protected"}
+        skipped += [
+            Skipped(path, secret)
+            for path in sorted(secrets)
+            if selected(path) and path not in named
+        ]
+        named |= secrets
+        actions: list[Change] = []
+        lost: dict[str, tuple[str, ...]] = {}
+        for change in changes:
+            if self.protected.protects(change.path):
+                if change.path not in named:
+                    skipped.append(Skipped(change.path, secret))
+                continue
+            reason = planner.refusal(change, before, force, unsaved)
+            if reason is None and self.control.is_control(change.path):
+                # Putting back a control file (an editor's settings, say) changes what the
+                # user's tools do next: only a restore the user forced does it, and never
+                # anything in a `.git` folder.
+                if is_git_internal(change.path):
+                    reason = CONTROL_GIT_REASON
+                elif not force:
+                    reason = CONTROL_REASON
+            if reason is None and todo_id is not None:
+                # Undoing an item takes back its own change only (restore.py).
+                revert = planner.revert(
+                    change, todo_id, self.session, self.directory / _SCRATCH, force
+                )
+                if revert.change is None:
+                    if revert.reason is not None:
+                        skipped.append(Skipped(change.path, revert.reason))
+                    continue
+                change = revert.change
+                if revert.lost:
+                    lost[change.path] = revert.lost
+            if reason is None:
+                actions.append(change)
+            else:
+                skipped.append(Skipped(change.path, reason))
+        return actions, lost
 
     # ----- keeping storage bounded ----------------------------------------------------------
 

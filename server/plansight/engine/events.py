@@ -10,9 +10,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from plansight.checkpoints.manifest import Checkpoint
 from plansight.plan.plan import TodoState
 from plansight.protocol.names import LOCAL
 
@@ -242,11 +241,19 @@ class ScratchpadChanged:
     type: str = "scratchpadChanged"
 
 
+class WireRecord(Protocol):
+    """A record the engine passes on without knowing it (a checkpoint, checkpoints/manifest.py):
+    it has a wire form."""
+
+    def to_wire(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class CheckpointTaken:
-    """A checkpoint of the workspace was taken (protocol v2)."""
+    """A checkpoint of the workspace was taken (protocol v2). Emitted by the checkpoints, which
+    sit above the engine: the checkpoint is carried as a record with a wire form."""
 
-    checkpoint: Checkpoint
+    checkpoint: WireRecord
     type: str = "checkpoint"
 
 

@@ -12,10 +12,14 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from plansight.engine.events import EditOutcome, EditReviewed, EventBus
 from plansight.plan.plan import TodoState
+
+# Types of the workspace's that the hooks speak of (re-exported: front doors import them here).
+from plansight.workspace.access import DocumentSource as DocumentSource
+from plansight.workspace.sandbox import SandboxDescription as SandboxDescription
 
 
 @dataclass(frozen=True)
@@ -41,18 +45,6 @@ class EditDecision:
     feedback: str | None = None
     # The whole document as the user settled it, when it differs from the proposal.
     new_text: str | None = None
-
-
-@dataclass(frozen=True)
-class SandboxDescription:
-    """What a sandboxed command may do (workspace/sandbox.py), as its approval shows it."""
-
-    network: bool
-    writable: tuple[str, ...]  # absolute paths, the workspace first
-
-    def to_wire(self) -> dict[str, Any]:
-        """`plansight/approveCommand`'s `sandbox`."""
-        return {"network": self.network, "writable": list(self.writable)}
 
 
 @dataclass(frozen=True)
@@ -160,14 +152,6 @@ AskHook = Callable[[Question], Awaitable[UserAnswer]]
 ApproveToolHook = Callable[[ToolApproval], Awaitable[ToolDecision]]
 # A plain bool answers as `TrustDecision(approved)` does.
 TrustHook = Callable[[ServerTrust], Awaitable[bool | TrustDecision]]
-
-
-class DocumentSource(Protocol):
-    """Text of documents open in an editor, unsaved changes included."""
-
-    def open_text(self, path: Path) -> str | None:
-        """The editor's text of `path` if it is open there, else None."""
-        ...
 
 
 CONTROL_UNANSWERED = (

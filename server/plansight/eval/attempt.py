@@ -27,11 +27,11 @@ from typing import Any
 
 from plansight.cli.client import ClientOptions, PlansightClient, RunOutcome
 from plansight.engine.events import Usage
+from plansight.engine.pricing import Prices
 from plansight.eval.arms import Arm
 from plansight.eval.checks import CheckResult, run_checks
 from plansight.eval.meter import MeteringProxy
 from plansight.eval.plancost import PLAN_TOOL, Attributed, PlanTracker
-from plansight.eval.pricing import Prices
 from plansight.eval.recordings import Recording
 from plansight.eval.tasks import Task, copy_tree
 from plansight.session.registry import SessionRegistry

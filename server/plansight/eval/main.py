@@ -14,10 +14,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as Bar
 
+from plansight.engine.pricing import Prices, list_prices
 from plansight.eval import report
 from plansight.eval.arms import DEFAULT_ARMS, DEFAULT_REMINDER_AFTER, select_arms
 from plansight.eval.attempt import AttemptResult, AttemptSpec, Limits, Upstream
-from plansight.eval.pricing import Prices, list_prices
 from plansight.eval.recordings import RecordingError, find_recordings
 from plansight.eval.runner import Progress, live_attempts, replay_attempts, run_attempts
 from plansight.eval.tasks import TaskError, default_tasks_dir, load_tasks

@@ -16,9 +16,9 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from plansight.engine.pricing import Prices
 from plansight.eval.arms import ARMS
 from plansight.eval.attempt import AttemptResult, Limits
-from plansight.eval.pricing import Prices
 from plansight.eval.stats import Interval, attempts_for_points, newcombe, wilson
 
 REPLAY_NOTICE = "Replay, not a measurement"

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from plansight.engine.pricing import Prices, list_prices
 from plansight.eval.arms import ARMS, Arm, arm_named
 from plansight.eval.attempt import AttemptResult, AttemptSpec, Limits, Upstream, run_attempt
-from plansight.eval.pricing import Prices, list_prices
 from plansight.eval.recordings import Recording, RecordingError, save_recording, task_digest
 from plansight.eval.tasks import Task
 

@@ -9,7 +9,7 @@ one run at a time (a second `run`, and a `reset`, `compact` or restore during a 
 environment and the initialization options (settings.py), changes saved as they happen
 (persistence.py), the workspace watched and the agent's own changes told from others'
 (changes.py), the leftovers of a killed server cleaned up (workspace/atomic.py), the tools
-built with the front door's hooks (tools/toolbox.py), each run's MCP tools fixed as it starts
+built with the front door's hooks (session/toolbox.py), each run's MCP tools fixed as it starts
 (mcp/feature.py), and secret values withheld from all that joins the conversation
 (workspace/secretvalues.py).
 """
@@ -39,7 +39,7 @@ from plansight.session.lock import RunLock
 from plansight.session.persistence import persistence_for
 from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore, plansight_storage
-from plansight.tools.toolbox import FrontDoor, build_tools
+from plansight.session.toolbox import FrontDoor, build_tools
 from plansight.workspace import atomic
 from plansight.workspace.instructions import (
     FolderInstructions,
@@ -78,7 +78,7 @@ class Session:
         store: SessionStore | None = None,
         **front_door: Unpack[FrontDoor],
     ) -> None:
-        """`front_door`: its hooks, documents and MCP servers, for the tools (tools/toolbox.py);
+        """`front_door`: its hooks, documents and MCP servers, for the tools (session/toolbox.py);
         each left out gets the answer of a session nobody attends (engine/hooks.py)."""
         self.root = root.resolve()
         self.settings = settings

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from plansight.engine.events import EventBus, Location
 from plansight.engine.hooks import (
@@ -22,54 +21,13 @@ from plansight.plan.plan import Plan
 from plansight.plan.scratchpad import Scratchpad
 from plansight.tools.errors import ToolError
 from plansight.workspace.access import Workspace, WorkspaceError
+
+# What the checkpoints listen with (re-exported: the tools and the checkpoints import it here).
+from plansight.workspace.echoes import ChangeRecorder as ChangeRecorder
+from plansight.workspace.echoes import NoRecorder as NoRecorder
 from plansight.workspace.instructions import FolderInstructions
 from plansight.workspace.sandbox import CommandSandbox
 from plansight.workspace.secretvalues import SecretValues
-
-
-class ChangeRecorder(Protocol):
-    """Told when the agent is about to change files and when it did (checkpoints listen)."""
-
-    async def before_edit(self, path: str) -> None:
-        """Called before an accepted edit of `path` (relative to the root) is written."""
-
-    def edited(self, path: str) -> None:
-        """After an edit was written (`path` relative to the root)."""
-
-    async def before_command(self) -> None:
-        """Called before an approved command runs."""
-
-    def command_ran(self, command: str) -> None:
-        """After a command ended (or was stopped): it may have changed any file."""
-
-    def made_and_removed(self, paths: list[str]) -> None:
-        """Paths Plansight made for a command and removed after it (the sandbox's placeholders
-        at absent control paths): the watcher may report them, as the agent's own."""
-
-    async def settled(self) -> None:
-        """Returns once what was told so far is recorded (the run ends after that)."""
-
-
-class NoRecorder:
-    """Nothing listens."""
-
-    async def before_edit(self, path: str) -> None:
-        return None
-
-    def edited(self, path: str) -> None:
-        return None
-
-    async def before_command(self) -> None:
-        return None
-
-    def command_ran(self, command: str) -> None:
-        return None
-
-    def made_and_removed(self, paths: list[str]) -> None:
-        return None
-
-    async def settled(self) -> None:
-        return None
 
 
 @dataclass

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from plansight.engine.hooks import DocumentSource
 from plansight.workspace.atomic import write_atomic
 from plansight.workspace.control import ControlFiles, is_git_internal
 from plansight.workspace.secrets import ProtectedPaths, protected_message
@@ -54,6 +53,14 @@ log = logging.getLogger(__name__)
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _NEW_FILE_MODE = 0o644
 _VERSIONS_KEPT = 16
+
+
+class DocumentSource(Protocol):
+    """Text of documents open in an editor, unsaved changes included."""
+
+    def open_text(self, path: Path) -> str | None:
+        """The editor's text of `path` if it is open there, else None."""
+        ...
 
 
 class WorkspaceError(Exception):

@@ -21,11 +21,57 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Protocol
 
-from plansight.tools.context import ChangeRecorder
 from plansight.workspace.scan import Stamp, WorkspaceFilter, scan, stamp_of
 
 log = logging.getLogger(__name__)
+
+
+class ChangeRecorder(Protocol):
+    """Told when the agent is about to change files and when it did (checkpoints listen)."""
+
+    async def before_edit(self, path: str) -> None:
+        """Called before an accepted edit of `path` (relative to the root) is written."""
+
+    def edited(self, path: str) -> None:
+        """After an edit was written (`path` relative to the root)."""
+
+    async def before_command(self) -> None:
+        """Called before an approved command runs."""
+
+    def command_ran(self, command: str) -> None:
+        """After a command ended (or was stopped): it may have changed any file."""
+
+    def made_and_removed(self, paths: list[str]) -> None:
+        """Paths Plansight made for a command and removed after it (the sandbox's placeholders
+        at absent control paths): the watcher may report them, as the agent's own."""
+
+    async def settled(self) -> None:
+        """Returns once what was told so far is recorded (the run ends after that)."""
+
+
+class NoRecorder:
+    """Nothing listens."""
+
+    async def before_edit(self, path: str) -> None:
+        return None
+
+    def edited(self, path: str) -> None:
+        return None
+
+    async def before_command(self) -> None:
+        return None
+
+    def command_ran(self, command: str) -> None:
+        return None
+
+    def made_and_removed(self, paths: list[str]) -> None:
+        return None
+
+    async def settled(self) -> None:
+        return None
+
 
 # Kept at most (the oldest go first): a build writing a whole tree of files is not a leak.
 MAX_ECHOES = 100_000

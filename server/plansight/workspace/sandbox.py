@@ -49,9 +49,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from plansight.engine.hooks import SandboxDescription
 from plansight.workspace.control import (
     GIT_MODULE_READ_ONLY,
     GIT_READ_ONLY,
@@ -100,6 +99,18 @@ class SandboxOptions:
     enabled: SandboxMode = "auto"
     network: bool = False
     writable: tuple[str, ...] = ()  # absolute paths
+
+
+@dataclass(frozen=True)
+class SandboxDescription:
+    """What a sandboxed command may do (workspace/sandbox.py), as its approval shows it."""
+
+    network: bool
+    writable: tuple[str, ...]  # absolute paths, the workspace first
+
+    def to_wire(self) -> dict[str, Any]:
+        """`plansight/approveCommand`'s `sandbox`."""
+        return {"network": self.network, "writable": list(self.writable)}
 
 
 def result_line(allowed: SandboxDescription) -> str:

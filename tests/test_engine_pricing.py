@@ -1,4 +1,4 @@
-"""Estimated cost (eval/pricing.py): list prices found from the model id, prices given on the
+"""Estimated cost (engine/pricing.py): list prices found from the model id, prices given on the
 command line, and the cost of token counts at those prices, labelled as the estimate it is.
 (Moved here from test_eval_stats.py: the list prices by model id and `--prices`.)"""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from plansight.engine.events import Usage
-from plansight.eval.pricing import Prices, estimate, list_prices
+from plansight.engine.pricing import Prices, estimate, list_prices
 
 
 @pytest.mark.parametrize(

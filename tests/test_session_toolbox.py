@@ -1,4 +1,4 @@
-"""tools/toolbox.py: the tool side a session gets, built from its settings and its front door."""
+"""session/toolbox.py: the tool side a session gets, built from its settings and its front door."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from plansight.engine.hooks import EditDecision, EditProposal
 from plansight.plan.plan import Plan
 from plansight.plan.scratchpad import Scratchpad
 from plansight.session.settings import SessionSettings
-from plansight.tools.toolbox import Toolbox, build_tools
+from plansight.session.toolbox import Toolbox, build_tools
 from plansight.workspace.sandbox import SandboxOptions
 
 from conftest import wait_until
