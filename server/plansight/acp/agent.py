@@ -1,10 +1,13 @@
 """`plansight acp`: the Agent Client Protocol (version 1) front door over `Session`.
 
-Each ACP session is one Plansight `Session` on the workspace `cwd`, with the options of
-`plansight lsp` (the environment, then `$XDG_CONFIG_HOME/plansight/config.json`), its storage,
-checkpoints and history. `session/new` starts a new conversation in that workspace (the history
-and checkpoints stay) and records the session's id in its storage, so that `session/load`
-finds it after a restart and replays it (updates.py `replayed`). The engine's events become
+Each workspace `cwd` open on the connection has one engine (`Session`) and one `Sessions`
+(workspaces.py), with the options of `plansight lsp` (the environment, then
+`$XDG_CONFIG_HOME/plansight/config.json`), its storage, checkpoints and history. Each ACP
+session is one of the workspace's stored sessions, its id the Plansight session's id, so that
+`session/list` names it and `session/resume` (no replay) or `session/load` (replayed: updates.py
+`replayed`) open it after a restart; `session/new` adds a session and keeps the others. One
+prompt runs at a time in a workspace; its prompts go through `Sessions.run`, so titles, times
+and statuses are kept. The engine's events become
 `session/update`s (updates.py), sent in order through one outbox per session; the engine's
 hooks are answered by the client (permissions.py); files go through the client's `fs/*` where
 it offers them (files.py); prompts beginning `/plan`, `/step`, `/undo`, `/compact` or
