@@ -632,3 +632,139 @@ async def test_a_second_chat_on_the_same_project_is_told_why_and_what_to_do(
     assert "Another Plansight server is using this workspace's session" in refused["message"]
     assert "continue in the chat that has this project open" in refused["message"]
     assert [nulls(error) for error in report["errors"]] == [[]]
+
+
+def said(report: dict[str, Any], session_id: str, start: int = 0) -> str:
+    """The text of the updates (the agent's and the user's chunks) sent for `session_id`."""
+    pairs = list(zip(report["updateSessions"], report["updates"], strict=True))[start:]
+    return "".join(
+        u["content"].get("text", "")
+        for sid, u in pairs
+        if sid == session_id and u["sessionUpdate"] in ("agent_message_chunk", "user_message_chunk")
+    )
+
+
+def conversation(body: dict[str, Any]) -> str:
+    return json.dumps(body["messages"])
+
+
+def test_two_sessions_of_one_folder_on_one_connection_each_keep_their_conversation(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    # CodeCompanion.nvim: a second session/new for the same folder killed the first one.
+    other = tmp_path / "other-folder"
+    other.mkdir()
+    fake_api.push(
+        text_reply("Alpha answer."),
+        text_reply("Beta answer."),
+        text_reply("alpha busy " * 100, chunk_delay=0.03),  # runs while B is asked
+        text_reply("Beta again answer."),
+    )
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            {"do": "initialize"},
+            {"do": "new", "as": "A"},
+            {"do": "new", "as": "B"},
+            {"do": "prompt", "session": "A", "text": "Alpha question"},
+            {"do": "prompt", "session": "B", "text": "Beta question"},
+            {
+                "do": "prompt",
+                "session": "A",
+                "text": "Alpha again",
+                "concurrent": "Beta while alpha runs",
+                "concurrentSession": "B",
+            },
+            {"do": "list", "cwd": str(hello_workspace)},
+            {"do": "list", "cwd": str(other)},
+            {"do": "list"},
+            {"do": "prompt", "session": "B", "text": "Beta again"},
+        ],
+    )
+    a, b = report["named"]["A"], report["named"]["B"]
+    assert a != b
+    caps = result(report, 0)["value"]["agentCapabilities"]["sessionCapabilities"]
+    assert caps == {"close": {}, "list": {}, "resume": {}}
+    prompts = [r for r in report["results"] if r["do"] == "prompt"]
+    assert [r.get("value") for r in prompts] == [{"stopReason": "end_turn"}] * 4
+    # While A runs, B's prompt is refused naming A (by its title), and saying what to do.
+    refused = next(r for r in report["results"] if r["do"] == "concurrent")
+    assert refused["ok"] is False and refused["code"] == -32603  # as the agent's other refusals
+    assert f'"Alpha question" ({a})' in refused["message"]
+    assert "cancel" in refused["message"] and "again" in refused["message"]
+    assert [nulls(error) for error in report["errors"]] == [[]]
+    # Each model request held its own session's conversation only.
+    bodies = [conversation(body) for body in fake_api.bodies]
+    assert len(bodies) == 4
+    assert "Beta question" in bodies[1] and "Alpha" not in bodies[1]
+    assert "Alpha question" in bodies[2] and "Alpha answer." in bodies[2]
+    assert "Beta" not in bodies[2]
+    assert "Beta question" in bodies[3] and "Beta answer." in bodies[3]
+    assert "Alpha" not in bodies[3] and "Beta while" not in bodies[3]
+    # Each session's updates went to it.
+    assert "Alpha answer." in said(report, a) and "Beta" not in said(report, a)
+    assert "Beta again answer." in said(report, b) and "Alpha" not in said(report, b)
+    lists = [r["value"]["sessions"] for r in report["results"] if r["do"] == "list"]
+    listed = lists[0]
+    assert [(s["sessionId"], s["title"]) for s in listed] == [
+        (a, "Alpha question"),
+        (b, "Beta question"),
+    ]  # the one used last first
+    assert all(s["cwd"] == str(hello_workspace.resolve()) and s["updatedAt"] for s in listed)
+    assert lists[1] == []  # the cwd filter
+    assert {s["sessionId"] for s in lists[2]} == {a, b}
+
+
+def test_after_a_restart_resume_continues_a_session_and_load_replays_another(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    fake_api.push(
+        text_reply("Noted the pelican."),
+        text_reply("Other noted."),
+        text_reply("The word was pelican."),
+    )
+    first = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            {"do": "initialize"},
+            {"do": "new", "as": "A"},
+            {"do": "prompt", "session": "A", "text": "Remember the word pelican"},
+            {"do": "new", "as": "B"},
+            {"do": "prompt", "session": "B", "text": "Other topic"},
+        ],
+    )
+    a, b = first["named"]["A"], first["named"]["B"]
+    report = run_client(  # a new agent process: what it opens comes from the storage
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            {"do": "initialize"},
+            {"do": "list", "cwd": str(hello_workspace)},
+            {"do": "resume", "sessionId": a},
+            {"do": "prompt", "sessionId": a, "text": "Which word?"},
+            {"do": "load", "sessionId": b},
+        ],
+    )
+    listed = result(report, 1)["value"]["sessions"]
+    assert [(s["sessionId"], s["title"]) for s in listed] == [
+        (b, "Other topic"),
+        (a, "Remember the word pelican"),
+    ]
+    resumed = result(report, 2)
+    assert resumed["ok"] and resumed["value"]["modes"]["currentModeId"] == "act"
+    # No replay: nothing of the conversation is sent again.
+    assert "pelican" not in said(report, a, 0).replace("The word was pelican.", "")
+    assert result(report, 3)["value"] == {"stopReason": "end_turn"}
+    # The next prompt continued A's conversation, and only A's.
+    body = conversation(fake_api.bodies[-1])
+    assert "Remember the word pelican" in body and "Noted the pelican." in body
+    assert "Which word?" in body and "Other topic" not in body
+    loaded = result(report, 4)
+    assert loaded["ok"]
+    replay = said(report, b, loaded["updatesBefore"])
+    assert "Other topic" in replay and "Other noted." in replay

@@ -43,11 +43,14 @@ const RESPONSES = {
   "session/set_mode": "SetSessionModeResponse",
   "session/set_config_option": "SetSessionConfigOptionResponse",
   "session/close": "CloseSessionResponse",
+  "session/list": "ListSessionsResponse",
+  "session/resume": "ResumeSessionResponse",
 };
 
 const report = {
   results: [],
   updates: [],
+  updateSessions: [], // the sessionId of each update, in step with `updates`
   permissions: [],
   reads: [],
   writes: [],
@@ -164,6 +167,7 @@ const held = [];
 const app = client({ name: "plansight-ts-test" })
   .onNotification(methods.client.session.update, ({ params }) => {
     report.updates.push(params.update);
+    report.updateSessions.push(params.sessionId);
     changed();
   })
   .onRequest(methods.client.session.requestPermission, async ({ params }) => {
@@ -197,6 +201,8 @@ const app = client({ name: "plansight-ts-test" })
 const connection = app.connect(ndJsonStream(toAgent, fromAgent));
 const ctx = connection.agent;
 let sessionId = null;
+const named = {}; // sessions by the scenario's names for them (`as`, then `session`)
+const idOf = (step) => (step.session ? named[step.session] : (step.sessionId ?? sessionId));
 
 async function attempt(step, call) {
   try {
@@ -230,14 +236,29 @@ for (const step of scenario.steps) {
       ctx.request(methods.agent.session.new, { cwd: step.cwd ?? scenario.cwd, mcpServers: [] }),
     );
     if (value?.sessionId) sessionId = value.sessionId;
+    if (value?.sessionId && step.as) named[step.as] = value.sessionId;
+  } else if (step.do === "list") {
+    await attempt(step, () =>
+      ctx.request(methods.agent.session.list, step.cwd === undefined ? {} : { cwd: step.cwd }),
+    );
+  } else if (step.do === "resume") {
+    await attempt(step, () =>
+      ctx.request(methods.agent.session.resume, {
+        cwd: scenario.cwd,
+        sessionId: idOf(step),
+        mcpServers: [],
+      }),
+    );
+    report.results.at(-1).updatesBefore = started;
   } else if (step.do === "load") {
     await attempt(step, () =>
       ctx.request(methods.agent.session.load, {
         cwd: scenario.cwd,
-        sessionId: step.sessionId ?? sessionId,
+        sessionId: idOf(step),
         mcpServers: [],
       }),
     );
+    report.results.at(-1).updatesBefore = started;
     report.results.at(-1).replayed = report.updates.length - started;
     if (step.sessionId === undefined) sessionId = sessionId ?? null;
   } else if (step.do === "config") {
@@ -261,7 +282,7 @@ for (const step of scenario.steps) {
   } else if (step.do === "prompt") {
     const turn = attempt(step, () =>
       ctx.request(methods.agent.session.prompt, {
-        sessionId: step.sessionId ?? sessionId,
+        sessionId: idOf(step),
         prompt: [{ type: "text", text: step.text }],
       }),
     );
@@ -277,10 +298,12 @@ for (const step of scenario.steps) {
       report.results.at(-1).cancelMs = Date.now() - at;
       for (const resolve of held.splice(0)) resolve();
     } else if (step.concurrent) {
-      await until(() => updatesOf("agent_message_chunk").length > 0, "the first prompt's text");
+      const chunks = () => report.updates.slice(started).filter((u) => u.sessionUpdate === "agent_message_chunk");
+      await until(() => chunks().length > 0, "the first prompt's text");
+      // `concurrentSession`: the prompt goes to another session (named) of the same folder.
       await attempt({ do: "concurrent" }, () =>
         ctx.request(methods.agent.session.prompt, {
-          sessionId,
+          sessionId: step.concurrentSession ? named[step.concurrentSession] : sessionId,
           prompt: [{ type: "text", text: step.concurrent }],
         }),
       );
@@ -297,6 +320,7 @@ for (const step of scenario.steps) {
 }
 
 report.sessionId = sessionId;
+report.named = named;
 agent.stdin.end();
 connection.close();
 process.stdout.write(JSON.stringify(report) + "\n");

@@ -1,10 +1,13 @@
 """`plansight acp`: the Agent Client Protocol (version 1) front door over `Session`.
 
-Each ACP session is one Plansight `Session` on the workspace `cwd`, with the options of
-`plansight lsp` (the environment, then `$XDG_CONFIG_HOME/plansight/config.json`), its storage,
-checkpoints and history. `session/new` starts a new conversation in that workspace (the history
-and checkpoints stay) and records the session's id in its storage, so that `session/load`
-finds it after a restart and replays it (updates.py `replayed`). The engine's events become
+Each workspace `cwd` open on the connection has one engine (`Session`) and one `Sessions`
+(workspaces.py), with the options of `plansight lsp` (the environment, then
+`$XDG_CONFIG_HOME/plansight/config.json`), its storage, checkpoints and history. Each ACP
+session is one of the workspace's stored sessions, its id the Plansight session's id, so that
+`session/list` names it and `session/resume` (no replay) or `session/load` (replayed: updates.py
+`replayed`) open it after a restart; `session/new` adds a session and keeps the others. One
+prompt runs at a time in a workspace; its prompts go through `Sessions.run`, so titles, times
+and statuses are kept. The engine's events become
 `session/update`s (updates.py), sent in order through one outbox per session; the engine's
 hooks are answered by the client (permissions.py); files go through the client's `fs/*` where
 it offers them (files.py); prompts beginning `/plan`, `/step`, `/undo`, `/compact` or
@@ -22,9 +25,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from acp import (
@@ -43,13 +46,18 @@ from acp.schema import (
     ClientCapabilities,
     CloseSessionResponse,
     Implementation,
+    ListSessionsResponse,
     McpCapabilities,
     PromptCapabilities,
+    ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionInfoUpdate,
+    SessionListCapabilities,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
 )
+from acp.schema import SessionInfo as AcpSessionInfo
 
 from plansight import __version__
 from plansight.acp.commands import SlashCommand, available_commands, item_id, parse_command
@@ -91,6 +99,7 @@ from plansight.acp.updates import (
     tool_title,
 )
 from plansight.acp.usage import Spend
+from plansight.acp.workspaces import Attending, Workspace
 from plansight.engine.events import (
     Event,
     RunFinished,
@@ -123,6 +132,8 @@ class AcpSession:
     hooks: ClientHooks
     outbox: Outbox
     max_rounds: int
+    sid: str  # the Plansight session's id (session/sessions.py): the ACP id but for a v3 one
+    workspace: Workspace
     mode: Mode = "act"
     prompting: bool = False
     run: asyncio.Task[Any] | None = None
@@ -207,6 +218,7 @@ class PlansightAgent:
         self.client_caps = ClientCapabilities()
         self.client_name = "an ACP client"  # whom this server serves, for another's refusal
         self.sessions: dict[str, AcpSession] = {}
+        self.workspaces: dict[Path, Workspace] = {}  # by resolved root
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -235,7 +247,11 @@ class PlansightAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True, image=False),
                 mcp_capabilities=McpCapabilities(http=True),
-                session_capabilities=SessionCapabilities(close=SessionCloseCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    close=SessionCloseCapabilities(),
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                ),
             ),
             agent_info=Implementation(name="plansight", title="Plansight", version=__version__),
             auth_methods=[],
@@ -253,11 +269,16 @@ class PlansightAgent:
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        session_id = f"plansight-{uuid.uuid4().hex}"
-        opened = await self._open(session_id, cwd, mcp_servers, new=True)
+        place, fresh = await self._workspace(cwd, mcp_servers)
+        # A workspace opened with nothing stored has a new, empty session already: use it.
+        sid = place.sessions.current if fresh and place.sessions.current else None
+        if sid is None:
+            place.engine.lock.refuse_if_read_only()
+            sid = place.sessions.new()  # the others, and the checkpoints, stay
+        opened = self._attach(place, sid, sid)
         self._after_answer(opened, available_commands())
         return NewSessionResponse(
-            session_id=session_id,
+            session_id=sid,
             modes=mode_state(opened.mode),
             config_options=list(config_options(opened.mode)),
         )
@@ -272,52 +293,129 @@ class PlansightAgent:
     ) -> LoadSessionResponse:
         from plansight.acp.updates import replayed  # only a load needs it
 
-        opened = await self._open(session_id, cwd, mcp_servers, new=False)
-        runs = opened.session.history(50).runs
-        for update in replayed(opened.session.root, runs, opened.session.plan.state):
+        opened = await self._reopen(cwd, session_id, mcp_servers)
+        sessions = opened.workspace.sessions
+        runs = sessions.history(50, opened.sid).runs
+        todos = sessions.state(opened.sid).todos
+        for update in replayed(opened.session.root, runs, todos):
             opened.outbox.put(update)
         await opened.outbox.flush()  # the replay comes before the answer
-        self._after_answer(opened, available_commands())
-        first = next(iter(session_prompts(runs)), None)
-        if first is not None:
-            opened.title = session_title(first)
-            self._after_answer(
-                opened, SessionInfoUpdate(session_update="session_info_update", title=opened.title)
-            )
+        self._told_reopened(opened, runs)
         return LoadSessionResponse(
             modes=mode_state(opened.mode), config_options=list(config_options(opened.mode))
         )
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        """`session/resume`: a stored session opened without its replay (the client shows
+        the conversation it kept); the next prompt continues it."""
+        opened = await self._reopen(cwd, session_id, mcp_servers)
+        self._told_reopened(opened, opened.workspace.sessions.history(1, opened.sid).runs)
+        return ResumeSessionResponse(
+            modes=mode_state(opened.mode), config_options=list(config_options(opened.mode))
+        )
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """`session/list`: the stored sessions of `cwd` (whether open here or not), else of
+        every workspace open on this connection; the one used last first, in one page."""
+        from plansight.session.registry import LEGACY, SessionRegistry
+        from plansight.session.settings import SessionSettings, user_config
+        from plansight.session.storage import SessionStore
+
+        found: list[AcpSessionInfo] = []
+        roots = [workspace(cwd).resolve()] if cwd is not None else list(self.workspaces)
+        for root in roots:
+            place = self.workspaces.get(root)
+            if place is not None:
+                metas = [info.meta for info in place.sessions.list()]
+            else:  # read where it lies, claiming and writing nothing: it is not open here
+                settings = SessionSettings.from_options(
+                    InitOptions.parse(user_config(self.env)), self.env
+                )
+                registry = SessionRegistry(
+                    SessionStore(settings.store_for(root).directory, read_only=True)
+                )
+                # A version 3 folder nobody moved yet has no id a load could name.
+                metas = [registry.meta(i) for i in registry.ids() if i != LEGACY]
+            found.extend(
+                AcpSessionInfo(
+                    session_id=meta.id,
+                    cwd=str(root),
+                    title=meta.title or None,
+                    updated_at=meta.updated_at or None,
+                )
+                for meta in metas
+            )
+        found.sort(key=lambda info: info.updated_at or "", reverse=True)
+        return ListSessionsResponse(sessions=found)
+
+    async def _reopen(self, cwd: str, session_id: str, servers: Sequence[Any] | None) -> AcpSession:
+        """The stored session `session_id` of `cwd`, open on this connection and current."""
+        from plansight.session.registry import UnknownSession
+
+        place, _ = await self._workspace(cwd, servers)
+        sid = session_id
+        if sid not in place.sessions.registry.ids():
+            # Before version 4 the ACP id was our own, kept in the storage: that session
+            # became the workspace's first one.
+            stored = place.engine.store.load(STORED_ID) if place.engine.store else None
+            legacy = isinstance(stored, dict) and stored.get("sessionId") == session_id
+            sid = place.sessions.registry.current() if legacy else None  # type: ignore[assignment]
+            if sid is None:
+                raise invalid_params(
+                    f"Unknown session {session_id!r} for {place.root}: session/list names the "
+                    "stored ones; start a new session with session/new."
+                )
+        try:
+            place.sessions.open(sid)
+        except UnknownSession as err:
+            raise invalid_params(f"Unknown session {session_id!r}: {err}") from None
+        return self.sessions.get(session_id) or self._attach(place, session_id, sid)
+
+    def _told_reopened(self, opened: AcpSession, runs: Sequence[Any]) -> None:
+        self._after_answer(opened, available_commands())
+        first = next(iter(session_prompts(runs)), None)
+        title = opened.workspace.sessions.get(opened.sid).title
+        if first is not None or title:
+            opened.title = title or session_title(first or "")
+            self._after_answer(
+                opened, SessionInfoUpdate(session_update="session_info_update", title=opened.title)
+            )
 
     def _after_answer(self, opened: AcpSession, update: Update | Any) -> None:
         # The answer is written before the next turn of the event loop (stdio.py sends at once),
         # so an update scheduled now reaches the client once it knows the session.
         asyncio.get_running_loop().call_soon(opened.outbox.put, update)
 
-    async def _open(
-        self, session_id: str, cwd: str, servers: Sequence[Any] | None, *, new: bool
-    ) -> AcpSession:
+    async def _workspace(self, cwd: str, servers: Sequence[Any] | None) -> tuple[Workspace, bool]:
+        """The workspace `cwd` open on this connection (opened now if it was not), and whether
+        it was opened now with nothing stored."""
         from plansight.session.lock import StorageUnavailable
         from plansight.session.session import Session
         from plansight.session.sessions import Sessions
         from plansight.session.settings import SessionSettings, user_config
 
-        root = workspace(cwd)
+        root = workspace(cwd).resolve()
+        if (place := self.workspaces.get(root)) is not None:
+            if servers:
+                # The engine's MCP servers were fixed when the workspace opened.
+                log.info("%s is open already: its MCP servers stay those it opened with", root)
+            return place, False
         conn = self._require_conn()
         options = InitOptions.parse(user_config(self.env))
         for problem in options.problems:
             log.warning("config.json: %s", problem)
         settings = SessionSettings.from_options(options, self.env)
         store = settings.store_for(root)
-        if not new:
-            stored = store.load(STORED_ID)
-            if not isinstance(stored, dict) or stored.get("sessionId") != session_id:
-                raise invalid_params(
-                    f"Unknown session {session_id!r} for {root}: Plansight keeps the last session "
-                    "of each workspace; start a new session."
-                )
-        for other in [s for s in self.sessions.values() if s.session.root == root.resolve()]:
-            await self._close(other)  # one session per workspace: they share its storage
-        try:  # and one server per workspace (session/lock.py): refused, never shared
+        try:  # one server per workspace (session/lock.py): refused, never shared
             store.claim.take(self.client_name)
         except StorageUnavailable as err:
             # A second chat on the same project, in most editors: a second `plansight acp`.
@@ -326,52 +424,57 @@ class PlansightAgent:
                 "in the chat that has this project open, or close it (or stop its agent) "
                 "before you start another."
             ) from None
-        outbox = Outbox(conn, session_id, self.write)
+        attending = Attending()
         fs = self.client_caps.fs
-        files = (
-            ClientFiles(
-                conn,
-                session_id,
-                read=bool(fs.read_text_file),
-                write=bool(fs.write_text_file),
+        if fs is not None and (fs.read_text_file or fs.write_text_file):
+            attending.files = ClientFiles(
+                conn, "", read=bool(fs.read_text_file), write=bool(fs.write_text_file)
             )
-            if fs is not None and (fs.read_text_file or fs.write_text_file)
-            else None
-        )
-        hooks = ClientHooks(
-            conn=conn,
-            session_id=session_id,
-            options=options,
-            send=outbox.send,
-            # Called during a run, by when `session` below exists.
-            end_run=lambda text: session.ctx.run.end(text),
-            elicitation=self._offers_elicitation(),
-        )
-        session = Session(
+        engine = Session(
             root,
             settings,
-            review=hooks.review,
-            approve=hooks.approve,
-            review_plan=hooks.review_plan,
-            ask=hooks.ask,
-            documents=files,
+            review=attending.review,
+            approve=attending.approve,
+            review_plan=attending.review_plan,
+            ask=attending.ask,
+            documents=attending.files,
             store=store,
             # The editor's MCP servers are trusted; their tools are approved like commands.
-            approve_tool=hooks.approve_tool,
+            approve_tool=attending.approve_tool,
             mcp_servers=mcp_servers(servers),
         )
-        opened = AcpSession(session_id, session, hooks, outbox, settings.max_rounds)
+        sessions = Sessions(engine)  # the workspace's many (session/sessions.py)
+        stored = sessions.load_stored()
+        place = Workspace(root, engine, sessions, attending)
+        place.unsubscribe.append(engine.events.subscribe(attending.on_event))
+        engine.start()
+        self.workspaces[root] = place
+        log.info("workspace %s: storage %s", root, store.directory)
+        return place, not stored
+
+    def _attach(self, place: Workspace, acp_id: str, sid: str) -> AcpSession:
+        """An ACP session `acp_id` on the workspace's session `sid` (the same id, but for a
+        version 3 client's stored one)."""
+        from plansight.session.settings import user_config
+
+        conn = self._require_conn()
+        outbox = Outbox(conn, acp_id, self.write)
+        engine = place.engine
+        hooks = ClientHooks(
+            conn=conn,
+            session_id=acp_id,
+            options=InitOptions.parse(user_config(self.env)),
+            send=outbox.send,
+            end_run=lambda text: engine.ctx.run.end(text),
+            elicitation=self._offers_elicitation(),
+        )
+        opened = AcpSession(
+            acp_id, engine, hooks, outbox, engine.settings.max_rounds, sid=sid, workspace=place
+        )
         hooks.on_mode = opened.switched
-        hooks.cancel_run = session.cancel
-        sessions = Sessions(session)  # the workspace's many (session/sessions.py)
-        sessions.load_stored()
-        if new:
-            sessions.new()  # a new conversation; the others, and the checkpoints, stay
-            store.save(STORED_ID, {"sessionId": session_id, "cwd": str(root)})
-        opened.unsubscribe.append(session.events.subscribe(opened.on_event))
-        session.start()
-        self.sessions[session_id] = opened
-        log.info("session %s: workspace %s, storage %s", session_id, root, store.directory)
+        hooks.cancel_run = engine.cancel
+        self.sessions[acp_id] = opened
+        log.info("session %s: workspace %s", acp_id, place.root)
         return opened
 
     def _offers_elicitation(self) -> bool:
@@ -387,19 +490,31 @@ class PlansightAgent:
         found = self.sessions.get(session_id)
         if found is None:
             raise invalid_params(
-                f"Unknown session {session_id!r}: create one with session/new (or session/load)."
+                f"Unknown session {session_id!r}: create one with session/new (or open a stored "
+                "one with session/load or session/resume)."
             )
         return found
 
     async def _close(self, opened: AcpSession) -> None:
+        """Frees the ACP session; the workspace (its engine, its storage) goes with the last
+        of its sessions on this connection. The session stays stored for a load."""
         self.sessions.pop(opened.id, None)
-        for unsubscribe in opened.unsubscribe:
+        place = opened.workspace
+        if place.busy is opened:
+            place.engine.cancel()
+        if any(other.workspace is place for other in self.sessions.values()):
+            return
+        self.workspaces.pop(place.root, None)
+        for unsubscribe in place.unsubscribe:
             unsubscribe()
-        await opened.session.close()
+        await place.engine.close()
 
     async def close(self) -> None:
         for opened in list(self.sessions.values()):
             await self._close(opened)
+        for place in list(self.workspaces.values()):  # opened, but no session attached
+            self.workspaces.pop(place.root, None)
+            await place.engine.close()
 
     # modes -------------------------------------------------------------------------------------
 
@@ -444,6 +559,8 @@ class PlansightAgent:
             raise request_failed(
                 "A prompt is already in progress in this session; wait for it or cancel it."
             )
+        place = opened.workspace
+        place.hold(opened)  # one run at a time in a working tree: refused naming the running one
         opened.prompting = True
         try:
             text = prompt_text(prompt)
@@ -470,7 +587,7 @@ class PlansightAgent:
                 todo_id, rest = item_id(command.argument)
                 if not todo_id:
                     raise invalid_params("/step needs a plan item's id: /step 2.")
-                plan = opened.session.plan.state
+                plan = place.sessions.state(opened.sid).todos
                 if (refusal := no_such_item(todo_id, plan, "step")) is not None:
                     raise invalid_params(refusal)
                 text = rest or f"Work on plan item #{todo_id}."
@@ -483,14 +600,18 @@ class PlansightAgent:
             return await self._run(opened, text, mode, todo_id)
         finally:
             opened.prompting = False
+            place.release(opened)
 
     async def _run(
         self, opened: AcpSession, text: str, mode: Mode, todo_id: str | None
     ) -> PromptResponse:
         from plansight.plan.plan import PlanError
         from plansight.session.lock import SessionBusy
+        from plansight.session.registry import UnknownSession
 
-        opened.run = asyncio.ensure_future(opened.session.run(text, mode=mode, todo_id=todo_id))
+        opened.run = asyncio.ensure_future(
+            opened.workspace.sessions.run(text, session_id=opened.sid, mode=mode, todo_id=todo_id)
+        )
         try:
             result = await asyncio.shield(opened.run)
         except asyncio.CancelledError:
@@ -506,6 +627,8 @@ class PlansightAgent:
             raise invalid_params(str(err)) from err
         except SessionBusy as err:
             raise request_failed(str(err)) from err
+        except UnknownSession as err:  # deleted by another client (the terminal) meanwhile
+            raise invalid_params(f"{err} Start a new session with session/new.") from err
         finally:
             opened.run = None
         await opened.outbox.flush()
@@ -519,18 +642,20 @@ class PlansightAgent:
         if opened is None:
             log.warning("session/cancel for unknown session %r", session_id)
             return
-        opened.session.cancel()
+        if opened.workspace.busy is opened:  # never another session's run
+            opened.session.cancel()
 
     async def _command(self, opened: AcpSession, command: SlashCommand) -> None:
         from plansight.checkpoints.facade import CheckpointsOff
         from plansight.checkpoints.restore import RestoreRequest
         from plansight.engine.model import ModelError
         from plansight.session.lock import SessionBusy
+        from plansight.session.registry import UnknownSession
 
-        session = opened.session
+        session, sessions = opened.session, opened.workspace.sessions
         try:
             if command.name == "compact":
-                done = await session.compact()
+                done = await sessions.compact(opened.sid)
                 said = (
                     "Compacted the conversation: "
                     f"{done.before_tokens} → {done.after_tokens} tokens."
@@ -544,14 +669,17 @@ class PlansightAgent:
                 todo_id, _ = item_id(command.argument)
                 if not todo_id:
                     raise invalid_params("/undo needs a plan item's id: /undo 2.")
-                if (refusal := no_such_item(todo_id, session.plan.state, "undo")) is not None:
+                plan = sessions.state(opened.sid).todos
+                if (refusal := no_such_item(todo_id, plan, "undo")) is not None:
                     raise invalid_params(refusal)
-                restored = await session.checkpoints.restore(RestoreRequest(todo_id=todo_id))
+                restored = await sessions.restore(RestoreRequest(todo_id=todo_id), opened.sid)
                 said = restore_text(todo_id, restored.to_wire())
         except (SessionBusy, CheckpointsOff, ModelError) as err:
             raise request_failed(str(err)) from err
         except RequestError:
             raise
+        except UnknownSession as err:
+            raise invalid_params(f"{err} Start a new session with session/new.") from err
         except ValueError as err:  # PlanError, CheckpointError: a request that names nothing
             raise invalid_params(str(err)) from err
         await opened.outbox.send(update_agent_message_text(said))
