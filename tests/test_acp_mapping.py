@@ -161,6 +161,19 @@ def test_the_reminder_is_a_think_call_titled_plan_reminder_completed_at_once() -
         ("list_files", {"pattern": "*.py"}, "List files matching *.py", "search"),
         ("grep", {"pattern": "TODO", "path": "src"}, "Search for 'TODO' in src", "search"),
         ("todo", {"items": []}, "Update the plan", "think"),
+        # The progress and the current item in the title: some clients show nothing else.
+        (
+            "todo",
+            {
+                "items": [
+                    {"id": "1", "text": "Add hints", "status": "completed"},
+                    {"id": "2", "text": "Add docstrings\nand more", "status": "in_progress"},
+                    {"id": "3", "text": "Run tests", "status": "pending"},
+                ]
+            },
+            "Update the plan (1/3 done; now #2: Add docstrings)",
+            "think",
+        ),
         ("write_scratchpad", {"content": "x"}, "Write the scratchpad", "think"),
         ("submit_plan", {"summary": "s"}, "Submit the plan for approval", "switch_mode"),
         ("ask_user", {"question": "Which?"}, "Ask: Which?", "think"),

@@ -72,7 +72,7 @@ async def test_plan_updates_map_every_status_and_the_reminder_is_a_think_call(
         {"content": "[failed] Port to Rust", "priority": "medium", "status": "pending"},
     ]
     calls = editor.of("tool_call")
-    todo = next(c for c in calls if c["title"] == "Update the plan")
+    todo = next(c for c in calls if c["title"].startswith("Update the plan ("))
     assert todo["kind"] == "think" and todo["status"] == "pending"
     listing = next(c for c in calls if c["title"].startswith("List files"))
     assert listing["kind"] == "search"

@@ -152,7 +152,7 @@ def test_a_turn_maps_text_plan_tools_and_reminder_and_passes_the_schema(
         "checkpoints": None,
     }
     # The plan is in the todo call too, for clients that render no `plan` update.
-    todo = calls["Update the plan"]
+    todo = next(call for title, call in calls.items() if title.startswith("Update the plan ("))
     todo_end = next(
         u
         for u in of(report, "tool_call_update")

@@ -177,6 +177,21 @@ def _line(tool_input: Mapping[str, Any], key: str) -> int | None:
     return value
 
 
+def plan_title(tool_input: Mapping[str, Any]) -> str:
+    """The todo call's title: the plan's progress and current item, for clients that show a
+    tool call by its title alone (CodeCompanion.nvim); its content holds the whole checklist."""
+    items = tool_input.get("items")
+    if not isinstance(items, list) or not items:
+        return "Update the plan"
+    listed = [i for i in items if isinstance(i, Mapping)]
+    done = sum(1 for i in listed if i.get("status") in ("completed", "cancelled"))
+    now = next((i for i in listed if i.get("status") == "in_progress"), None)
+    title = f"Update the plan ({done}/{len(items)} done"
+    if now is not None:
+        title += f"; now #{now.get('id', '?')}: {str(now.get('text', '')).splitlines()[0][:60]}"
+    return title + ")"
+
+
 def tool_title(name: str, tool_input: Mapping[str, Any], summary: str | None = None) -> str:
     """What the call does, in words (the engine's one-line summary where it says it best)."""
     path = _text(tool_input, "path")
@@ -196,7 +211,7 @@ def tool_title(name: str, tool_input: Mapping[str, Any], summary: str | None = N
     if name == "bash":
         return f"Run {_text(tool_input, 'command')}"
     if name == "todo":
-        return "Update the plan"
+        return plan_title(tool_input)
     if name == "read_scratchpad":
         return "Read the scratchpad"
     if name == "write_scratchpad":
