@@ -27,6 +27,8 @@ import { PlansightServer, readSettings } from './server/client';
 import { settingsDiffer, userValue } from './server/userSettings';
 import { onDidChangePython } from './server/python';
 import { SessionStore } from './session';
+import { registerSessionCommands, SessionsUi } from './sessions/sessions';
+import { sessionOf } from './sessions/sessionsModel';
 import { registerStatusBar } from './status/statusBar';
 import { McpUi } from './mcp/mcp';
 import { mcpToolCard, renderMcpToolCard } from './mcp/mcpModel';
@@ -82,11 +84,14 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(demo, runs);
   registerRunCommands(context, { server, store, runs, model, focusConversation: () => conversation.reveal(true) });
   registerModelCommands(context, server, store);
+  const sessions = new SessionsUi({ server, store, model, output, draw: (html) => conversation.setSessions(html) });
+  registerSessionCommands(context, sessions);
 
   conversation.setHandlers({
     send: (text, includeContext, mode) => runs.ask(text, includeContext ? editorContext() : {}, { mode }),
     cancel: () => runs.cancel(),
     newSession: () => vscode.commands.executeCommand('plansight.newSession'),
+    session: (action, id) => sessions.action(action, id),
   });
   context.subscriptions.push(
     conversation.registerCardActions(reviewCard, (card, action, fields) => reviews.cardAction(card, action, fields)),
@@ -111,6 +116,16 @@ export function activate(context: vscode.ExtensionContext): void {
       if (event.type === 'mcp') {
         mcp.update((event as { servers: McpServerStatus[] }).servers ?? []);
         return;
+      }
+      if (event.type === 'history') {
+        sessions.historyEvent(event['runs'], sessionOf(event)); // a session opened
+        return;
+      }
+      if (event.type === 'runStarted' || event.type === 'runFinished' || event.type === 'planProposed') {
+        void sessions.refresh(); // a session's status changed (or its title, from its first prompt)
+      }
+      if (!store.sessions.isShown(sessionOf(event))) {
+        return; // another session's run: its list row says how it goes, its conversation is its own
       }
       model.apply(event);
       changes.onEvent(event);
@@ -171,6 +186,9 @@ export function activate(context: vscode.ExtensionContext): void {
     store.onDidChange((change) => {
       if (change === 'running') {
         void vscode.commands.executeCommand('setContext', runningContextKey, store.running);
+      }
+      if (change === 'server' && store.serverStatus === 'running') {
+        void sessions.serverStarted(); // a (re)started server: its current session is shown
       }
       if (change === 'server' && store.serverStatus !== 'running' && store.serverStatus !== 'starting') {
         reviews.cancelAll('The Plansight server stopped.');
