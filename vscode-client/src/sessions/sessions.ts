@@ -148,6 +148,7 @@ export class SessionsUi {
       const { id } = await server.sendRequest<{ id: string }>(Methods.newSession, {});
       store.sessions.shown = id;
       model.clear();
+      model.addSessionBreak(); // says what happened: the view starts over
       store.clearEdits();
       this.showState(await server.sendRequest<StateResult>(Methods.state, { sessionId: id }));
     } catch (error) {
