@@ -1,7 +1,8 @@
 // Sessions in the Conversation view (issue 28): a run in one session, a new session from the
 // sessions control and a run in it, the list with both (time, status; the shown one marked) at
-// the default 300 px sidebar, switching back loads the first session's conversation (and only
-// it), rename from the row, delete from the row with a modal confirm. The fake API replays
+// the default 300 px sidebar, switching to the first session while the second runs (its
+// conversation, and nothing of the running one's; the running one marked and not deletable),
+// rename from the row, each session's history on switching, delete with a modal confirm. The fake API replays
 // fixtures/vscode-e2e/sessions.json.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -71,12 +72,25 @@ test('sessions: new, switch with each one\'s history, rename, delete', { timeout
   assert.ok(fits, 'nothing runs past the view\'s right edge at 300 px');
   await wb.shot('28-sidebar-sessions-300px', wb.sidebar);
 
-  log('switching back to the first session loads its conversation');
+  log('a run in the second session that takes a while; switching to the first while it goes on');
+  await wb.ask('Tell me about charlie');
+  await waitFor('the third prompt shown', async () => (await frame.locator('.entry.user').count()) === 2);
+  await openList();
   await rows.filter({ hasText: 'alpha' }).locator('[data-session="open"]').click();
   await wb.conversationShows('the first session\'s conversation', /Tell me about alpha[\s\S]*alpha[\s\S]*Done\s*1 round/);
   await waitFor('the control to name the first session', async () => (await summaryTitle()) === 'Tell me about alpha');
-  assert.ok(!/bravo/.test(await frame.locator('#log').innerText()), 'none of the second session is drawn');
-  assert.equal(await frame.locator('.entry.user').count(), 1, 'its one prompt, once');
+  await openList();
+  const bravo = rows.filter({ hasText: 'bravo' });
+  // Shown while the second session still runs (else this test would check nothing).
+  assert.match((await bravo.getAttribute('class')) ?? '', /\brunning\b/, 'the second session is marked running');
+  assert.equal(await bravo.locator('[data-session="delete"]').count(), 0, 'the running session cannot be deleted');
+  assert.equal(await bravo.locator('button[disabled]').count(), 1, 'its Delete is greyed');
+  await wb.shot('28-sidebar-sessions-running', wb.sidebar);
+  await waitFor('the second session\'s run to end', async () => !/\brunning\b/.test((await bravo.getAttribute('class')) ?? ''), 60_000);
+  await waitFor('the fake to have answered the third run', async () => (await fake.messages()).length === 3);
+  const shownLog = await frame.locator('#log').innerText();
+  assert.ok(!/charlie|bravo/.test(shownLog), `nothing of the second session's run is drawn in the first: ${JSON.stringify(shownLog)}`);
+  assert.equal(await frame.locator('.entry.user').count(), 1, 'the first session\'s one prompt');
 
   log('rename from the row');
   await openList();
@@ -84,16 +98,22 @@ test('sessions: new, switch with each one\'s history, rename, delete', { timeout
   await wb.answerInput('rename the session', 'Alpha renamed');
   await waitFor('the new title in the control', async () => (await summaryTitle()) === 'Alpha renamed');
 
+  log('switching to the second session shows its whole conversation, the late answer too');
+  await openList();
+  await bravo.locator('[data-session="open"]').click();
+  await wb.conversationShows('the second session\'s history', /Tell me about bravo[\s\S]*bravo[\s\S]*Tell me about charlie[\s\S]*charlie/);
+  assert.ok(!/alpha/i.test(await frame.locator('#log').innerText()), 'none of the first session');
+
   log('delete the other session from its row, with a modal confirm');
   await openList();
-  await rows.filter({ hasText: 'bravo' }).locator('[data-session="delete"]').click();
+  await rows.filter({ hasText: 'Alpha renamed' }).locator('[data-session="delete"]').click();
   const dialog = page.locator('.monaco-dialog-box');
   await dialog.waitFor();
-  assert.match(await dialog.innerText(), /Delete the session “Tell me about bravo”\?/);
+  assert.match(await dialog.innerText(), /Delete the session “Alpha renamed”\?/);
   await dialog.locator('.monaco-button', { hasText: /^Delete$/ }).click();
   await openList();
   await waitFor('one session left', async () => (await rows.count()) === 1);
-  assert.equal(await summaryTitle(), 'Alpha renamed', 'the shown session stays shown');
-  assert.equal((await fake.messages()).length, 2, 'one model request per run');
+  assert.equal(await summaryTitle(), 'Tell me about bravo', 'the shown session stays shown');
+  assert.equal((await fake.messages()).length, 3, 'one model request per run');
   passed();
 });
