@@ -85,6 +85,9 @@ test('sessions: new, switch with each one\'s history, rename, delete', { timeout
   assert.match((await bravo.getAttribute('class')) ?? '', /\brunning\b/, 'the second session is marked running');
   assert.equal(await bravo.locator('[data-session="delete"]').count(), 0, 'the running session cannot be deleted');
   assert.equal(await bravo.locator('button[disabled]').count(), 1, 'its Delete is greyed');
+  await waitFor('the status line to name the session that runs', async () =>
+    (await frame.locator('#status').innerText()) === 'Working in another session: “Tell me about bravo”.',
+  );
   await wb.shot('28-sidebar-sessions-running', wb.sidebar);
   await waitFor('the second session\'s run to end', async () => !/\brunning\b/.test((await bravo.getAttribute('class')) ?? ''), 60_000);
   await waitFor('the fake to have answered the third run', async () => (await fake.messages()).length === 3);

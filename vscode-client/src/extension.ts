@@ -28,7 +28,7 @@ import { settingsDiffer, userValue } from './server/userSettings';
 import { onDidChangePython } from './server/python';
 import { SessionStore } from './session';
 import { registerSessionCommands, SessionsUi } from './sessions/sessions';
-import { sessionOf } from './sessions/sessionsModel';
+import { sessionOf, sessionTitle } from './sessions/sessionsModel';
 import { registerStatusBar } from './status/statusBar';
 import { McpUi } from './mcp/mcp';
 import { mcpToolCard, renderMcpToolCard } from './mcp/mcpModel';
@@ -84,7 +84,16 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(demo, runs);
   registerRunCommands(context, { server, store, runs, model, focusConversation: () => conversation.reveal(true) });
   registerModelCommands(context, server, store);
-  const sessions = new SessionsUi({ server, store, model, output, draw: (html) => conversation.setSessions(html) });
+  const sessions = new SessionsUi({
+    server,
+    store,
+    model,
+    output,
+    draw: (html) => {
+      conversation.setSessions(html);
+      updateComposer(); // the status line names a run going on in another session
+    },
+  });
   registerSessionCommands(context, sessions);
 
   conversation.setHandlers({
@@ -171,13 +180,16 @@ export function activate(context: vscode.ExtensionContext): void {
   };
   const updateComposer = (): void => {
     const progress = progressText(store.todos);
+    const elsewhere = store.sessions.runningElsewhere();
     const status = store.waitingFor
       ? `Plansight is ${store.waitingFor}.`
-      : store.running
-        ? `Working…${progress ? ` ${progress}` : ''}`
-        : store.serverStatus === 'failed' || store.serverStatus === 'crashed'
-          ? 'The Plansight server is not running: your next request starts it (see the Plansight output).'
-          : '';
+      : store.running && elsewhere && store.sessions.current?.status === 'idle'
+        ? `Working in another session: “${sessionTitle(elsewhere)}”.`
+        : store.running
+          ? `Working…${progress ? ` ${progress}` : ''}`
+          : store.serverStatus === 'failed' || store.serverStatus === 'crashed'
+            ? 'The Plansight server is not running: your next request starts it (see the Plansight output).'
+            : '';
     conversation.setState(store.running, status, composerContext());
   };
   updateComposer();

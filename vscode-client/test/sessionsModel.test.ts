@@ -86,6 +86,14 @@ describe('SessionsModel', () => {
     expect(model.shown).toBe('n');
   });
 
+  it('names a run going on in another session', () => {
+    const model = new SessionsModel();
+    model.update([info('b', { status: 'running' }), info('a', { current: true })]);
+    expect(model.runningElsewhere()?.id).toBe('b');
+    model.shown = 'b';
+    expect(model.runningElsewhere()).toBeUndefined();
+  });
+
   it('is the store\'s, one per window', () => {
     const store = new SessionStore();
     store.sessions.update([info('a', { current: true })]);

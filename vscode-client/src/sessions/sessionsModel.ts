@@ -101,6 +101,11 @@ export class SessionsModel {
     return true;
   }
 
+  /** A session other than the shown one whose run goes on (one run per working tree). */
+  runningElsewhere(): SessionInfo | undefined {
+    return this.sessions.find((s) => s.id !== this.shown && s.status !== 'idle');
+  }
+
   get current(): SessionInfo | undefined {
     return this.sessions.find((s) => s.id === this.shown);
   }
