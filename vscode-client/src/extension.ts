@@ -27,6 +27,8 @@ import { PlansightServer, readSettings } from './server/client';
 import { settingsDiffer, userValue } from './server/userSettings';
 import { onDidChangePython } from './server/python';
 import { SessionStore } from './session';
+import { registerSessionCommands, SessionsUi } from './sessions/sessions';
+import { sessionOf, sessionTitle } from './sessions/sessionsModel';
 import { registerStatusBar } from './status/statusBar';
 import { McpUi } from './mcp/mcp';
 import { mcpToolCard, renderMcpToolCard } from './mcp/mcpModel';
@@ -82,11 +84,23 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(demo, runs);
   registerRunCommands(context, { server, store, runs, model, focusConversation: () => conversation.reveal(true) });
   registerModelCommands(context, server, store);
+  const sessions = new SessionsUi({
+    server,
+    store,
+    model,
+    output,
+    draw: (html) => {
+      conversation.setSessions(html);
+      updateComposer(); // the status line names a run going on in another session
+    },
+  });
+  registerSessionCommands(context, sessions);
 
   conversation.setHandlers({
     send: (text, includeContext, mode) => runs.ask(text, includeContext ? editorContext() : {}, { mode }),
     cancel: () => runs.cancel(),
     newSession: () => vscode.commands.executeCommand('plansight.newSession'),
+    session: (action, id) => sessions.action(action, id),
   });
   context.subscriptions.push(
     conversation.registerCardActions(reviewCard, (card, action, fields) => reviews.cardAction(card, action, fields)),
@@ -111,6 +125,16 @@ export function activate(context: vscode.ExtensionContext): void {
       if (event.type === 'mcp') {
         mcp.update((event as { servers: McpServerStatus[] }).servers ?? []);
         return;
+      }
+      if (event.type === 'history') {
+        sessions.historyEvent(event['runs'], sessionOf(event)); // a session opened
+        return;
+      }
+      if (event.type === 'runStarted' || event.type === 'runFinished' || event.type === 'planProposed') {
+        void sessions.refresh(); // a session's status changed (or its title, from its first prompt)
+      }
+      if (!store.sessions.isShown(sessionOf(event))) {
+        return; // another session's run: its list row says how it goes, its conversation is its own
       }
       model.apply(event);
       changes.onEvent(event);
@@ -156,13 +180,16 @@ export function activate(context: vscode.ExtensionContext): void {
   };
   const updateComposer = (): void => {
     const progress = progressText(store.todos);
+    const elsewhere = store.sessions.runningElsewhere();
     const status = store.waitingFor
       ? `Plansight is ${store.waitingFor}.`
-      : store.running
-        ? `Working…${progress ? ` ${progress}` : ''}`
-        : store.serverStatus === 'failed' || store.serverStatus === 'crashed'
-          ? 'The Plansight server is not running: your next request starts it (see the Plansight output).'
-          : '';
+      : store.running && elsewhere && store.sessions.current?.status === 'idle'
+        ? `Working in another session: “${sessionTitle(elsewhere)}”.`
+        : store.running
+          ? `Working…${progress ? ` ${progress}` : ''}`
+          : store.serverStatus === 'failed' || store.serverStatus === 'crashed'
+            ? 'The Plansight server is not running: your next request starts it (see the Plansight output).'
+            : '';
     conversation.setState(store.running, status, composerContext());
   };
   updateComposer();
@@ -171,6 +198,9 @@ export function activate(context: vscode.ExtensionContext): void {
     store.onDidChange((change) => {
       if (change === 'running') {
         void vscode.commands.executeCommand('setContext', runningContextKey, store.running);
+      }
+      if (change === 'server' && store.serverStatus === 'running') {
+        void sessions.serverStarted(); // a (re)started server: its current session is shown
       }
       if (change === 'server' && store.serverStatus !== 'running' && store.serverStatus !== 'starting') {
         reviews.cancelAll('The Plansight server stopped.');

@@ -26,6 +26,11 @@ export const Methods = {
   mcp: 'plansight/mcp',
   approveMcpServer: 'plansight/approveMcpServer',
   approveTool: 'plansight/approveTool',
+  sessions: 'plansight/sessions',
+  newSession: 'plansight/newSession',
+  openSession: 'plansight/openSession',
+  renameSession: 'plansight/renameSession',
+  deleteSession: 'plansight/deleteSession',
 } as const;
 
 /** JSON-RPC error codes the client reacts to. */
@@ -389,6 +394,23 @@ export interface AskUserResult {
 
 export interface HistoryParams {
   limit?: number;
+  /** Version 4: the session whose runs (default: the current one). */
+  sessionId?: string;
+}
+
+/** Version 4: one of the workspace's sessions (`plansight/sessions`), as the server says it. */
+export interface SessionInfo {
+  id: string;
+  title: string;
+  createdAt: string;
+  updatedAt: string;
+  status: 'idle' | 'running' | 'waiting';
+  counts?: PlanCounts;
+  current: boolean;
+}
+
+export interface SessionsResult {
+  sessions: SessionInfo[];
 }
 
 /** One stored run: its events as they were sent (text deltas merged), newest run last. */

@@ -4,6 +4,7 @@
  */
 import type { EditOutcome, EditRecord } from './plan/planModel';
 import { emptyTodoState, type TodoState } from './protocol';
+import { SessionsModel } from './sessions/sessionsModel';
 
 export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server' | 'waiting' | 'planReview';
 
@@ -30,6 +31,9 @@ export class SessionStore {
   planReview: { summary: string; problem?: string } | undefined;
   /** The summary of the last plan proposed in this window (for "Open Plan as Markdown"). */
   planSummary: string | undefined;
+  /** The workspace's sessions (protocol version 4) and the one this window shows: what the
+   *  server sends about another session is not drawn here. */
+  readonly sessions = new SessionsModel();
   private readonly listeners = new Set<(change: SessionChange) => void>();
 
   get running(): boolean {

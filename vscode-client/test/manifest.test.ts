@@ -143,6 +143,7 @@ describe('pure modules', () => {
       'server/serverLog.ts',
       'review/reviewModel.ts',
       'scratchpad/scratchpadHtml.ts',
+      'sessions/sessionsModel.ts',
     ]) {
       const text = readFileSync(join(root, 'src', file), 'utf8');
       expect(text, file).not.toMatch(/from ['"]vscode['"]/);

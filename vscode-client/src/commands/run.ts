@@ -431,15 +431,6 @@ export function registerRunCommands(context: vscode.ExtensionContext, deps: RunC
       }
     }),
     vscode.commands.registerCommand('plansight.cancel', () => runs.cancel()),
-    vscode.commands.registerCommand('plansight.newSession', async () => {
-      try {
-        await server.sendRequest(Methods.reset, {});
-        store.clearEdits();
-        model.addSessionBreak();
-      } catch (error) {
-        void vscode.window.showErrorMessage(`Plansight: could not start a new session: ${errorMessage(error)}`);
-      }
-    }),
     vscode.commands.registerCommand('plansight.setApiKey', async () => {
       const key = await vscode.window.showInputBox({
         title: 'Plansight: Anthropic API key',

@@ -174,6 +174,8 @@ export type FromWebview =
   | { type: 'command'; command: string }
   | { type: 'cancel' }
   | { type: 'newSession' }
+  /** A click in the sessions control: new, open, rename or delete (sessions/sessionsModel.ts). */
+  | { type: 'session'; action: string; id?: string }
   | { type: 'action'; entry: string; action: string; fields: Record<string, string> }
   | { type: 'openLink'; href: string };
 
@@ -194,7 +196,9 @@ export type ToWebview =
   | { type: 'setPrompt'; text: string }
   | { type: 'mentionFiles'; query: string; paths: string[] }
   /** The prompts sent in this workspace so far (ArrowUp recalls them), oldest first. */
-  | { type: 'recall'; prompts: string[] };
+  | { type: 'recall'; prompts: string[] }
+  /** The sessions control's HTML (empty: none). */
+  | { type: 'sessions'; html: string };
 
 /** The commands the welcome text's buttons may run (nothing else goes through). */
 export const welcomeCommands: readonly string[] = [

@@ -17,6 +17,8 @@ export interface ConversationHandlers {
   send(text: string, includeContext: boolean, mode: 'act' | 'plan'): unknown;
   cancel(): unknown;
   newSession(): unknown;
+  /** A click in the sessions control (`action`: new, open, rename, delete). */
+  session(action: string, id: string | undefined): unknown;
 }
 
 export const conversationViewId = 'plansight.conversation';
@@ -33,6 +35,8 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
   private timer: ReturnType<typeof setTimeout> | undefined;
   private state: Extract<ToWebview, { type: 'state' }> = { type: 'state', running: false, status: '', context: null };
   private handlers: ConversationHandlers | undefined;
+  /** The sessions control as last drawn (sent again when the page is drawn anew). */
+  private sessions: Extract<ToWebview, { type: 'sessions' }> = { type: 'sessions', html: '' };
   /** The workspace's files for `@` mentions, listed once per mention (while it is typed). */
   private files: { at: number; paths: Promise<string[]> } | undefined;
   private readonly visibility = new vscode.EventEmitter<boolean>();
@@ -123,6 +127,12 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
     this.post(this.state);
   }
 
+  /** The sessions control (sessions/sessionsModel.ts renders it). */
+  setSessions(html: string): void {
+    this.sessions = { type: 'sessions', html };
+    this.post(this.sessions);
+  }
+
   setPrompt(text: string): void {
     this.post({ type: 'setPrompt', text });
   }
@@ -199,6 +209,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
           this.ready = true;
           this.post({ type: 'reset', html: this.renderAll() });
           this.post(this.state);
+          this.post(this.sessions);
           this.post({ type: 'recall', prompts: this.sentPrompts() });
           if (this.focusWhenReady) {
             this.focusWhenReady = false;
@@ -225,6 +236,9 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
           return;
         case 'newSession':
           await this.handlers?.newSession();
+          return;
+        case 'session':
+          await this.handlers?.session(String(message.action), typeof message.id === 'string' ? message.id : undefined);
           return;
         case 'action': {
           const found = this.model.findEntry(message.entry);

@@ -46,6 +46,7 @@ import {
   type TodoState,
 } from '../protocol';
 import type { SessionStore } from '../session';
+import { sessionOf } from '../sessions/sessionsModel';
 import { type ServerOverrides, initializationOptions, type PlansightSettings, serverEnv } from './options';
 import { CrashPolicy, crashWords, type ServerExit } from './crashes';
 import { commandLine, describeLaunch, type Launch } from './launch';
@@ -433,13 +434,14 @@ export class PlansightServer implements vscode.Disposable {
         void vscode.window.showWarningMessage(warning);
       }
     });
+    // Version 4: a notification about a session this window does not show is not drawn.
     client.onNotification(Methods.todos, (todos: TodoState) => {
-      if (client === this.client) {
+      if (client === this.client && this.store.sessions.isShown(sessionOf(todos))) {
         this.store.setTodos(todos);
       }
     });
     client.onNotification(Methods.scratchpad, (params: ScratchpadParams) => {
-      if (client === this.client) {
+      if (client === this.client && this.store.sessions.isShown(sessionOf(params))) {
         this.store.setScratchpad(params.content ?? '');
       }
     });
@@ -448,9 +450,15 @@ export class PlansightServer implements vscode.Disposable {
         return;
       }
       if (event.type === 'runStarted') {
-        this.store.setServerRunning(true);
-      } else if (event.type === 'runFinished') {
-        this.store.setServerRunning(false);
+        // A run this window asked for that started a session of its own (`newSession: true`).
+        this.store.sessions.adopt(sessionOf(event), this.store.requestRunning);
+      }
+      if (this.store.sessions.isShown(sessionOf(event))) {
+        if (event.type === 'runStarted') {
+          this.store.setServerRunning(true);
+        } else if (event.type === 'runFinished') {
+          this.store.setServerRunning(false);
+        }
       }
       this.handlers?.event(event);
     });

@@ -47,6 +47,7 @@ const planFirstButton = document.getElementById('planFirst') as HTMLButtonElemen
 const sendText = document.getElementById('sendLabel') as HTMLElement;
 const jump = document.getElementById('jump') as HTMLButtonElement;
 const mentions = document.getElementById('mentions') as HTMLElement;
+const sessionsBar = document.getElementById('sessions') as HTMLElement;
 
 let running = false;
 let context: ComposerContext | null = null;
@@ -215,6 +216,17 @@ function apply(message: ToWebview): void {
       }
       saveDraft();
       break;
+    case 'sessions': {
+      // Drawn anew as statuses change: a list the user opened stays open; no focus is moved.
+      const open = sessionsBar.querySelector('details')?.open === true;
+      sessionsBar.innerHTML = message.html;
+      const details = sessionsBar.querySelector('details');
+      if (details && open) {
+        details.open = true;
+      }
+      sessionsBar.hidden = message.html === '';
+      return;
+    }
   }
   welcome.hidden = log.childElementCount > 0;
   if (message.type === 'reset') {
@@ -434,6 +446,27 @@ planFirstButton.addEventListener('click', () => {
   planFirst = !planFirst;
   saveDraft();
   renderComposer();
+});
+
+sessionsBar.addEventListener('click', (event) => {
+  const button = (event.target as Element).closest<HTMLButtonElement>('button[data-session]');
+  if (!button || button.disabled) {
+    return;
+  }
+  const action = button.dataset['session'] ?? '';
+  const id = button.dataset['sessionId'];
+  if (action === 'open' || action === 'new') {
+    sessionsBar.querySelector('details')?.removeAttribute('open');
+  }
+  post({ type: 'session', action, ...(id !== undefined ? { id } : {}) });
+});
+// Escape closes the list (the list never takes the keyboard on its own).
+sessionsBar.addEventListener('keydown', (event) => {
+  const details = sessionsBar.querySelector('details');
+  if (event.key === 'Escape' && details?.open) {
+    details.open = false;
+    details.querySelector('summary')?.focus();
+  }
 });
 
 document.addEventListener('click', (event) => {
