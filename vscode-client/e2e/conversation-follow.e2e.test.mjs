@@ -10,7 +10,7 @@
 // server is up; after a reload the history opens at the newest run with the review as a card.
 // The fake API replays fixtures/vscode-e2e/conversation-follow.json.
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { log, openWorkbench, python, repoDir, startFakeApi } from './harness.mjs';
@@ -257,17 +257,18 @@ test('the conversation follows the run, and its box, Markdown, errors and crashe
   await wb.shot('conversation-follow-07-status-stopped', page.locator('#workbench\\.parts\\.statusbar'));
 
   log('a wrong interpreter: the request is kept, and sent once the server is up');
-  // A workspace setting (watched as the workspace's files are) overrides the user's.
-  const workspaceSettings = join(dirs.workspace, '.vscode', 'settings.json');
-  mkdirSync(join(dirs.workspace, '.vscode'), { recursive: true });
-  writeFileSync(workspaceSettings, JSON.stringify({ 'plansight.python': '/nonexistent/python3' }, null, 2));
+  // The user's settings: `plansight.python` is machine-scoped (protocol v4), so a workspace's
+  // own .vscode/settings.json cannot set it (e2e/boundary.e2e.test.mjs shows that).
+  const userSettings = join(dirs.userData, 'User', 'settings.json');
+  const settingsBefore = JSON.parse(readFileSync(userSettings, 'utf8'));
+  writeFileSync(userSettings, JSON.stringify({ ...settingsBefore, 'plansight.python': '/nonexistent/python3' }, null, 2));
   // The bundled server runs on any Python 3.11+, so the wrong interpreter is one that cannot start.
   await wb.toast('could not be started').first().waitFor({ timeout: WAIT });
   await wb.ask('Kept while down');
   const down = await wb.openCard('serverDown');
   assert.match(await down.innerText(), /Your request is kept/);
   assert.equal((await fake.messages()).length, 8, 'nothing went out');
-  writeFileSync(workspaceSettings, JSON.stringify({ 'plansight.python': python }, null, 2));
+  writeFileSync(userSettings, JSON.stringify({ ...settingsBefore, 'plansight.python': python }, null, 2));
   await wb.conversationShows('the kept request, sent once the server was up', /Kept while down[\s\S]*Sent once the server was up\.[\s\S]*Done/);
   await wb.conversationShows('the card to say so', /The server started: your request was sent/);
   await waitFor('the status bar true again', async () => !/server stopped|not running/.test(await status.innerText()));
