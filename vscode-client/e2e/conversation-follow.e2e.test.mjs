@@ -262,8 +262,13 @@ test('the conversation follows the run, and its box, Markdown, errors and crashe
   const userSettings = join(dirs.userData, 'User', 'settings.json');
   const settingsBefore = JSON.parse(readFileSync(userSettings, 'utf8'));
   writeFileSync(userSettings, JSON.stringify({ ...settingsBefore, 'plansight.python': '/nonexistent/python3' }, null, 2));
+  // The file is written from outside, as no person would, and the window reads it when it
+  // notices: the user restarts the server until it starts with the new setting.
   // The bundled server runs on any Python 3.11+, so the wrong interpreter is one that cannot start.
-  await wb.toast('could not be started').first().waitFor({ timeout: WAIT });
+  await waitFor('the server to be restarted with the wrong interpreter', async () => {
+    await wb.runCommand('Plansight: Restart Server');
+    return wb.toast('could not be started').first().waitFor({ timeout: 10_000 }).then(() => true, () => false);
+  });
   await wb.ask('Kept while down');
   const down = await wb.openCard('serverDown');
   assert.match(await down.innerText(), /Your request is kept/);

@@ -34,7 +34,7 @@ function configuration(levels: Record<string, Inspected<unknown>>): Configuratio
 }
 
 describe('the settings that widen the boundary', () => {
-  it('are exactly these, each declared machine-scoped in package.json', () => {
+  it('are exactly these, each declared application-scoped in package.json', () => {
     // Which Python runs the server, where the key goes, and what runs or is written unasked.
     // (sandbox, protect, mcpServers, plansDirectory and parallel have no VS Code setting.)
     expect([...boundarySettings].sort()).toEqual(
@@ -42,7 +42,7 @@ describe('the settings that widen the boundary', () => {
     );
     for (const key of boundarySettings) {
       expect(contributed[`plansight.${key}`], key).toBeDefined();
-      expect(['machine', 'application'], key).toContain(contributed[`plansight.${key}`]?.scope);
+      expect(contributed[`plansight.${key}`]?.scope, key).toBe('application');
     }
   });
 

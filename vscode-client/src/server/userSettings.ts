@@ -5,7 +5,9 @@
  * The settings that widen the boundary (which Python runs the server, where the key goes, what
  * runs or is written without asking) are the user's alone (PROTOCOL.md version 4, "Settings
  * that widen the boundary are user-level only"). package.json declares them `"scope":
- * "machine"`, so VS Code does not apply a workspace's `.vscode/settings.json` to them; and
+ * "application"`, so VS Code does not apply a workspace's `.vscode/settings.json` to them
+ * (not "machine": in a remote window, code-server's or Remote-SSH's, VS Code takes a machine
+ * setting from the remote machine's settings, not the user's, so the user's were lost); and
  * because an older VS Code, or one a bug lets through, would still hand `get()` the
  * workspace's value, they are read here from `inspect()`: the user's value, else the
  * default, never `workspaceValue` or `workspaceFolderValue`. A command the agent runs can
@@ -13,7 +15,7 @@
  */
 import type { PlansightSettings } from './options';
 
-/** The boundary settings (keys under `plansight.`), each `"scope": "machine"` in package.json. */
+/** The boundary settings (keys under `plansight.`), each `"scope": "application"` in package.json. */
 export const boundarySettings = [
   'python',
   'baseUrl',
