@@ -27,8 +27,10 @@ test('MCP in a real VS Code: trust, an approved call, always allow; a protected 
     async beforeStart(sandbox, cleanups) {
       writeFileSync(
         join(sandbox.workspace, '.mcp.json'),
-        // --marker: the server appends a line as it starts (the starts are counted below).
-        JSON.stringify({ mcpServers: { faults: { command: python, args: [faultServer, '--marker', join(sandbox.workspace, '.faults-starts')] } } }, null, 2),
+        // FAULT_SERVER_MARKER: the server appends a line as it starts (the starts are counted
+        // below). Through env, not the command line: the trust covers the workspace files the
+        // command line names, and this one the server writes itself (it would ask again).
+        JSON.stringify({ mcpServers: { faults: { command: python, args: [faultServer], env: { FAULT_SERVER_MARKER: join(sandbox.workspace, '.faults-starts') } } } }, null, 2),
       );
       writeFileSync(join(sandbox.workspace, '.env'), `DATABASE_PASSWORD=${SECRET}\n`);
       fake = await startFakeApi(recording, join(sandbox.root, 'fakeapi.log'));
