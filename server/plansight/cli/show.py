@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -129,55 +130,54 @@ def sessions_lines(
 # Commands -----------------------------------------------------------------------------------
 
 
-def plan_cli(workspace: str, console: Console | None = None) -> int:
-    console = console or Console(highlight=False)
+def _read(
+    workspace: str, console: Console, method: str, params: dict[str, Any]
+) -> tuple[Path, dict[str, Any]] | None:
+    """One read-only request to a server of the workspace: the folder and the answer (an empty
+    dict for one that is no object); None when it could not be asked (said on the console)."""
     root = _workspace(workspace, console)
     if root is None:
-        return 1
-    answered = asyncio.run(_ask_server(root, console, STATE, {}, read_only=True))
+        return None
+    answered = asyncio.run(_ask_server(root, console, method, params, read_only=True))
     if answered is None:
-        return 1
-    state = answered[0] if isinstance(answered[0], dict) else {}
-    echo(console, Text(f"The session of {root.resolve()}:", style="bold"), soft_wrap=True)
-    for line in plan_lines(state):
+        return None
+    return root, answered[0] if isinstance(answered[0], dict) else {}
+
+
+def _show(console: Console, header: str, lines: Iterable[Text]) -> int:
+    """The header and the lines, escaped as every terminal command prints (cli/echo.py)."""
+    echo(console, Text(header, style="bold"), soft_wrap=True)
+    for line in lines:
         echo(console, line, soft_wrap=True)
     return 0
+
+
+def plan_cli(workspace: str, console: Console | None = None) -> int:
+    console = console or Console(highlight=False)
+    read = _read(workspace, console, STATE, {})
+    if read is None:
+        return 1
+    root, state = read
+    return _show(console, f"The session of {root.resolve()}:", plan_lines(state))
 
 
 def history_cli(workspace: str, limit: int = DEFAULT_RUNS, console: Console | None = None) -> int:
     console = console or Console(highlight=False)
-    root = _workspace(workspace, console)
-    if root is None:
+    read = _read(workspace, console, HISTORY, {"limit": limit})
+    if read is None:
         return 1
-    answered = asyncio.run(_ask_server(root, console, HISTORY, {"limit": limit}, read_only=True))
-    if answered is None:
-        return 1
-    found = answered[0].get("runs", []) if isinstance(answered[0], dict) else []
-    runs = [r for r in found if isinstance(r, dict)]
-    echo(
-        console,
-        Text(f"Runs in {root.resolve()}, oldest first (the last {limit} at most):", style="bold"),
-        soft_wrap=True,
-    )
-    for line in history_lines(runs):
-        echo(console, line, soft_wrap=True)
-    return 0
+    root, answer = read
+    runs = [r for r in answer.get("runs", []) if isinstance(r, dict)]
+    header = f"Runs in {root.resolve()}, oldest first (the last {limit} at most):"
+    return _show(console, header, history_lines(runs))
 
 
 def sessions_cli(workspace: str, console: Console | None = None) -> int:
     console = console or Console(highlight=False)
-    root = _workspace(workspace, console)
-    if root is None:
+    read = _read(workspace, console, SESSIONS, {})
+    if read is None:
         return 1
-    answered = asyncio.run(_ask_server(root, console, SESSIONS, {}, read_only=True))
-    if answered is None:
-        return 1
-    found = answered[0].get("sessions", []) if isinstance(answered[0], dict) else []
-    sessions = [s for s in found if isinstance(s, dict)]
-    console.print(
-        Text(f"Sessions of {root.resolve()}, the one used last first:", style="bold"),
-        soft_wrap=True,
-    )
-    for line in sessions_lines(sessions):
-        console.print(line, soft_wrap=True)
-    return 0
+    root, answer = read
+    sessions = [s for s in answer.get("sessions", []) if isinstance(s, dict)]
+    header = f"Sessions of {root.resolve()}, the one used last first:"
+    return _show(console, header, sessions_lines(sessions))
