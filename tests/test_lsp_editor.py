@@ -37,7 +37,6 @@ from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
 from plansight.lsp.editor import EditorBridge
-from plansight.protocol.options import InitOptions
 
 from conftest import FIXTURES, PATIENCE, wait_until
 from lsp_harness import plain, server_env, tree_of, until_idle
@@ -408,7 +407,7 @@ async def test_a_late_error_answer_to_a_withdrawn_request_is_never_reported(
             notified.append(method)
 
     server = SimpleNamespace(protocol=Protocol())
-    bridge = EditorBridge(server, InitOptions())  # type: ignore[arg-type]
+    bridge = EditorBridge(server)  # type: ignore[arg-type]
     loop = asyncio.get_running_loop()
     reported: list[dict[str, Any]] = []
     handler = loop.get_exception_handler()

@@ -73,7 +73,7 @@ from plansight.acp.modes import (
     unknown_mode,
 )
 from plansight.acp.outbox import Outbox
-from plansight.acp.permissions import ClientHooks
+from plansight.acp.permissions import ClientHooks, ShownCall
 from plansight.acp.servers import mcp_servers
 from plansight.acp.texts import (
     checkpoints_text,
@@ -140,7 +140,7 @@ class AcpSession:
     unsubscribe: list[Any] = field(default_factory=list)
     run_id: str = ""  # unique to the run in progress: its text's messageIds
     turn_text: TurnText = field(default_factory=TurnText)  # the run's text, turns apart
-    open_calls: dict[str, None] = field(default_factory=dict)  # started, not yet ended
+    open_calls: dict[str, ShownCall] = field(default_factory=dict)  # started, not yet ended
     spend: Spend = field(default_factory=Spend)
     title: str | None = None  # told once (`session_info_update`)
 
@@ -163,12 +163,10 @@ class AcpSession:
             asyncio.get_running_loop().call_soon(self._usage, event)
             return
         if isinstance(event, ToolCall):
-            self.hooks.call.id = event.id
-            self.hooks.call.name = event.name
-            self.hooks.call.title = tool_title(event.name, event.input, event.summary)
-            self.open_calls[event.id] = None
+            # What the permission requests about it repeat (permissions.py).
+            title = tool_title(event.name, event.input, event.summary)
+            self.open_calls[event.id] = ShownCall(event.name, title)
         if isinstance(event, ToolResult):
-            self.hooks.call.id = None
             self.open_calls.pop(event.id, None)
             self.outbox.put(self._finished(event))
             return
@@ -441,6 +439,7 @@ class PlansightAgent:
             store=store,
             # The editor's MCP servers are trusted; their tools are approved like commands.
             approve_tool=attending.approve_tool,
+            unasked=attending.unasked,
             mcp_servers=mcp_servers(servers),
         )
         sessions = Sessions(engine)  # the workspace's many (session/sessions.py)
@@ -455,15 +454,12 @@ class PlansightAgent:
     def _attach(self, place: Workspace, acp_id: str, sid: str) -> AcpSession:
         """An ACP session `acp_id` on the workspace's session `sid` (the same id, but for a
         version 3 client's stored one)."""
-        from plansight.session.settings import user_config
-
         conn = self._require_conn()
         outbox = Outbox(conn, acp_id, self.write)
         engine = place.engine
         hooks = ClientHooks(
             conn=conn,
             session_id=acp_id,
-            options=InitOptions.parse(user_config(self.env)),
             send=outbox.send,
             end_run=lambda text: engine.ctx.run.end(text),
             elicitation=self._offers_elicitation(),
@@ -471,6 +467,7 @@ class PlansightAgent:
         opened = AcpSession(
             acp_id, engine, hooks, outbox, engine.settings.max_rounds, sid=sid, workspace=place
         )
+        hooks.calls = opened.open_calls
         hooks.on_mode = opened.switched
         hooks.cancel_run = engine.cancel
         self.sessions[acp_id] = opened

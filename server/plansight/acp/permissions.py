@@ -1,17 +1,18 @@
 """The engine's hooks answered by the ACP client: `session/request_permission` for edits,
 commands, MCP tools and the plan, `elicitation/create` for questions.
 
-Each request names the tool call it is about (the one running: the engine runs a round's tools
-one at a time). The options are `allow_once`, `allow_always`, `reject_once` and
-`reject_always`; an "always" answer holds for that kind of request (edits, commands, one MCP
-server's tool) for the rest of the session. A rejection reaches the model as the tool's own
-words, which say it was `rejected by the user` ("This edit was rejected by the user; ... was not
-changed"), with no feedback: ACP's answer has none. An edit of a control file
-(workspace/control.py) is asked every time, with `Allow` and `Reject` only: neither
-`autoApprove.edits` nor an earlier "always allow" for edits covers it (an earlier "always
-reject" does: refusing is always safe). A plan in plan mode asks with `Approve` (allow_once) and
-`Keep planning` (reject_once), the request's tool call holding the proposed plan as Markdown
-(for clients that render no `plan` update): approving switches the session to act mode
+Each request names the tool call it is about (the hook request's `call_id`). What is asked at
+all is the session's approval policy (session/approvals.py: `autoApprove.*`, "always" answers,
+control files), the same as the language server's; these hooks only ask, and show what the
+policy decided unasked (`unasked`: an edit's diff, the call `in_progress`). The options are
+`allow_once`, `allow_always`, `reject_once` and `reject_always`; an "always" answer is reported
+to the policy, which holds it for that kind of request (edits, commands, one MCP server's tool)
+for the rest of the session. A rejection reaches the model as the tool's own words, which say
+it was `rejected by the user` ("This edit was rejected by the user; ... was not changed"), with
+no feedback: ACP's answer has none. An edit of a control file (workspace/control.py) is asked
+with `Allow` and `Reject` only. A plan in plan mode asks with `Approve` (allow_once) and `Keep
+planning` (reject_once), the request's tool call holding the proposed plan as Markdown (for
+clients that render no `plan` update): approving switches the session to act mode
 (`current_mode_update` and the mode config option) and the run goes on; keeping on planning
 ends the run, and the user's next prompt is their feedback.
 
@@ -60,7 +61,6 @@ from plansight.engine.hooks import (
     ToolDecision,
     UserAnswer,
 )
-from plansight.protocol.options import InitOptions
 
 log = logging.getLogger(__name__)
 
@@ -104,13 +104,13 @@ def plan_options() -> list[PermissionOption]:
     ]
 
 
-@dataclass
-class RunningCall:
-    """The tool call the engine runs now (set from its `toolCall` event)."""
+@dataclass(frozen=True)
+class ShownCall:
+    """A tool call the client was shown (its `tool_call`), by its id: what a permission
+    request about it repeats (some clients label the request by its own kind and title)."""
 
-    id: str | None = None
-    name: str = ""
-    title: str = ""
+    name: str
+    title: str
 
 
 @dataclass
@@ -129,16 +129,16 @@ class TurnEnd:
 
 @dataclass
 class ClientHooks:
-    """The hooks of one ACP session."""
+    """The hooks of one ACP session: they ask the user; the session's approval policy
+    (session/approvals.py) decided already that the user must answer."""
 
     conn: Client
     session_id: str
-    options: InitOptions
     send: SendUpdate
     end_run: Callable[[str], None]  # ends the run once the tool returns, with this text
     elicitation: bool = False  # the client offers `elicitation/create` (forms)
-    call: RunningCall = field(default_factory=RunningCall)
-    always: dict[str, Verdict] = field(default_factory=dict)
+    # The calls shown and not yet ended, by id (the agent's record of what it sent).
+    calls: dict[str, ShownCall] = field(default_factory=dict)
     turn_end: TurnEnd = field(default_factory=TurnEnd)
     on_mode: Callable[[Mode], None] = lambda mode: None
     cancel_run: Callable[[], bool] = lambda: False  # cancels the run in progress; False: none
@@ -147,40 +147,38 @@ class ClientHooks:
 
     # Asking ------------------------------------------------------------------------------------
 
-    async def _ask(self, kind: str, auto: bool, content: list[Content] | None = None) -> Verdict:
-        """Allowed or rejected: by an option, an earlier "always" for `kind`, or the user;
-        `content` what the request shows of the call (an edit's diff)."""
-        if auto:
-            verdict: Verdict = "allow"
-        elif kind in self.always:
-            verdict = self.always[kind]
-        else:
-            chosen = await self._request(permission_options(), content)
-            if chosen in (ALLOW_ALWAYS, REJECT_ALWAYS):
-                self.always[kind] = "allow" if chosen == ALLOW_ALWAYS else "reject"
-            verdict = "allow" if chosen in (ALLOW_ONCE, ALLOW_ALWAYS) else "reject"
-        if verdict == "allow" and self.call.id is not None:
-            await self.send(tool_running(self.call.id))
-        return verdict
+    async def _ask(
+        self, call_id: str | None, content: list[Content] | None = None
+    ) -> tuple[Verdict, bool]:
+        """Allowed or rejected by the user, and whether for always; `content` what the request
+        shows of the call (an edit's diff)."""
+        chosen = await self._request(call_id, permission_options(), content)
+        verdict: Verdict = "allow" if chosen in (ALLOW_ONCE, ALLOW_ALWAYS) else "reject"
+        if verdict == "allow":
+            await self._running(call_id)
+        return verdict, chosen in (ALLOW_ALWAYS, REJECT_ALWAYS)
+
+    async def _running(self, call_id: str | None) -> None:
+        if call_id is not None:
+            await self.send(tool_running(call_id))
 
     async def _ask_control(
         self, proposal: EditProposal, content: list[Content] | None = None
     ) -> Verdict:
-        """A control file's edit: the user's answer now, whatever was allowed before."""
-        if self.always.get("edit") == "reject":
-            return "reject"
+        """A control file's edit: Allow or Reject, no "always" (approvals.py)."""
         title = (
             f"Edit {proposal.relative_path}, a control file (it steers your tools: git, the "
             "editor, Plansight)"
         )
-        chosen = await self._request(once_options(), content, title)
+        chosen = await self._request(proposal.call_id, once_options(), content, title)
         verdict: Verdict = "allow" if chosen == ALLOW_ONCE else "reject"
-        if verdict == "allow" and self.call.id is not None:
-            await self.send(tool_running(self.call.id))
+        if verdict == "allow":
+            await self._running(proposal.call_id)
         return verdict
 
     async def _request(
         self,
+        call_id: str | None,
         options: list[PermissionOption],
         content: list[Content] | None = None,
         title: str | None = None,
@@ -188,12 +186,12 @@ class ClientHooks:
         """The option the user chose; None for an error answer. A request the client answers
         `cancelled` cancels the run (CancelledError). `title`: the tool call's title as the
         request shows it (default: the call's own)."""
-        call = self.call
+        call = self.calls.get(call_id) if call_id is not None else None
         tool_call = ToolCallUpdate(
-            tool_call_id=call.id or "plansight-unknown-call",
-            title=title or call.title or None,
+            tool_call_id=call_id or "plansight-unknown-call",
+            title=title or (call.title if call is not None else None) or None,
             # Some clients (CodeCompanion.nvim) label the request by its own kind and title.
-            kind=tool_kind(call.name) if call.name else None,
+            kind=tool_kind(call.name) if call is not None and call.name else None,
             content=content,
         )
         try:
@@ -214,39 +212,48 @@ class ClientHooks:
             log.warning("the client chose %r, an option it was not offered", outcome.option_id)
         return None
 
+    async def _show_edit(self, proposal: EditProposal) -> list[Content] | None:
+        """The edit's diff on its tool call (kept when the call ends)."""
+        if proposal.call_id is None:
+            return None
+        diff = edit_diff(proposal.call_id, proposal)
+        shown = self.shown[proposal.call_id] = list(diff.content or [])
+        await self.send(diff)
+        return shown
+
+    # What the session's policy decided unasked (approvals.py) ----------------------------------
+
+    async def unasked(
+        self, request: EditProposal | CommandRequest | ToolApproval, ok: bool
+    ) -> None:
+        """Shown as if asked: an edit's diff, and the call `in_progress` once allowed."""
+        if isinstance(request, EditProposal):
+            await self._show_edit(request)
+        if ok:
+            await self._running(request.call_id)
+
     # ReviewHook --------------------------------------------------------------------------------
 
     async def review(self, proposal: EditProposal) -> EditDecision:
-        shown: list[Content] | None = None
-        if self.call.id is not None:
-            diff = edit_diff(self.call.id, proposal)
-            shown = self.shown[self.call.id] = list(diff.content or [])
-            await self.send(diff)
         # The request holds the diff too: some clients (CodeCompanion.nvim) show the request's
         # own tool call, not the updates before it.
+        shown = await self._show_edit(proposal)
         if proposal.control:
-            verdict = await self._ask_control(proposal, shown)
-        else:
-            verdict = await self._ask("edit", self.options.auto_approve_edits, shown)
-        if verdict == "allow":
-            return EditDecision(accepted=True)
-        return EditDecision(accepted=False, feedback=REJECTED)
+            return EditDecision(accepted=await self._ask_control(proposal, shown) == "allow")
+        verdict, always = await self._ask(proposal.call_id, shown)
+        return EditDecision(accepted=verdict == "allow", feedback=REJECTED, always=always)
 
     # ApproveHook -------------------------------------------------------------------------------
 
     async def approve(self, request: CommandRequest) -> CommandDecision:
-        verdict = await self._ask("command", self.options.auto_approve_commands)
-        if verdict == "allow":
-            return CommandDecision(approved=True)
-        return CommandDecision(approved=False, feedback=REJECTED)
+        verdict, always = await self._ask(request.call_id)
+        return CommandDecision(approved=verdict == "allow", feedback=REJECTED, always=always)
 
     # ApproveToolHook (MCP) ---------------------------------------------------------------------
 
     async def approve_tool(self, request: ToolApproval) -> ToolDecision:
-        verdict = await self._ask(f"mcp:{request.server}:{request.tool}", auto=False)
-        if verdict == "allow":
-            return ToolDecision(approved=True)
-        return ToolDecision(approved=False, feedback=REJECTED)
+        verdict, always = await self._ask(request.call_id)
+        return ToolDecision(approved=verdict == "allow", feedback=REJECTED, always=always)
 
     # PlanReviewHook ----------------------------------------------------------------------------
 
@@ -254,12 +261,11 @@ class ClientHooks:
         shown: list[Content] = [
             tool_content(text_block(proposed_plan(proposal.todos, proposal.summary)))
         ]
-        if self.call.id is not None:
-            self.shown[self.call.id] = shown  # the plan stays in the call once it ends
-        chosen = await self._request(plan_options(), shown)
+        if proposal.call_id is not None:
+            self.shown[proposal.call_id] = shown  # the plan stays in the call once it ends
+        chosen = await self._request(proposal.call_id, plan_options(), shown)
         if chosen == APPROVE_PLAN:
-            if self.call.id is not None:
-                await self.send(tool_running(self.call.id))
+            await self._running(proposal.call_id)
             for update in mode_changed("act"):
                 await self.send(update)
             self.on_mode("act")
@@ -295,7 +301,7 @@ class ClientHooks:
         mode = ElicitationFormSessionMode.model_validate(
             {
                 "sessionId": self.session_id,
-                "toolCallId": self.call.id,
+                "toolCallId": question.call_id,
                 "requestedSchema": {
                     "type": "object",
                     "properties": {"answer": answer},

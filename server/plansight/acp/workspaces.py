@@ -57,6 +57,9 @@ class Attending:
     async def approve_tool(self, request: Any) -> Any:
         return await self._hooks().approve_tool(request)
 
+    async def unasked(self, request: Any, allowed: bool) -> None:
+        await self._hooks().unasked(request, allowed)
+
     async def review_plan(self, proposal: Any) -> Any:
         return await self._hooks().review_plan(proposal)
 

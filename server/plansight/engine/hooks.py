@@ -3,7 +3,10 @@ questions to the user, open documents, and (MCP) approval of a server's tool cal
 server that a workspace file names.
 
 The language server implements these with editor requests; tests and the terminal
-client implement them directly. The engine never knows which.
+client implement them directly. The engine never knows which. Each request names the tool call
+that made it (`call_id`, the model's tool_use id), so a front door shows the question on that
+call. The approval policy (auto-approval, "always" answers, control files) is the session's
+(session/approvals.py): a front door's hooks only ask the user and report the answer.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ class EditProposal:
     # A control file (workspace/control.py): every front door asks the user, auto-approval
     # notwithstanding, and refuses it when nobody can answer.
     control: bool = False
+    call_id: str | None = None  # the tool call (tool_use id) that proposed it
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class EditDecision:
     feedback: str | None = None
     # The whole document as the user settled it, when it differs from the proposal.
     new_text: str | None = None
+    always: bool = False  # the answer holds for every edit from now on (session/approvals.py)
 
 
 @dataclass(frozen=True)
@@ -52,12 +57,14 @@ class CommandRequest:
     command: str
     cwd: str
     sandbox: SandboxDescription | None = None  # None: the command runs without a sandbox
+    call_id: str | None = None  # the tool call (tool_use id) that asks to run it
 
 
 @dataclass(frozen=True)
 class CommandDecision:
     approved: bool
     feedback: str | None = None
+    always: bool = False  # the answer holds for every command from now on
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,7 @@ class PlanProposal:
     scratchpad: str
     # Why the user's last answer was refused (their edited plan broke a rule), when it was.
     problem: str | None = None
+    call_id: str | None = None  # the `submit_plan` call (tool_use id)
 
 
 PlanVerdict = Literal["approve", "revise", "cancel"]
@@ -89,6 +97,7 @@ class Question:
     question: str
     options: tuple[str, ...] = ()
     multi_select: bool = False
+    call_id: str | None = None  # the `ask_user` call (tool_use id)
 
 
 @dataclass(frozen=True)
@@ -111,13 +120,16 @@ class ToolApproval:
     server: str
     tool: str  # the server's own name of the tool (not the prefixed `mcp__server__tool`)
     input: dict[str, Any]
+    call_id: str | None = None  # the model's tool call (tool_use id) that asks for it
 
 
 @dataclass(frozen=True)
 class ToolDecision:
     approved: bool
     feedback: str | None = None
-    always: bool = False  # no more asking for this tool in this workspace
+    # The answer holds for this tool from now on: allowed, in this workspace (mcp/trust.py);
+    # denied, in this session (session/approvals.py).
+    always: bool = False
 
 
 @dataclass(frozen=True)

@@ -383,7 +383,11 @@ class AgentLoop:
                     )
                 )
                 plan_updates_before = self.ctx.plan.model_updates
-                outcome = await self.tools.call(self.ctx, use["name"], tool_input)
+                self.ctx.call_id = use["id"]  # what the hooks' requests name
+                try:
+                    outcome = await self.tools.call(self.ctx, use["name"], tool_input)
+                finally:
+                    self.ctx.call_id = None
                 if self.ctx.plan.model_updates != plan_updates_before:
                     self._clear_reminder()  # at once, not after the round's other tools
                 results.append(tool_result_block(use["id"], outcome.content, outcome.is_error))

@@ -10,8 +10,9 @@ with `Approve` and `Cancel`, a question with its options as the actions (a multi
 question as a single choice; one without options cannot be asked so and counts as
 dismissed). No answer, an error answer or one the protocol does not know is a cancel (plan) or a
 dismissal (question); an error answer to an edit review or a command approval is a rejection
-the model reads (nothing is written or run). An edit of a control file (`proposal.control`,
-workspace/control.py) is always asked, `autoApprove.edits` notwithstanding, with
+the model reads (nothing is written or run). What is asked at all is the session's approval
+policy (session/approvals.py: `autoApprove.*`, "always" answers, control files); this module
+only asks. An edit of a control file (`proposal.control`, workspace/control.py) is asked with
 `"control": true` in the review; through the fallback only an explicit `Accept` writes it. An
 MCP tool call (`plansight/approveTool`) and a
 workspace's MCP server (`plansight/approveMcpServer`) fall back to `Allow` / `Deny`; anything
@@ -59,7 +60,6 @@ from plansight.protocol.names import (
     plain_input_summary,
     to_plain,
 )
-from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -84,9 +84,8 @@ def _ignore_answer(answer: asyncio.Future[Any]) -> None:
 
 
 class EditorBridge:
-    def __init__(self, server: LanguageServer, options: InitOptions) -> None:
+    def __init__(self, server: LanguageServer) -> None:
         self.server = server
-        self.options = options
         # Requests to the client not answered yet: a run waits for the user meanwhile (the
         # `waiting` status of `plansight/sessions`).
         self.pending = 0
@@ -130,9 +129,7 @@ class EditorBridge:
 
     # ReviewHook ------------------------------------------------------------------------
     async def review(self, proposal: EditProposal) -> EditDecision:
-        # A control file's change is the user's own decision: auto-approval never covers it.
-        if self.options.auto_approve_edits and not proposal.control:
-            return EditDecision(accepted=True)
+        # Asked only: the session decided already that the user must answer (approvals.py).
         if self.client_offers("reviewEdit"):
             return await self._review_request(proposal)
         return await self._review_fallback(proposal)
@@ -187,10 +184,6 @@ class EditorBridge:
 
     # ApproveHook -----------------------------------------------------------------------
     async def approve(self, request: CommandRequest) -> CommandDecision:
-        if self.options.auto_approve_commands:
-            return CommandDecision(approved=True)
-        if self.options.auto_approve_sandboxed and request.sandbox is not None:
-            return CommandDecision(approved=True)  # it can write the workspace only
         if not self.client_offers("approveCommand"):
             return CommandDecision(
                 approved=False,
@@ -221,8 +214,6 @@ class EditorBridge:
 
     # ApproveToolHook -------------------------------------------------------------------
     async def approve_tool(self, request: ToolApproval) -> ToolDecision:
-        if self.options.auto_approve_mcp:
-            return ToolDecision(approved=True)
         if not self.client_offers("approveTool"):
             title = await self._show_message_request(
                 f"Plansight wants to call the tool {request.tool} of the MCP server "

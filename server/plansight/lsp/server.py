@@ -196,7 +196,7 @@ class PlansightServer(LanguageServer):
         for problem in options.problems:
             log.warning("%s", problem)
         settings = SessionSettings.from_options(options, os.environ)
-        bridge = EditorBridge(self, options)
+        bridge = EditorBridge(self)
         session = Session(
             root,
             settings,

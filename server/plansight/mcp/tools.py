@@ -114,7 +114,7 @@ class McpTools:
     # The tools -------------------------------------------------------------------------
     def _direct(self, item: Offered) -> Tool:
         async def handler(ctx: ToolContext, tool_input: dict[str, Any]) -> ToolOutcome:
-            return await self.call(item, tool_input)
+            return await self.call(item, tool_input, ctx.call_id)
 
         definition = item.definition()
         return Tool(
@@ -161,7 +161,7 @@ class McpTools:
                 raise ToolError(
                     f"No MCP tool {tool!r} on server {server!r}: find tools with {SEARCH_TOOL}."
                 )
-            return await self.call(item, arguments)
+            return await self.call(item, arguments, ctx.call_id)
 
         return Tool(
             name=CALL_TOOL,
@@ -214,11 +214,13 @@ class McpTools:
         return "\n\n".join(parts)
 
     # One call --------------------------------------------------------------------------
-    async def call(self, item: Offered, arguments: dict[str, Any]) -> ToolOutcome:
+    async def call(
+        self, item: Offered, arguments: dict[str, Any], call_id: str | None = None
+    ) -> ToolOutcome:
         entry = item.connection.entry
         tool = item.tool.name
         if tool not in entry.auto_approve and not self.trust.always_allowed(entry, tool):
-            decision = await self.approve(ToolApproval(entry.name, tool, arguments))
+            decision = await self.approve(ToolApproval(entry.name, tool, arguments, call_id))
             if not decision.approved:
                 said = f" The user said: {decision.feedback}" if decision.feedback else ""
                 return ToolOutcome(

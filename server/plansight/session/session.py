@@ -103,6 +103,7 @@ class Session:
         self.instructions = root_instructions(self.workspace)
         self.ctx.folder_instructions = FolderInstructions(self.workspace, self._instructions_used())
         self.mcp = toolbox.mcp
+        self.approvals = toolbox.approvals  # what goes ahead unasked (approvals.py)
         self.secrets = toolbox.secrets
         # Whatever else joins the conversation (the prompt, notices) is withheld there too.
         self.conversation.withhold = self.secrets.withhold_blocks

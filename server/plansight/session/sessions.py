@@ -306,6 +306,7 @@ class Sessions:
             persistence.usage = Usage()
         found = engine.load_stored()
         engine.checkpoints.session_id = session_id
+        engine.approvals.session_id = session_id  # its own "always" answers apply
         if started:  # the checkpoints' item ids are this session's plan's from now on
             engine.checkpoints.session_switched()
         self.loaded = session_id

@@ -24,6 +24,7 @@ from plansight.engine.compaction.compactor import (
 from plansight.engine.model import DEFAULT_THINKING_BUDGET, ModelSettings, ThinkingOption
 from plansight.engine.turns import Nudges
 from plansight.protocol.options import InitOptions
+from plansight.session.approvals import AutoApprove
 from plansight.session.storage import SessionStore, storage_dir_for
 from plansight.workspace.sandbox import SandboxMode, SandboxOptions
 from plansight.workspace.secrets import ProtectOptions
@@ -45,6 +46,7 @@ class SessionSettings:
     sandbox: SandboxOptions = field(default_factory=SandboxOptions)
     protect: ProtectOptions = field(default_factory=ProtectOptions)
     read_only: bool = False  # the readOnly option: look at the stored session, change nothing
+    auto_approve: AutoApprove = field(default_factory=AutoApprove)  # session/approvals.py
 
     @classmethod
     def from_options(cls, options: InitOptions, env: Mapping[str, str]) -> SessionSettings:
@@ -90,6 +92,7 @@ class SessionSettings:
                 options.protect.defaults, options.protect.extra, options.protect.control
             ),
             read_only=options.read_only,
+            auto_approve=AutoApprove.from_options(options),
         )
 
     def store_for(self, root: Path) -> SessionStore:

@@ -6,7 +6,8 @@ the front door's `documents`), the registry of the built-in tools (those that ex
 plan only with planning on), the sandbox the agent's commands run in (Plansight's own
 storage, `hidden`, out of their sight), the context every handler gets (sharing the session's
 plan and notes, asking the user through the front door's hooks, each review's outcome
-reported on the event bus) and the MCP feature (plansight.mcp: its servers, those named in a
+reported on the event bus, each edit, command and MCP call through the approval policy,
+session/approvals.py) and the MCP feature (plansight.mcp: its servers, those named in a
 workspace file run confined by the same sandbox; their tools join the registry for each run;
 each change of their status is an `McpChanged` event) and the secret values withheld from
 every tool result (workspace/secretvalues.py, applied by the registry).
@@ -37,6 +38,7 @@ from plansight.engine.hooks import (
 from plansight.mcp.feature import McpFeature
 from plansight.plan.plan import Plan
 from plansight.plan.scratchpad import Scratchpad
+from plansight.session.approvals import ApprovalPolicy, AutoApprove, UnaskedHook
 from plansight.tools import default_tools
 from plansight.tools.context import ToolContext
 from plansight.tools.registry import ToolRegistry
@@ -59,6 +61,9 @@ class ToolSettings(Protocol):
     @property
     def protect(self) -> ProtectOptions: ...
 
+    @property
+    def auto_approve(self) -> AutoApprove: ...
+
 
 class FrontDoor(TypedDict, total=False):
     """What a front door gives the tool side; each key is optional."""
@@ -72,6 +77,8 @@ class FrontDoor(TypedDict, total=False):
     mcp_servers: Mapping[str, Any] | None
     approve_tool: ApproveToolHook  # before each MCP tool call
     trust_server: TrustHook  # before a server named in a workspace file starts
+    # Told of what the approval policy decided without asking (session/approvals.py).
+    unasked: UnaskedHook
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,7 @@ class Toolbox:
     ctx: ToolContext
     mcp: McpFeature
     secrets: SecretValues
+    approvals: ApprovalPolicy
 
 
 def build_tools(
@@ -103,6 +111,7 @@ def build_tools(
     mcp_servers: Mapping[str, Any] | None = None,
     approve_tool: ApproveToolHook = hooks.refuse_all_tools,
     trust_server: TrustHook = hooks.distrust_all_servers,
+    unasked: UnaskedHook | None = None,
 ) -> Toolbox:
     """The tool side over `root` (see the module's docstring). `storage`: the session's
     folder (where the trust given to workspace MCP servers is kept; None: nowhere);
@@ -117,12 +126,20 @@ def build_tools(
     sandbox = CommandSandbox(root, settings.sandbox, protected=workspace.protected, hidden=hidden)
     # The values the protected files and our environment hold: withheld from every result.
     secrets = SecretValues(workspace.protected)
+    # The front door's hooks only ask the user; what goes ahead unasked is decided here, once.
+    approvals = ApprovalPolicy(
+        settings.auto_approve,
+        review=review,
+        approve=approve,
+        approve_tool=approve_tool,
+        unasked=unasked,
+    )
     ctx = ToolContext(
         plan=plan,
         scratchpad=scratchpad,
         workspace=workspace,
-        review=hooks.reporting_reviews(review, events),
-        approve=approve,
+        review=hooks.reporting_reviews(approvals.review, events),
+        approve=approvals.approve,
         events=events,
         review_plan=review_plan,
         ask=ask,
@@ -133,11 +150,11 @@ def build_tools(
         root,
         storage,
         client_servers=mcp_servers,
-        approve_tool=approve_tool,
+        approve_tool=approvals.approve_tool,
         trust_server=trust_server,
         # A server named in a workspace file runs confined as the agent's commands do.
         wrap=sandbox.server_argv,
     )
     mcp.subscribe(lambda servers: events.emit(McpChanged(tuple(servers))))
     tools = default_tools(planning=settings.planning)
-    return Toolbox(workspace, tools, sandbox, ctx, mcp, secrets)
+    return Toolbox(workspace, tools, sandbox, ctx, mcp, secrets, approvals)

@@ -42,6 +42,8 @@ class ToolContext:
     ask: AskHook = dismiss_all_questions
     # The run in progress (the last one between runs): its mode and focus.
     run: RunState = field(default_factory=RunState)
+    # The tool call being run (the model's tool_use id): each request to the user names it.
+    call_id: str | None = None
     # The document and lines the agent last read or edited: where a reminder is shown.
     last_location: Location | None = None
     changes: ChangeRecorder = field(default_factory=NoRecorder)

@@ -217,6 +217,7 @@ async def _propose(
         todo_id=in_progress.id if in_progress is not None else None,
         plan_id=ctx.plan.state.plan_id if in_progress is not None else None,
         control=base.control,
+        call_id=ctx.call_id,
     )
     decision = await ctx.review(proposal)
     if not decision.accepted:

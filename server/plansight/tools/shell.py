@@ -268,7 +268,9 @@ async def bash(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     if refusal is not None:
         raise ToolError(refusal)
     allowed = sandbox.description()
-    decision = await ctx.approve(CommandRequest(command=command, cwd=str(root), sandbox=allowed))
+    decision = await ctx.approve(
+        CommandRequest(command=command, cwd=str(root), sandbox=allowed, call_id=ctx.call_id)
+    )
     if not decision.approved:
         message = "This command was rejected by the user; it was not run."
         if decision.feedback and decision.feedback.strip():

@@ -45,7 +45,9 @@ async def submit_plan(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     problem: str | None = None
     for _ in range(MAX_PLAN_REVIEWS):
         decision = await ctx.review_plan(
-            PlanProposal(ctx.plan.state, summary, ctx.scratchpad.content, problem)
+            PlanProposal(
+                ctx.plan.state, summary, ctx.scratchpad.content, problem, call_id=ctx.call_id
+            )
         )
         if decision.decision == "cancel":
             drop_proposal(ctx)
@@ -158,7 +160,9 @@ async def ask_user(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     multi = tool_input.get("multiSelect", False)
     if not isinstance(multi, bool):
         raise ToolError("'multiSelect' must be true or false.")
-    answer = await ctx.ask(Question(question, options, multi and bool(options)))
+    answer = await ctx.ask(
+        Question(question, options, multi and bool(options), call_id=ctx.call_id)
+    )
     if not answer.given:
         raise ToolError(DISMISSED_TEXT)
     return answer_text(answer)
