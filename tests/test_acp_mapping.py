@@ -44,8 +44,11 @@ from plansight.engine.events import (
 from plansight.engine.hooks import EditProposal
 from plansight.plan.plan import TodoItem, TodoState
 from plansight.session.settings import user_config
+from plansight.tools import default_tools
 
 ROOT = Path("/work/project")
+# How each call is shown is declared by its tool, next to its schema (tools/registry.py).
+TOOLS = default_tools()
 
 
 def wire(update: Any) -> dict[str, Any]:
@@ -138,11 +141,13 @@ EVENTS: list[tuple[Any, list[dict[str, Any]]]] = [
 
 @pytest.mark.parametrize(("event", "expected"), EVENTS, ids=[type(e).__name__ for e, _ in EVENTS])
 def test_each_event_maps_to_its_updates(event: Any, expected: list[dict[str, Any]]) -> None:
-    assert [wire(u) for u in event_updates(ROOT, event)] == expected
+    assert [wire(u) for u in event_updates(ROOT, TOOLS, event)] == expected
 
 
 def test_the_reminder_is_a_think_call_titled_plan_reminder_completed_at_once() -> None:
-    (update,) = event_updates(ROOT, Reminder("<reminder>Update your todos.</reminder>", 1, 3, None))
+    (update,) = event_updates(
+        ROOT, TOOLS, Reminder("<reminder>Update your todos.</reminder>", 1, 3, None)
+    )
     shown = wire(update)
     assert shown["sessionUpdate"] == "tool_call"
     assert (shown["title"], shown["kind"], shown["status"]) == (
@@ -177,14 +182,14 @@ def test_the_reminder_is_a_think_call_titled_plan_reminder_completed_at_once() -
         ("write_scratchpad", {"content": "x"}, "Write the scratchpad", "think"),
         ("submit_plan", {"summary": "s"}, "Submit the plan for approval", "switch_mode"),
         ("ask_user", {"question": "Which?"}, "Ask: Which?", "think"),
-        ("mcp__github__create_issue", {}, "Call create_issue of github", "execute"),
+        ("mcp__github__create_issue", {}, "Call create_issue of github", "other"),
     ],
 )
 def test_tool_titles_are_words_and_kinds_are_acps(
     name: str, tool_input: dict[str, Any], title: str, kind: str
 ) -> None:
-    (started, *_rest) = event_updates(ROOT, ToolCall("x", name, tool_input))
-    assert tool_title(name, tool_input) == title
+    (started, *_rest) = event_updates(ROOT, TOOLS, ToolCall("x", name, tool_input))
+    assert tool_title(TOOLS, name, tool_input) == title
     assert wire(started)["kind"] == kind
 
 
@@ -235,10 +240,10 @@ def message_ids(updates: list[Any]) -> list[tuple[str, str]]:
 
 def test_two_model_turns_text_are_two_acp_messages_live_and_replayed() -> None:
     deltas = [TextDelta("Plan", 1), TextDelta("ned.", 1), TextDelta("The plan waits.", 2)]
-    live = message_ids([u for d in deltas for u in event_updates(ROOT, d, "run-a")])
+    live = message_ids([u for d in deltas for u in event_updates(ROOT, TOOLS, d, "run-a")])
     # One messageId per turn: a client starts a new message where it changes.
     assert live == [("run-a-1", "Plan"), ("run-a-1", "ned."), ("run-a-2", "The plan waits.")]
-    other = message_ids(event_updates(ROOT, TextDelta("Again.", 1), "run-b"))
+    other = message_ids(event_updates(ROOT, TOOLS, TextDelta("Again.", 1), "run-b"))
     assert other[0][0] not in {i for i, _ in live}  # a later run's turn 1 is another message
     events = [
         {"type": "runStarted", "prompt": "Plan it"},
@@ -246,12 +251,12 @@ def test_two_model_turns_text_are_two_acp_messages_live_and_replayed() -> None:
         {"type": "textDelta", "text": "The plan waits.", "turn": 2},
     ]
     runs = [{"events": events}, {"events": events}]
-    replay = message_ids(replayed(ROOT, runs, plan()))
+    replay = message_ids(replayed(ROOT, TOOLS, runs, plan()))
     # The text itself has the turns apart too (a blank line), for clients ignoring messageId.
     assert [text for _, text in replay] == ["Planned.", "\n\nThe plan waits."] * 2
     assert len({i for i, _ in replay}) == 4 and all(replay_id for replay_id, _ in replay)
     # From a server that did not say the turn: no messageId, as before.
-    assert message_ids(event_updates(ROOT, TextDelta("Hi"))) == [("", "Hi")]
+    assert message_ids(event_updates(ROOT, TOOLS, TextDelta("Hi"))) == [("", "Hi")]
 
 
 def test_the_replay_starts_at_the_session_and_ends_with_the_plan() -> None:
@@ -277,7 +282,7 @@ def test_the_replay_starts_at_the_session_and_ends_with_the_plan() -> None:
             ],
         },
     ]
-    shown = [wire(u) for u in replayed(ROOT, runs, plan(("1", "Fix", "pending")))]
+    shown = [wire(u) for u in replayed(ROOT, TOOLS, runs, plan(("1", "Fix", "pending")))]
     assert [u["sessionUpdate"] for u in shown] == [
         "user_message_chunk",
         "agent_thought_chunk",
@@ -447,7 +452,7 @@ def test_an_image_or_an_empty_prompt_is_refused_with_a_reason() -> None:
 def test_a_name_the_model_passes_back_quoted_is_located_at_the_file_itself() -> None:
     # list_files shows "new\nline.txt" as a JSON string; the model passes that form back.
     call = ToolCall("t9", "read_file", {"path": '"new\\nline.txt"'}, "new line")
-    (started, *_rest) = event_updates(ROOT, call)
+    (started, *_rest) = event_updates(ROOT, TOOLS, call)
     assert wire(started)["locations"] == [{"path": f"{ROOT}/new\nline.txt", "line": 1}]
 
 

@@ -16,6 +16,7 @@ from plansight.fakeapi.script import text_reply, tool_reply
 
 from acp_harness import EditorClient, acp_agent, until
 from conftest import PATIENCE, Held
+from lsp_harness import start_editor
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -329,6 +330,17 @@ async def test_slash_commands_do_what_their_lsp_twins_do(
         assert "#1" in json.dumps(opening)
         with pytest.raises(RequestError, match=r"no item|Unknown|unknown"):
             await prompt(conn, session_id, "/step 99")
+    # The undo is in the session's history as the language server's restore puts it there
+    # (the session writes it, whichever front door asked): VS Code's history shows it.
+    [folder] = {p.parents[2] for p in (tmp_path / "state").rglob("sessions/*/history.jsonl")}
+    editor_lsp = await start_editor(hello_workspace, None, storage=folder)
+    try:
+        history = await editor_lsp.request("plansight/history", {"sessionId": session_id})
+    finally:
+        await editor_lsp.stop()
+    afters = [a for run in history["runs"] for a in run.get("after", [])]
+    assert [(a["type"], a.get("todoId")) for a in afters] == [("restored", "1")]
+    assert "hello.py" in afters[0]["restored"]
 
 
 async def test_bad_requests_get_clear_errors_and_the_agent_keeps_serving(

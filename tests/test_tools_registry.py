@@ -11,6 +11,7 @@ import pytest
 from plansight.tools import Tool, ToolRegistry, default_tools
 from plansight.tools.context import ToolContext
 from plansight.tools.errors import ToolError
+from plansight.tools.registry import ToolPlace
 
 from tool_harness import make_ctx
 
@@ -150,3 +151,40 @@ def test_the_summary_clients_show_of_a_call(caplog: pytest.LogCaptureFixture) ->
     with caplog.at_level(logging.ERROR):
         assert registry.input_summary("broken", {"path": "a.py"}) == '{"path":"a.py"}'
     assert "input summary of broken failed" in caplog.text
+
+
+def test_each_built_in_tool_declares_how_a_client_shows_its_calls() -> None:
+    """Kind, title and places sit beside each tool's schema (ACP reads them from here)."""
+    tools = default_tools()
+    shown = {
+        name: tools.display(name, tool_input, summary)
+        for name, tool_input, summary in [
+            ("read_file", {"path": "a.py", "offset": 3}, "a.py:3-"),
+            ("write_file", {"path": "a.py", "content": "x"}, None),
+            ("edit_file", {"path": "a.py"}, None),
+            ("list_files", {"pattern": "*.py"}, None),
+            ("grep", {"pattern": "x", "path": "src"}, None),
+            ("bash", {"command": "make"}, None),
+            ("todo", {"items": []}, None),
+            ("read_scratchpad", {}, None),
+            ("write_scratchpad", {"content": "x"}, None),
+            ("submit_plan", {"summary": "s"}, None),
+            ("ask_user", {"question": "Which?"}, None),
+        ]
+    }
+    assert {name: (d.kind, d.title, d.asks) for name, d in shown.items() if d} == {
+        "read_file": ("read", "Read a.py:3-", False),
+        "write_file": ("edit", "Write a.py", True),
+        "edit_file": ("edit", "Edit a.py", True),
+        "list_files": ("search", "List files matching *.py", False),
+        "grep": ("search", "Search for 'x' in src", False),
+        "bash": ("execute", "Run make", True),
+        "todo": ("think", "Update the plan", False),
+        "read_scratchpad": ("think", "Read the scratchpad", False),
+        "write_scratchpad": ("think", "Write the scratchpad", False),
+        "submit_plan": ("switch_mode", "Submit the plan for approval", True),
+        "ask_user": ("think", "Ask: Which?", False),
+    }
+    read = shown["read_file"]
+    assert read is not None and read.places == [ToolPlace("a.py", 3)]
+    assert tools.display("mcp__github__create_issue", {}) is None  # not offered now

@@ -86,6 +86,7 @@ from plansight.acp.texts import (
 from plansight.acp.updates import (
     TurnText,
     Update,
+    call_display,
     cut_off_reason,
     event_updates,
     message_chunk,
@@ -96,7 +97,6 @@ from plansight.acp.updates import (
     tool_cut_off,
     tool_finished,
     tool_kind,
-    tool_title,
 )
 from plansight.acp.usage import Spend
 from plansight.acp.workspaces import Attending, Workspace
@@ -118,7 +118,8 @@ log = logging.getLogger(__name__)
 
 STORED_ID = "acp"  # the part of the session's storage that holds its ACP session id
 # Whose results the tool call shows in full (a command's output, matches); others their summary.
-FULL_OUTPUT_KINDS = frozenset({"execute", "search"})
+# `other`: an MCP tool's (its result is what the call was for, as a command's output is).
+FULL_OUTPUT_KINDS = frozenset({"execute", "search", "other"})
 OUTPUT_CHARS = 30_000
 
 
@@ -164,15 +165,15 @@ class AcpSession:
             return
         if isinstance(event, ToolCall):
             # What the permission requests about it repeat (permissions.py).
-            title = tool_title(event.name, event.input, event.summary)
-            self.open_calls[event.id] = ShownCall(event.name, title)
+            shown = call_display(self.session.tools, event.name, event.input, event.summary)
+            self.open_calls[event.id] = ShownCall(shown.kind, shown.title)
         if isinstance(event, ToolResult):
             self.open_calls.pop(event.id, None)
             self.outbox.put(self._finished(event))
             return
         if isinstance(event, RunFinished):
             self.cut_off(event.result.status)
-        for update in event_updates(self.session.root, event, self.run_id):
+        for update in event_updates(self.session.root, self.session.tools, event, self.run_id):
             self.outbox.put(update)
 
     def cut_off(self, status: str) -> None:
@@ -195,7 +196,11 @@ class AcpSession:
             # The whole plan, for clients that render no `plan` update (the summary names one
             # item): the plan file's item lines.
             return tool_finished(result, plan_checklist(self.session.plan.state))
-        shown = result.output if tool_kind(result.name) in FULL_OUTPUT_KINDS else None
+        shown = (
+            result.output
+            if tool_kind(self.session.tools, result.name) in FULL_OUTPUT_KINDS
+            else None
+        )
         return tool_finished(result, shown[:OUTPUT_CHARS] if shown else None, kept)
 
 
@@ -295,7 +300,7 @@ class PlansightAgent:
         sessions = opened.workspace.sessions
         runs = sessions.history(50, opened.sid).runs
         todos = sessions.state(opened.sid).todos
-        for update in replayed(opened.session.root, runs, todos):
+        for update in replayed(opened.session.root, opened.session.tools, runs, todos):
             opened.outbox.put(update)
         await opened.outbox.flush()  # the replay comes before the answer
         self._told_reopened(opened, runs)

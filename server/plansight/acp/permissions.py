@@ -46,7 +46,6 @@ from plansight.acp.updates import (
     Update,
     edit_diff,
     proposed_plan,
-    tool_kind,
     tool_running,
 )
 from plansight.engine.hooks import (
@@ -61,6 +60,7 @@ from plansight.engine.hooks import (
     ToolDecision,
     UserAnswer,
 )
+from plansight.tools.registry import ToolKind
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class ShownCall:
     """A tool call the client was shown (its `tool_call`), by its id: what a permission
     request about it repeats (some clients label the request by its own kind and title)."""
 
-    name: str
+    kind: ToolKind
     title: str
 
 
@@ -191,7 +191,7 @@ class ClientHooks:
             tool_call_id=call_id or "plansight-unknown-call",
             title=title or (call.title if call is not None else None) or None,
             # Some clients (CodeCompanion.nvim) label the request by its own kind and title.
-            kind=tool_kind(call.name) if call is not None and call.name else None,
+            kind=call.kind if call is not None else None,
             content=content,
         )
         try:

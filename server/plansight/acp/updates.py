@@ -11,8 +11,10 @@
   cancelled or failed entry, so a `cancelled` item is `completed` and a `failed` one `pending`,
   their content starting `[cancelled] ` / `[failed] `;
 - each tool call → `tool_call` (`pending`) with its kind, a title in words, its locations (the
-  absolute path and line) and the raw input, then `tool_call_update`s: `in_progress` as it runs,
-  an edit's `diff` (the whole document before and after), and `completed` / `failed` with the
+  absolute path and line), as each tool declares them next to its schema (tools/registry.py
+  `Tool.kind`, `title`, `locations`; an MCP tool's kind is `other`), and the raw input, then
+  `tool_call_update`s: `in_progress` as it runs, an edit's `diff` (the whole document before
+  and after), and `completed` / `failed` with the
   result as content (a completed edit keeps its diff; the plan's `todo` call shows the whole
   plan as a Markdown checklist, for the clients that render no `plan` update); a call the
   run's end cut off (cancelled, an error) ends `failed`, its content saying why;
@@ -68,8 +70,9 @@ from plansight.engine.events import (
     ToolResult,
 )
 from plansight.engine.hooks import EditProposal
+from plansight.mcp.tools import MCP_KIND, title_of_name
 from plansight.plan.plan import TodoState
-from plansight.tools.names import given_path
+from plansight.tools.registry import ToolDisplay, ToolKind, ToolPlace, ToolRegistry
 
 Update = (
     AgentMessageChunk
@@ -85,30 +88,9 @@ Update = (
     | ConfigOptionUpdate
 )
 Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
-ToolKind = Literal["read", "edit", "search", "execute", "think", "switch_mode"]
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
 REMINDER_TITLE = "Plan reminder"
-MCP_PREFIX = "mcp__"
-
-_KINDS: Mapping[str, ToolKind] = {
-    "read_file": "read",
-    "write_file": "edit",
-    "edit_file": "edit",
-    "list_files": "search",
-    "grep": "search",
-    "bash": "execute",
-    "todo": "think",
-    "read_scratchpad": "think",
-    "write_scratchpad": "think",
-    "ask_user": "think",
-    "submit_plan": "switch_mode",
-    "mcp_search": "search",
-    "mcp_call": "execute",
-}
-# The tools whose call waits for the user's permission: `in_progress` is sent once it is given.
-ASKING = frozenset({"write_file", "edit_file", "bash", "submit_plan", "mcp_call"})
-
 
 # ----- the plan ---------------------------------------------------------------------------------
 
@@ -155,97 +137,50 @@ def proposed_plan(state: TodoState, summary: str) -> str:
 # ----- tool calls -------------------------------------------------------------------------------
 
 
-def tool_kind(name: str) -> ToolKind:
-    if name.startswith(MCP_PREFIX):
-        return "execute"  # another program's tool: it may do anything
-    return _KINDS.get(name, "execute")
+def call_display(
+    tools: ToolRegistry, name: str, tool_input: Mapping[str, Any], summary: str | None = None
+) -> ToolDisplay:
+    """How the call is shown: as its tool declares it next to its schema (tools/registry.py);
+    a tool not offered now (a past run's MCP tool, after a restart) by its name."""
+    shown = tools.display(name, dict(tool_input), summary)
+    if shown is not None:
+        return shown
+    mcp_title = title_of_name(name, summary)
+    if mcp_title is not None:
+        return ToolDisplay(MCP_KIND, mcp_title, [], asks=True)
+    return ToolDisplay("other", f"{name} {summary}" if summary else name, [], asks=False)
 
 
-def asks_permission(name: str) -> bool:
-    return name in ASKING or name.startswith(MCP_PREFIX)
+def tool_kind(tools: ToolRegistry, name: str) -> ToolKind:
+    return call_display(tools, name, {}).kind
 
 
-def _text(tool_input: Mapping[str, Any], key: str) -> str:
-    value = tool_input.get(key)
-    return value if isinstance(value, str) else ""
+def tool_title(
+    tools: ToolRegistry, name: str, tool_input: Mapping[str, Any], summary: str | None = None
+) -> str:
+    """What the call does, in words."""
+    return call_display(tools, name, tool_input, summary).title
 
 
-def _line(tool_input: Mapping[str, Any], key: str) -> int | None:
-    value = tool_input.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        return None
-    return value
-
-
-def plan_title(tool_input: Mapping[str, Any]) -> str:
-    """The todo call's title: the plan's progress and current item, for clients that show a
-    tool call by its title alone (CodeCompanion.nvim); its content holds the whole checklist."""
-    items = tool_input.get("items")
-    if not isinstance(items, list) or not items:
-        return "Update the plan"
-    listed = [i for i in items if isinstance(i, Mapping)]
-    done = sum(1 for i in listed if i.get("status") in ("completed", "cancelled"))
-    now = next((i for i in listed if i.get("status") == "in_progress"), None)
-    title = f"Update the plan ({done}/{len(items)} done"
-    if now is not None:
-        title += f"; now #{now.get('id', '?')}: {str(now.get('text', '')).splitlines()[0][:60]}"
-    return title + ")"
-
-
-def tool_title(name: str, tool_input: Mapping[str, Any], summary: str | None = None) -> str:
-    """What the call does, in words (the engine's one-line summary where it says it best)."""
-    path = _text(tool_input, "path")
-    if name == "read_file":
-        return f"Read {summary or path}"
-    if name == "write_file":
-        return f"Write {path}"
-    if name == "edit_file":
-        return f"Edit {path}"
-    if name == "list_files":
-        pattern = _text(tool_input, "pattern")
-        where = f" in {path}" if path else ""
-        return f"List files matching {pattern}{where}" if pattern else f"List files{where}"
-    if name == "grep":
-        where = f" in {path}" if path else ""
-        return f"Search for {_text(tool_input, 'pattern')!r}{where}"
-    if name == "bash":
-        return f"Run {_text(tool_input, 'command')}"
-    if name == "todo":
-        return plan_title(tool_input)
-    if name == "read_scratchpad":
-        return "Read the scratchpad"
-    if name == "write_scratchpad":
-        return "Write the scratchpad"
-    if name == "submit_plan":
-        return "Submit the plan for approval"
-    if name == "ask_user":
-        return f"Ask: {_text(tool_input, 'question')}"
-    if name.startswith(MCP_PREFIX):
-        server, _, tool = name[len(MCP_PREFIX) :].partition("__")
-        return f"Call {tool or name} of {server}" + (f": {summary}" if summary else "")
-    return f"{name} {summary}" if summary else name
-
-
-def tool_locations(root: Path, name: str, tool_input: Mapping[str, Any]) -> list[ToolCallLocation]:
+def tool_locations(root: Path, places: Sequence[ToolPlace]) -> list[ToolCallLocation]:
     """Where the call reads or writes, as an absolute path (and line where it has one)."""
-    path = given_path(_text(tool_input, "path"))  # a name the model saw quoted is the file
-    if not path or name not in ("read_file", "write_file", "edit_file", "list_files", "grep"):
-        return []
-    absolute = str(root / path) if not Path(path).is_absolute() else path
-    if name == "read_file":
-        return [ToolCallLocation(path=absolute, line=_line(tool_input, "offset") or 1)]
-    if name == "write_file":
-        return [ToolCallLocation(path=absolute, line=1)]
-    return [ToolCallLocation(path=absolute)]
+    return [
+        ToolCallLocation(
+            path=place.path if Path(place.path).is_absolute() else str(root / place.path),
+            line=place.line,
+        )
+        for place in places
+    ]
 
 
-def tool_started(root: Path, call: ToolCall) -> ToolCallStart:
+def tool_started(root: Path, tools: ToolRegistry, call: ToolCall) -> ToolCallStart:
+    shown = call_display(tools, call.name, call.input, call.summary)
     return start_tool_call(
         call.id,
-        tool_title(call.name, call.input, call.summary),
-        kind=tool_kind(call.name),
+        shown.title,
+        kind=shown.kind,
         status="pending",
-        locations=tool_locations(root, call.name, call.input) or None,
+        locations=tool_locations(root, shown.places) or None,
         raw_input=call.input,
     )
 
@@ -359,7 +294,7 @@ def message_chunk(text: str, run_id: str, turn: object) -> AgentMessageChunk:
     )
 
 
-def event_updates(root: Path, event: Event, run_id: str = "") -> list[Update]:
+def event_updates(root: Path, tools: ToolRegistry, event: Event, run_id: str = "") -> list[Update]:
     """The updates an engine event makes, in order (none for the events ACP has no place for).
     Tool calls that ask the user get `in_progress` once allowed (permissions.py), not here.
     `run_id`: unique to the run, for the `messageId`s of its text."""
@@ -370,8 +305,8 @@ def event_updates(root: Path, event: Event, run_id: str = "") -> list[Update]:
     if isinstance(event, PlanChanged):
         return [plan_update(event.state)]
     if isinstance(event, ToolCall):
-        started: list[Update] = [tool_started(root, event)]
-        if not asks_permission(event.name):
+        started: list[Update] = [tool_started(root, tools, event)]
+        if not call_display(tools, event.name, event.input).asks:
             started.append(tool_running(event.id))
         return started
     if isinstance(event, ToolResult):
@@ -397,13 +332,15 @@ def stop_reason(result: RunResult, max_rounds: int) -> StopReason | None:
 # ----- the stored history -----------------------------------------------------------------------
 
 
-def replayed(root: Path, runs: Iterable[Mapping[str, Any]], plan: TodoState) -> list[Update]:
+def replayed(
+    root: Path, tools: ToolRegistry, runs: Iterable[Mapping[str, Any]], plan: TodoState
+) -> list[Update]:
     """A stored session as updates (`session/load`): the runs since the session began (the last
     one that started a new session), each its prompt, messages, thoughts, tool calls and
     reminders, then the plan as it is now."""
     updates: list[Update] = []
     for run in since_session(runs):
-        updates.extend(_run_updates(root, run))
+        updates.extend(_run_updates(root, tools, run))
     updates.append(plan_update(plan))
     return updates
 
@@ -428,7 +365,7 @@ def session_prompts(runs: Iterable[Mapping[str, Any]]) -> list[str]:
     return found
 
 
-def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
+def _run_updates(root: Path, tools: ToolRegistry, run: Mapping[str, Any]) -> list[Update]:
     updates: list[Update] = []
     run_id = new_run_id()  # for its text's messageIds
     turn_text = TurnText()
@@ -454,7 +391,7 @@ def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
                 dict(raw) if isinstance(raw, Mapping) else {},
                 event.get("summary") if isinstance(event.get("summary"), str) else None,
             )
-            updates.append(tool_started(root, call))
+            updates.append(tool_started(root, tools, call))
             open_calls[call.id] = None
         elif kind == "toolResult" and isinstance(event.get("id"), str):
             result = ToolResult(

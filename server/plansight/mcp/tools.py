@@ -29,7 +29,7 @@ from plansight.mcp.trust import TrustMemory
 from plansight.protocol.names import plain_input_summary
 from plansight.tools.context import ToolContext
 from plansight.tools.errors import ToolError
-from plansight.tools.registry import Tool, ToolOutcome, require_str, text_of
+from plansight.tools.registry import Tool, ToolKind, ToolOutcome, require_str, text_of
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,25 @@ SEARCH_TOOL = "mcp_search"
 CALL_TOOL = "mcp_call"
 SEARCH_RESULTS = 10
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+# How clients show an MCP call (ACP's tool call kind): `other`, ACP's default. Another program's
+# tool may read, fetch or change anything, so no narrower kind (`fetch`, `execute`) is honest.
+MCP_KIND: ToolKind = "other"
+
+
+def call_title(server: str, tool: str, summary: str | None = None) -> str:
+    """`Call create_issue of github: {...}`: an MCP call's title in words."""
+    return f"Call {tool} of {server}" + (f": {summary}" if summary else "")
+
+
+def title_of_name(name: str, summary: str | None = None) -> str | None:
+    """The title of a call of `mcp__<server>__<tool>` known by its name only (a past run's, not
+    offered now); None for a name that is not an MCP tool's."""
+    if not name.startswith(PREFIX):
+        return None
+    server, _, tool = name[len(PREFIX) :].partition("__")
+    return call_title(server, tool or name, summary)
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -122,6 +141,9 @@ class McpTools:
             description=definition["description"],
             input_schema=definition["input_schema"],
             handler=handler,
+            kind=MCP_KIND,
+            title=lambda tool_input, summary: call_title(item.server, item.tool.name, summary),
+            asks=True,
         )
 
     def _search_tool(self) -> Tool:
@@ -147,6 +169,7 @@ class McpTools:
                 "required": ["query"],
             },
             handler=handler,
+            kind="search",
         )
 
     def _call_tool(self) -> Tool:
@@ -180,6 +203,11 @@ class McpTools:
             },
             handler=handler,
             summarize_input=_call_summary,
+            kind=MCP_KIND,
+            title=lambda tool_input, summary: call_title(
+                text_of(tool_input, "server"), text_of(tool_input, "tool")
+            ),
+            asks=True,
         )
 
     def search(self, query: str) -> str:

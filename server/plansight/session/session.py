@@ -2,8 +2,11 @@
 
 Front doors (the language server, tests) create a Session with their settings and hooks,
 subscribe to `session.events`, call `load_stored` and `start`, then `run`, `edit_plan`,
-`reset`, `compact`, `history`, `state` and the checkpoints' requests (`session.checkpoints`,
-checkpoints/facade.py), and `close` at the end. The session's rules hold whoever embeds it:
+`reset`, `compact`, `restore`, `history`, `state` and the checkpoints' read-only requests
+(`session.checkpoints`, checkpoints/facade.py), and `close` at the end. The requests that change
+state are the session's methods, so each writes what it keeps (a restore's history record)
+whichever front door asked; what needs the user's approval goes through the session's one
+approval policy (approvals.py). The session's rules hold whoever embeds it:
 one run at a time (a second `run`, and a `reset`, `compact` or restore during a run raise
 `SessionBusy`) and one live server per stored session (lock.py), settings from the
 environment and the initialization options (settings.py), changes saved as they happen
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Any, Unpack
 
 from plansight.checkpoints.facade import SessionCheckpoints
+from plansight.checkpoints.restore import RestoreRequest, RestoreResult
 from plansight.engine.compaction.compactor import CompactionResult, Compactor
 from plansight.engine.conversation import Conversation
 from plansight.engine.events import EventBus, PlanChanged, RunResult, ScratchpadChanged
@@ -287,6 +291,15 @@ class Session:
         self.notices.plan_edited = True  # the model hears of it at its next turn
         self.events.emit(PlanChanged(state))
         return state
+
+    async def restore(self, request: RestoreRequest) -> RestoreResult:
+        """Undo a plan step or go back to a checkpoint (`plansight/restore`, ACP `/undo`), and
+        keep it in the history after the last run (not a dry run), so that every client shows
+        it again after a restart: one record, whichever front door asked. The refusals are
+        the checkpoints' (SessionBusy during a run, CheckpointError, CheckpointsOff)."""
+        result = await self.checkpoints.restore(request)
+        self.persistence.restored(request, result)
+        return result
 
     def reset(self) -> None:
         """Forget plan, scratchpad and conversation (and their stored copies); not mid-run."""

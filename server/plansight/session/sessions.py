@@ -211,9 +211,7 @@ class Sessions:
         self, request: RestoreRequest, session_id: str | None = None
     ) -> RestoreResult:
         self._engine_for(session_id)
-        result = await self.engine.checkpoints.restore(request)
-        self.engine.persistence.restored(request, result)
-        return result
+        return await self.engine.restore(request)
 
     def history(self, limit: int, session_id: str | None = None) -> RecentRuns:
         if session_id is None and self.current is None:

@@ -31,6 +31,7 @@ from plansight.tools.registry import (
     line_number_of,
     line_of,
     optional_int,
+    path_place,
     require_str,
     text_of,
 )
@@ -145,6 +146,9 @@ READ_FILE = Tool(
     handler=read_file,
     summarize=read_summary,
     summarize_input=read_input_summary,
+    kind="read",
+    title=lambda tool_input, summary: f"Read {summary or text_of(tool_input, 'path')}",
+    locations=lambda tool_input: path_place(tool_input, line_number_of(tool_input, "offset") or 1),
 )
 
 
@@ -298,6 +302,10 @@ WRITE_FILE = Tool(
     },
     handler=write_file,
     summarize_input=write_input_summary,
+    kind="edit",
+    title=lambda tool_input, summary: f"Write {text_of(tool_input, 'path')}",
+    locations=lambda tool_input: path_place(tool_input, 1),
+    asks=True,
     changes_workspace=True,
 )
 
@@ -422,6 +430,10 @@ EDIT_FILE = Tool(
     },
     handler=edit_file,
     summarize_input=lambda tool_input: line_of(tool_input, "path"),
+    kind="edit",
+    title=lambda tool_input, summary: f"Edit {text_of(tool_input, 'path')}",
+    locations=path_place,
+    asks=True,
     changes_workspace=True,
 )
 

@@ -31,6 +31,8 @@ TOOLS: tuple[Tool, ...] = (
         handler=read_scratchpad,
         summarize_input=lambda tool_input: "",
         keeps_results=True,
+        kind="think",
+        title=lambda tool_input, summary: "Read the scratchpad",
     ),
     Tool(
         name="write_scratchpad",
@@ -46,5 +48,7 @@ TOOLS: tuple[Tool, ...] = (
         handler=write_scratchpad,
         summarize_input=lambda tool_input: line_of(tool_input, "content", NOTES_SUMMARY_CHARS),
         keeps_results=True,
+        kind="think",
+        title=lambda tool_input, summary: "Write the scratchpad",
     ),
 )

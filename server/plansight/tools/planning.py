@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from plansight.engine.events import PlanChanged, PlanDraft
@@ -107,6 +108,22 @@ TODO_SCHEMA: dict[str, Any] = {
     "required": ["items"],
 }
 
+
+def plan_title(tool_input: dict[str, Any]) -> str:
+    """The todo call's title: the plan's progress and current item, for clients that show a
+    tool call by its title alone (CodeCompanion.nvim)."""
+    items = tool_input.get("items")
+    if not isinstance(items, list) or not items:
+        return "Update the plan"
+    listed = [i for i in items if isinstance(i, Mapping)]
+    done = sum(1 for i in listed if i.get("status") in ("completed", "cancelled"))
+    now = next((i for i in listed if i.get("status") == "in_progress"), None)
+    title = f"Update the plan ({done}/{len(items)} done"
+    if now is not None:
+        title += f"; now #{now.get('id', '?')}: {str(now.get('text', '')).splitlines()[0][:60]}"
+    return title + ")"
+
+
 TOOLS: tuple[Tool, ...] = (
     Tool(
         name="todo",
@@ -123,5 +140,7 @@ TOOLS: tuple[Tool, ...] = (
         summarize_input=todo_input_summary,
         keeps_results=True,
         for_planning=True,
+        kind="think",
+        title=lambda tool_input, summary: plan_title(tool_input),
     ),
 )

@@ -1,6 +1,8 @@
 """One registry of the model's tools: each tool's schema sits next to its handler, and next to
 the functions that say in one line what a call does (`summarize_input`, for the `toolCall` event)
-and what its result was (`summarize`, for `toolResult`)."""
+and what its result was (`summarize`, for `toolResult`), and next to how a client shows a call
+(`display`: its kind, a title in words and the places it reads or writes, which ACP's tool calls
+carry; whether it waits for the user's permission)."""
 
 from __future__ import annotations
 
@@ -8,12 +10,13 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from plansight.engine.conversation import Block
 from plansight.protocol.names import INPUT_SUMMARY_CHARS, one_line, plain_input_summary
 from plansight.tools.context import ToolContext
 from plansight.tools.errors import ToolError
+from plansight.tools.names import given_path
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +34,37 @@ Summarizer = Callable[[str], str]
 # `src/app.py:10-39` for read_file (the clients show the tool's name beside it); default: the
 # input as compact JSON (`plain_input_summary`).
 InputSummarizer = Callable[[dict[str, Any]], str]
+
+
+# What sort of call it is, in the words editors use for tool calls (ACP's `ToolKind`).
+ToolKind = Literal[
+    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
+]
+
+
+@dataclass(frozen=True)
+class ToolPlace:
+    """A file a call reads or writes: its path as the model gave it (relative to the workspace
+    root, or absolute) and, where it has one, the line (1-based)."""
+
+    path: str
+    line: int | None = None
+
+
+# A call's title in words, from its input as the model sent it and its one-line summary.
+Titler = Callable[[dict[str, Any], str | None], str]
+# The files a call reads or writes, from its input as the model sent it.
+Locator = Callable[[dict[str, Any]], list[ToolPlace]]
+
+
+@dataclass(frozen=True)
+class ToolDisplay:
+    """How a client shows one call (`ToolRegistry.display`)."""
+
+    kind: ToolKind
+    title: str
+    places: list[ToolPlace]
+    asks: bool  # it waits for the user's permission (it runs once allowed)
 
 
 class ToolPreview(Protocol):
@@ -59,6 +93,12 @@ class Tool:
     changes_workspace: bool = False
     # It exists for the plan (todo, submit_plan): not offered in a session without planning.
     for_planning: bool = False
+    # How clients show a call (ACP's tool calls): its kind, its title (default: the name and
+    # the input's summary), the files it reads or writes, and whether it asks the user first.
+    kind: ToolKind = "other"
+    title: Titler | None = None
+    locations: Locator | None = None
+    asks: bool = False
 
     def definition(self) -> dict[str, Any]:
         return {
@@ -164,6 +204,26 @@ class ToolRegistry:
                 log.exception("input summary of %s failed", name)
         return plain_input_summary(tool_input)
 
+    def display(
+        self, name: str, tool_input: dict[str, Any], summary: str | None = None
+    ) -> ToolDisplay | None:
+        """How a client shows a call of `name` (None: no such tool now, such as a past run's
+        MCP tool after a restart)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return None
+        title = f"{name} {summary}" if summary else name
+        places: list[ToolPlace] = []
+        try:
+            if tool.title is not None:
+                title = tool.title(tool_input, summary)
+            if tool.locations is not None:
+                places = tool.locations(tool_input)
+        except Exception:
+            # A title is a courtesy: its bug must not cost the run.
+            log.exception("display of %s failed", name)
+        return ToolDisplay(tool.kind, title, places, tool.asks)
+
     async def call(self, ctx: ToolContext, name: str, tool_input: Any) -> ToolOutcome:
         """The tool's outcome, with every known secret value withheld (workspace/secretvalues.py):
         the one place every tool result passes, the built-in tools' and MCP servers' alike, before
@@ -227,6 +287,12 @@ def line_number_of(tool_input: dict[str, Any], key: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
         return None
     return int(value) if value >= 1 else None
+
+
+def path_place(tool_input: dict[str, Any], line: int | None = None) -> list[ToolPlace]:
+    """The call's `path` (a name the model saw quoted is the file), if it gave one."""
+    path = given_path(text_of(tool_input, "path"))
+    return [ToolPlace(path, line)] if path else []
 
 
 def require_str(tool_input: dict[str, Any], key: str, *, allow_empty: bool = True) -> str:

@@ -38,6 +38,7 @@ from plansight.tools.registry import (
     OUTPUT_MAX_BYTES,
     Tool,
     optional_str,
+    path_place,
     require_str,
     text_of,
 )
@@ -368,6 +369,20 @@ def list_input_summary(tool_input: dict[str, Any]) -> str:
     return " in ".join(part for part in parts if part) or "."
 
 
+def where(tool_input: dict[str, Any]) -> str:
+    path = text_of(tool_input, "path")
+    return f" in {path}" if path else ""
+
+
+def list_title(tool_input: dict[str, Any]) -> str:
+    pattern = text_of(tool_input, "pattern")
+    return (
+        f"List files matching {pattern}{where(tool_input)}"
+        if pattern
+        else (f"List files{where(tool_input)}")
+    )
+
+
 LIST_FILES = Tool(
     name="list_files",
     description=(
@@ -385,6 +400,9 @@ LIST_FILES = Tool(
     },
     handler=list_files,
     summarize_input=list_input_summary,
+    kind="search",
+    title=lambda tool_input, summary: list_title(tool_input),
+    locations=path_place,
 )
 
 
@@ -554,6 +572,11 @@ GREP = Tool(
     },
     handler=grep,
     summarize_input=grep_input_summary,
+    kind="search",
+    title=lambda tool_input, summary: (
+        f"Search for {text_of(tool_input, 'pattern')!r}" + where(tool_input)
+    ),
+    locations=path_place,
 )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from plansight.engine.hooks import CommandRequest
 from plansight.tools.context import ToolContext
 from plansight.tools.errors import ToolError
-from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, line_of, require_str
+from plansight.tools.registry import OUTPUT_MAX_BYTES, Tool, line_of, require_str, text_of
 from plansight.workspace.sandbox import SANDBOX_NOTE, CommandSandbox, command_env, result_line
 
 log = logging.getLogger(__name__)
@@ -342,6 +342,9 @@ BASH = Tool(
     # `$ make test`: the command line as a terminal shows it.
     summarize_input=lambda tool_input: "$ " + line_of(tool_input, "command"),
     changes_workspace=True,
+    kind="execute",
+    title=lambda tool_input, summary: f"Run {text_of(tool_input, 'command')}",
+    asks=True,
 )
 
 

@@ -136,6 +136,9 @@ SUBMIT_PLAN = Tool(
     handler=submit_plan,
     summarize_input=submit_plan_input_summary,
     for_planning=True,
+    kind="switch_mode",
+    title=lambda tool_input, summary: "Submit the plan for approval",
+    asks=True,
 )
 
 
@@ -205,6 +208,8 @@ ASK_USER = Tool(
     },
     handler=ask_user,
     summarize_input=lambda tool_input: line_of(tool_input, "question"),
+    kind="think",
+    title=lambda tool_input, summary: f"Ask: {text_of(tool_input, 'question')}",
 )
 
 
