@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from plansight.plan.planfile import normalize_notes
 from plansight.plan.text import TODO_MARKERS, free_id
 from plansight.protocol.names import OPEN_STATUSES, plan_counts
 
@@ -28,6 +29,9 @@ STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed", "cancelle
 MARKERS = TODO_MARKERS  # the wire's: `rendered` is part of the protocol
 MAX_ITEMS = 20
 MAX_RETRIES = 3
+# The notes of an item sent without `notes`: whatever the item had (a unique object, compared
+# by identity, replaced before any state holds it).
+_KEEP = "\u0000keep"
 
 
 class PlanError(ValueError):
@@ -44,11 +48,17 @@ class TodoItem:
     text: str
     status: Status
     retries: int = 0
+    # Version 4: what the user (the plan file's indented lines, a client, an approved review
+    # comment) or the model noted on the item: acceptance criteria, hints, links. Shown to the
+    # model with the item.
+    notes: str = ""
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"id": self.id, "text": self.text, "status": self.status}
         if self.retries:
             wire["retries"] = self.retries
+        if self.notes:
+            wire["notes"] = self.notes
         return wire
 
     def reference(self) -> dict[str, str]:
@@ -64,6 +74,7 @@ class TodoItem:
             text=str(raw["text"]),
             status=raw["status"],
             retries=int(raw.get("retries", 0)),
+            notes=str(raw.get("notes") or ""),
         )
 
 
@@ -156,7 +167,11 @@ class TodoState:
 def render(items: tuple[TodoItem, ...] | list[TodoItem]) -> str:
     if not items:
         return "No todos."
-    lines = [f"{MARKERS[item.status]} #{item.id}: {item.text}" for item in items]
+    lines: list[str] = []
+    for item in items:
+        lines.append(f"{MARKERS[item.status]} #{item.id}: {item.text}")
+        # The notes go to the model with their item, indented under it.
+        lines.extend(f"    {line}" for line in item.notes.splitlines())
     done = sum(1 for item in items if item.status == "completed")
     lines.append(f"({done}/{len(items)} completed)")
     return "\n".join(lines)
@@ -188,7 +203,19 @@ def parse_items(raw: Any) -> list[TodoItem]:
         if status not in STATUSES:
             allowed = ", ".join(STATUSES)
             raise PlanError(f"Item #{item_id}: invalid status {status!r}; use one of {allowed}.")
-        items.append(TodoItem(id=item_id, text=text.strip(), status=status))
+        notes = entry.get("notes")
+        if notes is not None and not isinstance(notes, str):
+            raise PlanError(f"Item #{item_id}: 'notes' must be a string.")
+        # No `notes` at all: the item keeps the notes it has (`Plan._replace`); a version 1-3
+        # client, or a model that does not repeat them, loses nothing.
+        items.append(
+            TodoItem(
+                id=item_id,
+                text=text.strip(),
+                status=status,
+                notes=normalize_notes(notes) if notes is not None else _KEEP,
+            )
+        )
     in_progress = [item.id for item in items if item.status == "in_progress"]
     if len(in_progress) > 1:
         ids = ", ".join(f"#{i}" for i in in_progress)
@@ -276,7 +303,10 @@ class Plan:
             retries = before.retries if before else 0
             if before and before.status == "failed" and item.status == "in_progress":
                 retries += 1
-            counted_item = replace(item, retries=retries)
+            notes = item.notes
+            if notes == _KEEP:
+                notes = before.notes if before else ""
+            counted_item = replace(item, retries=retries, notes=notes)
             if retries >= MAX_RETRIES and before and before.retries < retries:
                 exhausted.append(counted_item)
             counted.append(counted_item)

@@ -99,6 +99,13 @@ TODO_SCHEMA: dict[str, Any] = {
                     "id": {"type": "string", "description": "Stable, unique id, e.g. '1'."},
                     "text": {"type": "string", "description": "What this step achieves."},
                     "status": {"type": "string", "enum": list(STATUSES)},
+                    "notes": {
+                        "type": "string",
+                        "description": (
+                            "The item's notes (acceptance criteria, hints, links); leave it "
+                            "out to keep the notes the item has."
+                        ),
+                    },
                 },
                 "required": ["id", "text", "status"],
             },
