@@ -134,9 +134,8 @@ class PlanFiles:
             title = self.sessions.registry.meta(session_id).title
         except Exception:
             title = ""
-        path = self.folder / f"{slug_of(title)}-{short}.md"
-        self._paths[session_id] = path
-        return path
+        # Named from the title it has when first written (kept once it exists: `flush`).
+        return self.folder / f"{slug_of(title)}-{short}.md"
 
     # Writing --------------------------------------------------------------------------------
 
@@ -190,6 +189,7 @@ class PlanFiles:
             log.warning("could not write the plan file %s: %s", path, err)
             return
         self._written[path] = text
+        self._paths[session_id] = path
         self.writes += 1
         self._start_watching()
 
