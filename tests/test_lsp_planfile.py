@@ -229,7 +229,7 @@ async def test_a_deleted_plan_file_is_written_again(hello_workspace: Path, tmp_p
     with FakeMessagesAPI([tool("todo", PLAN), text("Planned.")]) as api:
         handle = await start_editor(hello_workspace, api, storage=tmp_path / "state")
         try:
-            sid, path = await first_run(handle, hello_workspace)
+            _sid, path = await first_run(handle, hello_workspace)
             await wait_until(lambda: "Run the tests" in (read(path) or ""), "the file")
             written = read(path)
             path.unlink()
@@ -266,8 +266,10 @@ async def test_a_save_and_a_plan_change_at_once_lose_nothing(
 
             await wait_until(both, "both changes in the plan", timeout=10)
             await wait_until(
-                lambda: "1. Read it twice" in (read(path) or "")
-                and "- [~] 3. Run the tests" in (read(path) or ""),
+                lambda: (
+                    "1. Read it twice" in (read(path) or "")
+                    and "- [~] 3. Run the tests" in (read(path) or "")
+                ),
                 "both in the file",
                 timeout=10,
             )
@@ -285,7 +287,7 @@ async def test_the_file_tools_refuse_the_plan_file(hello_workspace: Path, tmp_pa
             init_options={"autoApprove": {"edits": True}},
         )
         try:
-            sid, path = await first_run(handle, hello_workspace)
+            _sid, path = await first_run(handle, hello_workspace)
             await wait_until(lambda: "Run the tests" in (read(path) or ""), "the file")
             written = read(path)
             relative = str(path.relative_to(hello_workspace))
