@@ -212,7 +212,7 @@ class PlansightServer(LanguageServer):
         )
         self.session = session
         sessions = self.sessions = Sessions(session, waiting=lambda: bridge.pending > 0)
-        forwarding.setup(self, session, lambda: sessions.loaded)
+        forwarding.setup(self, session, lambda: sessions.loaded, sessions.plan_files.relative)
         for feature in (progress, diagnostics):
             feature.setup(self, session)
         planfile.setup(self, sessions.plan_files)

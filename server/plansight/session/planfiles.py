@@ -137,6 +137,12 @@ class PlanFiles:
         # Named from the title it has when first written (kept once it exists: `flush`).
         return self.folder / f"{slug_of(title)}-{short}.md"
 
+    def relative(self) -> str | None:
+        """The loaded session's plan file, relative to the workspace (None: no plan files)."""
+        loaded = self.sessions.loaded
+        path = self.path_of(loaded) if loaded is not None and self.enabled else None
+        return path.relative_to(self.engine.workspace.root).as_posix() if path else None
+
     # Writing --------------------------------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
