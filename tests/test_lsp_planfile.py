@@ -8,9 +8,14 @@ the model's `write_file` on the plan file refused.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi import text_reply as text
@@ -343,3 +348,42 @@ def _tool_result(body: dict[str, Any], name: str) -> dict[str, Any]:
     [*_, called] = [b["id"] for b in blocks if b.get("type") == "tool_use" and b["name"] == name]
     [result] = [b for b in blocks if b.get("type") == "tool_result" and b["tool_use_id"] == called]
     return dict(result)
+
+
+@pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim is not installed")
+async def test_a_save_by_neovim_is_read_back(hello_workspace: Path, tmp_path: Path) -> None:
+    with FakeMessagesAPI([tool("todo", PLAN), text("Planned.")]) as api:
+        handle = await start_editor(hello_workspace, api, storage=tmp_path / "state")
+        try:
+            sid, path = await first_run(handle, hello_workspace)
+            version = (await handle.request("plansight/state", {}))["todos"]["version"]
+            await file_says(path, expected_text(sid, version, ITEMS))
+            heard = len(handle.recorder.todos)
+            # A real editor's save (`:w`: Neovim's own way of writing, backup and all), from
+            # its normal-mode edits.
+            done = await asyncio.create_subprocess_exec(
+                "nvim",
+                "--headless",
+                "--clean",
+                "-c",
+                "/3. Run the tests",
+                "-c",
+                "normal! 0f[lrx",
+                "-c",
+                "normal! o  Also the linter.",
+                "-c",
+                "wq",
+                str(path),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                env={**os.environ, "HOME": str(tmp_path)},
+            )
+            _, errors = await asyncio.wait_for(done.communicate(), 60)
+            assert done.returncode == 0, errors
+            await handle.recorder.wait_for(lambda: len(handle.recorder.todos) > heard)
+            [*_, last] = handle.recorder.todos[-1]["items"]
+            assert (last["text"], last["status"]) == ("Run the tests", "completed")
+            assert last["notes"] == "Also the linter."
+        finally:
+            await handle.stop()
