@@ -172,6 +172,9 @@ class PlanFiles:
         assert path is not None and self.folder is not None
         disk = _read(path)
         if disk is not None and disk != self._written.get(path):
+            if self._watch is not None and not disk.strip():
+                return  # being written (truncated, not yet filled): the watcher reports it
+            # A save the watcher has not reported yet: read first, so nothing is lost.
             self.read_back(path, disk)
         state, scratchpad = self.engine.plan.state, self.engine.scratchpad.content
         if disk is None and not state.items and not scratchpad.strip():
@@ -313,6 +316,8 @@ class PlanFiles:
         if disk is None:
             self._written.pop(mine, None)
             self.schedule()  # deleted: written again
+        elif not disk.strip():
+            self.schedule()  # emptied (or caught mid-write): written again from the plan
         elif disk != self._written.get(mine):
             self.read_back(mine, disk)
 
