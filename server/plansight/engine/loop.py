@@ -108,6 +108,7 @@ class Notices:
         blocks: list[Block] = []
         if self.plan_edited:
             self.plan_edited = False
+            ctx.plan.model_saw_plan()
             both = ", ".join(f"#{i}" for i in self.plan_conflicts)
             self.plan_conflicts.clear()
             kept = (

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from plansight.plan.planfile import normalize_notes
+from plansight.plan.planfile import merge_items, normalize_notes
 from plansight.plan.text import TODO_MARKERS, free_id
 from plansight.protocol.names import OPEN_STATUSES, plan_counts
 
@@ -235,15 +235,47 @@ class Plan:
     def __init__(self) -> None:
         self._state = TodoState(items=(), version=0, source="model")
         self.model_updates = 0  # accepted todo calls; the reminder counter watches this
+        # The plan before a user's save of the plan file that the model has not heard of yet
+        # (None: none). A todo call made meanwhile (it streamed while the user saved) is
+        # merged per item with that edit, so that the model's stale view never undoes it.
+        self._model_saw: tuple[TodoItem, ...] | None = None
+        # The last model update merged with a user's edit: the items both changed (the user's
+        # kept); None: no merge.
+        self.merged_with_user: list[str] | None = None
 
     @property
     def state(self) -> TodoState:
         return self._state
 
     def update_from_model(self, raw: Any) -> PlanUpdate:
-        update = self._replace(parse_items(raw), "model")
+        items = parse_items(raw)
+        self.merged_with_user = None
+        saw = self._model_saw
+        if saw is not None and saw != self._state.items:
+            merged = merge_items(
+                [_wire(i) for i in saw],
+                [_wire(i) for i in items],
+                [_wire(i) for i in self._state.items],
+            )
+            items = parse_items(merged.items)
+            self.merged_with_user = merged.conflicts
+        update = self._replace(items, "model")
         self.model_updates += 1
+        self._model_saw = None
         return update
+
+    def model_saw_plan(self) -> None:
+        """The model was shown the plan as it is now (a user's edit told at its turn)."""
+        self._model_saw = None
+
+    def update_from_file(self, raw: Any) -> TodoState:
+        """The user's save of the plan file: as `update_from_user`, and a todo call the model
+        makes before it hears of it is merged with it (`update_from_model`)."""
+        before = self._state.items
+        state = self.update_from_user(raw)
+        if self._model_saw is None:
+            self._model_saw = before
+        return state
 
     def update_from_user(self, raw: Any, version: int | None = None) -> TodoState:
         if version is not None and version != self._state.version:
@@ -258,6 +290,7 @@ class Plan:
         retries counted; its source is "restore". A record from before plan ids gets one."""
         if items and not plan_id:
             plan_id = new_plan_id()
+        self._model_saw = None  # another plan: nothing to merge a todo call with
         self._state = TodoState(
             items=tuple(items), version=version, source="restore", plan_id=plan_id if items else ""
         )
@@ -267,6 +300,7 @@ class Plan:
         """The plan as it was (`before`: an earlier state of this plan), as a new version with
         the source "restore", so clients and version checks see a change; no rules checked
         (it obeyed them once), no retries counted. Returns the new state."""
+        self._model_saw = None  # another plan: nothing to merge a todo call with
         self._state = TodoState(
             items=before.items,
             version=self._state.version + 1,
@@ -276,6 +310,7 @@ class Plan:
         return self._state
 
     def clear(self) -> TodoState:
+        self._model_saw = None  # another plan: nothing to merge a todo call with
         self._state = TodoState(items=(), version=self._state.version + 1, source="user")
         return self._state
 
@@ -314,6 +349,10 @@ class Plan:
             items=tuple(counted), version=self._state.version + 1, source=source, plan_id=plan_id
         )
         return PlanUpdate(self._state, exhausted)
+
+
+def _wire(item: TodoItem) -> dict[str, Any]:
+    return {"id": item.id, "text": item.text, "status": item.status, "notes": item.notes}
 
 
 def new_plan_id() -> str:

@@ -81,6 +81,11 @@ def normalize_notes(notes: str) -> str:
     return "\n".join(lines)
 
 
+def normalize_scratchpad(text: str) -> str:
+    """The scratchpad as its section keeps it: LF line ends, no blank lines at either end."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+
+
 def one_line(text: str) -> str:
     """An item's text on its one line."""
     return " ".join(text.split())
@@ -109,7 +114,7 @@ def format_plan_file(
     if listed:
         lines.append("")
     lines.append(SCRATCHPAD_HEADING)
-    body = scratchpad.rstrip("\n")
+    body = normalize_scratchpad(scratchpad)
     if body:
         lines.append(body)
     return "\n".join(lines) + "\n"

@@ -44,6 +44,7 @@ from plansight.plan.planfile import (
     format_plan_file,
     merge_items,
     normalize_notes,
+    normalize_scratchpad,
     parse_plan_file,
 )
 from plansight.workspace.atomic import is_temp_file, write_atomic
@@ -231,7 +232,7 @@ class PlanFiles:
         if items is not None and [_key(i) for i in items] == [_key(i) for i in mine]:
             items = None
         scratchpad: str | None = parsed.scratchpad
-        if scratchpad == self.engine.scratchpad.content.strip("\n"):
+        if scratchpad == normalize_scratchpad(self.engine.scratchpad.content):
             scratchpad = None
         self._written[path] = text  # read: a rewrite below is the server's again
         if items is None and scratchpad is None:

@@ -311,7 +311,7 @@ class Session:
         self.lock.refuse_if_read_only()
         state = None
         if items is not None:
-            state = self.plan.update_from_user(items)
+            state = self.plan.update_from_file(items)
             self.notices.plan_edited = True
             self.notices.plan_conflicts.extend(conflicts)
             self.events.emit(PlanChanged(state))
