@@ -243,23 +243,39 @@ async def test_a_deleted_plan_file_is_written_again(hello_workspace: Path, tmp_p
             await handle.stop()
 
 
-async def test_a_save_and_a_plan_change_at_once_lose_nothing(
+async def test_a_save_and_the_models_todo_at_once_lose_nothing(
     hello_workspace: Path, tmp_path: Path
 ) -> None:
-    with FakeMessagesAPI([tool("todo", PLAN), text("Planned.")]) as api:
+    moved = [dict(i) for i in PLAN["items"]]
+    moved[1]["status"], moved[2]["status"] = "completed", "in_progress"
+    # The model's next todo streams slowly (its view of the plan is the one before the save);
+    # the user saves the file while it streams. Whichever reaches the plan first, both
+    # changes end up in it: a save first is merged into the model's update (plan.py), a save
+    # after it (against the older version) is merged per item (planfiles.py).
+    steps = [
+        tool("todo", PLAN),
+        text("Planned."),
+        text("The rest comes next."),  # the done gate's answer (open items)
+        tool("todo", {"items": moved}, text="Moving on.", chunk_delay=0.1),
+        text("Done."),
+        text("Still open, on purpose."),
+    ]
+    with FakeMessagesAPI(steps) as api:
         handle = await start_editor(hello_workspace, api, storage=tmp_path / "state")
         try:
             sid, path = await first_run(handle, hello_workspace)
             state = (await handle.request("plansight/state", {}))["todos"]
             await file_says(path, expected_text(sid, state["version"], ITEMS))
             saved = (read(path) or "").replace("1. Read the greeting", "1. Read it twice")
-            items = [dict(i) for i in state["items"]]
-            items[2]["status"] = "in_progress"
-            items[1]["status"] = "completed"
-            # The user's save and the other side's change, as close together as they come:
-            # whichever the server sees first, both end up in the plan.
+            recorder = handle.recorder
+            seen = len(recorder.events)
+            _, running = handle.start_request("plansight/run", {"prompt": "Go on"})
+            await recorder.wait_for(
+                lambda: any(e["type"] == "textDelta" for e in recorder.events[seen:]),
+                what="the model's turn streaming",
+            )
             path.write_text(saved, encoding="utf-8")
-            await handle.request("plansight/editPlan", {"items": items})
+            await asyncio.wait_for(running, 60)
 
             async def both() -> bool:
                 now = (await handle.request("plansight/state", {}))["todos"]["items"]
@@ -269,15 +285,15 @@ async def test_a_save_and_a_plan_change_at_once_lose_nothing(
                     ("Run the tests", "in_progress"),
                 ]
 
-            await wait_until(both, "both changes in the plan", timeout=10)
+            await wait_until(both, "both changes in the plan")
             await wait_until(
                 lambda: (
                     "1. Read it twice" in (read(path) or "")
                     and "- [~] 3. Run the tests" in (read(path) or "")
                 ),
                 "both in the file",
-                timeout=10,
             )
+            assert "Keep the exclamation mark." in (read(path) or "")  # the notes kept too
         finally:
             await handle.stop()
 
