@@ -292,11 +292,13 @@ async def start_editor(
 
 
 def tree_of(root: Path) -> dict[str, bytes]:
-    """Every file under `root` by relative path, with its bytes."""
+    """Every file under `root` by relative path, with its bytes; not the plan files (the
+    sessions' plans, Plansight's state in the default `.plansight/plans`)."""
     return {
-        path.relative_to(root).as_posix(): path.read_bytes()
+        relative: path.read_bytes()
         for path in sorted(root.rglob("*"))
         if path.is_file()
+        and not (relative := path.relative_to(root).as_posix()).startswith(".plansight/plans/")
     }
 
 

@@ -537,6 +537,7 @@ async def edit_once(editor: EditorHandle, plan_case: Case, mode: str) -> None:
     await editor.recorder.wait_for(lambda: len(editor.recorder.todos) > notified)
     # Version 4: the notification also says whose plan it is.
     [told] = editor.recorder.todos[notified:]
+    told.pop("planFile", None)  # the notification's own field (v4): where the plan file is
     assert isinstance(told.pop("sessionId"), str) and told == answer
 
 

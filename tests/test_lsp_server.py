@@ -222,7 +222,9 @@ async def test_edit_plan_validates_versions_and_reaches_the_model(
     )
     assert state["source"] == "user" and state["version"] == version + 1
     # The notification names the session (version 4); the answer is version 1's TodoState.
-    assert {k: v for k, v in editor.recorder.todos[-1].items() if k != "sessionId"} == state
+    # The notification's own fields: the session it is about, and its plan file (v4).
+    notified = editor.recorder.todos[-1]
+    assert {k: v for k, v in notified.items() if k not in ("sessionId", "planFile")} == state
     fake_api.push(text("noted"))
     await editor.request("plansight/run", {"prompt": "continue"})
     first_message_texts = [

@@ -509,6 +509,7 @@ class PlansightAgent:
         self.workspaces.pop(place.root, None)
         for unsubscribe in place.unsubscribe:
             unsubscribe()
+        await place.sessions.plan_files.close()  # a change just made still written
         await place.engine.close()
 
     async def close(self) -> None:
@@ -516,6 +517,7 @@ class PlansightAgent:
             await self._close(opened)
         for place in list(self.workspaces.values()):  # opened, but no session attached
             self.workspaces.pop(place.root, None)
+            await place.sessions.plan_files.close()
             await place.engine.close()
 
     # modes -------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -244,8 +245,24 @@ class ClientOptions:
             options["model"] = self.model
         if self.storage_dir:
             options["storageDir"] = self.storage_dir
+        # User-level settings the terminal takes from the user's own config file (never from
+        # a file in the workspace): where the plan files go.
+        config = _user_config(self.env if self.env is not None else os.environ)
+        if isinstance(config, dict) and "plansDirectory" in config:
+            options["plansDirectory"] = config["plansDirectory"]
         options.update(self.extra_options)
         return options
+
+
+def _user_config(env: Mapping[str, str]) -> Any:
+    """The user's `$XDG_CONFIG_HOME/plansight/config.json` (as session/settings.py's
+    `user_config` reads it, without importing the engine into the terminal client)."""
+    home = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    try:
+        with open(os.path.join(home, "plansight", "config.json"), encoding="utf-8") as file:
+            return json.load(file)
+    except (OSError, ValueError):
+        return None
 
 
 @dataclass

@@ -183,6 +183,7 @@ class TerminalUI:
         prompts: Console | None = None,
     ) -> None:
         self.console = console
+        self._plan_file_shown: str | None = None  # the plan file's path, once shown
         # The terminal to show reviews and ask on when `console` is not one (a file).
         self.prompts = prompts
         self.live_mode = (
@@ -396,6 +397,11 @@ class TerminalUI:
     def on_todos(self, state: dict[str, Any]) -> None:
         had_plan = self.plan is not None and bool(render.plan_items(self.plan))
         self.plan = state
+        plan_file = state.get("planFile")
+        if isinstance(plan_file, str) and plan_file != self._plan_file_shown:
+            # Once per file: where the plan is, to open in any editor (its saves are read back).
+            self._plan_file_shown = plan_file
+            self.print(Text(f"plan file: {render.visible(plan_file)}", style="dim"))
         if not render.plan_items(state):
             if had_plan:
                 self.print(Text("plan cleared", style="blue"))

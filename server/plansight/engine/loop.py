@@ -92,20 +92,42 @@ class Notices:
     changed_files: set[str] = field(default_factory=set)  # by someone else than the agent
     plan_edited: bool = False  # the user changed the plan since the model last saw it
     restores: list[str] = field(default_factory=list)  # what the user's restores put back
+    # Items the user and the model both changed (a plan file saved against an older version):
+    # the user's kept, and the model told so with the edited plan.
+    plan_conflicts: list[str] = field(default_factory=list)
+    scratchpad_edited: bool = False  # the user changed the scratchpad (the plan file)
 
     def clear(self) -> None:
         self.changed_files.clear()
         self.plan_edited = False
         self.restores.clear()
+        self.plan_conflicts.clear()
+        self.scratchpad_edited = False
 
     def drain(self, ctx: ToolContext) -> list[Block]:
         blocks: list[Block] = []
         if self.plan_edited:
             self.plan_edited = False
+            ctx.plan.model_saw_plan()
+            both = ", ".join(f"#{i}" for i in self.plan_conflicts)
+            self.plan_conflicts.clear()
+            kept = (
+                f"\nYou and the user both changed {both}; the user's version was kept."
+                if both
+                else ""
+            )
             blocks.append(
                 text_block(
                     "<plan-update>The user edited your plan. It is now:\n"
-                    f"{ctx.plan.state.rendered}\nWork from this plan.</plan-update>"
+                    f"{ctx.plan.state.rendered}{kept}\nWork from this plan.</plan-update>"
+                )
+            )
+        if self.scratchpad_edited:
+            self.scratchpad_edited = False
+            blocks.append(
+                text_block(
+                    "<scratchpad-update>The user edited your scratchpad. It is now:\n"
+                    f"{ctx.scratchpad.content}</scratchpad-update>"
                 )
             )
         if self.restores:

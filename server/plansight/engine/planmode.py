@@ -63,7 +63,8 @@ EMPTY_PLAN_TEXT = "Your plan is empty: write it with todo first, then call submi
 def focus_text(item: TodoItem, plan: TodoState) -> str:
     return (
         f"<focus>Work on plan item #{item.id}: {item.text}\n"
-        "Work on this item only, and leave the other items as they are (do not start, complete "
+        + (f"Its notes:\n{item.notes}\n" if item.notes else "")
+        + "Work on this item only, and leave the other items as they are (do not start, complete "
         "or cancel them). The whole plan, for context:\n"
         f"{plan.rendered}</focus>"
     )

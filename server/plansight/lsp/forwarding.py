@@ -27,9 +27,15 @@ if TYPE_CHECKING:
 
 Notify = Callable[[str, Any], None]
 SessionOf = Callable[[], str | None]
+PlanFileOf = Callable[[], str | None]  # the loaded session's plan file, relative (v4)
 
 
-def setup(server: LanguageServer, session: Session, session_id: SessionOf) -> EventForwarder:
+def setup(
+    server: LanguageServer,
+    session: Session,
+    session_id: SessionOf,
+    plan_file: PlanFileOf = lambda: None,
+) -> EventForwarder:
     """Forward `session`'s events to `server`'s client, from now on; `session_id`: the
     session whose state the engine holds (its events are that one's)."""
     caps = server.client_capabilities
@@ -37,6 +43,7 @@ def setup(server: LanguageServer, session: Session, session_id: SessionOf) -> Ev
         server.protocol.notify,
         tool_input=caps is not None and client_offers(caps.experimental, "toolInputDelta"),
         session_id=session_id,
+        plan_file=plan_file,
     )
     session.events.subscribe(forwarder)
     return forwarder
@@ -58,10 +65,16 @@ class EventForwarder:
     """A listener of the session's events that notifies the client."""
 
     def __init__(
-        self, notify: Notify, *, tool_input: bool, session_id: SessionOf = lambda: None
+        self,
+        notify: Notify,
+        *,
+        tool_input: bool,
+        session_id: SessionOf = lambda: None,
+        plan_file: PlanFileOf = lambda: None,
     ) -> None:
         self._notify = notify
         self.session_id = session_id
+        self.plan_file = plan_file
         self.tool_input = tool_input
         self._pending_text: list[str] = []
         self._pending_turn: int | None = None
@@ -77,7 +90,11 @@ class EventForwarder:
             return
         self.flush()
         if isinstance(event, PlanChanged):
-            self.notify(TODOS, event.state.to_wire())
+            todos = event.state.to_wire()
+            # An optional field of ours: where the plan file is (none without plan files).
+            if (path := self.plan_file()) is not None:
+                todos["planFile"] = path
+            self.notify(TODOS, todos)
         elif isinstance(event, ScratchpadChanged):
             self.notify(SCRATCHPAD, {"content": event.content})
         elif isinstance(event, ToolInputDelta) and not self.tool_input:

@@ -186,7 +186,7 @@ class PlansightServer(LanguageServer):
             return None
         # The engine is imported here, after `initialize` was answered: the editor sees the
         # server ready sooner, and nothing it sends before `initialized` needs the engine.
-        from plansight.lsp import diagnostics, forwarding, progress
+        from plansight.lsp import diagnostics, forwarding, planfile, progress
         from plansight.lsp.editor import EditorBridge
         from plansight.session.session import Session
         from plansight.session.sessions import Sessions
@@ -212,9 +212,10 @@ class PlansightServer(LanguageServer):
         )
         self.session = session
         sessions = self.sessions = Sessions(session, waiting=lambda: bridge.pending > 0)
-        forwarding.setup(self, session, lambda: sessions.loaded)
+        forwarding.setup(self, session, lambda: sessions.loaded, sessions.plan_files.relative)
         for feature in (progress, diagnostics):
             feature.setup(self, session)
+        planfile.setup(self, sessions.plan_files)
         log.info(
             "workspace %s, storage %s, model %s",
             root,
@@ -262,6 +263,8 @@ class PlansightServer(LanguageServer):
 
     async def stop(self) -> None:
         """End the run in progress, close the model's connections and stop watching."""
+        if self.sessions is not None:
+            await self.sessions.plan_files.close()  # a change just made still written
         if self.session is not None:
             await self.session.close()
 

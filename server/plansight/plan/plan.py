@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from plansight.plan.planfile import merge_items, normalize_notes
 from plansight.plan.text import TODO_MARKERS, free_id
 from plansight.protocol.names import OPEN_STATUSES, plan_counts
 
@@ -28,6 +29,9 @@ STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed", "cancelle
 MARKERS = TODO_MARKERS  # the wire's: `rendered` is part of the protocol
 MAX_ITEMS = 20
 MAX_RETRIES = 3
+# The notes of an item sent without `notes`: whatever the item had (a unique object, compared
+# by identity, replaced before any state holds it).
+_KEEP = "\u0000keep"
 
 
 class PlanError(ValueError):
@@ -44,11 +48,17 @@ class TodoItem:
     text: str
     status: Status
     retries: int = 0
+    # Version 4: what the user (the plan file's indented lines, a client, an approved review
+    # comment) or the model noted on the item: acceptance criteria, hints, links. Shown to the
+    # model with the item.
+    notes: str = ""
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"id": self.id, "text": self.text, "status": self.status}
         if self.retries:
             wire["retries"] = self.retries
+        if self.notes:
+            wire["notes"] = self.notes
         return wire
 
     def reference(self) -> dict[str, str]:
@@ -64,6 +74,7 @@ class TodoItem:
             text=str(raw["text"]),
             status=raw["status"],
             retries=int(raw.get("retries", 0)),
+            notes=str(raw.get("notes") or ""),
         )
 
 
@@ -156,7 +167,11 @@ class TodoState:
 def render(items: tuple[TodoItem, ...] | list[TodoItem]) -> str:
     if not items:
         return "No todos."
-    lines = [f"{MARKERS[item.status]} #{item.id}: {item.text}" for item in items]
+    lines: list[str] = []
+    for item in items:
+        lines.append(f"{MARKERS[item.status]} #{item.id}: {item.text}")
+        # The notes go to the model with their item, indented under it.
+        lines.extend(f"    {line}" for line in item.notes.splitlines())
     done = sum(1 for item in items if item.status == "completed")
     lines.append(f"({done}/{len(items)} completed)")
     return "\n".join(lines)
@@ -188,7 +203,19 @@ def parse_items(raw: Any) -> list[TodoItem]:
         if status not in STATUSES:
             allowed = ", ".join(STATUSES)
             raise PlanError(f"Item #{item_id}: invalid status {status!r}; use one of {allowed}.")
-        items.append(TodoItem(id=item_id, text=text.strip(), status=status))
+        notes = entry.get("notes")
+        if notes is not None and not isinstance(notes, str):
+            raise PlanError(f"Item #{item_id}: 'notes' must be a string.")
+        # No `notes` at all: the item keeps the notes it has (`Plan._replace`); a version 1-3
+        # client, or a model that does not repeat them, loses nothing.
+        items.append(
+            TodoItem(
+                id=item_id,
+                text=text.strip(),
+                status=status,
+                notes=normalize_notes(notes) if notes is not None else _KEEP,
+            )
+        )
     in_progress = [item.id for item in items if item.status == "in_progress"]
     if len(in_progress) > 1:
         ids = ", ".join(f"#{i}" for i in in_progress)
@@ -208,15 +235,47 @@ class Plan:
     def __init__(self) -> None:
         self._state = TodoState(items=(), version=0, source="model")
         self.model_updates = 0  # accepted todo calls; the reminder counter watches this
+        # The plan before a user's save of the plan file that the model has not heard of yet
+        # (None: none). A todo call made meanwhile (it streamed while the user saved) is
+        # merged per item with that edit, so that the model's stale view never undoes it.
+        self._model_saw: tuple[TodoItem, ...] | None = None
+        # The last model update merged with a user's edit: the items both changed (the user's
+        # kept); None: no merge.
+        self.merged_with_user: list[str] | None = None
 
     @property
     def state(self) -> TodoState:
         return self._state
 
     def update_from_model(self, raw: Any) -> PlanUpdate:
-        update = self._replace(parse_items(raw), "model")
+        items = parse_items(raw)
+        self.merged_with_user = None
+        saw = self._model_saw
+        if saw is not None and saw != self._state.items:
+            merged = merge_items(
+                [_wire(i) for i in saw],
+                [_wire(i) for i in items],
+                [_wire(i) for i in self._state.items],
+            )
+            items = parse_items(merged.items)
+            self.merged_with_user = merged.conflicts
+        update = self._replace(items, "model")
         self.model_updates += 1
+        self._model_saw = None
         return update
+
+    def model_saw_plan(self) -> None:
+        """The model was shown the plan as it is now (a user's edit told at its turn)."""
+        self._model_saw = None
+
+    def update_from_file(self, raw: Any) -> TodoState:
+        """The user's save of the plan file: as `update_from_user`, and a todo call the model
+        makes before it hears of it is merged with it (`update_from_model`)."""
+        before = self._state.items
+        state = self.update_from_user(raw)
+        if self._model_saw is None:
+            self._model_saw = before
+        return state
 
     def update_from_user(self, raw: Any, version: int | None = None) -> TodoState:
         if version is not None and version != self._state.version:
@@ -231,6 +290,7 @@ class Plan:
         retries counted; its source is "restore". A record from before plan ids gets one."""
         if items and not plan_id:
             plan_id = new_plan_id()
+        self._model_saw = None  # another plan: nothing to merge a todo call with
         self._state = TodoState(
             items=tuple(items), version=version, source="restore", plan_id=plan_id if items else ""
         )
@@ -240,6 +300,7 @@ class Plan:
         """The plan as it was (`before`: an earlier state of this plan), as a new version with
         the source "restore", so clients and version checks see a change; no rules checked
         (it obeyed them once), no retries counted. Returns the new state."""
+        self._model_saw = None  # another plan: nothing to merge a todo call with
         self._state = TodoState(
             items=before.items,
             version=self._state.version + 1,
@@ -249,6 +310,7 @@ class Plan:
         return self._state
 
     def clear(self) -> TodoState:
+        self._model_saw = None  # another plan: nothing to merge a todo call with
         self._state = TodoState(items=(), version=self._state.version + 1, source="user")
         return self._state
 
@@ -276,7 +338,10 @@ class Plan:
             retries = before.retries if before else 0
             if before and before.status == "failed" and item.status == "in_progress":
                 retries += 1
-            counted_item = replace(item, retries=retries)
+            notes = item.notes
+            if notes == _KEEP:
+                notes = before.notes if before else ""
+            counted_item = replace(item, retries=retries, notes=notes)
             if retries >= MAX_RETRIES and before and before.retries < retries:
                 exhausted.append(counted_item)
             counted.append(counted_item)
@@ -284,6 +349,10 @@ class Plan:
             items=tuple(counted), version=self._state.version + 1, source=source, plan_id=plan_id
         )
         return PlanUpdate(self._state, exhausted)
+
+
+def _wire(item: TodoItem) -> dict[str, Any]:
+    return {"id": item.id, "text": item.text, "status": item.status, "notes": item.notes}
 
 
 def new_plan_id() -> str:

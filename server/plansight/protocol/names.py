@@ -185,7 +185,9 @@ METHODS: tuple[MethodSpec, ...] = (
         True,
     ),
     # sessionId: version 4, on every notification
-    MethodSpec(TODOS, "server→client", "notification", "TodoState & { sessionId? }", "", 1, True),
+    MethodSpec(
+        TODOS, "server→client", "notification", "TodoState & { sessionId?, planFile? }", "", 1, True
+    ),
     MethodSpec(SCRATCHPAD, "server→client", "notification", "{ content, sessionId? }", "", 1, True),
     MethodSpec(EVENT, "server→client", "notification", "{ type, sessionId?, ... }", "", 1, True),
     MethodSpec(

@@ -11,6 +11,8 @@ from typing import Any
 
 from plansight.protocol.names import to_plain
 
+DEFAULT_PLANS_DIRECTORY = ".plansight/plans"
+
 
 @dataclass(frozen=True)
 class Thinking:
@@ -68,6 +70,10 @@ class InitOptions:
     # An extension: a read-only view of the stored session (no claim, nothing written; the
     # requests that would change anything refused), for clients that only look.
     read_only: bool = False
+    # `plansDirectory` (version 4, user-level): where each session's plan file lives, relative
+    # to the workspace root; None: no plan files (`false`). Checked against the workspace at
+    # start (session/planfiles.py): one that resolves outside it is refused there.
+    plans_directory: str | None = DEFAULT_PLANS_DIRECTORY
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
@@ -105,6 +111,7 @@ class InitOptions:
             sandbox=_sandbox(top.object("sandbox"), problems),
             protect=_protect(top.object("protect"), problems),
             read_only=top.flag("readOnly", False),
+            plans_directory=_plans_directory(raw, problems),
             problems=tuple(problems),
         )
 
@@ -125,6 +132,22 @@ def _sandbox(raw: dict[str, Any] | None, problems: list[str]) -> SandboxOption:
         if os.path.isabs(path) or reader.problem("writable", f"{path!r} is not an absolute path")
     )
     return SandboxOption(enabled, reader.flag("network", False), writable)
+
+
+def _plans_directory(raw: Mapping[str, Any], problems: list[str]) -> str | None:
+    """`plansDirectory`: a relative path, or false for no plan files (absent: the default)."""
+    value = raw.get("plansDirectory")
+    if value is None:
+        return DEFAULT_PLANS_DIRECTORY
+    if value is False:
+        return None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    problems.append(
+        "initializationOptions.plansDirectory must be a path inside the workspace or false, "
+        f"not {_shown(value)}; the default applies"
+    )
+    return DEFAULT_PLANS_DIRECTORY
 
 
 def _protect(raw: dict[str, Any] | None, problems: list[str]) -> ProtectOption:

@@ -20,6 +20,7 @@ built with the front door's hooks (session/toolbox.py), each run's MCP tools fix
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from dataclasses import dataclass
 from functools import partial
@@ -41,6 +42,7 @@ from plansight.session.changes import WorkspaceChanges
 from plansight.session.history import RecentRuns
 from plansight.session.lock import RunLock
 from plansight.session.persistence import persistence_for
+from plansight.session.planfiles import plans_folder
 from plansight.session.settings import SessionSettings
 from plansight.session.storage import SessionStore, plansight_storage
 from plansight.session.toolbox import FrontDoor, build_tools
@@ -51,6 +53,8 @@ from plansight.workspace.instructions import (
     root_instructions,
 )
 from plansight.workspace.watcher import IGNORED_DIRS
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,16 @@ class Session:
             **front_door,
         )
         self.workspace, self.tools, self.ctx = toolbox.workspace, toolbox.tools, toolbox.ctx
+        # The plan files' folder (session/planfiles.py): Plansight's state, so neither watched
+        # as someone else's change, nor checkpointed, listed or searched, and never written by
+        # the model's file tools (the todo tool changes the plan).
+        self.plans_folder, refused = plans_folder(self.root, settings.plans_directory)
+        if refused is not None:
+            log.warning("%s", refused)
+        if self.plans_folder is not None:
+            relative = self.plans_folder.relative_to(self.workspace.root).as_posix()
+            self.workspace.state_folders = (*self.workspace.state_folders, relative)
+            self.workspace.plans_folder = relative
         # Read once per session (its system prompt is every request's cached prefix): a change
         # of AGENTS.md takes effect with the next session (`plansight/reset`, a new server).
         self.instructions = root_instructions(self.workspace)
@@ -300,6 +314,25 @@ class Session:
         result = await self.checkpoints.restore(request)
         self.persistence.restored(request, result)
         return result
+    def edit_from_file(
+        self, items: Any, scratchpad: str | None, conflicts: list[str]
+    ) -> TodoState | None:
+        """The user's save of the plan file (session/planfiles.py): the plan edited as by
+        `edit_plan` when `items` is not None (`conflicts`: items the model changed too, the
+        user's kept), the scratchpad replaced when `scratchpad` is not None. PlanError (and
+        nothing changed) on a bad plan. The new plan state, if the plan changed."""
+        self.lock.refuse_if_read_only()
+        state = None
+        if items is not None:
+            state = self.plan.update_from_file(items)
+            self.notices.plan_edited = True
+            self.notices.plan_conflicts.extend(conflicts)
+            self.events.emit(PlanChanged(state))
+        if scratchpad is not None:
+            self.scratchpad.write(scratchpad)
+            self.notices.scratchpad_edited = True
+            self.events.emit(ScratchpadChanged(scratchpad))
+        return state
 
     def reset(self) -> None:
         """Forget plan, scratchpad and conversation (and their stored copies); not mid-run."""

@@ -34,6 +34,7 @@ from plansight.engine.planmode import RunMode, RunState
 from plansight.plan.plan import TodoState
 from plansight.session.history import RecentRuns, RunHistory
 from plansight.session.lock import SessionBusy
+from plansight.session.planfiles import PlanFiles
 from plansight.session.registry import LEGACY, SessionMeta, SessionRegistry, UnknownSession
 from plansight.session.session import Session, SessionState
 
@@ -84,6 +85,8 @@ class Sessions:
         self.current: str | None = None
         # Told of each switch (the front door re-sends the plan, the scratchpad, the history).
         self.on_switch: list[Callable[[str], None]] = []
+        # The loaded session's plan as a file in the workspace (version 4).
+        self.plan_files = PlanFiles(self, engine.plans_folder)
 
     # Start-up -------------------------------------------------------------------------------
 
@@ -145,6 +148,8 @@ class Sessions:
     def rename(self, session_id: str, title: str) -> SessionInfo:
         self.engine.lock.refuse_if_read_only()
         self.registry.rename(session_id, title)
+        if session_id == self.loaded:
+            self.plan_files.schedule()  # the title line (the file keeps its name)
         return self.get(session_id)
 
     def delete(self, session_id: str) -> None:

@@ -23,7 +23,7 @@ from plansight.engine.compaction.compactor import (
 )
 from plansight.engine.model import DEFAULT_THINKING_BUDGET, ModelSettings, ThinkingOption
 from plansight.engine.turns import Nudges
-from plansight.protocol.options import InitOptions
+from plansight.protocol.options import DEFAULT_PLANS_DIRECTORY, InitOptions
 from plansight.session.approvals import AutoApprove
 from plansight.session.storage import SessionStore, storage_dir_for
 from plansight.workspace.sandbox import SandboxMode, SandboxOptions
@@ -47,6 +47,8 @@ class SessionSettings:
     protect: ProtectOptions = field(default_factory=ProtectOptions)
     read_only: bool = False  # the readOnly option: look at the stored session, change nothing
     auto_approve: AutoApprove = field(default_factory=AutoApprove)  # session/approvals.py
+    # plansDirectory (version 4, user-level): relative to the root; None: no plan files.
+    plans_directory: str | None = DEFAULT_PLANS_DIRECTORY
 
     @classmethod
     def from_options(cls, options: InitOptions, env: Mapping[str, str]) -> SessionSettings:
@@ -89,14 +91,28 @@ class SessionSettings:
                 options.sandbox.writable,
             ),
             protect=ProtectOptions(
-                options.protect.defaults, options.protect.extra, options.protect.control
+                options.protect.defaults,
+                options.protect.extra,
+                # Plan files are control files (read-only to commands) wherever they live;
+                # the default folder is inside `.plansight/`, one already.
+                (*options.protect.control, *_plans_control(options.plans_directory)),
             ),
             read_only=options.read_only,
             auto_approve=AutoApprove.from_options(options),
+            plans_directory=options.plans_directory,
         )
 
     def store_for(self, root: Path) -> SessionStore:
         return SessionStore(storage_dir_for(root, self.storage_dir), read_only=self.read_only)
+
+
+def _plans_control(directory: str | None) -> tuple[str, ...]:
+    if directory is None:
+        return ()
+    relative = directory.strip().strip("/")
+    if relative == ".plansight" or relative.startswith(".plansight/"):
+        return ()
+    return (f"/{relative}/",)
 
 
 def _mode(enabled: bool | str) -> SandboxMode:

@@ -20,6 +20,12 @@ async def todo(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
         raise ToolError(f"Plan rejected, nothing changed: {err}") from err
     ctx.events.emit(PlanChanged(update.state))
     result = update.state.rendered
+    both = ctx.plan.merged_with_user
+    if both is not None:
+        # The user edited the plan (its file) while this call was written: merged per item.
+        result += "\n\nThe user edited the plan meanwhile; their changes are kept above."
+        if both:
+            result += " You both changed " + ", ".join(f"#{i}" for i in both) + ": theirs kept."
     for item in update.retry_exhausted:
         result += (
             f"\n\nItem #{item.id} has been retried {item.retries} times. Stop retrying it: "
@@ -100,6 +106,13 @@ TODO_SCHEMA: dict[str, Any] = {
                     "id": {"type": "string", "description": "Stable, unique id, e.g. '1'."},
                     "text": {"type": "string", "description": "What this step achieves."},
                     "status": {"type": "string", "enum": list(STATUSES)},
+                    "notes": {
+                        "type": "string",
+                        "description": (
+                            "The item's notes (acceptance criteria, hints, links); leave it "
+                            "out to keep the notes the item has."
+                        ),
+                    },
                 },
                 "required": ["id", "text", "status"],
             },

@@ -53,6 +53,11 @@ log = logging.getLogger(__name__)
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _NEW_FILE_MODE = 0o644
 _VERSIONS_KEPT = 16
+PLAN_FILE_MESSAGE = (
+    "{path} is a Plansight plan file: it is written from your plan, so the file tools never "
+    "change it; use the todo tool to change the plan (read_file may read it; the user's own "
+    "edits of it are read back into the plan)."
+)
 
 
 class DocumentSource(Protocol):
@@ -183,6 +188,8 @@ class Workspace:
             else ControlFiles(self._root, self.protected.options.control)
         )
         self.state_folders = tuple(state_folders)
+        # The plan files' folder (relative; None: no plan files): the file tools refuse it.
+        self.plans_folder: str | None = None
         self._snapshots: dict[Path, FileSnapshot] = {}
         self._stale: set[Path] = set()
         # Digests of the versions of each file seen on disk (read, replaced or written by us).
@@ -243,6 +250,8 @@ class Workspace:
         for relative in (lexical, target.relative):
             if is_git_internal(relative):
                 raise ControlFileError(self.control.message(relative))
+            if self.plans_folder is not None and Path(relative).is_relative_to(self.plans_folder):
+                raise ControlFileError(PLAN_FILE_MESSAGE.format(path=relative))
         return self.control.is_control(lexical) or self.control.is_control(
             target.relative, target.path.is_dir()
         )
