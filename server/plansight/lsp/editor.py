@@ -300,6 +300,10 @@ class EditorBridge:
         }
         if proposal.problem is not None:
             params["problem"] = proposal.problem  # an extension: why the last answer was refused
+        if proposal.context is not None:  # v4: the proposal beside the one the user last saw
+            params.update(proposal.context.to_wire())
+        if proposal.comments:  # an extension: the refused answer's comments, given back
+            params["comments"] = [c.to_wire() for c in proposal.comments]
         try:
             result = to_plain(await self.request(REVIEW_PLAN, params))
         except JsonRpcException as err:
@@ -366,6 +370,7 @@ def plan_decision(result: Any) -> PlanDecision:
         decision,
         feedback if isinstance(feedback, str) and feedback.strip() else None,
         field_of(result, "items"),
+        field_of(result, "comments"),
     )
 
 

@@ -44,11 +44,14 @@ class TodoItem:
     text: str
     status: Status
     retries: int = 0
+    notes: str = ""  # the item's notes (acceptance criteria, hints, the user's review comments)
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"id": self.id, "text": self.text, "status": self.status}
         if self.retries:
             wire["retries"] = self.retries
+        if self.notes:
+            wire["notes"] = self.notes
         return wire
 
     def reference(self) -> dict[str, str]:
@@ -64,6 +67,7 @@ class TodoItem:
             text=str(raw["text"]),
             status=raw["status"],
             retries=int(raw.get("retries", 0)),
+            notes=str(raw.get("notes", "")),
         )
 
 
@@ -162,8 +166,10 @@ def render(items: tuple[TodoItem, ...] | list[TodoItem]) -> str:
     return "\n".join(lines)
 
 
-def parse_items(raw: Any) -> list[TodoItem]:
-    """Validate a whole plan as sent by the model or the user; raise PlanError naming the rule."""
+def parse_items(raw: Any, keep_notes: Mapping[str, TodoItem] | None = None) -> list[TodoItem]:
+    """Validate a whole plan as sent by the model or the user; raise PlanError naming the rule.
+    An item sent without `notes` keeps the notes its id has in `keep_notes` (the model's todo
+    tool has no notes: rewriting the plan must not drop the user's)."""
     if not isinstance(raw, list | tuple):
         raise PlanError("'items' must be a list of {id, text, status} objects.")
     if len(raw) > MAX_ITEMS:
@@ -188,7 +194,13 @@ def parse_items(raw: Any) -> list[TodoItem]:
         if status not in STATUSES:
             allowed = ", ".join(STATUSES)
             raise PlanError(f"Item #{item_id}: invalid status {status!r}; use one of {allowed}.")
-        items.append(TodoItem(id=item_id, text=text.strip(), status=status))
+        notes = entry.get("notes")
+        if notes is not None and not isinstance(notes, str):
+            raise PlanError(f"Item #{item_id}: 'notes' must be a string.")
+        if notes is None:
+            kept = (keep_notes or {}).get(item_id)
+            notes = kept.notes if kept is not None else ""
+        items.append(TodoItem(id=item_id, text=text.strip(), status=status, notes=notes))
     in_progress = [item.id for item in items if item.status == "in_progress"]
     if len(in_progress) > 1:
         ids = ", ".join(f"#{i}" for i in in_progress)
@@ -214,7 +226,7 @@ class Plan:
         return self._state
 
     def update_from_model(self, raw: Any) -> PlanUpdate:
-        update = self._replace(parse_items(raw), "model")
+        update = self._replace(parse_items(raw, self._by_id()), "model")
         self.model_updates += 1
         return update
 
@@ -224,7 +236,10 @@ class Plan:
                 f"The plan changed (now version {self._state.version}, your edit was based on "
                 f"version {version}); reload it and edit again."
             )
-        return self._replace(parse_items(raw), "user").state
+        return self._replace(parse_items(raw, self._by_id()), "user").state
+
+    def _by_id(self) -> dict[str, TodoItem]:
+        return {item.id: item for item in self._state.items}
 
     def reinstate(self, items: list[TodoItem], version: int, plan_id: str = "") -> TodoState:
         """Put back a plan kept earlier (the stored one, a checkpoint's): no rules checked, no

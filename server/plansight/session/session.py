@@ -301,6 +301,7 @@ class Session:
         self.events.emit(PlanChanged(self.plan.clear()))
         self.scratchpad.clear()
         self.events.emit(ScratchpadChanged(""))
+        self.ctx.plan_review.forget()
         # A new session reads the project's instructions again (a new cached prefix anyway).
         self.instructions = root_instructions(self.workspace)
         self.ctx.folder_instructions = FolderInstructions(self.workspace, self._instructions_used())
