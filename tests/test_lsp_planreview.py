@@ -242,7 +242,7 @@ async def test_a_bad_comment_is_refused_clearly_and_given_back(
     try:
         result = await editor.request("plansight/run", {"prompt": "Plan it", "mode": "plan"})
         assert result["status"] == "done", result
-        first, second = editor.recorder.plan_reviews
+        _first, second = editor.recorder.plan_reviews
         assert second["problem"] == problem
         assert second["comments"] == comments  # given back: the user's words are not lost
         # Nothing of the refused answer was applied: the model's plan was asked again.

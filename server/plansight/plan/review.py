@@ -19,7 +19,7 @@ from plansight.plan.plan import PlanError, TodoItem, TodoState
 MAX_COMMENTS = 50  # in one answer: a review is read by the model, not a thread
 MAX_COMMENT_CHARS = 4000
 
-ChangeKind = Literal["added", "removed", "reworded", "restatused"]
+ChangeKind = Literal["added", "removed", "reworded", "restatused"]  # names.PLAN_CHANGE_KINDS
 
 
 @dataclass(frozen=True)
