@@ -252,7 +252,9 @@ class ClientHooks:
 
     async def review_plan(self, proposal: PlanProposal) -> PlanDecision:
         shown: list[Content] = [
-            tool_content(text_block(proposed_plan(proposal.todos, proposal.summary)))
+            tool_content(
+                text_block(proposed_plan(proposal.todos, proposal.summary, proposal.context))
+            )
         ]
         if self.call.id is not None:
             self.shown[self.call.id] = shown  # the plan stays in the call once it ends

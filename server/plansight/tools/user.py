@@ -70,7 +70,10 @@ async def submit_plan(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
             )
         )
         if decision.decision == "cancel":
-            memory.forget()
+            # The user saw this proposal: a later one is shown beside it (an ACP editor's
+            # review ends this way, its feedback being the next prompt); comments stay open.
+            memory.after_review()
+            memory.revised(ctx.plan.state, ())
             drop_proposal(ctx)
             ctx.run.end(CANCELLED_PLAN_RESULT)
             return CANCELLED_PLAN_TEXT
