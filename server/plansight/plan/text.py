@@ -23,6 +23,7 @@ PLAN_TEXT_HELP = """\
 # The plan, one item a line: `[ ] #1: text`. Save and quit the editor when you are done.
 # [ ] pending   [>] in progress   [x] completed   [-] cancelled   [!] failed
 # Reorder, add or remove lines; a new item may leave out its id (`[ ] text`).
+# A line `> text` under an item is your comment on it (before any item: on the whole plan).
 # Lines starting with # are ignored.
 """
 
@@ -92,6 +93,35 @@ def parse_plan_text(text: str, reserved: Iterable[str] = ()) -> list[dict[str, s
         seen.add(item_id)
         items.append({"id": item_id, "text": item_text, "status": status})
     return items
+
+
+def parse_plan_review_text(
+    text: str, reserved: Iterable[str] = ()
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The items of plan text (as `parse_plan_text`) and the user's comments in it: a line
+    `> text` is a comment on the item above it (`{todoId, text}`), or on the whole plan before
+    any item (`{text}`). Comment ids are the caller's to give. PlanTextError as
+    `parse_plan_text`'s."""
+    kept: list[str] = []
+    found: list[tuple[int, str]] = []  # (items above the comment, its text)
+    above = 0
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith(">"):
+            said = line[1:].strip()
+            if said:
+                found.append((above, said))
+            kept.append("")  # the line numbers of errors stay the user's
+            continue
+        if line and not line.startswith("#") and not _COUNT_LINE.fullmatch(line):
+            above += 1
+        kept.append(raw)
+    items = parse_plan_text("\n".join(kept), reserved)
+    comments = [
+        {"todoId": items[count - 1]["id"], "text": said} if count else {"text": said}
+        for count, said in found
+    ]
+    return items, comments
 
 
 def _quoted(line: str) -> str:
