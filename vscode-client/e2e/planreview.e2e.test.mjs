@@ -88,25 +88,33 @@ test('plan review: comment on an item, revise, the changes beside it, a line com
   await wb.runCommand('Show Plan Changes');
   const modified = page.locator('.editor-instance .modified-in-monaco-diff-editor .view-lines').first();
   await waitFor('the diff with the comment under #2', async () => {
-    const text = (await modified.innerText()).replace(/\u00a0/g, ' ');
+    const text = (await modified.innerText()).replace(/\u00a0/g, ' ').replace(/\s+/g, ' ');
     return text.includes('#3 Run the tests') && text.includes(`your comment: "${FIRST}"`);
   });
   await wb.shot('31-window-plan-diff');
 
   log('a comment on the line of #3 in the proposal document (the Comments API)');
   const line = page.locator('.modified-in-monaco-diff-editor .view-line', { hasText: '#3 Run the tests' }).first();
-  const glyph = page.locator('.modified-in-monaco-diff-editor .comment-diff-added, .modified-in-monaco-diff-editor .comment-range-glyph').first();
-  const box3 = await line.boundingBox();
-  const thread = page.locator('.review-widget textarea, .comment-form textarea').first();
+  const glyphs = page.locator('.modified-in-monaco-diff-editor .comment-range-glyph');
+  const form = page.locator('.review-widget .comment-form .monaco-editor').first();
   await waitFor('the comment widget on #3', async () => {
-    if (await thread.isVisible()) return true;
-    await page.mouse.move(box3.x + 5, box3.y + box3.height / 2);
-    if (await glyph.isVisible()) {
-      await glyph.click({ timeout: 2000 });
+    if (await form.isVisible()) return true;
+    const at = await line.boundingBox();
+    await page.mouse.move(at.x + 5, at.y + at.height / 2);
+    // The commenting glyph in the gutter on the same row as #3's line (each commentable line
+    // has one; the one on the hovered row shows a +).
+    for (const glyph of await glyphs.all()) {
+      const g = await glyph.boundingBox();
+      if (g && Math.abs(g.y + g.height / 2 - (at.y + at.height / 2)) < at.height / 2) {
+        await glyph.click({ timeout: 2000 });
+        break;
+      }
     }
     return false;
   });
-  await thread.fill(LINE);
+  // The comment box is a small editor, not a textarea: click into it and type.
+  await form.click();
+  await page.keyboard.type(LINE);
   await page.locator('.review-widget .monaco-button', { hasText: /^Add Comment$/ }).first().click();
   await waitFor('the comment in its thread', async () => /Run them with pytest/.test(await page.locator('.review-widget').first().innerText()));
   await wb.shot('32-window-plan-line-comment');
