@@ -45,7 +45,8 @@ def comment_on_2(body: dict[str, Any]) -> str:
 
 
 def submit_again(body: dict[str, Any]) -> Step:
-    how = "Docstrings on public functions only"
+    # The model's words carry a clipboard write (OSC 52): shown, never obeyed.
+    how = "Docstrings on public functions only\x1b]52;c;cHduZWQ=\x07"
     return tool_reply(
         "submit_plan",
         {"summary": "Revised.", "addressed": [{"commentId": comment_on_2(body), "how": how}]},
@@ -105,8 +106,8 @@ def test_comments_in_the_editor_then_the_diff_beside_them(
     assert (
         'What changed since the proposal you saw: - reworded #2: "Add docstrings" -> '
         '"Add docstrings to public functions" - your comment: "Only public functions '
-        '^[]0;pwned", addressed: Docstrings on public functions only - added #3: Run the '
-        "tests Open comments (not addressed yet): - Keep the diff small"
+        '^[]0;pwned", addressed: Docstrings on public functions only^[]52;c;cHduZWQ= - '
+        "added #3: Run the tests Open comments (not addressed yet): - Keep the diff small"
     ) in shown
     term.send("a", "Enter")
     end = term.wait_for("the end", lambda _: term.exit_status() is not None)

@@ -18,6 +18,7 @@ from plansight.plan.review import (
     parse_comments,
     with_comment_notes,
 )
+from plansight.plan.text import parse_plan_review_text, review_changes_lines
 from plansight.protocol.names import PLAN_CHANGE_KINDS
 
 A = TodoItem("1", "Add type hints", "pending")
@@ -127,3 +128,33 @@ def test_memory_keeps_open_comments_until_addressed_and_forgets_on_approval() ->
     assert [c.id for c in memory.open_comments] == ["c2"]
     memory.forget()
     assert memory.context(seen) is None
+
+
+def test_plan_text_comments_are_on_the_item_above_or_the_plan() -> None:
+    text = "# help\n> on the plan\n[ ] #1: One\n  > on one\n>\n[ ] Two\n> on the new one\n"
+    items, comments = parse_plan_review_text(text, reserved=["1"])
+    assert [i["id"] for i in items] == ["1", "2"]
+    assert comments == [
+        {"text": "on the plan"},
+        {"todoId": "1", "text": "on one"},
+        {"todoId": "2", "text": "on the new one"},
+    ]
+
+
+def test_changes_lines_name_each_change_beside_its_comment() -> None:
+    review = {
+        "previous": {"items": []},
+        "changes": [{"kind": "added", "todoId": "3", "text": "Test", "commentIds": ["c1"]}],
+        "addressed": [{"commentId": "c1", "how": "Added it"}, {"commentId": "c2", "how": "Said"}],
+        "addressedComments": [{"id": "c1", "text": "Add a test"}, {"id": "c2", "text": "Why?"}],
+        "openComments": [{"id": "c3", "todoId": "1", "text": "Later"}],
+    }
+    assert review_changes_lines(review) == [
+        "What changed since the proposal you saw:",
+        "- added #3: Test",
+        '  - your comment: "Add a test", addressed: Added it',
+        '- your comment: "Why?", addressed: Said',
+        "Open comments (not addressed yet):",
+        "- #1: Later",
+    ]
+    assert review_changes_lines({"changes": []}) == []
