@@ -250,3 +250,36 @@ async def test_a_bad_comment_is_refused_clearly_and_given_back(
         assert all(not t.get("source") == "user" for t in editor.recorder.todos)
     finally:
         await editor.stop()
+
+
+async def test_without_review_plan_the_message_shows_what_changed_after_a_cancel(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    # An editor without reviewPlan is asked by showMessageRequest; a cancelled proposal is the
+    # one the user saw, so the next one's message says what changed since.
+    answers = ["Cancel", "Approve"]
+    editor = await start_editor(
+        hello_workspace,
+        fake_api,
+        storage=tmp_path / "state-fallback",
+        show_message=lambda shown: answers.pop(0),
+    )
+    three = {"items": [*TWO["items"], {"id": "3", "text": "Run the tests", "status": "pending"}]}
+    fake_api.push(
+        tool("todo", TWO),
+        tool("submit_plan", {"summary": "first"}),
+        tool("todo", three),
+        tool("submit_plan", {"summary": "second"}),
+        tool("todo", {"items": [{**i, "status": "completed"} for i in three["items"]]}),
+        text("Ok."),
+    )
+    try:
+        await editor.request("plansight/run", {"prompt": "Plan it", "mode": "plan"})
+        await editor.request("plansight/run", {"prompt": "Plan it again", "mode": "plan"})
+        first, second = (m["message"] for m in editor.recorder.messages)
+        assert "What changed" not in first
+        assert second.endswith(
+            "What changed since the proposal you saw:\n- added #3: Run the tests"
+        )
+    finally:
+        await editor.stop()

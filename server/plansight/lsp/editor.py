@@ -46,6 +46,7 @@ from plansight.engine.hooks import (
     UserAnswer,
     control_unanswered,
 )
+from plansight.plan.text import review_changes_lines
 from plansight.protocol.names import (
     APPROVE_COMMAND,
     APPROVE_MCP_SERVER,
@@ -312,10 +313,10 @@ class EditorBridge:
         return plan_decision(result)
 
     async def _review_plan_fallback(self, proposal: PlanProposal) -> PlanDecision:
-        answer = await self._show_message_request(
-            f"Plansight proposes a plan: {proposal.summary}\n\n{proposal.todos.rendered}",
-            [APPROVE, CANCEL],
-        )
+        message = f"Plansight proposes a plan: {proposal.summary}\n\n{proposal.todos.rendered}"
+        if proposal.context is not None:  # what changed since the proposal the user saw
+            message += "\n\n" + "\n".join(review_changes_lines(proposal.context.to_wire()))
+        answer = await self._show_message_request(message, [APPROVE, CANCEL])
         return PlanDecision("approve" if answer == APPROVE else "cancel")
 
     # AskHook ---------------------------------------------------------------------------
