@@ -505,3 +505,34 @@ async def test_the_mode_as_a_config_option_usage_and_the_title_reach_the_python_
         assert editor.of("session_info_update") == [
             {"sessionUpdate": "session_info_update", "title": "Plan the tidy-up"}
         ]
+
+
+async def test_a_second_proposal_shows_what_changed_since_the_one_the_user_saw(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    # Issue 30: the user's next prompt is the feedback, and the next approval's content shows
+    # the new plan beside the one the user saw.
+    items = [{"id": "1", "text": "Add a docstring", "status": "pending"}]
+    both = [*items, {"id": "2", "text": "Add type hints", "status": "pending"}]
+    fake_api.push(
+        tool_reply("todo", {"items": items}),
+        tool_reply("submit_plan", {"summary": "One docstring."}),
+        tool_reply("todo", {"items": both}),
+        tool_reply("submit_plan", {"summary": "Docstring and hints."}),
+        text_reply("Planned."),
+    )
+    editor = EditorClient(hello_workspace, answers=["keep_planning", "keep_planning"])
+    async with acp_agent(fake_api, hello_workspace, tmp_path, client=editor) as (conn, _):
+        session_id = await new_session(conn, hello_workspace)
+        assert await prompt(conn, session_id, "/plan add a docstring") == "end_turn"
+        await prompt(conn, session_id, "Also type hints")
+    first, second = (p["toolCall"]["content"][0]["content"]["text"] for p in editor.permissions)
+    assert "What changed" not in first
+    assert second == (
+        "**Proposed plan**\n\nDocstring and hints.\n\n- [ ] 1. Add a docstring\n"
+        "- [ ] 2. Add type hints\n\n"
+        "What changed since the proposal you saw:\n- added #2: Add type hints"
+    )
+    # The feedback reached the model as the next prompt.
+    opening = fake_api.bodies[2]["messages"][-1]["content"]
+    assert "Also type hints" in " ".join(b["text"] for b in opening if b.get("type") == "text")

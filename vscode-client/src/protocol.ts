@@ -72,6 +72,8 @@ export interface TodoItem {
   text: string;
   status: TodoStatus;
   retries?: number;
+  /** Version 4: the item's notes (the user's review comments approved with the plan among them). */
+  notes?: string;
 }
 
 /** `TodoState.counts`: items by status, `done` (completed or cancelled) and `open` (the rest). */
@@ -372,12 +374,49 @@ export interface ReviewPlanParams {
   scratchpad: string;
   /** This server's extension: why it asks again (the user's edited plan broke a rule). */
   problem?: string;
+  /** Version 4: the proposal the user saw before this one (absent for a first proposal). */
+  previous?: { items: TodoItem[] };
+  /** Version 4: the comments the model says this proposal addresses, and how. */
+  addressed?: AddressedComment[];
+  /** Version 4: the user's comments not addressed yet. */
+  openComments?: PlanComment[];
+  /** Extension, computed by the server for every client: what changed since `previous`. */
+  changes?: PlanChange[];
+  /** Extension: the comments `addressed` names, so that a change shows beside their words. */
+  addressedComments?: PlanComment[];
+  /** Extension: the comments of an answer the server refused, given back so none is lost. */
+  comments?: PlanComment[];
 }
 
 export interface ReviewPlanResult {
   decision: 'approve' | 'revise' | 'cancel';
   feedback?: string;
   items?: Pick<TodoItem, 'id' | 'text' | 'status'>[];
+  /** Version 4: comments on items (`todoId`), on a quoted span (`quote`) or on the plan. */
+  comments?: PlanComment[];
+}
+
+/** A review comment (version 4). */
+export interface PlanComment {
+  id: string;
+  todoId?: string;
+  quote?: string;
+  text: string;
+}
+
+export interface AddressedComment {
+  commentId: string;
+  how: string;
+}
+
+/** One difference between two proposals, as the server computed it. */
+export interface PlanChange {
+  kind: 'added' | 'removed' | 'reworded' | 'restatused';
+  todoId: string;
+  text: string;
+  before?: string;
+  after?: string;
+  commentIds: string[];
 }
 
 export interface AskUserParams {

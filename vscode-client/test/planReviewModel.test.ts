@@ -4,6 +4,12 @@ import { ConversationRenderer } from '../src/conversation/render';
 import {
   approveResult,
   cancelResult,
+  changeNotes,
+  changeRows,
+  itemIdOfLine,
+  newComment,
+  openCommentLines,
+  proposalText,
   notificationMessage,
   outcomeOf,
   planMarkdown,
@@ -154,5 +160,74 @@ describe('the plan as text', () => {
     store.setWaiting('reviews', 0);
     store.setWaiting('questions', 1);
     expect(store.waitingFor).toBe('waiting for your answer');
+  });
+});
+
+describe('plan review with comments (version 4)', () => {
+  const second = {
+    ...params,
+    todos: state([
+      { id: '1', text: 'Add type hints', status: 'pending' },
+      { id: '2', text: 'Add docstrings to public functions', status: 'pending' },
+      { id: '3', text: 'Run the tests', status: 'pending' },
+    ]),
+    previous: { items: proposed.items },
+    addressed: [{ commentId: 'c1', how: 'Public functions only' }],
+    openComments: [{ id: 'c2', text: 'Keep the diff <small>' }],
+    addressedComments: [{ id: 'c1', todoId: '2', text: 'Only public ones' }],
+    changes: [
+      { kind: 'reworded' as const, todoId: '2', text: 'Add docstrings to public functions', before: 'Add <docstrings>', commentIds: ['c1'] },
+      { kind: 'added' as const, todoId: '3', text: 'Run the tests', commentIds: [] },
+    ],
+  };
+
+  it('sends comments with Approve with Comments and Revise, none with a plain Approve', () => {
+    const comment = newComment('plan-1-c1', '  Google style  ', '2');
+    expect(comment).toEqual({ id: 'plan-1-c1', todoId: '2', text: 'Google style' });
+    expect(newComment('x', '   ')).toBeUndefined();
+    expect(approveResult(proposed, [comment!]).comments).toEqual([comment]);
+    expect(approveResult(proposed)).not.toHaveProperty('comments');
+    expect(reviseResult('', proposed, [comment!])).toEqual({
+      decision: 'revise',
+      items: [
+        { id: '1', text: 'Add type hints', status: 'pending' },
+        { id: '2', text: 'Add <docstrings>', status: 'pending' },
+      ],
+      comments: [comment],
+    });
+  });
+
+  it('shows each change beside the comment that asked for it, and the open comments', () => {
+    expect(changeRows(params)).toEqual([]);
+    expect(changeRows(second)).toEqual([
+      {
+        line: 'reworded #2: "Add <docstrings>" → "Add docstrings to public functions"',
+        kind: 'reworded',
+        todoId: '2',
+        comments: [{ text: 'Only public ones', how: 'Public functions only' }],
+      },
+      { line: 'added #3: Run the tests', kind: 'added', todoId: '3', comments: [] },
+    ]);
+    expect(openCommentLines(second)).toEqual(['Keep the diff <small>']);
+    const model = new ConversationModel();
+    const card = model.addCard<PlanReviewCardData>(planReviewCard, { ...planReviewCardData('plan-2', second), comments: [{ id: 'k', todoId: '1', text: 'a <b>note</b>' }] });
+    const html = renderer().entry(card);
+    expect(html).toContain('data-action="approveWithComments"');
+    expect(html).toContain('a &lt;b&gt;note&lt;/b&gt;');
+    expect(html).toContain('What changed since the proposal you saw');
+    expect(html).toContain('&lt;docstrings&gt;');
+    expect(html).toContain('Public functions only');
+    expect(html).toContain('Keep the diff &lt;small&gt;');
+    expect(html).not.toContain('<small>');
+  });
+
+  it('writes the diff documents, the right side with each change\'s comment under its item', () => {
+    expect(proposalText(proposed.items)).toBe('- [ ] #1 Add type hints\n- [ ] #2 Add <docstrings>\n');
+    expect(proposalText(second.todos.items, changeNotes(second))).toBe(
+      '- [ ] #1 Add type hints\n- [ ] #2 Add docstrings to public functions\n' +
+        '  > your comment: "Only public ones" — Public functions only\n- [ ] #3 Run the tests\n',
+    );
+    expect(itemIdOfLine('- [ ] #12 Something')).toBe('12');
+    expect(itemIdOfLine('  > your comment')).toBeUndefined();
   });
 });

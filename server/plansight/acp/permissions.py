@@ -259,7 +259,9 @@ class ClientHooks:
 
     async def review_plan(self, proposal: PlanProposal) -> PlanDecision:
         shown: list[Content] = [
-            tool_content(text_block(proposed_plan(proposal.todos, proposal.summary)))
+            tool_content(
+                text_block(proposed_plan(proposal.todos, proposal.summary, proposal.context))
+            )
         ]
         if proposal.call_id is not None:
             self.shown[proposal.call_id] = shown  # the plan stays in the call once it ends

@@ -72,6 +72,8 @@ from plansight.engine.events import (
 from plansight.engine.hooks import EditProposal
 from plansight.mcp.tools import MCP_KIND, title_of_name
 from plansight.plan.plan import TodoState
+from plansight.plan.review import ReviewContext
+from plansight.plan.text import review_changes_lines
 from plansight.tools.registry import ToolDisplay, ToolKind, ToolPlace, ToolRegistry
 
 Update = (
@@ -128,10 +130,21 @@ def plan_checklist(state: TodoState) -> str:
     )
 
 
-def proposed_plan(state: TodoState, summary: str) -> str:
-    """The plan put to the user's approval (`submit_plan`), as Markdown."""
+def proposed_plan(state: TodoState, summary: str, context: ReviewContext | None = None) -> str:
+    """The plan put to the user's approval (`submit_plan`), as Markdown; beside the proposal
+    the user saw before, what changed (each change with the comment that asked for it) and
+    the comments still open."""
     said = summary.strip()
-    return "**Proposed plan**\n\n" + (f"{said}\n\n" if said else "") + plan_checklist(state)
+    text = "**Proposed plan**\n\n" + (f"{said}\n\n" if said else "") + plan_checklist(state)
+    if context is not None:
+        text += "\n\n" + plan_changes(context)
+    return text
+
+
+def plan_changes(context: ReviewContext) -> str:
+    """What changed since the proposal the user saw, and the open comments, as Markdown (the
+    same lines as the terminal prints: `review_changes_lines`)."""
+    return "\n".join(review_changes_lines(context.to_wire()))
 
 
 # ----- tool calls -------------------------------------------------------------------------------

@@ -39,7 +39,12 @@ from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
 from plansight import __version__
-from plansight.plan.text import PLAN_TEXT_HELP, PlanTextError, parse_plan_text, plan_text
+from plansight.plan.text import (
+    PLAN_TEXT_HELP,
+    PlanTextError,
+    parse_plan_review_text,
+    plan_text,
+)
 from plansight.protocol.names import (
     APPROVE_COMMAND,
     APPROVE_MCP_SERVER,
@@ -298,6 +303,7 @@ class PlansightClient:
         # The plan text the user last edited in this run: a plan asked again keeps it.
         self._plan_draft: str | None = None
         self._plan_ids: list[str] = []  # the ids of the plan under review
+        self._plan_comments: list[dict[str, str]] = []  # the draft's `> ` comments, with ids
         self._recorded_answers = [dict(answer) for answer in options.plan_answers]
         # The MCP servers whose trust question was answered, with the answer (`plansight mcp`
         # waits for them).
@@ -421,6 +427,7 @@ class PlansightClient:
         items = todos.get("items") if isinstance(todos, dict) else None
         if review.get("problem") is None or self._plan_draft is None:
             self._plan_draft = PLAN_TEXT_HELP + plan_text(items)
+            self._plan_comments = []  # a plan asked again keeps the draft and its comments
         self._plan_ids = [str(i.get("id")) for i in items or [] if isinstance(i, dict)]
         edited: list[dict[str, str]] | None = None
         while True:
@@ -444,6 +451,8 @@ class PlansightClient:
             )
             if edited is not None:
                 result["items"] = edited
+            if self._plan_comments:
+                result["comments"] = self._plan_comments
             return result
 
     async def _edit_plan(self, edited: list[dict[str, str]] | None) -> list[dict[str, str]] | None:
@@ -453,7 +462,7 @@ class PlansightClient:
             return edited
         self._plan_draft = text  # kept whatever happens: nothing the user typed is lost
         try:
-            items = parse_plan_text(text, self._plan_ids)
+            items, comments = parse_plan_review_text(text, self._plan_ids)
         except PlanTextError as err:
             self.frontend.warn(f"The plan was not changed: {err} Edit it again with e.")
             return edited
@@ -461,6 +470,9 @@ class PlansightClient:
             self.frontend.warn("The edited plan has no items; the plan was not changed.")
             return edited
         self.frontend.show_edited_plan(items)
+        # The comments of the text as it is now (the last edit's, each with an id of its own:
+        # ids must differ from the session's comments still open).
+        self._plan_comments = [{"id": f"c{uuid.uuid4().hex[:6]}", **c} for c in comments]
         return items
 
     async def _on_ask_user(self, params: Any) -> dict[str, Any]:

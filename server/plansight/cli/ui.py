@@ -53,6 +53,7 @@ from rich.text import Text
 from plansight.cli import render
 from plansight.cli.echo import echo
 from plansight.cli.prompts import prompt_echo
+from plansight.plan.text import review_changes_lines
 
 if TYPE_CHECKING:
     from plansight.cli.client import Answer
@@ -545,6 +546,9 @@ class TerminalUI:
         if isinstance(summary, str) and summary.strip():
             shown.append(Text(summary.strip()))
         shown.append(render.plan_text(todos))
+        for line in review_changes_lines(review):  # beside the proposal the user saw before
+            style = "bold" if not line.startswith(("-", " ")) else ""
+            shown.append(Text(line, style="dim" if line.startswith("  ") else style))
         if isinstance(problem, str) and problem:
             shown.append(Text(problem, style="bold red"))
         self._show(*shown)

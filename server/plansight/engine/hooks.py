@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from plansight.engine.events import EditOutcome, EditReviewed, EventBus
 from plansight.plan.plan import TodoState
+from plansight.plan.review import PlanComment, ReviewContext
 
 # Types of the workspace's that the hooks speak of (re-exported: front doors import them here).
 from plansight.workspace.access import DocumentSource as DocumentSource
@@ -76,6 +77,11 @@ class PlanProposal:
     scratchpad: str
     # Why the user's last answer was refused (their edited plan broke a rule), when it was.
     problem: str | None = None
+    # The proposal the user saw before this one, what changed and which comments the model
+    # addressed (None: the first proposal of this review).
+    context: ReviewContext | None = None
+    # The comments of the user's refused answer, given back so that none is lost.
+    comments: tuple[PlanComment, ...] = ()
     call_id: str | None = None  # the `submit_plan` call (tool_use id)
 
 
@@ -88,6 +94,8 @@ class PlanDecision:
     feedback: str | None = None
     # The plan as the user edited it (raw items, validated by the todo rules), or None.
     items: Any = None
+    # The user's comments (raw, checked by plan.review.parse_comments), or None.
+    comments: Any = None
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,12 @@ The wording the model reads lives here, next to the rules it explains, and is ke
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from plansight.plan.plan import PlanError, TodoItem, TodoState
+from plansight.plan.review import PlanComment
 
 RunMode = Literal["act", "plan"]  # plansight.protocol.names.RUN_MODES on the wire
 
@@ -79,27 +81,51 @@ def done_gate_text(open_items: list[TodoItem]) -> str:
     )
 
 
-def approved_text(plan: TodoState, edited: bool) -> str:
+def comments_text(comments: Sequence[PlanComment], items: Sequence[TodoItem]) -> str:
+    """The user's review comments, one a line, each with where it is ("" when there are none)."""
+    return "".join(f"\n- [comment {c.id}] {c.label(items)}: {c.text}" for c in comments)
+
+
+def approved_text(plan: TodoState, edited: bool, comments: Sequence[PlanComment] = ()) -> str:
     intro = (
         "The user edited your plan and approved it as it is now:"
         if edited
         else "The user approved your plan:"
     )
+    notes = ""
+    if comments:
+        notes = (
+            "\nThey approved it with these notes (each on its item now, as the item's notes: "
+            "follow them as you carry out the item):" + comments_text(comments, plan.items)
+        )
     return (
-        f"{intro}\n{plan.rendered}\n"
+        f"{intro}\n{plan.rendered}{notes}\n"
         "This run is in act mode now: carry the plan out step by step as it stands, keeping it "
         "up to date with todo. Changing files and running commands is allowed again (each "
         "edit and command is still reviewed)."
     )
 
 
-def revise_text(feedback: str | None, plan: TodoState, edited: bool) -> str:
+def revise_text(
+    feedback: str | None,
+    plan: TodoState,
+    edited: bool,
+    comments: Sequence[PlanComment] = (),
+    seen: Sequence[TodoItem] = (),
+) -> str:
     said = (
         f"Their feedback: {feedback.strip()}"
         if feedback and feedback.strip()
-        else "They gave no reason."
+        else ("" if comments else "They gave no reason.")
     )
-    text = f"The user wants changes to your plan before approving it. {said}"
+    text = f"The user wants changes to your plan before approving it. {said}".rstrip()
+    if comments:
+        text += (
+            "\nTheir comments on the plan they saw:"
+            + comments_text(comments, seen or plan.items)
+            + "\nWhen you submit again, list in submit_plan's `addressed` each comment you "
+            "addressed (its id) and how."
+        )
     keep = ""
     if edited:
         text += f"\nThe user also edited the plan; it is now:\n{plan.rendered}"

@@ -47,6 +47,7 @@ from plansight.engine.hooks import (
     UserAnswer,
     control_unanswered,
 )
+from plansight.plan.text import review_changes_lines
 from plansight.protocol.names import (
     APPROVE_COMMAND,
     APPROVE_MCP_SERVER,
@@ -291,6 +292,10 @@ class EditorBridge:
         }
         if proposal.problem is not None:
             params["problem"] = proposal.problem  # an extension: why the last answer was refused
+        if proposal.context is not None:  # v4: the proposal beside the one the user last saw
+            params.update(proposal.context.to_wire())
+        if proposal.comments:  # an extension: the refused answer's comments, given back
+            params["comments"] = [c.to_wire() for c in proposal.comments]
         try:
             result = to_plain(await self.request(REVIEW_PLAN, params))
         except JsonRpcException as err:
@@ -299,10 +304,10 @@ class EditorBridge:
         return plan_decision(result)
 
     async def _review_plan_fallback(self, proposal: PlanProposal) -> PlanDecision:
-        answer = await self._show_message_request(
-            f"Plansight proposes a plan: {proposal.summary}\n\n{proposal.todos.rendered}",
-            [APPROVE, CANCEL],
-        )
+        message = f"Plansight proposes a plan: {proposal.summary}\n\n{proposal.todos.rendered}"
+        if proposal.context is not None:  # what changed since the proposal the user saw
+            message += "\n\n" + "\n".join(review_changes_lines(proposal.context.to_wire()))
+        answer = await self._show_message_request(message, [APPROVE, CANCEL])
         return PlanDecision("approve" if answer == APPROVE else "cancel")
 
     # AskHook ---------------------------------------------------------------------------
@@ -357,6 +362,7 @@ def plan_decision(result: Any) -> PlanDecision:
         decision,
         feedback if isinstance(feedback, str) and feedback.strip() else None,
         field_of(result, "items"),
+        field_of(result, "comments"),
     )
 
 

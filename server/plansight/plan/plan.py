@@ -178,7 +178,9 @@ def render(items: tuple[TodoItem, ...] | list[TodoItem]) -> str:
 
 
 def parse_items(raw: Any) -> list[TodoItem]:
-    """Validate a whole plan as sent by the model or the user; raise PlanError naming the rule."""
+    """Validate a whole plan as sent by the model or the user; raise PlanError naming the rule.
+    An item sent without `notes` keeps the notes its id has (`Plan._replace`: the model's todo
+    tool need not repeat them, and rewriting the plan must not drop the user's)."""
     if not isinstance(raw, list | tuple):
         raise PlanError("'items' must be a list of {id, text, status} objects.")
     if len(raw) > MAX_ITEMS:

@@ -23,6 +23,7 @@ PLAN_TEXT_HELP = """\
 # The plan, one item a line: `[ ] #1: text`. Save and quit the editor when you are done.
 # [ ] pending   [>] in progress   [x] completed   [-] cancelled   [!] failed
 # Reorder, add or remove lines; a new item may leave out its id (`[ ] text`).
+# A line `> text` under an item is your comment on it (before any item: on the whole plan).
 # Lines starting with # are ignored.
 """
 
@@ -94,5 +95,86 @@ def parse_plan_text(text: str, reserved: Iterable[str] = ()) -> list[dict[str, s
     return items
 
 
+def parse_plan_review_text(
+    text: str, reserved: Iterable[str] = ()
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The items of plan text (as `parse_plan_text`) and the user's comments in it: a line
+    `> text` is a comment on the item above it (`{todoId, text}`), or on the whole plan before
+    any item (`{text}`). Comment ids are the caller's to give. PlanTextError as
+    `parse_plan_text`'s."""
+    kept: list[str] = []
+    found: list[tuple[int, str]] = []  # (items above the comment, its text)
+    above = 0
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith(">"):
+            said = line[1:].strip()
+            if said:
+                found.append((above, said))
+            kept.append("")  # the line numbers of errors stay the user's
+            continue
+        if line and not line.startswith("#") and not _COUNT_LINE.fullmatch(line):
+            above += 1
+        kept.append(raw)
+    items = parse_plan_text("\n".join(kept), reserved)
+    comments = [
+        {"todoId": items[count - 1]["id"], "text": said} if count else {"text": said}
+        for count, said in found
+    ]
+    return items, comments
+
+
 def _quoted(line: str) -> str:
     return repr(line if len(line) <= 40 else line[:37] + "...")
+
+
+def change_line(change: Any) -> str:
+    """One of a `reviewPlan` request's `changes` (a wire dict) in words."""
+    kind, todo_id = field_of(change, "kind"), field_of(change, "todoId")
+    text, before = field_of(change, "text"), field_of(change, "before")
+    if kind == "reworded":
+        return f'reworded #{todo_id}: "{before}" -> "{text}"'
+    if kind == "restatused":
+        return f"#{todo_id} {text}: {before} -> {field_of(change, 'after')}"
+    return f"{kind} #{todo_id}: {text}"
+
+
+def review_changes_lines(review: Any) -> list[str]:
+    """A `reviewPlan` request's `changes` (each beside the comment that asked for it and the
+    model's `how`) and `openComments`, as lines of text (Markdown bullets); [] for a first
+    proposal. The terminal prints them and an ACP editor's approval shows them."""
+    changes = field_of(review, "changes")
+    if field_of(review, "previous") is None or not isinstance(changes, list | tuple):
+        return []
+    words = {
+        str(field_of(c, "id")): str(field_of(c, "text"))
+        for c in field_of(review, "addressedComments") or []
+    }
+    how = {
+        str(field_of(a, "commentId")): str(field_of(a, "how"))
+        for a in field_of(review, "addressed") or []
+    }
+    lines = ["What changed since the proposal you saw:"]
+    beside: set[str] = set()
+    for change in changes:
+        lines.append(f"- {change_line(change)}")
+        for comment_id in field_of(change, "commentIds") or []:
+            beside.add(str(comment_id))
+            lines.append(f"  - your comment: {_said(words, how, str(comment_id))}")
+    if not changes:
+        lines.append("- no item changed")
+    for comment_id in how:
+        if comment_id not in beside:
+            lines.append(f"- your comment: {_said(words, how, comment_id)}")
+    open_comments = field_of(review, "openComments") or []
+    if open_comments:
+        lines.append("Open comments (not addressed yet):")
+        for comment in open_comments:
+            on = field_of(comment, "todoId")
+            lines.append(f"- {'#' + str(on) + ': ' if on else ''}{field_of(comment, 'text')}")
+    return lines
+
+
+def _said(words: Mapping[str, str], how: Mapping[str, str], comment_id: str) -> str:
+    said = f'"{words.get(comment_id, comment_id)}"'
+    return f"{said}, addressed: {how[comment_id]}" if comment_id in how else said

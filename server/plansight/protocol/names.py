@@ -213,8 +213,10 @@ METHODS: tuple[MethodSpec, ...] = (
         REVIEW_PLAN,
         "server→client",
         "request",
-        "{ todos, summary, scratchpad, problem? }",
-        '{ decision: "approve" | "revise" | "cancel", feedback?, items? }',
+        # v4: previous, addressed, openComments; changes, addressedComments, comments: extensions
+        "{ todos, summary, scratchpad, problem?, previous?, addressed?, openComments?, changes?, "
+        "addressedComments?, comments? }",
+        '{ decision: "approve" | "revise" | "cancel", feedback?, items?, comments? }',
         2,
         True,
     ),
@@ -283,6 +285,7 @@ RUN_STATUSES = ("done", "cancelled", "error", "limit", "refused")
 PLAN_SOURCES = ("model", "user", "restore")
 RUN_MODES = ("act", "plan")
 PLAN_DECISIONS = ("approve", "revise", "cancel")
+PLAN_CHANGE_KINDS = ("added", "removed", "reworded", "restatused")  # reviewPlan `changes` `kind`
 COMPACTION_STRATEGIES = ("clearToolResults", "summary")
 MCP_STATUSES = ("starting", "ready", "error", "disabled", "untrusted")
 MAX_TODO_ITEMS = 20

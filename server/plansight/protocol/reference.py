@@ -12,6 +12,7 @@ from plansight.protocol.names import (
     EVENTS,
     MAX_TODO_ITEMS,
     METHODS,
+    PLAN_CHANGE_KINDS,
     PLAN_DECISIONS,
     PLAN_SOURCES,
     PROTOCOL_VERSION,
@@ -68,6 +69,7 @@ def reference_markdown() -> str:
                 ("`TodoState.source`", PLAN_SOURCES),
                 ("`plansight/run` `mode`", RUN_MODES),
                 ("`plansight/reviewPlan` `decision`", PLAN_DECISIONS),
+                ("`plansight/reviewPlan` `changes[].kind`", PLAN_CHANGE_KINDS),
                 ("`compacted` `strategy`", COMPACTION_STRATEGIES),
                 ("client capabilities (`experimental.plansight`)", CLIENT_CAPABILITIES),
             )

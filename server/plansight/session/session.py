@@ -314,6 +314,7 @@ class Session:
         result = await self.checkpoints.restore(request)
         self.persistence.restored(request, result)
         return result
+
     def edit_from_file(
         self, items: Any, scratchpad: str | None, conflicts: list[str]
     ) -> TodoState | None:
@@ -348,6 +349,7 @@ class Session:
         self.events.emit(PlanChanged(self.plan.clear()))
         self.scratchpad.clear()
         self.events.emit(ScratchpadChanged(""))
+        self.ctx.plan_review.forget()
         # A new session reads the project's instructions again (a new cached prefix anyway).
         self.instructions = root_instructions(self.workspace)
         self.ctx.folder_instructions = FolderInstructions(self.workspace, self._instructions_used())

@@ -18,6 +18,7 @@ from plansight.engine.hooks import (
 from plansight.engine.planmode import RunState
 from plansight.engine.prompt import folder_note
 from plansight.plan.plan import Plan
+from plansight.plan.review import ReviewMemory
 from plansight.plan.scratchpad import Scratchpad
 from plansight.tools.errors import ToolError
 from plansight.workspace.access import Workspace, WorkspaceError
@@ -44,6 +45,9 @@ class ToolContext:
     run: RunState = field(default_factory=RunState)
     # The tool call being run (the model's tool_use id): each request to the user names it.
     call_id: str | None = None
+    # The plan review's memory between two proposals (the proposal the user last saw, their
+    # open comments, what the model addressed): this session's, as the context is.
+    plan_review: ReviewMemory = field(default_factory=ReviewMemory)
     # The document and lines the agent last read or edited: where a reminder is shown.
     last_location: Location | None = None
     changes: ChangeRecorder = field(default_factory=NoRecorder)

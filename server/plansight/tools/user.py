@@ -25,7 +25,14 @@ from plansight.engine.planmode import (
     invalid_plan_result,
     revise_text,
 )
-from plansight.plan.plan import PlanError, TodoState
+from plansight.plan.plan import PlanError, TodoState, parse_items
+from plansight.plan.review import (
+    PlanComment,
+    lenient_comments,
+    parse_addressed,
+    parse_comments,
+    with_comment_notes,
+)
 from plansight.tools.context import ToolContext
 from plansight.tools.errors import ToolError
 from plansight.tools.registry import Tool, line_of, require_str, text_of
@@ -40,33 +47,88 @@ async def submit_plan(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     if not ctx.run.planning:
         raise ToolError(NOT_IN_PLAN_MODE_TEXT)
     summary = require_str(tool_input, "summary", allow_empty=False).strip()
+    memory = ctx.plan_review
+    try:
+        addressed = parse_addressed(tool_input.get("addressed"), memory.open_comments)
+    except PlanError as err:
+        raise ToolError(str(err)) from err
     if not ctx.plan.state.items:
         raise ToolError(EMPTY_PLAN_TEXT)
+    memory.take_addressed(addressed)
     problem: str | None = None
+    given_back: tuple[PlanComment, ...] = ()
     for _ in range(MAX_PLAN_REVIEWS):
+        state = ctx.plan.state
         decision = await ctx.review_plan(
             PlanProposal(
-                ctx.plan.state, summary, ctx.scratchpad.content, problem, call_id=ctx.call_id
+                state,
+                summary,
+                ctx.scratchpad.content,
+                problem,
+                memory.context(state),
+                given_back,
+                call_id=ctx.call_id,
             )
         )
         if decision.decision == "cancel":
+            # The user saw this proposal: a later one is shown beside it (an ACP editor's
+            # review ends this way, its feedback being the next prompt); comments stay open.
+            memory.after_review()
+            memory.revised(ctx.plan.state, ())
             drop_proposal(ctx)
             ctx.run.end(CANCELLED_PLAN_RESULT)
             return CANCELLED_PLAN_TEXT
         try:
+            comments = _checked_comments(ctx, decision)
+        except PlanError as err:
+            problem = str(err)
+            given_back = lenient_comments(decision.comments)
+            continue
+        try:
             edited = _apply_items(ctx, decision)
         except PlanError as err:
             problem = f"Your edited plan was not accepted: {err}"
+            given_back = lenient_comments(decision.comments)
             continue
-        state = ctx.plan.state
         if decision.decision == "approve":
+            _keep_on_items(ctx, comments)
+            memory.forget()
             ctx.run.approve()
-            return approved_text(state, edited)
-        return revise_text(decision.feedback, state, edited)
+            return approved_text(ctx.plan.state, edited, comments)
+        seen = ctx.plan.state
+        memory.after_review()
+        memory.revised(seen, comments)
+        return revise_text(decision.feedback, seen, edited, comments, seen.items)
     assert problem is not None
     ended = invalid_plan_result(problem)
     ctx.run.end(ended)
     return ended
+
+
+def _checked_comments(ctx: ToolContext, decision: PlanDecision) -> list[PlanComment]:
+    """The answer's comments, checked against the plan as the answer leaves it (its edited
+    items when it has them), before anything of the answer is applied. PlanError: the edited
+    plan's own problem, or the comments' (prefixed so that the user reads which)."""
+    items = ctx.plan.state.items
+    if decision.items is not None:
+        try:
+            items = tuple(parse_items(decision.items))
+        except PlanError as err:
+            raise PlanError(f"Your edited plan was not accepted: {err}") from err
+    try:
+        return parse_comments(decision.comments, items)
+    except PlanError as err:
+        raise PlanError(f"Your comments were not accepted: {err}") from err
+
+
+def _keep_on_items(ctx: ToolContext, comments: list[PlanComment]) -> None:
+    """Approve with notes: each comment on an item is appended to that item's notes, so that it
+    stays with the item (every client shows it, the model reads it with the item)."""
+    state = ctx.plan.state
+    noted = with_comment_notes(state.items, comments)
+    if list(state.items) == noted:
+        return
+    ctx.events.emit(PlanChanged(ctx.plan.update_from_user([i.to_wire() for i in noted])))
 
 
 def drop_proposal(ctx: ToolContext) -> None:
@@ -121,7 +183,8 @@ SUBMIT_PLAN = Tool(
         "your scratchpad is shown with it). The user approves it (the run goes on in act mode "
         "on the plan as they left it, possibly edited), asks for changes (their feedback is the "
         "result: revise and submit again), or cancels (the run ends). summary: what you will "
-        "do and why, in a few sentences, for the user."
+        "do and why, in a few sentences, for the user. addressed: after a revision, which of "
+        "the user's comments you addressed and how."
     ),
     input_schema={
         "type": "object",
@@ -129,7 +192,22 @@ SUBMIT_PLAN = Tool(
             "summary": {
                 "type": "string",
                 "description": "The plan's summary for the user: approach, risks, what changes.",
-            }
+            },
+            "addressed": {
+                "type": "array",
+                "description": (
+                    "After a revision: the user's comments this proposal addresses (each "
+                    "comment's id, as the feedback gave it) and how, in a sentence."
+                ),
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "commentId": {"type": "string"},
+                        "how": {"type": "string"},
+                    },
+                    "required": ["commentId", "how"],
+                },
+            },
         },
         "required": ["summary"],
     },

@@ -133,7 +133,8 @@ export interface EditRecord {
 export function todoRow(item: TodoItem, editCount: number): RowSpec {
   const retries = item.retries ? `retried ${item.retries}×` : undefined;
   const edits = editCount > 0 ? `${editCount} edit${editCount === 1 ? '' : 's'}` : undefined;
-  const description = [`#${item.id}`, retries, edits].filter(Boolean).join(' · ');
+  const notes = item.notes ? 'notes' : undefined;
+  const description = [`#${item.id}`, retries, edits, notes].filter(Boolean).join(' · ');
   const color = statusColors[item.status];
   return {
     // A new id once edits appear, so that VS Code shows the row expanded (it keeps the
@@ -143,7 +144,8 @@ export function todoRow(item: TodoItem, editCount: number): RowSpec {
     iconId: statusIcons[item.status],
     ...(color ? { iconColor: color } : {}),
     description,
-    tooltip: `#${item.id} · ${statusLabels[item.status]}${retries ? ` (${retries})` : ''}\n${item.text}`,
+    // Notes (version 4: among them the comments the user approved the plan with) under the text.
+    tooltip: `#${item.id} · ${statusLabels[item.status]}${retries ? ` (${retries})` : ''}\n${item.text}${item.notes ? `\n\nNotes:\n${item.notes}` : ''}`,
     contextValue: `todo.${item.status}`,
     hasChildren: editCount > 0,
   };

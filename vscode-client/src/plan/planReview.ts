@@ -9,12 +9,16 @@
  */
 import * as vscode from 'vscode';
 import type { CardEntry } from '../conversation/model';
-import type { ReviewPlanParams, ReviewPlanResult } from '../protocol';
+import type { PlanComment, ReviewPlanParams, ReviewPlanResult, TodoItem } from '../protocol';
 import type { ReviewSurface } from '../review/reviewManager';
 import type { SessionStore } from '../session';
 import {
   approveResult,
   cancelResult,
+  changeNotes,
+  itemIdOfLine,
+  newComment,
+  proposalText,
   notificationMessage,
   notificationTitle,
   planMarkdown,
@@ -26,6 +30,11 @@ import {
 } from './planReviewModel';
 
 export const planReviewContextKey = 'plansight.planReviewOpen';
+/** The proposal as documents of their own: `plansight-plan:/proposed.md` (commented on through
+ * the Comments API) and `plansight-plan:/previous.md` (the diff's left side). */
+export const proposalScheme = 'plansight-plan';
+const proposedUri = vscode.Uri.from({ scheme: proposalScheme, path: '/proposed.md' });
+const previousUri = vscode.Uri.from({ scheme: proposalScheme, path: '/previous.md' });
 
 interface PendingReview {
   id: string;
@@ -33,17 +42,54 @@ interface PendingReview {
   cardId: string;
   done: Promise<void>;
   settle(result: ReviewPlanResult, withdrawn?: boolean): void;
+  /** The user's comments on this proposal so far. */
+  comments: PlanComment[];
 }
 
-export class PlanReviews implements vscode.Disposable {
+export class PlanReviews implements vscode.Disposable, vscode.TextDocumentContentProvider {
   private pending: PendingReview | undefined;
   private counter = 0;
+  private commentCounter = 0;
+  private readonly documentChanged = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.documentChanged.event;
+  private readonly comments: vscode.CommentController;
+  private threads: vscode.CommentThread[] = [];
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
     private readonly store: SessionStore,
     private readonly surface: ReviewSurface,
-  ) {}
+  ) {
+    this.comments = vscode.comments.createCommentController('plansight.planComments', 'Plansight plan review');
+    // Only the proposal document's item lines take comments, and only while a plan waits.
+    this.comments.commentingRangeProvider = {
+      provideCommentingRanges: (document) => {
+        if (document.uri.toString() !== proposedUri.toString() || !this.pending) {
+          return [];
+        }
+        const ranges: vscode.Range[] = [];
+        for (let line = 0; line < document.lineCount; line += 1) {
+          if (itemIdOfLine(document.lineAt(line).text) !== undefined) {
+            ranges.push(new vscode.Range(line, 0, line, 0));
+          }
+        }
+        return ranges;
+      },
+    };
+    this.comments.options = { prompt: 'Comment on this item…', placeHolder: 'What should change, or what to keep in mind' };
+  }
+
+  /** The proposal documents' text (TextDocumentContentProvider). */
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    const params = this.pending?.params;
+    if (!params) {
+      return '';
+    }
+    if (uri.path === previousUri.path) {
+      return proposalText(params.previous?.items ?? []);
+    }
+    return proposalText(this.store.todos.items, changeNotes(params));
+  }
 
   registerCommands(context: vscode.ExtensionContext): void {
     context.subscriptions.push(
@@ -53,7 +99,100 @@ export class PlanReviews implements vscode.Disposable {
       ),
       vscode.commands.registerCommand('plansight.plan.cancelReview', () => this.cancel()),
       vscode.commands.registerCommand('plansight.plan.openMarkdown', () => this.openMarkdown()),
+      vscode.commands.registerCommand('plansight.plan.approveWithComments', () => this.approve(true)),
+      vscode.commands.registerCommand('plansight.plan.commentItem', (node?: unknown) => this.commentItem(node)),
+      vscode.commands.registerCommand('plansight.plan.addLineComment', (reply: vscode.CommentReply) => this.addLineComment(reply)),
+      vscode.commands.registerCommand('plansight.plan.showChanges', () => this.showChanges()),
+      vscode.workspace.registerTextDocumentContentProvider(proposalScheme, this),
+      this.comments,
+      this.documentChanged,
     );
+  }
+
+  /** The user's comment on an item of the tree (its context menu): asked in an InputBox only
+   * because the user chose the command. */
+  async commentItem(node?: unknown): Promise<void> {
+    const review = this.pending;
+    if (!review) {
+      void vscode.window.showInformationMessage('Plansight: no plan waits for approval.');
+      return;
+    }
+    let item = itemOfNode(node);
+    if (!item) {
+      const pick = await vscode.window.showQuickPick(
+        this.store.todos.items.map((i) => ({ label: i.text, description: `#${i.id}`, item: i })),
+        { placeHolder: 'Comment on which item?' },
+      );
+      item = pick?.item;
+    }
+    if (!item) {
+      return;
+    }
+    const text = await vscode.window.showInputBox({
+      title: `Comment on plan item #${item.id}`,
+      prompt: `${item.text} — sent with Approve with Comments (kept as the item's notes) or Revise.`,
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() ? undefined : 'The comment must not be empty.'),
+    });
+    if (text !== undefined) {
+      this.addComment(review, text, item.id);
+    }
+  }
+
+  /** A comment made through the Comments API on a line of the proposal document. */
+  private addLineComment(reply: vscode.CommentReply): void {
+    const review = this.pending;
+    const thread = reply.thread;
+    if (!review) {
+      thread.dispose();
+      return;
+    }
+    const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === thread.uri.toString());
+    const line = thread.range?.start.line ?? 0;
+    const todoId = document ? itemIdOfLine(document.lineAt(line).text) : undefined;
+    const comment = this.addComment(review, reply.text, todoId);
+    if (!comment) {
+      return;
+    }
+    thread.comments = [
+      ...thread.comments,
+      { body: comment.text, mode: vscode.CommentMode.Preview, author: { name: 'You' } },
+    ];
+    thread.canReply = true;
+    if (!this.threads.includes(thread)) {
+      this.threads.push(thread);
+    }
+  }
+
+  private addComment(review: PendingReview, text: string, todoId?: string): PlanComment | undefined {
+    this.commentCounter += 1;
+    // Ids must differ from the session's comments still open: the review and a counter.
+    const comment = newComment(`${review.id}-c${this.commentCounter}`, text, todoId);
+    if (!comment) {
+      return undefined;
+    }
+    review.comments.push(comment);
+    this.surface.model.updateCard<PlanReviewCardData>(review.cardId, { comments: [...review.comments] });
+    this.output.info(`Plan review: comment ${comment.id}${todoId ? ` on #${todoId}` : ''}.`);
+    return comment;
+  }
+
+  /** The proposal beside the previous one: `vscode.diff` of the two proposal documents, the
+   * comment that asked for each change under its item; or the proposal alone (to comment on
+   * its lines) when there is no previous one. */
+  async showChanges(): Promise<void> {
+    const review = this.pending;
+    if (!review) {
+      void vscode.window.showInformationMessage('Plansight: no plan waits for approval.');
+      return;
+    }
+    this.documentChanged.fire(proposedUri);
+    this.documentChanged.fire(previousUri);
+    if (!review.params.previous) {
+      await vscode.window.showTextDocument(proposedUri, { preview: false });
+      return;
+    }
+    await vscode.commands.executeCommand('vscode.diff', previousUri, proposedUri, 'Plan: previous ↔ proposed', { preview: false });
   }
 
   /** Handles one `plansight/reviewPlan` request; resolves once it is settled. */
@@ -73,6 +212,7 @@ export class PlanReviews implements vscode.Disposable {
         params,
         cardId: card.id,
         done,
+        comments: [...(params.comments ?? [])],
         settle: (result, withdrawn = false) => {
           if (this.pending !== review) {
             return;
@@ -81,12 +221,17 @@ export class PlanReviews implements vscode.Disposable {
           resolve(result);
           settled();
           this.store.setPlanReview(undefined);
+          for (const thread of this.threads.splice(0)) {
+            thread.dispose();
+          }
           void vscode.commands.executeCommand('setContext', planReviewContextKey, false);
           this.surface.model.updateCard<PlanReviewCardData>(card.id, settledCardPatch(result, withdrawn), false);
           this.output.info(`Plan review: ${withdrawn ? 'withdrawn' : result.decision}.`);
         },
       };
       this.pending = review;
+      this.documentChanged.fire(proposedUri);
+      this.documentChanged.fire(previousUri);
       token.onCancellationRequested(() => review.settle(cancelResult(), true));
       this.notify(review);
       void vscode.commands.executeCommand('plansight.plan.focus');
@@ -108,12 +253,19 @@ export class PlanReviews implements vscode.Disposable {
     );
   }
 
-  approve(): void {
-    if (!this.pending) {
+  /** Approve; with `withComments`, the user's comments go along (approve with notes). Plain
+   * Approve sends no comment: what the user did not choose to send is not sent. */
+  approve(withComments = false): void {
+    const review = this.pending;
+    if (!review) {
       void vscode.window.showInformationMessage('Plansight: no plan waits for approval.');
       return;
     }
-    this.pending.settle(approveResult(this.store.todos));
+    if (withComments && !review.comments.length) {
+      void vscode.window.showInformationMessage('Plansight: no comments yet: comment on an item from its context menu, or on a line of Show Changes.');
+      return;
+    }
+    review.settle(approveResult(this.store.todos, withComments ? review.comments : []));
   }
 
   /** Asks what should change (unless given) and sends it; Escape keeps the review open. */
@@ -124,7 +276,7 @@ export class PlanReviews implements vscode.Disposable {
       return;
     }
     let text = feedback?.trim();
-    if (!text) {
+    if (!text && !review.comments.length) {
       text = await vscode.window.showInputBox({
         title: 'Revise the plan',
         prompt: 'What should change? The agent reads your feedback and plans again.',
@@ -134,7 +286,7 @@ export class PlanReviews implements vscode.Disposable {
         return;
       }
     }
-    review.settle(reviseResult(text, this.store.todos));
+    review.settle(reviseResult(text ?? '', this.store.todos, review.comments));
   }
 
   cancel(): void {
@@ -160,6 +312,8 @@ export class PlanReviews implements vscode.Disposable {
     }
     if (action === 'approve') {
       this.approve();
+    } else if (action === 'approveWithComments') {
+      this.approve(true);
     } else if (action === 'revise') {
       await this.revise(fields['feedback']);
     } else if (action === 'cancel') {
@@ -175,4 +329,12 @@ export class PlanReviews implements vscode.Disposable {
   dispose(): void {
     this.cancelAll();
   }
+}
+
+/** The item of a tree row given to a command (`{ kind: 'todo', item }`), if it is one. */
+function itemOfNode(node: unknown): TodoItem | undefined {
+  if (node && typeof node === 'object' && (node as { kind?: unknown }).kind === 'todo') {
+    return (node as { item: TodoItem }).item;
+  }
+  return undefined;
 }
