@@ -44,11 +44,14 @@ class TodoItem:
     text: str
     status: Status
     retries: int = 0
+    after: tuple[str, ...] = ()  # version 4: the ids of the items this one waits for
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"id": self.id, "text": self.text, "status": self.status}
         if self.retries:
             wire["retries"] = self.retries
+        if self.after:
+            wire["after"] = list(self.after)
         return wire
 
     def reference(self) -> dict[str, str]:
@@ -64,6 +67,7 @@ class TodoItem:
             text=str(raw["text"]),
             status=raw["status"],
             retries=int(raw.get("retries", 0)),
+            after=tuple(str(i) for i in raw.get("after", ())),
         )
 
 
@@ -188,12 +192,57 @@ def parse_items(raw: Any) -> list[TodoItem]:
         if status not in STATUSES:
             allowed = ", ".join(STATUSES)
             raise PlanError(f"Item #{item_id}: invalid status {status!r}; use one of {allowed}.")
-        items.append(TodoItem(id=item_id, text=text.strip(), status=status))
+        items.append(
+            TodoItem(id=item_id, text=text.strip(), status=status, after=_after(entry, item_id))
+        )
+    _check_dependencies(items)
     in_progress = [item.id for item in items if item.status == "in_progress"]
     if len(in_progress) > 1:
         ids = ", ".join(f"#{i}" for i in in_progress)
         raise PlanError(f"Only one item may be in_progress at a time ({ids} are).")
     return items
+
+
+def _after(entry: dict[str, Any], item_id: str) -> tuple[str, ...]:
+    """An item's `after` (optional): a list of other items' ids."""
+    raw = entry.get("after")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list | tuple) or any(
+        isinstance(i, bool) or not isinstance(i, str | int) or not str(i).strip() for i in raw
+    ):
+        raise PlanError(f"Item #{item_id}: 'after' must be a list of item ids.")
+    return tuple(dict.fromkeys(str(i).strip() for i in raw))
+
+
+def _check_dependencies(items: list[TodoItem]) -> None:
+    """Every `after` names another item of the plan, and no item waits on itself through
+    others (a cycle could never start)."""
+    known = {item.id for item in items}
+    waits = {item.id: item.after for item in items}
+    for item in items:
+        for dependency in item.after:
+            if dependency == item.id:
+                raise PlanError(f"Item #{item.id}: 'after' names the item itself.")
+            if dependency not in known:
+                raise PlanError(
+                    f"Item #{item.id}: 'after' names #{dependency}, no item of the plan."
+                )
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: known to end
+
+    def walk(item_id: str, path: list[str]) -> None:
+        if state.get(item_id) == 2:
+            return
+        if state.get(item_id) == 1:
+            cycle = " → ".join(f"#{i}" for i in [*path[path.index(item_id) :], item_id])
+            raise PlanError(f"The items' 'after' dependencies form a cycle ({cycle}).")
+        state[item_id] = 1
+        for dependency in waits[item_id]:
+            walk(dependency, [*path, item_id])
+        state[item_id] = 2
+
+    for item in items:
+        walk(item.id, [])
 
 
 @dataclass

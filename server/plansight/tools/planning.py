@@ -99,6 +99,11 @@ TODO_SCHEMA: dict[str, Any] = {
                     "id": {"type": "string", "description": "Stable, unique id, e.g. '1'."},
                     "text": {"type": "string", "description": "What this step achieves."},
                     "status": {"type": "string", "enum": list(STATUSES)},
+                    "after": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Optional: ids of the items this one needs done first.",
+                    },
                 },
                 "required": ["id", "text", "status"],
             },
