@@ -37,6 +37,12 @@ class EditProposal:
     # A control file (workspace/control.py): every front door asks the user, auto-approval
     # notwithstanding, and refuses it when nobody can answer.
     control: bool = False
+    # Version 4: a parallel worker's change being taken in (its item id); `conflict`: the
+    # workspace changed the same lines meanwhile, and the text holds both sides between conflict
+    # markers (never accepted unasked); `deleted`: the worker deleted the file.
+    worker: str | None = None
+    conflict: bool = False
+    deleted: bool = False
 
 
 @dataclass(frozen=True)

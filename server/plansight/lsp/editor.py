@@ -131,7 +131,7 @@ class EditorBridge:
     # ReviewHook ------------------------------------------------------------------------
     async def review(self, proposal: EditProposal) -> EditDecision:
         # A control file's change is the user's own decision: auto-approval never covers it.
-        if self.options.auto_approve_edits and not proposal.control:
+        if self.options.auto_approve_edits and not proposal.control and not proposal.conflict:
             return EditDecision(accepted=True)
         if self.client_offers("reviewEdit"):
             return await self._review_request(proposal)
@@ -151,6 +151,12 @@ class EditorBridge:
             params["planId"] = proposal.plan_id  # an addition: which plan the item is of
         if proposal.control:
             params["control"] = True  # version 4: a control file, never accepted unasked
+        if proposal.worker is not None:  # version 4: a parallel worker's change, taken in
+            params["worker"] = proposal.worker
+            if proposal.conflict:
+                params["conflict"] = True
+            if proposal.deleted:
+                params["deleted"] = True
         try:
             result = await self.request(REVIEW_EDIT, params)
         except JsonRpcException as err:

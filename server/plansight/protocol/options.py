@@ -68,6 +68,8 @@ class InitOptions:
     # An extension: a read-only view of the stored session (no claim, nothing written; the
     # requests that would change anything refused), for clients that only look.
     read_only: bool = False
+    # Version 4: how many workers run plan items at once (`plansight/runParallel`); user-level.
+    parallel_max: int = 3
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
@@ -105,6 +107,10 @@ class InitOptions:
             sandbox=_sandbox(top.object("sandbox"), problems),
             protect=_protect(top.object("protect"), problems),
             read_only=top.flag("readOnly", False),
+            parallel_max=_OptionReader(top.object("parallel") or {}, "parallel.", problems).whole(
+                "max"
+            )
+            or 3,
             problems=tuple(problems),
         )
 
