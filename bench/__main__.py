@@ -38,6 +38,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "acp": "bench.acp_latency",
         "redaction": "bench.redaction",
         "sessions": "bench.sessions",
+        "parallel": "bench.parallel",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).
