@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -278,10 +277,8 @@ class Workers:
         return checkpointer.store
 
     def _copy(self, todo_id: str) -> WorkerCopy:
-        store = self._repository() if self.engine.checkpoints.checkpointer else None
-        directory = (
-            store.directory if store is not None else checkpoints_folder(self.records.folder.parent)
-        )
+        """git on the checkpoint repository, with the worker's own index and folder."""
+        directory = checkpoints_folder(self.records.folder.parent)
         folder = self.records.folder_of(todo_id)
         return WorkerCopy(
             find_git()[0], directory / "git", folder / "tree", folder / "index", directory / "home"
@@ -656,7 +653,3 @@ class Workers:
 async def _accept_in_copy(proposal: EditProposal) -> EditDecision:
     """A worker's edits change its copy only (the user reviews them when taking them in)."""
     return EditDecision(accepted=True)
-
-
-def worker_folder_inside(storage: Path, path: Path) -> bool:
-    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(storage))
