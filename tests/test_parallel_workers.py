@@ -353,3 +353,31 @@ async def test_dependencies_wait_and_unknown_items_are_refused(
         await asyncio.sleep(0)
     finally:
         await editor.stop()
+
+
+async def test_a_worker_killed_mid_run_is_listed_failed_with_what_its_copy_held(
+    workspace: Path, api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    storage = tmp_path / "state"
+    api.push_conversation(
+        ONE, tool("write_file", {"path": "half.txt", "content": "half done\n"}), Hang(seconds=60)
+    )
+    editor = await start(workspace, api, storage)
+    await editor.request("plansight/runParallel", {"todoIds": ["1"]})
+    await wait_until(lambda: len(api.bodies) >= 2, "the worker wrote and waits for the model")
+    server = editor.client._server
+    assert server is not None
+    os.kill(server.pid, signal.SIGKILL)
+    await server.wait()
+    await editor.client.stop()
+    assert not (workspace / "half.txt").exists()
+
+    again = await start_editor(workspace, api, storage=storage)
+    try:
+        [listed] = (await again.request("plansight/workers", {}))["workers"]
+        assert listed["status"] == "failed" and "Interrupted" in listed["summary"]
+        assert listed["files"] == [{"path": "half.txt", "added": 1, "removed": 0}]
+        assert (await again.request("plansight/takeIn", {"todoId": "1"}))["applied"] == ["half.txt"]
+        assert (workspace / "half.txt").read_text() == "half done\n"
+    finally:
+        await again.stop()

@@ -496,7 +496,7 @@ class Workers:
     def _recover(self) -> None:
         """Records of workers a killed server left running: failed, their copy's changes
         stored as they are (once per server)."""
-        if self._recovered:
+        if self._recovered or self.sessions.registry.read_only:  # a read-only view writes none
             return
         self._recovered = True
         for record in self.records.all():
