@@ -39,6 +39,7 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType(
         "redaction": "bench.redaction",
         "sessions": "bench.sessions",
         "plan_file": "bench.plan_file",
+        "parallel": "bench.parallel",
     }
 )
 # Run only when named in --only (none at the moment: the whatif emulation served its purpose).

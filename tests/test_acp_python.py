@@ -104,7 +104,7 @@ async def test_plan_updates_map_every_status_and_the_reminder_is_a_think_call(
         "- [!] 4. Port to Rust"
     )
     names = [c["name"] for c in editor.of("available_commands_update")[0]["availableCommands"]]
-    assert names == ["plan", "step", "undo", "compact", "checkpoints"]
+    assert names == ["plan", "step", "undo", "compact", "checkpoints", "parallel"]
 
 
 async def test_an_edit_allowed_is_written_through_the_editor_and_a_rejection_reaches_the_model(

@@ -150,6 +150,7 @@ def test_a_turn_maps_text_plan_tools_and_reminder_and_passes_the_schema(
         "undo": "item number, e.g. 2",
         "compact": None,
         "checkpoints": None,
+        "parallel": "item numbers, e.g. 2 3",
     }
     # The plan is in the todo call too, for clients that render no `plan` update.
     todo = next(call for title, call in calls.items() if title.startswith("Update the plan ("))

@@ -340,3 +340,28 @@ async def test_a_scripted_call_of_a_tool_the_request_does_not_offer_is_a_fake_er
                 )
             with pytest.raises(anthropic.InternalServerError, match="does not offer"):
                 await client.messages.create(model=MODEL, max_tokens=64, messages=[user("q")])
+
+
+def test_conversations_are_answered_by_the_marker_their_opening_names_first() -> None:
+    """Several conversations at once (parallel workers): each request takes the next step of
+    the conversation whose marker comes first in its system prompt and first user message."""
+    with FakeMessagesAPI(
+        [text_reply("main")],
+        conversations={"item one": [text_reply("one")], "item two": [text_reply("two")]},
+    ) as api:
+
+        def answer(first: str) -> str:
+            body = {
+                "model": MODEL,
+                "max_tokens": 50,
+                "messages": [{"role": "user", "content": first}],
+            }
+            status, _, data = post(api, body)
+            assert status == 200, data
+            return str(json.loads(data)["content"][0]["text"])
+
+        # Both markers appear (the whole plan is shown); the one named first wins.
+        assert answer("Your item: item two. The plan: item one, item two.") == "two"
+        assert answer("Your item: item one. The plan: item one, item two.") == "one"
+        assert answer("No marker here.") == "main"
+        assert api.steps_used == 1  # the conversations' steps are not the main script's

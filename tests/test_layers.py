@@ -18,7 +18,16 @@ PACKAGE = Path(__file__).resolve().parents[1] / "server" / "plansight"
 # What each part of the package may import of the others (besides itself and `plansight`).
 FRONT_DOORS = {"lsp", "acp"}
 CLIENTS = {"cli"}
-BELOW_THE_FRONT_DOORS = ("engine", "plan", "workspace", "session", "tools", "checkpoints", "mcp")
+BELOW_THE_FRONT_DOORS = (
+    "engine",
+    "plan",
+    "workspace",
+    "session",
+    "tools",
+    "checkpoints",
+    "mcp",
+    "parallel",
+)
 # Every part's layer, bottom first. Parts in one layer may import each other: the engine's loop
 # runs the tools, and the tools report through the engine's events and hooks.
 LAYERS: tuple[frozenset[str], ...] = tuple(
@@ -30,6 +39,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         {"engine", "tools"},  # the agent: its loop and its tools
         {"checkpoints", "mcp"},
         {"session"},  # one session API, with everything it wires together
+        {"parallel"},  # plan items run by workers, each a session of its own
         {"lsp", "acp"},  # the front doors
         {"cli"},  # the terminal client (an LSP client)
         {"eval"},  # the eval kit drives the terminal client's pieces

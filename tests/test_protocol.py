@@ -92,7 +92,9 @@ def test_the_protocol_modules_need_only_the_standard_library() -> None:
 def wire_event_classes() -> dict[str, type]:
     """The engine's event classes by wire type, for those sent as `plansight/event`."""
     found: dict[str, type] = {}
-    for cls in typing.get_args(events.Event):
+    from plansight.parallel.workers import WorkerEvent  # sent beside the engine's
+
+    for cls in (*typing.get_args(events.Event), *typing.get_args(WorkerEvent)):
         kind = next(f.default for f in dataclasses.fields(cls) if f.name == "type")
         if kind in protocol.EVENT_TYPES:
             found[kind] = cls
@@ -133,6 +135,8 @@ def test_method_names_are_unique_and_namespaced() -> None:
 
 
 def test_events_become_their_payloads_with_camel_case_fields() -> None:
+    from plansight.parallel import workers
+
     result = events.RunResult("error", "It failed.", 3, events.Usage(5, 6, 7, 8), error="boom")
     location = events.Location("hello.py", 2, 4)
     cases: list[tuple[Any, dict[str, Any]]] = [
@@ -319,6 +323,34 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
                 "type": "history",
                 "runs": [{"prompt": "Go", "startedAt": "t", "events": []}],
                 "sessionId": "s1",
+            },
+        ),
+        (
+            workers.WorkerStarted("2", "w1"),
+            {"type": "workerStarted", "todoId": "2", "sessionId": "w1"},
+        ),
+        (
+            workers.WorkerProgress("2", "w1", "bash", "$ make", 3),
+            {
+                "type": "workerProgress",
+                "todoId": "2",
+                "sessionId": "w1",
+                "tool": "bash",
+                "summary": "$ make",
+                "rounds": 3,
+            },
+        ),
+        (
+            workers.WorkerFinished(
+                "2", "w1", "completed", ({"path": "a.py", "added": 1, "removed": 0},), "Done."
+            ),
+            {
+                "type": "workerFinished",
+                "todoId": "2",
+                "sessionId": "w1",
+                "status": "completed",
+                "files": [{"path": "a.py", "added": 1, "removed": 0}],
+                "summary": "Done.",
             },
         ),
     ]

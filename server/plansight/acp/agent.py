@@ -23,6 +23,7 @@ model turn's usage is told (usage.py); the session's title, from its first promp
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -577,6 +578,9 @@ class PlansightAgent:
             if command is not None and command.name in ("undo", "compact", "checkpoints"):
                 await self._command(opened, command)
                 return PromptResponse(stop_reason="end_turn")
+            if command is not None and command.name == "parallel":
+                await self._parallel(opened, command.argument)
+                return PromptResponse(stop_reason="end_turn")
             mode: Mode = opened.mode
             todo_id: str | None = None
             if command is not None and command.name == "plan":
@@ -648,6 +652,84 @@ class PlansightAgent:
             return
         if opened.workspace.busy is opened:  # never another session's run
             opened.session.cancel()
+
+    async def _parallel(self, opened: AcpSession, argument: str) -> None:
+        """`/parallel 2 3`: workers on those items (each one's start, current tool and end
+        told as agent text), then each worker's changes put to the user file by file, through
+        the permission requests every edit gets (`plansight/takeIn`). A cancel stops the
+        workers still running; what they did stays stored."""
+        from plansight.parallel.workers import (
+            ParallelRefused,
+            WorkerEvent,
+            WorkerFinished,
+            Workers,
+            WorkerStarted,
+        )
+        from plansight.plan.plan import PlanError
+        from plansight.session.settings import user_config
+
+        ids = [part.lstrip("#") for part in argument.replace(",", " ").split()]
+        if not ids:
+            raise invalid_params("/parallel needs plan items' ids: /parallel 2 3.")
+        place = opened.workspace
+        if place.workers is None:
+            options = InitOptions.parse(user_config(self.env))
+            place.workers = Workers(place.sessions, max_workers=options.parallel_max)
+        workers = place.workers
+        finished: dict[str, WorkerFinished] = {}
+        told = asyncio.Event()
+
+        def on_event(event: WorkerEvent) -> None:
+            if isinstance(event, WorkerStarted):
+                said = f"Worker #{event.todo_id} started.\n"
+            elif isinstance(event, WorkerFinished):
+                finished[event.todo_id] = event
+                told.set()
+                files = ", ".join(f"{f['path']} +{f['added']} -{f['removed']}" for f in event.files)
+                said = f"Worker #{event.todo_id} {event.status}" + (
+                    f": {files}.\n" if files else ", no changes.\n"
+                )
+            else:
+                return
+            opened.outbox.put(update_agent_message_text(said))
+
+        workers.on_event.append(on_event)
+        try:
+            try:
+                answer = await workers.run_parallel(ids, opened.sid)
+            except ParallelRefused as err:
+                raise request_failed(str(err)) from err
+            except PlanError as err:
+                raise invalid_params(str(err)) from err
+            for skipped in answer["skipped"]:
+                opened.outbox.put(
+                    update_agent_message_text(
+                        f"#{skipped['todoId']}: not started, {skipped['reason']}.\n"
+                    )
+                )
+            expected = set(answer["started"]) | {w["todoId"] for w in answer["waiting"]}
+            try:
+                while not expected <= set(finished):
+                    await told.wait()
+                    told.clear()
+            except asyncio.CancelledError:
+                for todo_id in expected - set(finished):
+                    with contextlib.suppress(Exception):
+                        workers.cancel(todo_id)
+                raise
+        finally:
+            workers.on_event.remove(on_event)
+        for todo_id in sorted(expected):
+            if finished[todo_id].files:
+                taken = await workers.take_in(todo_id)
+                counts = ", ".join(
+                    f"{len(taken[k])} {k}"
+                    for k in ("applied", "rejected", "conflicts", "skipped")
+                    if taken[k]
+                )
+                await opened.outbox.send(
+                    update_agent_message_text(f"Took in #{todo_id}'s changes: {counts}.\n")
+                )
 
     async def _command(self, opened: AcpSession, command: SlashCommand) -> None:
         from plansight.checkpoints.facade import CheckpointsOff

@@ -8,6 +8,7 @@ beginning with `/`: each does what its LSP twin does.
 | `/undo <id>` | `plansight/restore` with `todoId` (undo that plan step) |
 | `/compact` | `plansight/compact` |
 | `/checkpoints` | `plansight/checkpoints` |
+| `/parallel <id> <id>...` | `plansight/runParallel`, then `plansight/takeIn` of each worker |
 
 A prompt that begins with any other `/word` is an ordinary prompt (a path, say).
 """
@@ -21,8 +22,8 @@ from acp.helpers import update_available_commands
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate
 from acp.schema import UnstructuredCommandInput as Hint
 
-CommandName = Literal["plan", "step", "undo", "compact", "checkpoints"]
-NAMES: tuple[CommandName, ...] = ("plan", "step", "undo", "compact", "checkpoints")
+CommandName = Literal["plan", "step", "undo", "compact", "checkpoints", "parallel"]
+NAMES: tuple[CommandName, ...] = ("plan", "step", "undo", "compact", "checkpoints", "parallel")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,12 @@ def available_commands() -> AvailableCommandsUpdate:
             ),
             hinted("compact", "Compact the conversation now."),
             hinted("checkpoints", "List the workspace's checkpoints."),
+            hinted(
+                "parallel",
+                "Run plan items at once, each by a worker in a sandboxed copy of the "
+                "workspace; then review each worker's changes file by file.",
+                "item numbers, e.g. 2 3",
+            ),
         ]
     )
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from plansight.acp.agent import AcpSession
     from plansight.acp.files import ClientFiles
     from plansight.acp.permissions import ClientHooks
+    from plansight.parallel.workers import Workers
     from plansight.session.session import Session
     from plansight.session.sessions import Sessions
 
@@ -80,6 +81,7 @@ class Workspace:
     sessions: Sessions
     attending: Attending
     busy: AcpSession | None = None  # whose prompt or command holds the engine
+    workers: Workers | None = None  # version 4: plan items run in parallel (made at /parallel)
     unsubscribe: list[Callable[[], Any]] = field(default_factory=list)
 
     def hold(self, session: AcpSession) -> None:

@@ -311,6 +311,17 @@ class Checkpointer:
         task.add_done_callback(lambda done: self._pending.pop(done, None))
         return task
 
+    async def current_tree(self, label: str) -> str | None:
+        """The workspace as it is now, as a tree of the checkpoint repository (a checkpoint is
+        taken first if anything changed since the last one): what a parallel worker's copy is
+        made of. None when checkpoints are off."""
+        if not await self.ready():
+            return None
+        self._snapshot("outside", label, self.view.in_progress(), only_if_changed=True)
+        await self.settled()
+        latest = self.store.latest()
+        return latest.tree if latest is not None else None
+
     # ----- reading and restoring -------------------------------------------------------------
 
     async def checkpoints(self) -> list[Checkpoint]:

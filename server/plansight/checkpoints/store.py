@@ -817,6 +817,13 @@ class CheckpointStore:
 
     # ----- keeping storage bounded ----------------------------------------------------------
 
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by every change of the repository (a prune among them): others' writes of
+        objects into it (a parallel worker's change set, plansight/parallel) hold it too, so
+        that no prune removes their objects before a ref keeps them."""
+        return self._lock
+
     def storage_bytes(self) -> int:
         """What the repository's objects take on disk."""
         with self._lock:

@@ -62,14 +62,17 @@ from plansight.cli.run import (
 from plansight.cli.show import history_lines, plan_lines, sessions_lines
 from plansight.cli.ui import LineReader, TerminalUI
 from plansight.protocol.names import (
+    CANCEL_WORKER,
     CHECKPOINTS,
     COMPACT,
     HISTORY,
     OPEN_SESSION,
     RESET,
     RESTORE,
+    RUN_PARALLEL,
     SESSIONS,
     STATE,
+    TAKE_IN,
 )
 
 if TYPE_CHECKING:
@@ -87,6 +90,8 @@ Type a task and press Enter; a follow-up continues the same conversation.
   /plan TASK       plan TASK first: nothing changes until you approve the plan
   /step N [TASK]   work on item N of the plan only
   /undo N          put back every file step N changed (the step is pending again)
+  /parallel N M    run items N and M at once, each by a worker in a copy of the workspace;
+                   then review each worker's changes file by file
   /checkpoints     the workspace's checkpoints
   /history         the past runs
   /compact         compact the conversation now
@@ -156,7 +161,19 @@ class Command:
 
 
 COMMANDS = frozenset(
-    {"plan", "step", "undo", "checkpoints", "history", "compact", "new", "help", "quit", "exit"}
+    {
+        "plan",
+        "step",
+        "undo",
+        "parallel",
+        "checkpoints",
+        "history",
+        "compact",
+        "new",
+        "help",
+        "quit",
+        "exit",
+    }
 )
 
 
@@ -167,6 +184,16 @@ def parse_line(line: str) -> Command:
         return Command("", text)
     name, _, argument = text[1:].partition(" ")
     return Command(name.lower(), argument.strip())
+
+
+def take_in_line(todo_id: str, answer: dict[str, Any]) -> str:
+    """What a take-in did, in one line."""
+    parts = [
+        f"{len(answer.get(key) or [])} {key}"
+        for key in ("applied", "rejected", "conflicts", "skipped")
+        if answer.get(key)
+    ]
+    return f"#{todo_id}: " + (", ".join(parts) or "nothing to take in")
 
 
 def step_id(argument: str) -> tuple[str, str] | None:
@@ -328,6 +355,52 @@ class InteractiveSession:
         if answer is not None:
             self.print_lines(checkpoint_lines(_checkpoints_of(answer.value)))
 
+    async def parallel(self, todo_ids: list[str]) -> None:
+        """`/parallel 2 3`: workers on items 2 and 3 (shown live), then each one's changes
+        taken in through the usual reviews. Ctrl-C stops the workers still running (what they
+        did is kept: `plansight/workers`)."""
+        ui = self.ui
+        ui.workers.clear()
+        ui.start()
+        try:
+            answered = await self.request(RUN_PARALLEL, {"todoIds": todo_ids})
+            if answered is None or not isinstance(answered.value, dict):
+                return
+            value = answered.value
+            for skipped in value.get("skipped", []):
+                self.say(f"#{skipped.get('todoId')}: not started, {skipped.get('reason')}.")
+            expected = {str(i) for i in value.get("started", [])} | {
+                str(w.get("todoId")) for w in value.get("waiting", []) if isinstance(w, dict)
+            }
+            ui.set_activity("workers running")
+            told = asyncio.Event()  # the workers' events update `ui.workers`
+            ui.on_worker.append(told.set)
+            try:
+                while not all(
+                    ui.workers.get(i, {}).get("status", "running") != "running" for i in expected
+                ):
+                    await told.wait()
+                    told.clear()
+            except asyncio.CancelledError:
+                client = self.client
+                if client is not None:
+                    for todo_id in expected:
+                        if ui.workers.get(todo_id, {}).get("status", "running") == "running":
+                            with contextlib.suppress(Exception):
+                                await client.request(CANCEL_WORKER, {"todoId": todo_id})
+                raise
+            finally:
+                ui.on_worker.remove(told.set)
+        finally:
+            ui.set_activity("")
+            ui.stop()
+        for todo_id, worker in list(ui.workers.items()):
+            if worker.get("files"):
+                self.say(f"Worker #{todo_id}'s changes, file by file:", "bold")
+                taken = await self.request(TAKE_IN, {"todoId": todo_id})
+                if taken is not None and isinstance(taken.value, dict):
+                    self.say(render.visible(take_in_line(todo_id, taken.value)))
+
     async def undo(self, todo_id: str) -> None:
         answered = await self.request(RESTORE, {"todoId": todo_id})
         if answered is None:
@@ -465,6 +538,12 @@ class InteractiveSession:
                 self.say("Which step? /undo N, e.g. /undo 2.", "bold yellow")
             else:
                 work = self.undo(step[0])
+        elif name == "parallel":
+            ids = [part.lstrip("#") for part in argument.replace(",", " ").split()]
+            if not ids:
+                self.say("Which items? /parallel N M, e.g. /parallel 2 3.", "bold yellow")
+            else:
+                work = self.parallel(ids)
         elif name == "checkpoints":
             work = self.show_checkpoints()
         elif name == "history":

@@ -40,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -214,6 +215,9 @@ class TerminalUI:
         self.activity = ""
         self._activity_since = time.monotonic()
         self._spinner = Spinner("dots", style="bold blue")
+        # Version 4: the parallel workers by item id, as their events told (`worker_lines`).
+        self.workers: dict[str, dict[str, Any]] = {}
+        self.on_worker: list[Callable[[], None]] = []  # told after each worker event
 
     # Live region -------------------------------------------------------------------------
     def start(self) -> None:
@@ -275,6 +279,8 @@ class TerminalUI:
         has_plan = self.plan is not None and render.plan_items(self.plan)
         if has_plan:
             parts.append(self._plan_panel())
+        if self.workers:
+            parts.append(render.visible_text(Text("\n".join(worker_lines(self.workers)))))
         if self.activity:
             elapsed = time.monotonic() - self._activity_since
             self._spinner.update(text=render.activity_text(self.activity, elapsed))
@@ -476,10 +482,26 @@ class TerminalUI:
                     event.get("unchanged"),
                 )
             )
+        elif kind in ("workerStarted", "workerProgress", "workerFinished"):
+            self._worker_event(kind, event)
         elif kind == "thinkingDelta":
             # Thinking stays collapsed: the live line says it is happening, nothing is printed.
             self.set_activity("the model is thinking")
         # runStarted, runFinished (the answer is printed at the end) and unknown types: quiet.
+
+    def _worker_event(self, kind: str, event: dict[str, Any]) -> None:
+        todo_id = str(event.get("todoId", ""))
+        worker = self.workers.setdefault(todo_id, {"status": "running", "rounds": 0})
+        if kind == "workerProgress":
+            worker.update(tool=event.get("tool"), summary=event.get("summary"))
+            worker["rounds"] = event.get("rounds", worker["rounds"])
+        elif kind == "workerFinished":
+            files = event.get("files") if isinstance(event.get("files"), list) else []
+            worker.update(status=event.get("status"), files=files, tool=None)
+            self.print(Text(render.visible(worker_line(todo_id, worker)), style="bold"))
+        self._refresh()
+        for listener in list(self.on_worker):
+            listener()
 
     def _tool_call(self, event: dict[str, Any]) -> None:
         name = str(event.get("name", ""))
@@ -660,3 +682,25 @@ class TerminalUI:
         usage = result.get("usage")
         if isinstance(usage, dict):
             self.console.print(Text(render.usage_line(usage), style="dim"))
+
+
+def worker_line(todo_id: str, worker: dict[str, Any]) -> str:
+    """One worker as the live region shows it: its item, its current tool or how it ended."""
+    status = str(worker.get("status", "running"))
+    if status == "running":
+        tool = worker.get("tool")
+        summary = worker.get("summary")
+        doing = f"{tool}: {summary}" if tool and summary else str(tool or "starting")
+        return f"⟳ #{todo_id} {render.shorten(doing, 70)} ({worker.get('rounds', 0)} tools)"
+    files = worker.get("files") or []
+    mark = {"completed": "✓", "failed": "✗", "cancelled": "–"}.get(status, "?")
+    changed = ", ".join(
+        f"{f.get('path')} +{f.get('added', 0)} -{f.get('removed', 0)}"
+        for f in files
+        if isinstance(f, dict)
+    )
+    return f"{mark} #{todo_id} {status}" + (f": {changed}" if changed else ", no changes")
+
+
+def worker_lines(workers: dict[str, dict[str, Any]]) -> list[str]:
+    return [worker_line(todo_id, worker) for todo_id, worker in workers.items()]

@@ -42,6 +42,12 @@ class EditProposal:
     # notwithstanding, and refuses it when nobody can answer.
     control: bool = False
     call_id: str | None = None  # the tool call (tool_use id) that proposed it
+    # Version 4: a parallel worker's change being taken in (its item id); `conflict`: the
+    # workspace changed the same lines meanwhile, and the text holds both sides between conflict
+    # markers (never accepted unasked); `deleted`: the worker deleted the file.
+    worker: str | None = None
+    conflict: bool = False
+    deleted: bool = False
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ class FakeMessagesAPI:
         require_api_key: bool = True,
         context_window: int | None = None,
         models: Iterable[Mapping[str, Any]] | None = None,
+        conversations: Mapping[str, Iterable[ScriptStep]] | None = None,
     ) -> None:
         if script is None:
             script = Script()
@@ -94,6 +95,14 @@ class FakeMessagesAPI:
         )
         self.cache = PromptCache(min_tokens=min_cacheable_tokens)
         self._cursor = 0
+        # Several conversations at once (parallel workers): a request whose system prompt or
+        # first user message contains a marker takes that conversation's next step (the
+        # marker found first in that text, when several are); each
+        # marker has its own queue, so the order the conversations' requests arrive in does
+        # not matter. Requests with no marker take the main script's steps.
+        self._conversations: dict[str, list[ScriptStep]] = {
+            marker: list(steps) for marker, steps in (conversations or {}).items()
+        }
         self._script_lock = threading.Lock()
         self._log = RequestLog()
         self._tool_counter = 0
@@ -241,7 +250,41 @@ class FakeMessagesAPI:
         """Block until ``count`` requests were received and answered (or raise TimeoutError)."""
         return self._log.wait_for(count, timeout)
 
-    def _next_step(self) -> tuple[int, ScriptStep] | None:
+    def push_conversation(self, marker: str, *steps: ScriptStep) -> None:
+        """Append steps to the conversation marked `marker` (see `conversations`)."""
+        with self._script_lock:
+            self._conversations.setdefault(marker, []).extend(steps)
+
+    @staticmethod
+    def _opening_text(body: Mapping[str, Any]) -> str:
+        """The system prompt and the first user message, as text (where markers are looked
+        for)."""
+        parts: list[str] = []
+        system = body.get("system")
+        blocks: list[Any] = [system] if isinstance(system, str) else list(system or [])
+        messages = body.get("messages") or []
+        if messages and isinstance(messages[0], Mapping):
+            content = messages[0].get("content")
+            blocks += [content] if isinstance(content, str) else list(content or [])
+        for block in blocks:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        return "\n".join(parts)
+
+    def _next_step(self, body: Mapping[str, Any] | None = None) -> tuple[int, ScriptStep] | None:
+        if self._conversations and body is not None:
+            opening = self._opening_text(body)
+            # The marker that comes first wins: a worker's first message names its own item
+            # before it shows the whole plan (where its siblings' items are named too).
+            found = [(opening.find(m), m) for m in self._conversations if m in opening]
+            if found:
+                marker = min(found)[1]
+                with self._script_lock:
+                    steps = self._conversations[marker]
+                    # Index -1: a conversation's step, not one of the main script's.
+                    return (-1, steps.pop(0)) if steps else None
         with self._script_lock:
             if self._cursor >= len(self._steps):
                 return None
@@ -425,7 +468,7 @@ class FakeMessagesAPI:
         if self._no_tools_reply is not None and isinstance(choice, dict):
             if choice.get("type") == "none":
                 return await self._answer(rec, out, body, self._no_tools_reply)
-        picked = self._next_step()
+        picked = self._next_step(body)
         if picked is None:
             rec.outcome = "exhausted"
             message = f"fake API: script exhausted after {self.steps_used} requests"

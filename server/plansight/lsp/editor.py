@@ -149,6 +149,12 @@ class EditorBridge:
             params["planId"] = proposal.plan_id  # an addition: which plan the item is of
         if proposal.control:
             params["control"] = True  # version 4: a control file, never accepted unasked
+        if proposal.worker is not None:  # version 4: a parallel worker's change, taken in
+            params["worker"] = proposal.worker
+            if proposal.conflict:
+                params["conflict"] = True
+            if proposal.deleted:
+                params["deleted"] = True
         try:
             result = await self.request(REVIEW_EDIT, params)
         except JsonRpcException as err:

@@ -35,6 +35,7 @@ PlanVersion = NewType("PlanVersion", int)
 RunCount = NewType("RunCount", int)
 Paths = NewType("Paths", tuple[str, ...])  # relative to the workspace
 Mode = NewType("Mode", str)  # one of RUN_MODES (null: act)
+TodoIds = NewType("TodoIds", tuple[str, ...])  # plan items' ids (version 4: runParallel)
 
 
 class InvalidParams(JsonRpcException):
@@ -91,6 +92,12 @@ def _paths(value: Any, _: type) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _todo_ids(value: Any, _: type) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise _Rule("must be a non-empty list of plan items' ids")
+    return tuple(_todo_id(v, str) for v in value)
+
+
 def _mode(value: Any, _: type) -> str:
     if value is None:
         return "act"
@@ -137,6 +144,21 @@ class SessionIdParams:
     """`plansight/openSession`, `plansight/deleteSession`."""
 
     id: Text
+
+
+@attrs.frozen
+class RunParallelParams:
+    """`plansight/runParallel` (version 4)."""
+
+    todo_ids: TodoIds
+    session_id: Text | None = None
+
+
+@attrs.frozen
+class WorkerParams:
+    """`plansight/takeIn`, `plansight/dropChanges`, `plansight/cancel` (version 4)."""
+
+    todo_id: TodoId
 
 
 @attrs.frozen
@@ -200,6 +222,7 @@ class ParamsReader:
             RunCount: _whole("must be a whole number of runs, 0 or more", minimum=0),
             Paths: _paths,
             Mode: _mode,
+            TodoIds: _todo_ids,
         }
         for kind, hook in hooks.items():
             converter.register_structure_hook(kind, hook)

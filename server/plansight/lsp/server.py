@@ -43,17 +43,21 @@ from plansight.lsp.params import (
     ParamsReader,
     RenameSessionParams,
     RestoreParams,
+    RunParallelParams,
     RunParams,
     SessionIdParams,
     SessionParams,
+    WorkerParams,
 )
 from plansight.lsp.stdio import Leave, serve_stdio
 from plansight.protocol.names import (
+    CANCEL_WORKER,
     CHANGES,
     CHECKPOINT_FILE,
     CHECKPOINTS,
     COMPACT,
     DELETE_SESSION,
+    DROP_CHANGES,
     EDIT_PLAN,
     EVENT,
     HISTORY,
@@ -68,15 +72,19 @@ from plansight.protocol.names import (
     RESET,
     RESTORE,
     RUN,
+    RUN_PARALLEL,
     SERVER_NOT_INITIALIZED,
     SESSIONS,
     STATE,
+    TAKE_IN,
+    WORKERS,
     event_payload,
     server_capability,
 )
 from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
+    from plansight.parallel.workers import Workers
     from plansight.session.session import Session
     from plansight.session.sessions import Sessions
     from plansight.session.storage import SessionStore
@@ -125,6 +133,7 @@ class PlansightServer(LanguageServer):
         )
         self.session: Session | None = None
         self.sessions: Sessions | None = None
+        self.workers: Workers | None = None  # version 4: plan items run in parallel
         self.store: SessionStore | None = None  # claimed at `initialize`
         self.init_params: types.InitializeParams | None = None
         # A read-only view's answer to `initialize` (`heldBy`: the server keeping the session).
@@ -226,6 +235,18 @@ class PlansightServer(LanguageServer):
             self.send_state(sessions.loaded)
         # From now on, each session loaded in its place is shown to the client at once.
         sessions.on_switch.append(self.send_state)
+        from plansight.parallel.workers import Workers
+
+        workers = self.workers = Workers(
+            sessions,
+            max_workers=options.parallel_max,
+            front_door={
+                "approve_tool": bridge.approve_tool,
+                "ask": bridge.ask,
+                "mcp_servers": options.mcp_servers,
+            },
+        )
+        workers.on_event.append(lambda e: self.protocol.notify(EVENT, event_payload(e)))
         session.start()
         return session
 
@@ -250,6 +271,11 @@ class PlansightServer(LanguageServer):
         assert self.sessions is not None  # made with the session
         return self.sessions
 
+    def require_workers(self) -> Workers:
+        self.require_session()
+        assert self.workers is not None  # made with the session
+        return self.workers
+
     def require_session(self) -> Session:
         if self.shut_down:
             raise JsonRpcException(message="The server is shutting down.", code=INVALID_REQUEST)
@@ -265,6 +291,8 @@ class PlansightServer(LanguageServer):
         """End the run in progress, close the model's connections and stop watching."""
         if self.sessions is not None:
             await self.sessions.plan_files.close()  # a change just made still written
+        if self.workers is not None:  # each stores what it did first
+            await self.workers.close()
         if self.session is not None:
             await self.session.close()
 
@@ -276,15 +304,16 @@ def engine_errors(model_failed: str = "") -> Iterator[None]:
     from plansight.checkpoints import CheckpointError
     from plansight.checkpoints.facade import CheckpointsOff
     from plansight.engine.model import ModelError
+    from plansight.parallel.workers import ParallelRefused, UnknownWorker
     from plansight.plan.plan import PlanError, StalePlanError
     from plansight.session.lock import SessionBusy
     from plansight.session.registry import UnknownSession
 
     try:
         yield
-    except (SessionBusy, StalePlanError, CheckpointsOff) as err:
+    except (SessionBusy, StalePlanError, CheckpointsOff, ParallelRefused) as err:
         raise JsonRpcException(message=str(err), code=REQUEST_FAILED) from err
-    except (PlanError, CheckpointError, UnknownSession) as err:
+    except (PlanError, CheckpointError, UnknownSession, UnknownWorker) as err:
         raise JsonRpcException(message=str(err), code=INVALID_PARAMS) from err
     except ModelError as err:
         raise JsonRpcException(message=f"{model_failed}{err}", code=REQUEST_FAILED) from err
@@ -456,6 +485,36 @@ def create_server() -> PlansightServer:
         session = ls.require_session()
         with engine_errors():
             return (await session.checkpoints.file_at(asked.checkpoint, asked.path)).to_wire()
+
+    @server.feature(RUN_PARALLEL)
+    async def run_parallel(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        asked = ls.params.read(params, RunParallelParams)
+        workers = ls.require_workers()
+        with engine_errors():
+            return await workers.run_parallel(list(asked.todo_ids), asked.session_id)
+
+    @server.feature(WORKERS)
+    def workers_list(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        return {"workers": ls.require_workers().listed()}
+
+    @server.feature(TAKE_IN)
+    async def take_in(ls: PlansightServer, params: Any) -> dict[str, Any]:
+        asked = ls.params.read(params, WorkerParams)
+        workers = ls.require_workers()
+        with engine_errors():
+            return await workers.take_in(asked.todo_id)
+
+    @server.feature(DROP_CHANGES)
+    def drop_changes(ls: PlansightServer, params: Any) -> None:
+        asked = ls.params.read(params, WorkerParams)
+        with engine_errors():
+            ls.require_workers().drop(asked.todo_id)
+
+    @server.feature(CANCEL_WORKER)
+    def cancel_worker(ls: PlansightServer, params: Any) -> None:
+        asked = ls.params.read(params, WorkerParams)
+        with engine_errors():
+            ls.require_workers().cancel(asked.todo_id)
 
     return server
 

@@ -32,6 +32,9 @@ MAX_RETRIES = 3
 # The notes of an item sent without `notes`: whatever the item had (a unique object, compared
 # by identity, replaced before any state holds it).
 _KEEP = "\u0000keep"
+# An item sent without `after` keeps the dependencies it has (on items still in the plan): the
+# plan file has no place for them, and a model need not repeat them.
+_KEEP_AFTER: tuple[str, ...] = ("\u0000keep",)
 
 
 class PlanError(ValueError):
@@ -52,6 +55,7 @@ class TodoItem:
     # comment) or the model noted on the item: acceptance criteria, hints, links. Shown to the
     # model with the item.
     notes: str = ""
+    after: tuple[str, ...] = ()  # version 4: the ids of the items this one waits for
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"id": self.id, "text": self.text, "status": self.status}
@@ -59,6 +63,8 @@ class TodoItem:
             wire["retries"] = self.retries
         if self.notes:
             wire["notes"] = self.notes
+        if self.after:
+            wire["after"] = list(self.after)
         return wire
 
     def reference(self) -> dict[str, str]:
@@ -75,6 +81,7 @@ class TodoItem:
             status=raw["status"],
             retries=int(raw.get("retries", 0)),
             notes=str(raw.get("notes") or ""),
+            after=tuple(str(i) for i in raw.get("after", ())),
         )
 
 
@@ -216,13 +223,57 @@ def parse_items(raw: Any) -> list[TodoItem]:
                 text=text.strip(),
                 status=status,
                 notes=normalize_notes(notes) if notes is not None else _KEEP,
+                after=_after(entry, item_id),
             )
         )
+    _check_dependencies(items)
     in_progress = [item.id for item in items if item.status == "in_progress"]
     if len(in_progress) > 1:
         ids = ", ".join(f"#{i}" for i in in_progress)
         raise PlanError(f"Only one item may be in_progress at a time ({ids} are).")
     return items
+
+
+def _after(entry: dict[str, Any], item_id: str) -> tuple[str, ...]:
+    """An item's `after` (optional): a list of other items' ids."""
+    raw = entry.get("after")
+    if raw is None:
+        return _KEEP_AFTER
+    if not isinstance(raw, list | tuple) or any(
+        isinstance(i, bool) or not isinstance(i, str | int) or not str(i).strip() for i in raw
+    ):
+        raise PlanError(f"Item #{item_id}: 'after' must be a list of item ids.")
+    return tuple(dict.fromkeys(str(i).strip() for i in raw))
+
+
+def _check_dependencies(items: list[TodoItem]) -> None:
+    """Every `after` names another item of the plan, and no item waits on itself through
+    others (a cycle could never start)."""
+    known = {item.id for item in items}
+    waits = {item.id: () if item.after is _KEEP_AFTER else item.after for item in items}
+    for item in items:
+        for dependency in waits[item.id]:
+            if dependency == item.id:
+                raise PlanError(f"Item #{item.id}: 'after' names the item itself.")
+            if dependency not in known:
+                raise PlanError(
+                    f"Item #{item.id}: 'after' names #{dependency}, no item of the plan."
+                )
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: known to end
+
+    def walk(item_id: str, path: list[str]) -> None:
+        if state.get(item_id) == 2:
+            return
+        if state.get(item_id) == 1:
+            cycle = " → ".join(f"#{i}" for i in [*path[path.index(item_id) :], item_id])
+            raise PlanError(f"The items' 'after' dependencies form a cycle ({cycle}).")
+        state[item_id] = 1
+        for dependency in waits[item_id]:
+            walk(dependency, [*path, item_id])
+        state[item_id] = 2
+
+    for item in items:
+        walk(item.id, [])
 
 
 @dataclass
@@ -343,7 +394,11 @@ class Plan:
             notes = item.notes
             if notes == _KEEP:
                 notes = before.notes if before else ""
-            counted_item = replace(item, retries=retries, notes=notes)
+            after = item.after
+            if after is _KEEP_AFTER:
+                kept = before.after if before else ()
+                after = tuple(i for i in kept if any(other.id == i for other in items))
+            counted_item = replace(item, retries=retries, notes=notes, after=after)
             if retries >= MAX_RETRIES and before and before.retries < retries:
                 exhausted.append(counted_item)
             counted.append(counted_item)

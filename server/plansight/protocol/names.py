@@ -43,6 +43,12 @@ NEW_SESSION = "plansight/newSession"
 OPEN_SESSION = "plansight/openSession"
 RENAME_SESSION = "plansight/renameSession"
 DELETE_SESSION = "plansight/deleteSession"
+# Version 4: running plan items in parallel
+RUN_PARALLEL = "plansight/runParallel"
+WORKERS = "plansight/workers"
+TAKE_IN = "plansight/takeIn"
+DROP_CHANGES = "plansight/dropChanges"
+CANCEL_WORKER = "plansight/cancel"
 # Server → client notifications
 TODOS = "plansight/todos"
 SCRATCHPAD = "plansight/scratchpad"
@@ -149,6 +155,35 @@ METHODS: tuple[MethodSpec, ...] = (
     ),
     MethodSpec(DELETE_SESSION, "client→server", "request", "{ id }", "null", 4, True),
     MethodSpec(
+        RUN_PARALLEL,
+        "client→server",
+        "request",
+        "{ todoIds, sessionId? }",
+        "{ started, waiting: [{ todoId, after }], skipped: [{ todoId, reason }] }",
+        4,
+        True,
+    ),
+    MethodSpec(
+        WORKERS,
+        "client→server",
+        "request",
+        "{}",
+        "{ workers: [{ todoId, sessionId, status, files, startedAt, finishedAt?, summary? }] }",
+        4,
+        True,
+    ),
+    MethodSpec(
+        TAKE_IN,
+        "client→server",
+        "request",
+        "{ todoId }",
+        "{ applied, rejected, conflicts, skipped: [{ path, reason }] }",
+        4,
+        True,
+    ),
+    MethodSpec(DROP_CHANGES, "client→server", "request", "{ todoId }", "null", 4, True),
+    MethodSpec(CANCEL_WORKER, "client→server", "request", "{ todoId }", "null", 4, True),
+    MethodSpec(
         MCP,
         "client→server",
         "request",
@@ -195,7 +230,9 @@ METHODS: tuple[MethodSpec, ...] = (
         "server→client",
         "request",
         # planId: extension; control: v4 (a control file, asked even with autoApprove.edits)
-        "{ id, uri, oldText, newText, description, todoId?, planId?, control? }",
+        # worker, conflict, deleted: v4 (a parallel worker's change being taken in)
+        "{ id, uri, oldText, newText, description, todoId?, planId?, control?, worker?, "
+        "conflict?, deleted? }",
         "{ accepted, feedback?, newText? }",
         1,
         True,
@@ -320,6 +357,9 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("mcp", "servers", 3, True),
     EventSpec("retrying", "attempt, of, reason, delaySeconds, message", 0, True),
     EventSpec("history", "runs, sessionId", 4, True),  # a session opened: its past runs
+    EventSpec("workerStarted", "todoId, sessionId", 4, True),
+    EventSpec("workerProgress", "todoId, sessionId, tool, summary, rounds", 4, True),
+    EventSpec("workerFinished", "todoId, sessionId, status, files, summary", 4, True),
 )
 EVENT_TYPES = frozenset(spec.type for spec in EVENTS)
 

@@ -74,6 +74,8 @@ class InitOptions:
     # to the workspace root; None: no plan files (`false`). Checked against the workspace at
     # start (session/planfiles.py): one that resolves outside it is refused there.
     plans_directory: str | None = DEFAULT_PLANS_DIRECTORY
+    # Version 4: how many workers run plan items at once (`plansight/runParallel`); user-level.
+    parallel_max: int = 3
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
@@ -112,6 +114,10 @@ class InitOptions:
             protect=_protect(top.object("protect"), problems),
             read_only=top.flag("readOnly", False),
             plans_directory=_plans_directory(raw, problems),
+            parallel_max=_OptionReader(top.object("parallel") or {}, "parallel.", problems).whole(
+                "max"
+            )
+            or 3,
             problems=tuple(problems),
         )
 

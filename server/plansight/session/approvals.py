@@ -108,8 +108,9 @@ class ApprovalPolicy:
 
     async def review(self, proposal: EditProposal) -> EditDecision:
         remembered = self.always.get(EDITS)
-        if proposal.control:
-            # The user's own decision every time; only a refusal may be remembered.
+        if proposal.control or proposal.conflict:
+            # The user's own decision every time (a control file; a worker's change that
+            # conflicts with the workspace's); only a refusal may be remembered.
             if remembered == "reject":
                 await self._unasked(proposal, False)
                 return EditDecision(accepted=False)

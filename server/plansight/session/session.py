@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -84,15 +85,19 @@ class Session:
         settings: SessionSettings,
         *,
         store: SessionStore | None = None,
+        hidden: Sequence[Path] = (),
+        scratchpad: Scratchpad | None = None,
         **front_door: Unpack[FrontDoor],
     ) -> None:
         """`front_door`: its hooks, documents and MCP servers, for the tools (session/toolbox.py);
-        each left out gets the answer of a session nobody attends (engine/hooks.py)."""
+        each left out gets the answer of a session nobody attends (engine/hooks.py). `hidden`:
+        more folders its commands may not see; `scratchpad`: one shared with other sessions
+        (a parallel worker's, plansight/parallel)."""
         self.root = root.resolve()
         self.settings = settings
         self.events = EventBus()
         self.plan = Plan()
-        self.scratchpad = Scratchpad()
+        self.scratchpad = scratchpad if scratchpad is not None else Scratchpad()
         self.conversation = Conversation()
         self.notices = Notices(changed_files=set())
         toolbox = build_tools(
@@ -102,7 +107,7 @@ class Session:
             plan=self.plan,
             scratchpad=self.scratchpad,
             storage=store.directory if store is not None else None,
-            hidden=plansight_storage(store, self.root),
+            hidden=[*plansight_storage(store, self.root), *hidden],
             **front_door,
         )
         self.workspace, self.tools, self.ctx = toolbox.workspace, toolbox.tools, toolbox.ctx

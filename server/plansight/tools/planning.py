@@ -113,6 +113,11 @@ TODO_SCHEMA: dict[str, Any] = {
                             "out to keep the notes the item has."
                         ),
                     },
+                    "after": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Optional: ids of the items this one needs done first.",
+                    },
                 },
                 "required": ["id", "text", "status"],
             },

@@ -355,6 +355,12 @@ class CommandSandbox:
         args += self._runtime_hidden()
         for shown in (*self._tools, *visible):  # read-only in the private /tmp
             args += ["--ro-bind", str(shown), str(shown)]
+        # A root inside a hidden folder (a parallel worker's copy in Plansight's storage): the
+        # folder is hidden first and the root bound into the empty tmpfs, so nothing else of
+        # the storage (the sessions, the other workers' copies) is in sight.
+        for folder in self.hidden:
+            if self.root.is_relative_to(folder) and self.root != folder and os.path.isdir(folder):
+                args += ["--tmpfs", str(folder)]
         for path in (self.root, *self._writable):
             args += ["--bind", str(path), str(path)]
         survey = self.protected.survey(self.control.matcher())

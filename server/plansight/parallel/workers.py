@@ -1,0 +1,655 @@
+"""Plan items run in parallel (protocol version 4): one worker per item, each a session of its
+own on a copy of the workspace, confined by the sandbox to that copy; its change set stored,
+then taken in file by file through the usual edit review, merged three ways onto the workspace
+as it is then.
+
+`Workers` is what a front door drives: `run_parallel`, `list`, `cancel`, `take_in`, `drop`,
+`close`; it tells of each worker through `on_event` (`WorkerStarted`, `WorkerProgress`,
+`WorkerFinished`, sent by the front door as `plansight/event`s).
+
+Why it is safe to let a worker edit and run commands unasked: it works in a folder under
+Plansight's storage (copies.py), its commands run in the sandbox with only that folder writable
+(the real workspace read-only, the rest of the storage hidden), and nothing of what it did
+reaches the workspace but through the user's review. Without a sandbox nothing confines its
+commands, so `run_parallel` is refused, saying why.
+
+Why the change set is stored before `workerFinished` is sent: a client (or the server) may die
+at any moment after it; the record and the refs in the checkpoint repository (records.py,
+copies.py) are what `plansight/workers` lists after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from plansight.checkpoints.files import RestoreRefused
+from plansight.checkpoints.files import delete as delete_file
+from plansight.checkpoints.files import write as write_file
+from plansight.checkpoints.git import GitError, GitUnavailable, find_git
+from plansight.checkpoints.store import CheckpointStore, checkpoints_folder
+from plansight.engine import hooks
+from plansight.engine.events import Event, RunResult, ToolCall
+from plansight.engine.hooks import EditDecision, EditProposal
+from plansight.parallel.copies import FileChange, WorkerCopy
+from plansight.parallel.records import WorkerRecord, WorkerRecords, WorkerStatus
+from plansight.parallel.scratchpad import SharedScratchpad
+from plansight.plan.plan import PlanError, TodoItem
+from plansight.session.session import Session
+from plansight.session.sessions import Sessions
+from plansight.session.toolbox import FrontDoor
+from plansight.workspace.control import is_git_internal
+from plansight.workspace.sandbox import SandboxOptions
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX = 3
+WORKER_PROMPT = (
+    "You are one of several workers doing the items of this plan at the same time, each in a "
+    "copy of the workspace of its own. Your item is #{id}: {text}\n"
+    "Do that item only; the other items are your siblings' or the user's. The scratchpad is "
+    "shared with your siblings (each line begins with its item's id): read it first, and write "
+    "there what they should know (an interface you changed, a decision). Your edits and "
+    "commands are not asked: they change your copy only, and the user reviews every file "
+    "before it reaches the workspace. When you are done, mark #{id} completed with the todo "
+    "tool and end with a short summary of what you changed and why."
+)
+
+
+class ParallelRefused(Exception):
+    """runParallel cannot run here (no sandbox, no checkpoints); the message says why."""
+
+
+class UnknownWorker(Exception):
+    """No running worker or stored change set for that item."""
+
+
+@dataclass(frozen=True)
+class WorkerStarted:
+    todo_id: str
+    session_id: str
+    type: str = "workerStarted"
+
+
+@dataclass(frozen=True)
+class WorkerProgress:
+    """The worker's current tool (None between tools) and how many rounds it made."""
+
+    todo_id: str
+    session_id: str
+    tool: str | None
+    summary: str | None
+    rounds: int
+    type: str = "workerProgress"
+
+
+@dataclass(frozen=True)
+class WorkerFinished:
+    todo_id: str
+    session_id: str
+    status: WorkerStatus
+    files: tuple[dict[str, Any], ...]
+    summary: str
+    type: str = "workerFinished"
+
+
+WorkerEvent = WorkerStarted | WorkerProgress | WorkerFinished
+
+
+@dataclass
+class _Job:
+    todo_id: str
+    parent: str | None
+    item: TodoItem
+    base: str
+    task: asyncio.Task[None] | None = None
+    session: Session | None = None
+    rounds: int = 0
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class Workers:
+    def __init__(
+        self,
+        sessions: Sessions,
+        *,
+        max_workers: int = DEFAULT_MAX,
+        front_door: FrontDoor | None = None,
+    ) -> None:
+        """`sessions`: the workspace's (its engine's store keeps the change sets);
+        `front_door`: the hooks a worker asks the user through (MCP tool approval, questions;
+        its edits and commands are not asked)."""
+        engine = sessions.engine
+        assert engine.store is not None  # Sessions needs one
+        self.sessions = sessions
+        self.engine = engine
+        self.max_workers = max(1, max_workers)
+        self.front_door: FrontDoor = front_door or {}
+        self.records = WorkerRecords(engine.store.directory / "workers")
+        self.on_event: list[Callable[[WorkerEvent], None]] = []
+        self._jobs: dict[str, _Job] = {}  # running
+        self._queue: list[_Job] = []  # waiting for a free place or their dependencies
+        self._scratchpads: dict[str | None, SharedScratchpad] = {}
+        self._taking_in = asyncio.Lock()
+        self._recovered = False
+
+    # The list --------------------------------------------------------------------------------
+
+    def listed(self) -> list[dict[str, Any]]:
+        """`plansight/workers`: running workers and stored change sets, oldest first."""
+        self._recover()
+        return [record.to_wire() for record in self.records.all()]
+
+    # Starting -------------------------------------------------------------------------------
+
+    async def run_parallel(self, todo_ids: list[str], session_id: str | None) -> dict[str, Any]:
+        """Start a worker for each item whose dependencies are done (at most `max_workers` at
+        once; the others wait for a place or for their dependencies). ParallelRefused without a
+        sandbox or checkpoints; PlanError for an item the plan does not have."""
+        self._recover()
+        self.engine.lock.refuse_if_read_only()
+        await self._refuse_unless_possible()
+        parent = session_id or self.sessions.current
+        plan = self.sessions.state(parent).todos
+        items = {item.id: item for item in plan.items}
+        unknown = [i for i in todo_ids if i not in items]
+        if unknown or not todo_ids:
+            ids = ", ".join(f"#{i}" for i in items) or "none"
+            raise PlanError(
+                f"The plan has no item {', '.join('#' + i for i in unknown)} (its items: {ids})."
+                if unknown
+                else "runParallel needs at least one item id."
+            )
+        checkpointer = self.engine.checkpoints.checkpointer
+        assert checkpointer is not None  # _refuse_unless_possible
+        base = await checkpointer.current_tree("Before running items in parallel")
+        if base is None:
+            raise ParallelRefused(checkpointer.off_reason or "checkpoints are off")
+        skipped: list[dict[str, str]] = []
+        queued: list[str] = []
+        for todo_id in dict.fromkeys(todo_ids):
+            reason = self._not_startable(items[todo_id])
+            if reason is not None:
+                skipped.append({"todoId": todo_id, "reason": reason})
+                continue
+            self._queue.append(_Job(todo_id, parent, items[todo_id], base))
+            queued.append(todo_id)
+        self._scratchpads.setdefault(
+            parent, SharedScratchpad(self.sessions.state(parent).scratchpad)
+        )
+        started = self._schedule()
+        return {
+            "started": [j for j in queued if j in started],
+            "waiting": [
+                {"todoId": job.todo_id, "after": list(job.item.after)}
+                for job in self._queue
+                if job.todo_id in queued
+            ],
+            "skipped": skipped,
+        }
+
+    async def _refuse_unless_possible(self) -> None:
+        sandbox = self.engine.ctx.sandbox
+        assert sandbox is not None
+        if sandbox.options.enabled is False:
+            raise ParallelRefused(
+                "Plan items run in parallel only in a sandbox (each worker's commands may write "
+                "its own copy of the workspace and nothing else), and the option "
+                "sandbox.enabled is false."
+            )
+        found = await asyncio.to_thread(sandbox.availability)
+        if not found.available:
+            raise ParallelRefused(
+                "Plan items run in parallel only in a sandbox (each worker's commands may write "
+                f"its own copy of the workspace and nothing else), and none can be made here: "
+                f"{found.reason}."
+            )
+        checkpointer = self.engine.checkpoints.checkpointer
+        if checkpointer is None or not await checkpointer.ready():
+            why = (
+                checkpointer.off_reason if checkpointer is not None else None
+            ) or self.engine.checkpoints.off_reason
+            raise ParallelRefused(f"Workers' copies are made from checkpoints, and {why}.")
+
+    def _not_startable(self, item: TodoItem) -> str | None:
+        if item.id in self._jobs or any(j.todo_id == item.id for j in self._queue):
+            return "a worker is already on it"
+        if self.records.load(item.id) is not None:
+            return "its last worker's changes are stored: take them in or drop them first"
+        if item.status in ("completed", "cancelled"):
+            return f"it is {item.status}"
+        return None
+
+    def _dependencies(self, job: _Job) -> tuple[bool, str | None]:
+        """Whether its dependencies are done, and the reason it can never start (one failed)."""
+        plan = self.sessions.state(job.parent).todos
+        statuses = {item.id: item.status for item in plan.items}
+        for dependency in job.item.after:
+            status = statuses.get(dependency)
+            if status == "failed":
+                return False, f"#{dependency} failed"
+            if status not in ("completed", "cancelled", None):
+                return False, None
+        return True, None
+
+    def _schedule(self) -> set[str]:
+        """Start what may start now; drop what never can (a dependency failed)."""
+        started: set[str] = set()
+        for job in list(self._queue):
+            ready, never = self._dependencies(job)
+            if never is not None:
+                self._queue.remove(job)
+                self._emit(
+                    WorkerFinished(job.todo_id, "", "cancelled", (), f"Not started: {never}.")
+                )
+                continue
+            if not ready or len(self._jobs) >= self.max_workers:
+                continue
+            self._queue.remove(job)
+            # A dependency's change set not taken in yet is where its dependent starts from
+            # (one dependency); its own change set is then the dependent's changes alone.
+            for dependency in job.item.after[:1] if len(job.item.after) == 1 else ():
+                record = self.records.load(dependency)
+                if record is not None and record.result:
+                    job.base = record.result
+            self._jobs[job.todo_id] = job
+            job.task = asyncio.get_running_loop().create_task(
+                self._work(job), name=f"plansight-worker-{job.todo_id}"
+            )
+            started.add(job.todo_id)
+        return started
+
+    # One worker -----------------------------------------------------------------------------
+
+    def _repository(self) -> CheckpointStore:
+        checkpointer = self.engine.checkpoints.checkpointer
+        assert checkpointer is not None
+        return checkpointer.store
+
+    def _copy(self, todo_id: str) -> WorkerCopy:
+        """git on the checkpoint repository, with the worker's own index and folder."""
+        directory = checkpoints_folder(self.records.folder.parent)
+        folder = self.records.folder_of(todo_id)
+        return WorkerCopy(
+            find_git()[0], directory / "git", folder / "tree", folder / "index", directory / "home"
+        )
+
+    async def _work(self, job: _Job) -> None:
+        session_id = uuid.uuid4().hex[:12]
+        record = WorkerRecord(job.todo_id, session_id, job.parent, "running", _now(), base=job.base)
+        self.records.save(record)  # a restart finds it (and what its copy holds)
+        self._emit(WorkerStarted(job.todo_id, session_id))
+        copy = self._copy(job.todo_id)
+        result: RunResult | None = None
+        status: WorkerStatus = "failed"
+        summary = ""
+        worker: Session | None = None
+        try:
+            await asyncio.to_thread(copy.check_out, job.base)
+            worker = job.session = self._session(copy.folder, job, session_id)
+            prompt = WORKER_PROMPT.format(id=job.todo_id, text=job.item.text)
+            result = await worker.run(prompt, todo_id=job.todo_id)
+            item = next((i for i in worker.plan.state.items if i.id == job.todo_id), None)
+            if result.status == "done" and (item is None or item.status != "failed"):
+                status = "completed"
+            elif result.status == "cancelled":
+                status = "cancelled"
+            summary = result.error or result.text
+        except asyncio.CancelledError:
+            status, summary = "cancelled", "Cancelled by the user."
+        except Exception as err:  # a worker's failure is its item's, never the others'
+            log.exception("worker #%s failed", job.todo_id)
+            summary = f"The worker failed: {err}"
+        finally:
+            if worker is not None:
+                with_cancel_shield = asyncio.ensure_future(worker.close())
+                await asyncio.wait({with_cancel_shield})
+        await self._finish(job, record, copy, status, summary)
+
+    def _session(self, folder: Path, job: _Job, session_id: str) -> Session:
+        engine = self.engine
+        settings = dataclasses.replace(
+            engine.settings,
+            checkpoints=False,  # its change set is the copy against its base
+            storage_dir=None,
+            read_only=False,
+            # Only its copy is writable: the user's other writable paths are not for workers.
+            sandbox=SandboxOptions(True, engine.settings.sandbox.network, ()),
+        )
+        shared = self._scratchpads.setdefault(job.parent, SharedScratchpad())
+        assert engine.store is not None
+        front_door: FrontDoor = {
+            "review": _accept_in_copy,
+            "approve": hooks.approve_all_commands,  # sandboxed to the copy (enabled: true)
+            **{
+                k: v
+                for k, v in self.front_door.items()
+                if k in ("approve_tool", "ask", "mcp_servers")
+            },  # type: ignore[typeddict-item]
+        }
+        worker = Session(
+            folder,
+            settings,
+            store=None,
+            hidden=[engine.store.directory],  # the parent's sessions, the other copies
+            scratchpad=shared.view(job.todo_id),
+            **front_door,
+        )
+        # The parent's sandbox was found to work: the worker's need not probe again.
+        parent_sandbox = engine.ctx.sandbox
+        if worker.ctx.sandbox is not None and parent_sandbox is not None:
+            worker.ctx.sandbox._found = parent_sandbox.availability()
+        plan = self.sessions.state(job.parent).todos
+        worker.plan.reinstate(list(plan.items), plan.version, plan.plan_id)
+        worker.events.subscribe(lambda event: self._progress(job, session_id, event))
+        worker.mcp.start()
+        return worker
+
+    def _progress(self, job: _Job, session_id: str, event: Event) -> None:
+        if isinstance(event, ToolCall):
+            job.rounds += 1
+            self._emit(
+                WorkerProgress(job.todo_id, session_id, event.name, event.summary, job.rounds)
+            )
+
+    async def _finish(
+        self,
+        job: _Job,
+        record: WorkerRecord,
+        copy: WorkerCopy,
+        status: WorkerStatus,
+        summary: str,
+    ) -> None:
+        files: tuple[FileChange, ...] = ()
+        result_tree = ""
+        try:
+            result_tree, files = await asyncio.to_thread(self._change_set, copy, record)
+        except (GitError, OSError) as err:
+            log.error("worker #%s: its changes could not be stored: %s", job.todo_id, err)
+            status, summary = "failed", f"Its changes could not be stored: {err}"
+        record = dataclasses.replace(
+            record,
+            status=status,
+            finished_at=_now(),
+            summary=summary.strip()[:2000],
+            result=result_tree,
+            files=files,
+        )
+        self.records.save(record)  # first: a crash after this loses nothing
+        await asyncio.to_thread(copy.remove_folder)
+        self._jobs.pop(job.todo_id, None)
+        # The plan first, so that a client told the worker finished sees its item as it is.
+        self._set_item(
+            job, "completed" if status == "completed" else "failed" if status == "failed" else None
+        )
+        self._emit(
+            WorkerFinished(
+                job.todo_id,
+                record.session_id,
+                status,
+                tuple(f.to_wire() for f in files),
+                record.summary,
+            )
+        )
+        if not files and status != "running":
+            # Nothing to take in: no record is left to list.
+            self._forget(record)
+        self._schedule()
+
+    def _change_set(
+        self, copy: WorkerCopy, record: WorkerRecord
+    ) -> tuple[str, tuple[FileChange, ...]]:
+        """Hash the copy, keep its trees, and list its files (blocking)."""
+        if not copy.folder.is_dir():
+            return "", ()
+        with self._repository().lock:  # no prune between hashing and the refs
+            result = copy.result_tree()
+            copy.keep(record.key, record.base, result)
+        protected = self.engine.workspace.protected
+        files = tuple(
+            f
+            for f in copy.changes(record.base, result)
+            if not is_git_internal(f.path) and not protected.matches(f.path, False)
+        )
+        return result, files
+
+    def _set_item(self, job: _Job, status: str | None) -> None:
+        """The parent plan's item: completed or failed as its worker ended (a cancelled worker
+        leaves it as it was)."""
+        if status is None:
+            return
+        try:
+            plan = self.sessions.state(job.parent).todos
+            items = [
+                {**item.to_wire(), "status": status if item.id == job.todo_id else item.status}
+                for item in plan.items
+            ]
+            if any(item.id == job.todo_id for item in plan.items):
+                self.sessions.edit_plan(items, None, job.parent)
+        except Exception as err:  # another session's run holds the engine: said, not fatal
+            log.warning("worker #%s: its item's status could not be set: %s", job.todo_id, err)
+
+    def _emit(self, event: WorkerEvent) -> None:
+        for listener in list(self.on_event):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("a worker event listener failed")
+
+    # Cancel, drop ---------------------------------------------------------------------------
+
+    def cancel(self, todo_id: str) -> None:
+        """Stop one worker (its changes so far are stored, its item left as it was); one that
+        waits is taken off the queue. UnknownWorker when none is on that item."""
+        for job in list(self._queue):
+            if job.todo_id == todo_id:
+                self._queue.remove(job)
+                self._emit(
+                    WorkerFinished(todo_id, "", "cancelled", (), "Cancelled before it started.")
+                )
+                return
+        running = self._jobs.get(todo_id)
+        if running is None or running.task is None:
+            raise UnknownWorker(f"No worker is running item #{todo_id}.")
+        running.task.cancel()
+
+    def drop(self, todo_id: str) -> None:
+        """Discard a stored change set (nothing of it reaches the workspace)."""
+        self._recover()
+        if todo_id in self._jobs:
+            raise ParallelRefused(f"The worker on #{todo_id} is still running: cancel it first.")
+        record = self.records.load(todo_id)
+        if record is None:
+            raise UnknownWorker(f"No changes of a worker on #{todo_id} are stored.")
+        self._forget(record)
+
+    def _forget(self, record: WorkerRecord) -> None:
+        try:
+            copy = self._copy(record.todo_id)
+            copy.forget(record.key)
+            copy.remove_folder()
+        except (GitError, GitUnavailable, OSError) as err:
+            log.warning("worker #%s: %s", record.todo_id, err)
+        self.records.remove(record.todo_id)
+
+    async def close(self) -> None:
+        """Stop every worker; each stores what it did (listed after a restart)."""
+        self._queue.clear()
+        tasks = [job.task for job in self._jobs.values() if job.task is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+    # After a restart -------------------------------------------------------------------------
+
+    def _recover(self) -> None:
+        """Records of workers a killed server left running: failed, their copy's changes
+        stored as they are (once per server)."""
+        if self._recovered or self.sessions.registry.read_only:  # a read-only view writes none
+            return
+        self._recovered = True
+        for record in self.records.all():
+            if record.status != "running" or record.todo_id in self._jobs:
+                continue
+            copy = self._copy(record.todo_id)
+            try:
+                result, files = self._change_set(copy, record) if record.base else ("", ())
+            except (GitError, OSError, AssertionError) as err:
+                result, files = "", ()
+                log.warning("worker #%s: its copy could not be read: %s", record.todo_id, err)
+            record = dataclasses.replace(
+                record,
+                status="failed",
+                finished_at=_now(),
+                summary="Interrupted: the server stopped while this worker ran.",
+                result=result,
+                files=files,
+            )
+            self.records.save(record)
+            copy.remove_folder()
+
+    # Taking in ------------------------------------------------------------------------------
+
+    async def take_in(self, todo_id: str) -> dict[str, Any]:
+        """Put a stored change set to the user, one file at a time, each merged three ways
+        onto the workspace as it is now (a conflict shown as such, never merged silently).
+        Files accepted are written; once every file is decided the change set is gone."""
+        self._recover()
+        if todo_id in self._jobs:
+            raise ParallelRefused(f"The worker on #{todo_id} is still running.")
+        record = self.records.load(todo_id)
+        if record is None:
+            raise UnknownWorker(f"No changes of a worker on #{todo_id} are stored.")
+        async with self._taking_in:
+            return await self._take_in(record)
+
+    async def _take_in(self, record: WorkerRecord) -> dict[str, Any]:
+        copy = self._copy(record.todo_id)
+        answer: dict[str, list[Any]] = {
+            "applied": [],
+            "rejected": [],
+            "conflicts": [],
+            "skipped": [],
+        }
+        scratch = self.records.folder_of(record.todo_id)
+        for change in record.files:
+            if change.path in record.decided:
+                continue
+            decision, conflict, reason = await self._take_in_file(record, copy, change, scratch)
+            if conflict:
+                answer["conflicts"].append(change.path)
+            if decision == "skipped":
+                answer["skipped"].append({"path": change.path, "reason": reason})
+            else:
+                answer[decision].append(change.path)
+            record = record.deciding(change.path, decision)
+            self.records.save(record)  # a take-in cut short goes on where it stopped
+        self._forget(record)
+        return answer
+
+    async def _take_in_file(
+        self, record: WorkerRecord, copy: WorkerCopy, change: FileChange, scratch: Path
+    ) -> tuple[str, bool, str]:
+        """(applied | rejected | skipped, whether it conflicted, why it was skipped)."""
+        workspace = self.engine.workspace
+        rel = change.path
+        if workspace.protected.matches(rel, False) or is_git_internal(rel):
+            return "skipped", False, "protected"
+        if change.binary or (change.new_mode and change.new_mode & 0o170000 != 0o100000):
+            return "skipped", False, "not a text file: copy it from the worker by hand"
+        target = workspace.root / rel
+        try:
+            blobs = await asyncio.to_thread(copy.blobs, [change.old_sha, change.new_sha])
+        except GitError as err:
+            return "skipped", False, f"its stored content is missing ({err})"
+        base = blobs.get(change.old_sha, b"")
+        theirs = blobs.get(change.new_sha) if change.status != "D" else None
+        try:
+            ours: bytes | None = await asyncio.to_thread(target.read_bytes)
+        except FileNotFoundError:
+            ours = None
+        except OSError as err:
+            return "skipped", False, f"unreadable in the workspace ({err.strerror or err})"
+        if workspace.has_unsaved_changes(rel):
+            return "skipped", False, "it has unsaved changes in the editor"
+        if ours == theirs:
+            return "applied", False, ""  # the workspace has it already
+        conflict = False
+        if ours is None and change.status in ("M", "D"):
+            if theirs is None:
+                return "applied", False, ""
+            conflict, proposed = True, theirs  # deleted in the workspace, changed by the worker
+        elif ours is not None and ours != base:
+            if theirs is None:  # changed in the workspace, deleted by the worker
+                conflict, proposed = True, ours
+            else:
+                merged, conflict = await asyncio.to_thread(
+                    copy.merge, ours, base, theirs, scratch, f"worker #{record.todo_id}"
+                )
+                proposed = merged
+        else:
+            proposed = theirs if theirs is not None else b""
+        try:
+            old_text = (ours or b"").decode("utf-8")
+            new_text = proposed.decode("utf-8")
+        except UnicodeDecodeError:
+            return "skipped", conflict, "not UTF-8 text: copy it from the worker by hand"
+        deleted = theirs is None and not conflict
+        what = "deletes" if deleted else "adds" if change.status == "A" else "changes"
+        description = f"Worker #{record.todo_id} {what} {rel}" + (
+            ": the workspace changed the same lines meanwhile; both sides are shown between "
+            "conflict markers, settle them before accepting"
+            if conflict
+            else ""
+        )
+        proposal = EditProposal(
+            id=uuid.uuid4().hex,
+            path=target,
+            relative_path=rel,
+            old_text=old_text,
+            new_text=new_text,
+            description=description,
+            todo_id=record.todo_id,
+            control=workspace.control.is_control(rel),
+            worker=record.todo_id,
+            conflict=conflict,
+            deleted=deleted,
+        )
+        decision: EditDecision = await self.engine.ctx.review(proposal)
+        if not decision.accepted:
+            return "rejected", conflict, ""
+        written = decision.new_text if decision.new_text is not None else new_text
+        try:
+            now = await asyncio.to_thread(target.read_bytes)
+        except FileNotFoundError:
+            now = None
+        if now != ours:
+            return "skipped", conflict, "it changed in the workspace while the review was open"
+        mode = change.new_mode if change.new_mode else (change.old_mode or 0o100644)
+        try:
+            if deleted and decision.new_text is None:
+                await asyncio.to_thread(delete_file, workspace.root, rel)
+            else:
+                await asyncio.to_thread(
+                    write_file, workspace.root, rel, written.encode("utf-8"), mode, durable=False
+                )
+        except (RestoreRefused, OSError) as err:
+            return "skipped", conflict, f"it could not be written ({err})"
+        workspace.forget(rel)  # the model reads it again before editing it
+        return "applied", conflict, ""
+
+
+async def _accept_in_copy(proposal: EditProposal) -> EditDecision:
+    """A worker's edits change its copy only (the user reviews them when taking them in)."""
+    return EditDecision(accepted=True)
