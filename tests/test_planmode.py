@@ -7,6 +7,7 @@ test_lsp_planmode.py; here the engine's rules, and the wording the model reads.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -361,9 +362,13 @@ async def test_ask_user_answers_choices_and_a_dismissal(
     assert results[2]["is_error"] is True and results[2]["content"] == DISMISSED_TEXT
     assert results[3]["is_error"] is True and results[3]["content"] == DISMISSED_TEXT
     assert results[4]["is_error"] is True and "must all differ" in results[4]["content"]
-    assert asked[0] == Question("Which style?", ("Google style", "NumPy style"), False)
-    assert asked[1].multi_select is True
-    assert asked[3] == Question("Spaces?", (), False)  # multi-select needs options
+    # Each question names the tool call that asked it (the model's tool_use id).
+    call_ids = [q.call_id for q in asked]
+    assert all(call_ids) and len(set(call_ids)) == len(asked)
+    bare = [dataclasses.replace(q, call_id=None) for q in asked]
+    assert bare[0] == Question("Which style?", ("Google style", "NumPy style"), False)
+    assert bare[1].multi_select is True
+    assert bare[3] == Question("Spaces?", (), False)  # multi-select needs options
     assert len(asked) == 4
 
 
