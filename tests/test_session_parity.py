@@ -51,6 +51,8 @@ def script(api: FakeMessagesAPI) -> None:
             {"path": "NOTES.md", "content": "Greets Plansight.\n"},
             id="toolu_parity_4",
         ),
+        # What the command saw of the workspace is in count.txt (one process: in `ls | wc -l >
+        # count.txt` whether ls sees count.txt is a race between the pipeline's two sides).
         tool_reply("bash", {"command": "ls -A > count.txt"}, id="toolu_parity_5"),
         tool_reply(
             "todo",
