@@ -199,6 +199,10 @@ export function activate(context: vscode.ExtensionContext): void {
       if (change === 'running') {
         void vscode.commands.executeCommand('setContext', runningContextKey, store.running);
       }
+      if (change === 'waiting') {
+        // For the approve shortcut (package.json's keybindings).
+        void vscode.commands.executeCommand('setContext', 'plansight.approvalOpen', store.waiting.approvals > 0);
+      }
       if (change === 'server' && store.serverStatus === 'running') {
         void sessions.serverStarted(); // a (re)started server: its current session is shown
       }
@@ -219,6 +223,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('plansight.restartServer', () => running.restart()),
     vscode.commands.registerCommand('plansight.showOutput', () => output.show()),
     vscode.commands.registerCommand('plansight.showConversation', () => conversation.reveal(false)),
+    vscode.commands.registerCommand('plansight.focusConversation', () => conversation.reveal(true)),
+    vscode.commands.registerCommand('plansight.answerQuestion', () => questions.answerOldest()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration('plansight') || e.affectsConfiguration('plansight.review')) {
         return;
