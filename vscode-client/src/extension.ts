@@ -11,6 +11,7 @@ import { apiKeyCard, approvalCard, autoAcceptCard, registerCoreCards, reviewCard
 import type { ComposerContext } from './conversation/composer';
 import { ConversationView, registerConversationView } from './conversation/conversationView';
 import { editFromEvent, editsFromHistory, loadHistory } from './conversation/history';
+import { instructionsHtml } from './conversation/instructions';
 import { ConversationModel } from './conversation/model';
 import { ConversationRenderer } from './conversation/render';
 import { registerRunCards, retryCard, serverDownCard } from './conversation/runCards';
@@ -198,6 +199,9 @@ export function activate(context: vscode.ExtensionContext): void {
     store.onDidChange((change) => {
       if (change === 'running') {
         void vscode.commands.executeCommand('setContext', runningContextKey, store.running);
+      }
+      if (change === 'instructions') {
+        conversation.setInstructions(instructionsHtml(store.instructions));
       }
       if (change === 'waiting') {
         // For the approve shortcut (package.json's keybindings).

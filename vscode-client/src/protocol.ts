@@ -142,6 +142,8 @@ export interface StateResult {
   todos: TodoState;
   scratchpad: string;
   running: boolean;
+  /** The project's instruction files the model reads (`[{ path, bytes, cut }]`; issue 31). */
+  instructions?: unknown;
 }
 
 export interface EditPlanParams {

@@ -419,6 +419,7 @@ export class PlansightServer implements vscode.Disposable {
       }
       this.store.setTodos(state.todos);
       this.store.setScratchpad(state.scratchpad);
+      this.store.setInstructions(state.instructions);
       this.store.setServerRunning(state.running);
     } catch (error) {
       this.output.warn(`plansight/state failed: ${String(error)}`);

@@ -48,6 +48,7 @@ const sendText = document.getElementById('sendLabel') as HTMLElement;
 const jump = document.getElementById('jump') as HTMLButtonElement;
 const mentions = document.getElementById('mentions') as HTMLElement;
 const sessionsBar = document.getElementById('sessions') as HTMLElement;
+const instructionsLine = document.getElementById('instructions') as HTMLElement;
 
 let running = false;
 let context: ComposerContext | null = null;
@@ -215,6 +216,10 @@ function apply(message: ToWebview): void {
         if (!recall.all.includes(text)) recall.add(text);
       }
       saveDraft();
+      break;
+    case 'instructions':
+      instructionsLine.innerHTML = message.html;
+      instructionsLine.hidden = message.html === '';
       break;
     case 'sessions': {
       // Drawn anew as statuses change: a list the user opened stays open; no focus is moved.
