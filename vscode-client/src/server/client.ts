@@ -48,7 +48,7 @@ import {
 import type { SessionStore } from '../session';
 import { sessionOf } from '../sessions/sessionsModel';
 import { type ServerOverrides, initializationOptions, type PlansightSettings, serverEnv } from './options';
-import { CrashPolicy, crashWords, type ServerExit } from './crashes';
+import { CrashPolicy, crashLoopWords, crashWords, type ServerExit } from './crashes';
 import { commandLine, describeLaunch, type Launch } from './launch';
 import { resolveLaunch } from './python';
 import { type LogLine, ServerLogLines } from './serverLog';
@@ -316,7 +316,8 @@ export class PlansightServer implements vscode.Disposable {
     // The process's exit usually comes with the closed pipes; wait a moment for its code.
     const exit = this.lastExit ? await Promise.race([this.lastExit, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]) : undefined;
     const restart = this.crashes.crashed(Date.now());
-    const words = crashWords(exit, restart);
+    const times = this.crashes.recent;
+    const words = crashWords(exit, restart, this.crashes.windowMs, times);
     this.output.error(words);
     this.store.serverCrash = words;
     if (restart) {
@@ -324,6 +325,14 @@ export class PlansightServer implements vscode.Disposable {
       return { action: CloseAction.Restart, handled: true };
     }
     this.store.setServerStatus('crashed', words);
+    // Left stopped: said once, in plain words, with the two things to do.
+    void vscode.window.showErrorMessage(crashLoopWords(times, this.crashes.windowMs), 'Show Log', 'Restart').then((choice) => {
+      if (choice === 'Show Log') {
+        this.output.show();
+      } else if (choice === 'Restart') {
+        void this.restart();
+      }
+    });
     return { action: CloseAction.DoNotRestart, handled: true };
   }
 
