@@ -457,6 +457,8 @@ export interface InitializationOptions {
   compactAt?: number;
   thinking?: { budgetTokens?: number } | null;
   checkpoints?: boolean;
+  /** Version 3: `enabled` "auto" (the default) | true (commands only in a sandbox) | false. */
+  sandbox?: { enabled?: 'auto' | boolean };
 }
 
 export const emptyTodoState: TodoState = {
