@@ -4,7 +4,7 @@
  * error or a server crash (Retry), and a request kept while the server cannot start. Data
  * types and renderers. Pure: no `vscode` import.
  */
-import { compactDiff, diffStat } from './diff';
+import { cardDiff, lineDiffStat } from '../review/lineDiff';
 import { type CardEntry, editOutcomeIcons, editOutcomeWords, pastReviewCard, type PastReviewCardData } from './model';
 import type { ConversationRenderer, RenderHelpers } from './render';
 
@@ -42,8 +42,10 @@ export interface ServerDownCardData {
 export function renderPastReviewCard(card: CardEntry, h: RenderHelpers): string {
   const data = card.data as PastReviewCardData;
   const change = data.oldText !== undefined && data.newText !== undefined ? { old: data.oldText, new: data.newText } : undefined;
-  const stat = change ? diffStat(change.old, change.new) : undefined;
-  const lines = change ? compactDiff(change.old, change.new) : [];
+  // The same line-level diff as the live card's (review/lineDiff.ts): a reloaded card read
+  // differently from the one the user had reviewed (a block of removed and added lines).
+  const stat = change ? lineDiffStat(change.old, change.new) : undefined;
+  const lines = change ? cardDiff(change.old, change.new) : [];
   const rows = lines.map((l) => {
     const sign = l.kind === 'added' ? '+' : l.kind === 'removed' ? '−' : l.kind === 'skipped' ? '⋯' : ' ';
     return `<span class="${l.kind}">${sign} ${h.escape(l.text)}</span>`;
