@@ -27,6 +27,7 @@ import { registerScratchpadView } from './scratchpad/scratchpadView';
 import { PlansightServer, readSettings } from './server/client';
 import { settingsDiffer, userValue } from './server/userSettings';
 import { onDidChangePython } from './server/python';
+import { readOnlyStatus } from './server/secondWindow';
 import { SessionStore } from './session';
 import { registerSessionCommands, SessionsUi } from './sessions/sessions';
 import { sessionOf, sessionTitle } from './sessions/sessionsModel';
@@ -190,7 +191,9 @@ export function activate(context: vscode.ExtensionContext): void {
           ? `Working…${progress ? ` ${progress}` : ''}`
           : store.serverStatus === 'failed' || store.serverStatus === 'crashed'
             ? 'The Plansight server is not running: your next request starts it (see the Plansight output).'
-            : '';
+            : store.readOnly && store.serverStatus === 'running'
+              ? readOnlyStatus
+              : '';
     conversation.setState(store.running, status, composerContext());
   };
   updateComposer();

@@ -459,6 +459,8 @@ export interface InitializationOptions {
   checkpoints?: boolean;
   /** Version 3: `enabled` "auto" (the default) | true (commands only in a sandbox) | false. */
   sandbox?: { enabled?: 'auto' | boolean };
+  /** The read-only view of the stored session (a second window on the same folder). */
+  readOnly?: boolean;
 }
 
 export const emptyTodoState: TodoState = {

@@ -24,6 +24,8 @@ export class SessionStore {
   serverProblem: string | undefined;
   /** The last time the server stopped on its own, in words (cleared by a deliberate stop). */
   serverCrash: string | undefined;
+  /** Another window's server keeps the session: this one shows it read-only. */
+  readOnly = false;
   readonly edits: EditRecord[] = [];
   /** Requests of the server that wait for the user: edits to review, commands to approve,
    *  questions to answer (a plan to approve is `planReview`). */

@@ -51,6 +51,7 @@ import { type ServerOverrides, initializationOptions, type PlansightSettings, se
 import { CrashPolicy, crashLoopWords, crashWords, type ServerExit } from './crashes';
 import { commandLine, describeLaunch, type Launch } from './launch';
 import { resolveLaunch } from './python';
+import { heldElsewhere, openElsewhereMessage } from './secondWindow';
 import { type LogLine, ServerLogLines } from './serverLog';
 
 export const apiKeySecret = 'plansight.anthropicApiKey';
@@ -118,6 +119,8 @@ export class PlansightServer implements vscode.Disposable {
   /** How the last server process ended, and how often it stopped on its own lately. */
   private lastExit: Promise<ServerExit> | undefined;
   private readonly crashes = new CrashPolicy();
+  /** Started read-only, as another window's server keeps the session (secondWindow.ts). */
+  private readOnly = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -177,6 +180,7 @@ export class PlansightServer implements vscode.Disposable {
       await this.starting;
     }
     await this.stop();
+    this.readOnly = false; // the other window may have closed: take the session if it can
     return this.start();
   }
 
@@ -259,7 +263,7 @@ export class PlansightServer implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: initializationOptions(settings, this.overrides),
+      initializationOptions: { ...initializationOptions(settings, this.overrides), ...(this.readOnly ? { readOnly: true } : {}) },
       initializationFailedHandler: (error) => {
         // Logged only: start() reports the failure once.
         this.output.error(`Initialization failed: ${String(error)}`);
@@ -297,6 +301,16 @@ export class PlansightServer implements vscode.Disposable {
       if (this.client === client) {
         this.client = undefined;
       }
+      // The refused server is ended now: none is left behind (it would keep the pipes open).
+      await client.dispose(2000).catch(() => undefined);
+      await Promise.all([...this.processes].map((child) => this.reap(child, true)));
+      if (!this.readOnly && heldElsewhere(error)) {
+        // Another window keeps the session: show it read-only here, and say so once.
+        this.readOnly = true;
+        this.store.readOnly = true;
+        void vscode.window.showInformationMessage(openElsewhereMessage, 'Show Output').then((choice) => choice && this.output.show());
+        return this.doStart();
+      }
       this.store.setServerStatus('failed');
       void vscode.window
         .showErrorMessage(`Plansight: the server did not start: ${String(error)}`, 'Show Output')
@@ -304,6 +318,7 @@ export class PlansightServer implements vscode.Disposable {
       return undefined;
     }
     this.logServerInfo(client.initializeResult);
+    this.store.readOnly = this.readOnly;
     this.store.setServerStatus('running');
     await this.fetchState(client);
     await this.fetchHistory(client);
@@ -388,8 +403,8 @@ export class PlansightServer implements vscode.Disposable {
     });
   }
 
-  /** Waits for a server process to leave; TERM after 3 s, KILL after 3 more. */
-  private async reap(child: ChildProcess): Promise<void> {
+  /** Waits for a server process to leave; TERM after 3 s (at once with `now`), KILL after 3 more. */
+  private async reap(child: ChildProcess, now = false): Promise<void> {
     const exited = new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) {
         resolve();
@@ -399,7 +414,7 @@ export class PlansightServer implements vscode.Disposable {
     });
     const within = (ms: number): Promise<boolean> =>
       Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
-    if (!(await within(3000))) {
+    if (!(await within(now ? 0 : 3000))) {
       child.kill('SIGTERM');
       if (!(await within(3000))) {
         child.kill('SIGKILL');
