@@ -63,6 +63,18 @@ export class ServerNotRunningError extends Error {
   }
 }
 
+/**
+ * The language client, its own notifications silenced: it said "Plansight client: couldn't
+ * create connection to server." and "Restarting server failed" (issue 31: the library's words,
+ * beside ours). What went wrong still reaches the output; the user is told by this extension,
+ * in plain words (the status bar, the conversation, one notification with what to do).
+ */
+class QuietLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown, _showNotification?: boolean | 'force'): void {
+    super.error(message, data, false);
+  }
+}
+
 /** Announces `capabilities.experimental.plansight` in `initialize`; no work-done progress. */
 class PlansightCapabilityFeature implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
@@ -273,10 +285,13 @@ export class PlansightServer implements vscode.Disposable {
       // a few times, then left stopped; never the library's own toasts.
       errorHandler: {
         error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
-        closed: () => this.serverClosed(),
+        // A server that never got going (refused at `initialize`, say) is not a crash to
+        // restart: the start's failure says what happened.
+        closed: () => (started ? this.serverClosed() : { action: CloseAction.DoNotRestart, handled: true }),
       },
     };
-    const client = new LanguageClient('plansight', 'Plansight', serverOptions, clientOptions);
+    let started = false;
+    const client = new QuietLanguageClient('plansight', 'Plansight', serverOptions, clientOptions);
     client.registerFeature(new PlansightCapabilityFeature());
     this.registerHandlers(client);
     this.client = client;
@@ -296,6 +311,7 @@ export class PlansightServer implements vscode.Disposable {
     });
     try {
       await client.start();
+      started = true;
     } catch (error) {
       this.output.error(`The server did not start: ${String(error)}`);
       if (this.client === client) {
