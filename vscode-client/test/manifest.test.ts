@@ -104,6 +104,7 @@ describe('package.json', () => {
       'plansight.model',
       'plansight.python',
       'plansight.review.openDiff',
+      'plansight.sandbox.enabled',
       'plansight.thinking',
       'plansight.thinkingBudgetTokens',
     ]);
