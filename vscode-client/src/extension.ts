@@ -98,10 +98,17 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   registerSessionCommands(context, sessions);
 
+  let lastNewSession = 0;
   conversation.setHandlers({
     send: (text, includeContext, mode) => runs.ask(text, includeContext ? editorContext() : {}, { mode }),
     cancel: () => runs.cancel(),
-    newSession: () => vscode.commands.executeCommand('plansight.newSession'),
+    newSession: () => {
+      // Once per key press: the view's own Ctrl+Alt+N and a keybinding may both deliver it.
+      const now = Date.now();
+      if (now - lastNewSession < 1000) return undefined;
+      lastNewSession = now;
+      return vscode.commands.executeCommand('plansight.newSession');
+    },
     session: (action, id) => sessions.action(action, id),
   });
   context.subscriptions.push(

@@ -469,8 +469,25 @@ sessionsBar.addEventListener('click', (event) => {
 sessionsBar.addEventListener('keydown', (event) => {
   const details = sessionsBar.querySelector('details');
   if (event.key === 'Escape' && details?.open) {
+    event.preventDefault();
     details.open = false;
     details.querySelector('summary')?.focus();
+  }
+});
+
+// The view's own shortcuts (issue 31), here because a keybinding's `focusedView` is not set
+// while a webview view has the focus: Escape stops the run (unless it closed a list first),
+// Ctrl/Cmd+Alt+N starts a new session when nothing runs.
+document.addEventListener('keydown', (event) => {
+  if (event.defaultPrevented || event.isComposing) {
+    return;
+  }
+  if (event.key === 'Escape' && running && mentions.hidden) {
+    event.preventDefault();
+    post({ type: 'cancel' });
+  } else if ((event.ctrlKey || event.metaKey) && event.altKey && !event.shiftKey && event.code === 'KeyN' && !running) {
+    event.preventDefault();
+    post({ type: 'newSession' });
   }
 });
 
