@@ -1,7 +1,7 @@
 // The keyboard shortcuts (issue 31), in a real VS Code at a 300 px sidebar: Ctrl+Escape puts
 // the cursor in the conversation's prompt from the editor; a question that arrives opens
 // nothing, and Ctrl+Alt+Enter opens its picker (Escape closes it, the question still waits);
-// Escape in the Conversation view stops the run; Ctrl+Alt+N there starts a new session.
+// Escape in the Conversation view stops the run; Ctrl+Shift+Alt+N there starts a new session.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,10 +72,12 @@ test('shortcuts: focus the conversation, answer, stop, new session', { timeout: 
   await waitFor('the run to stop', async () => (await conversation.locator('.card-question.open').count()) === 0 && (await conversation.locator('#stop').isHidden()));
   await wb.conversationShows('the question withdrawn', /The run ended before an answer/);
 
-  log('Ctrl+Alt+N in the Conversation view: a new session');
+  log('Ctrl+Shift+Alt+N in the Conversation view: a new session (and nothing else)');
   await waitFor('the prompt to have the focus', inPrompt);
-  await page.keyboard.press('Control+Alt+N');
+  const tabs = await page.locator('.tabs-container .tab').count();
+  await page.keyboard.press('Control+Shift+Alt+N');
   await waitFor('a new, empty conversation', async () => !/Which docstring style/.test(await conversation.locator('#log').innerText()));
+  assert.equal(await page.locator('.tabs-container .tab').count(), tabs, 'no editor opened (VS Code for the Web has Ctrl+Alt+N for New Untitled File)');
   await wb.shot('31-shortcut-new-session-300px', wb.sidebar);
   passed();
 });

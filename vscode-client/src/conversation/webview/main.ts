@@ -477,7 +477,8 @@ sessionsBar.addEventListener('keydown', (event) => {
 
 // The view's own shortcuts (issue 31), here because a keybinding's `focusedView` is not set
 // while a webview view has the focus: Escape stops the run (unless it closed a list first),
-// Ctrl/Cmd+Alt+N starts a new session when nothing runs.
+// Ctrl/Cmd+Shift+Alt+N starts a new session when nothing runs (Ctrl+Alt+N is VS Code for the
+// Web's New Untitled File: the page passes every key press on to the workbench as well).
 document.addEventListener('keydown', (event) => {
   if (event.defaultPrevented || event.isComposing) {
     return;
@@ -485,7 +486,7 @@ document.addEventListener('keydown', (event) => {
   if (event.key === 'Escape' && running && mentions.hidden) {
     event.preventDefault();
     post({ type: 'cancel' });
-  } else if ((event.ctrlKey || event.metaKey) && event.altKey && !event.shiftKey && event.code === 'KeyN' && !running) {
+  } else if ((event.ctrlKey || event.metaKey) && event.altKey && event.shiftKey && event.code === 'KeyN' && !running) {
     event.preventDefault();
     post({ type: 'newSession' });
   }
