@@ -12,6 +12,7 @@ from plansight.tools import search
 
 from tool_harness import (
     ESCAPES,
+    REGISTRY,
     assert_escape_refused,
     call,
     make_ctx,
@@ -108,6 +109,23 @@ async def test_list_files_is_capped(ws: Path) -> None:
     lines = listing.content.split("\n")
     assert lines[0] == "many/f000.txt" and lines[499] == "many/f499.txt"
     assert lines[-1].startswith("[showing 500 of 600 files; narrow the listing")
+
+
+async def test_clients_see_how_many_files_were_listed_not_the_first_name(ws: Path) -> None:
+    """toolResult.summary of list_files counts the files (issue 31: a row said `→ a.py`)."""
+    many = ws / "many"
+    many.mkdir()
+    for i in range(600):
+        (many / f"f{i:03}.txt").write_text("")
+    ctx = make_ctx(ws)
+    capped = await call(ctx, "list_files", path="many")
+    three = await call(ctx, "list_files", path="many", pattern="f00[0-2].txt")
+    one = await call(ctx, "list_files", path="many", pattern="f000.txt")
+    none = await call(ctx, "list_files", pattern="*.nothing")
+    assert REGISTRY.summary("list_files", capped) == "showing 500 of 600 files"
+    assert REGISTRY.summary("list_files", three) == "3 files"
+    assert REGISTRY.summary("list_files", one) == "1 file"
+    assert REGISTRY.summary("list_files", none) == "no files"
 
 
 async def test_grep_honours_gitignore_without_git(ws: Path) -> None:

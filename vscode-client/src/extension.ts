@@ -11,6 +11,7 @@ import { apiKeyCard, approvalCard, autoAcceptCard, registerCoreCards, reviewCard
 import type { ComposerContext } from './conversation/composer';
 import { ConversationView, registerConversationView } from './conversation/conversationView';
 import { editFromEvent, editsFromHistory, loadHistory } from './conversation/history';
+import { instructionsHtml } from './conversation/instructions';
 import { ConversationModel } from './conversation/model';
 import { ConversationRenderer } from './conversation/render';
 import { registerRunCards, retryCard, serverDownCard } from './conversation/runCards';
@@ -26,6 +27,7 @@ import { registerScratchpadView } from './scratchpad/scratchpadView';
 import { PlansightServer, readSettings } from './server/client';
 import { settingsDiffer, userValue } from './server/userSettings';
 import { onDidChangePython } from './server/python';
+import { readOnlyStatus } from './server/secondWindow';
 import { SessionStore } from './session';
 import { registerSessionCommands, SessionsUi } from './sessions/sessions';
 import { sessionOf, sessionTitle } from './sessions/sessionsModel';
@@ -96,10 +98,17 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   registerSessionCommands(context, sessions);
 
+  let lastNewSession = 0;
   conversation.setHandlers({
     send: (text, includeContext, mode) => runs.ask(text, includeContext ? editorContext() : {}, { mode }),
     cancel: () => runs.cancel(),
-    newSession: () => vscode.commands.executeCommand('plansight.newSession'),
+    newSession: () => {
+      // Once per key press: the view's own Ctrl+Alt+N and a keybinding may both deliver it.
+      const now = Date.now();
+      if (now - lastNewSession < 1000) return undefined;
+      lastNewSession = now;
+      return vscode.commands.executeCommand('plansight.newSession');
+    },
     session: (action, id) => sessions.action(action, id),
   });
   context.subscriptions.push(
@@ -189,7 +198,9 @@ export function activate(context: vscode.ExtensionContext): void {
           ? `Working…${progress ? ` ${progress}` : ''}`
           : store.serverStatus === 'failed' || store.serverStatus === 'crashed'
             ? 'The Plansight server is not running: your next request starts it (see the Plansight output).'
-            : '';
+            : store.readOnly && store.serverStatus === 'running'
+              ? readOnlyStatus
+              : '';
     conversation.setState(store.running, status, composerContext());
   };
   updateComposer();
@@ -198,6 +209,13 @@ export function activate(context: vscode.ExtensionContext): void {
     store.onDidChange((change) => {
       if (change === 'running') {
         void vscode.commands.executeCommand('setContext', runningContextKey, store.running);
+      }
+      if (change === 'instructions') {
+        conversation.setInstructions(instructionsHtml(store.instructions));
+      }
+      if (change === 'waiting') {
+        // For the approve shortcut (package.json's keybindings).
+        void vscode.commands.executeCommand('setContext', 'plansight.approvalOpen', store.waiting.approvals > 0);
       }
       if (change === 'server' && store.serverStatus === 'running') {
         void sessions.serverStarted(); // a (re)started server: its current session is shown
@@ -219,6 +237,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('plansight.restartServer', () => running.restart()),
     vscode.commands.registerCommand('plansight.showOutput', () => output.show()),
     vscode.commands.registerCommand('plansight.showConversation', () => conversation.reveal(false)),
+    vscode.commands.registerCommand('plansight.focusConversation', () => conversation.reveal(true)),
+    vscode.commands.registerCommand('plansight.answerQuestion', () => questions.answerOldest()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration('plansight') || e.affectsConfiguration('plansight.review')) {
         return;

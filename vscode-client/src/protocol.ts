@@ -144,6 +144,8 @@ export interface StateResult {
   todos: TodoState;
   scratchpad: string;
   running: boolean;
+  /** The project's instruction files the model reads (`[{ path, bytes, cut }]`; issue 31). */
+  instructions?: unknown;
 }
 
 export interface EditPlanParams {
@@ -494,6 +496,10 @@ export interface InitializationOptions {
   compactAt?: number;
   thinking?: { budgetTokens?: number } | null;
   checkpoints?: boolean;
+  /** Version 3: `enabled` "auto" (the default) | true (commands only in a sandbox) | false. */
+  sandbox?: { enabled?: 'auto' | boolean };
+  /** The read-only view of the stored session (a second window on the same folder). */
+  readOnly?: boolean;
 }
 
 export const emptyTodoState: TodoState = {

@@ -2,11 +2,12 @@
  * What the server last said about the session: plan, scratchpad, whether a run goes on, and
  * the edits proposed so far. Views read it and listen for changes. Pure: no `vscode` import.
  */
+import { type InstructionFile, instructionFiles } from './conversation/instructions';
 import type { EditOutcome, EditRecord } from './plan/planModel';
 import { emptyTodoState, type TodoState } from './protocol';
 import { SessionsModel } from './sessions/sessionsModel';
 
-export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server' | 'waiting' | 'planReview';
+export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server' | 'waiting' | 'planReview' | 'instructions';
 
 /** `failed`: it could not start; `crashed`: it stopped on its own and is not restarted. */
 export type ServerStatus = 'stopped' | 'starting' | 'running' | 'failed' | 'crashed';
@@ -23,6 +24,8 @@ export class SessionStore {
   serverProblem: string | undefined;
   /** The last time the server stopped on its own, in words (cleared by a deliberate stop). */
   serverCrash: string | undefined;
+  /** Another window's server keeps the session: this one shows it read-only. */
+  readOnly = false;
   readonly edits: EditRecord[] = [];
   /** Requests of the server that wait for the user: edits to review, commands to approve,
    *  questions to answer (a plan to approve is `planReview`). */
@@ -34,6 +37,8 @@ export class SessionStore {
   /** The workspace's sessions (protocol version 4) and the one this window shows: what the
    *  server sends about another session is not drawn here. */
   readonly sessions = new SessionsModel();
+  /** The project's instruction files the session's model reads (`plansight/state`). */
+  instructions: InstructionFile[] = [];
   private readonly listeners = new Set<(change: SessionChange) => void>();
 
   get running(): boolean {
@@ -54,6 +59,15 @@ export class SessionStore {
   setTodos(todos: TodoState): void {
     this.todos = todos;
     this.emit('todos');
+  }
+
+  /** From `plansight/state`'s `instructions` (absent from an older server: none). */
+  setInstructions(raw: unknown): void {
+    const files = instructionFiles(raw);
+    if (JSON.stringify(files) !== JSON.stringify(this.instructions)) {
+      this.instructions = files;
+      this.emit('instructions');
+    }
   }
 
   setScratchpad(content: string): void {

@@ -33,6 +33,23 @@ describe('sandboxUnavailable', () => {
     );
     expect(sandboxUnavailable('workspace /x, storage /y')).toBeUndefined();
   });
+
+  it('names the VS Code setting that exists, not the server option (issue 31)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const settings = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')).contributes.configuration.properties;
+    const server =
+      'plansight.workspace.sandbox: commands run without a sandbox: bwrap is not installed. Install bubblewrap (Debian/Ubuntu: ' +
+      '`sudo apt-get install bubblewrap`), make sure unprivileged user namespaces are allowed, and restart Plansight; or set ' +
+      'the option sandbox.enabled to "auto" or false to run commands without a sandbox.';
+    const said = sandboxUnavailable(server)!;
+    expect(said).toContain('set plansight.sandbox.enabled to "off"');
+    expect(said).not.toContain('the option sandbox.enabled');
+    for (const named of said.match(/plansight\.[\w.]+/g) ?? []) {
+      expect(settings[named], named).toBeDefined();
+    }
+    expect(settings['plansight.sandbox.enabled'].enum).toContain('off');
+  });
 });
 
 describe('commandNotice', () => {

@@ -11,6 +11,7 @@ import {
   undoFileConfirmation,
   undoFileWhat,
   undoStepConfirmation,
+  undoneSteps,
   when,
 } from '../src/changes/changesModel';
 import type { ChangesResult, Checkpoint, TodoItem } from '../src/protocol';
@@ -72,11 +73,8 @@ describe('confirmations say what will change', () => {
     expect(said.message).toBe('Undo step #1 Change the greeting?');
     expect(said.action).toBe('Undo Step');
     expect(said.detail.split('\n')).toEqual([
-      'Puts back app.py.',
-      'Deletes made.txt (made since).',
-      'Brings back README.md (deleted since).',
-      'Leaves util.py as it is: it was changed outside Plansight after checkpoint 4.',
-      'The step becomes pending in the plan.',
+      'Undo Step puts back app.py, deletes made.txt (made since), brings back README.md (deleted since), ' +
+        'leaves util.py as it is (it was changed outside Plansight after checkpoint 4) and makes step #1 pending in the plan.',
       'A checkpoint is taken first: Restore to Checkpoint can undo this.',
     ]);
   });
@@ -85,9 +83,9 @@ describe('confirmations say what will change', () => {
     const made = fileNodes(changes, '1')[2]!;
     const said = undoFileConfirmation(made, items, { restored: ['made.txt'], skipped: [] });
     expect(said.message).toBe('Undo what step #1 Change the greeting did to made.txt?');
-    expect(said.detail).toContain('Deletes made.txt (made since).');
+    expect(said.detail).toContain('Undo File deletes made.txt (made since).');
     const nothing = undoFileConfirmation(made, items, { restored: [], skipped: [] });
-    expect(nothing.detail).toContain('No file needs restoring.');
+    expect(nothing.detail).toContain('Undo File changes no file.');
   });
 
   it('restoring a checkpoint, with the conversation', () => {
@@ -127,11 +125,8 @@ describe('version 3: deleted files and the later steps\' work an undo loses', ()
     };
     const said = undoStepConfirmation('1', items, fileNodes(changes, '1'), preview);
     expect(said.detail.split('\n')).toEqual([
-      'Puts back app.py.',
-      'Deletes hello.py (made since).',
-      'Also undoes what step #3 changed in hello.py (the changes overlap).',
-      'Leaves same.py as it is: overlaps the changes of #2 (undo with force to put it back as it was before it, losing them).',
-      'The step becomes pending in the plan.',
+      'Undo Step puts back app.py, deletes hello.py (made since), also undoes what step #3 changed in hello.py (the changes overlap), ' +
+        'leaves same.py as it is (overlaps the changes of #2) and makes step #1 pending in the plan.',
       'A checkpoint is taken first: Restore to Checkpoint can undo this.',
     ]);
     // A checkpoint's restore: what it deletes is said as deleted, not put back.
@@ -168,14 +163,34 @@ describe('Undo Anyway: the forced undo, offered where the plain one leaves files
     expect(said.action).toBe('Undo Step');
     expect(said.force).toBe('Undo Anyway');
     expect(said.detail.split('\n')).toEqual([
-      'Puts back app.py.',
-      'Leaves hello.py as it is: overlaps the changes of #3 (Undo Anyway would put it back as it was before it, losing them).',
-      'Undo Anyway also puts back hello.py.',
-      'Undo Anyway also undoes what step #3 changed in hello.py (the changes overlap): that work is lost.',
-      'The step becomes pending in the plan.',
+      'Undo Step puts back app.py, leaves hello.py as it is (overlaps the changes of #3) and makes step #1 pending in the plan.',
+      'Undo Anyway does the same and also puts back hello.py, losing what step #3 changed in hello.py.',
       'A checkpoint is taken first: Restore to Checkpoint can undo this.',
     ]);
     expect(said.detail).not.toMatch(/with force/);
+  });
+
+  it('forgets overlaps with steps already undone: no work of theirs is lost (issue 31)', () => {
+    const checkpoints: Checkpoint[] = [
+      { id: '4', todoId: '2', label: 'Edit hello.py', createdAt: '', paths: ['hello.py'], kind: 'edit' },
+      { id: '5', todoId: '3', label: 'Edit hello.py', createdAt: '', paths: ['hello.py'], kind: 'edit' },
+      { id: '6', label: 'Before undoing step #3', createdAt: '', paths: [], kind: 'beforeRestore' },
+      { id: '7', label: 'Undid step #3 (1 file)', createdAt: '', paths: ['hello.py'], kind: 'restore' },
+      { id: '8', label: 'Undid step #2 (1 file)', createdAt: '', paths: ['hello.py'], kind: 'restore' },
+      { id: '9', todoId: '2', label: 'Run make', createdAt: '', paths: ['hello.py'], kind: 'command' },
+    ];
+    const undone = undoneSteps(checkpoints);
+    expect([...undone]).toEqual(['3']); // #2 was worked on again after its undo
+    const both = { restored: ['app.py', 'hello.py'], deleted: [], skipped: [], alsoUndone: [{ path: 'hello.py', todoIds: ['3', '2'] }] };
+    const said = undoStepConfirmation('1', items, fileNodes(changes, '1'), both, undefined, undone);
+    expect(said.detail).toContain('also undoes what step #2 changed in hello.py');
+    expect(said.detail).not.toContain('#3');
+    const onlyThree = undoStepConfirmation('1', items, fileNodes(changes, '1'), preview, forced, undone);
+    expect(onlyThree.detail).not.toContain('#3');
+    expect(onlyThree.detail).toContain('leaves hello.py as it is (overlaps later changes to it)');
+    expect(onlyThree.detail).toContain('Undo Anyway does the same and also puts back hello.py.');
+    // Without the checkpoints' word, every overlap is said.
+    expect(undoStepConfirmation('1', items, fileNodes(changes, '1'), preview, forced).detail).toContain('losing what step #3 changed');
   });
 
   it('is not offered where forcing changes nothing (an unsaved file stays skipped)', () => {

@@ -16,3 +16,18 @@ describe('the code highlighter', () => {
     expect(highlight('<if>', '')).toBe('&lt;if&gt;');
   });
 });
+
+describe("code blocks coloured as the editor's (issue 31)", () => {
+  it("colours keywords, comments and functions with the editor's token colours for each theme kind", async () => {
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const css = readFileSync(join(__dirname, '..', 'media', 'conversation.css'), 'utf8');
+    // Not the symbol icons' colours (plain foreground in most themes): keywords looked like text.
+    expect(css).not.toMatch(/\.hl-keyword \{[^}]*symbolIcon/);
+    for (const kind of ['body', 'body.vscode-light', 'body.vscode-high-contrast', 'body.vscode-high-contrast-light']) {
+      const rule = new RegExp(`^${kind.replace('.', '\\.')} \\{ --hl-keyword: #[0-9a-f]{6}; --hl-comment: #[0-9a-f]{6}; --hl-function: #[0-9a-f]{6};`, 'm');
+      expect(css, kind).toMatch(rule);
+    }
+    expect(css).toContain('body.vscode-light { --hl-keyword: #0000ff;'); // Light+'s keyword blue
+  });
+});

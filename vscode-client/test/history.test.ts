@@ -89,6 +89,45 @@ describe('history', () => {
     expect(html).toContain('<span class="added">+ def greet(name: str) -&gt; str:</span>');
     expect(html).toContain('+1</span> <span class="removed">−1');
   });
+
+  it('reads line by line as the live card did: two changed lines far apart are +2 −2, not a block (issue 31)', async () => {
+    const { cardDiff } = await import('../src/review/lineDiff');
+    const before = ['def a():', ...Array.from({ length: 12 }, (_, i) => `    x${i} = ${i}`), 'def b():', '    return 1'].join('\n');
+    const after = before.replace('def a():', 'def a() -> None:').replace('    return 1', '    return 2');
+    const model = new ConversationModel();
+    loadHistory(model, [
+      {
+        prompt: 'Two fixes',
+        startedAt: '',
+        result: { status: 'done', text: 'ok', rounds: 1, usage },
+        events: [
+          { type: 'runStarted', prompt: 'Two fixes' },
+          { type: 'toolCall', id: 't1', name: 'edit_file', input: { path: 'm.py', old_text: before, new_text: after } },
+          { type: 'editReviewed', id: 'e1', path: 'm.py', description: 'Two fixes', outcome: 'accepted' },
+        ],
+      },
+    ]);
+    const card = model.runs[0]!.entries.find((e): e is CardEntry => e.kind === 'card')!;
+    const renderer = new ConversationRenderer();
+    registerRunCards(renderer);
+    const html = renderer.entry(card);
+    expect(html).toContain('+2</span> <span class="removed">−2');
+    expect(html).not.toContain('− ' + '    x5 = 5'); // the unchanged middle is not shown as removed
+    const live = cardDiff(before, after).map((l) => l.text);
+    for (const text of live) {
+      expect(html).toContain(text.replace(/>/g, '&gt;'));
+    }
+  });
+});
+
+describe('a settled review card', () => {
+  it('shows what was written when the user changed the proposal (issue 31)', async () => {
+    const { writtenPatch } = await import('../src/review/lineDiff');
+    const patch = writtenPatch('a\nb\n', 'a\nB (mine)\n');
+    expect(patch.added).toBe(1);
+    expect(patch.removed).toBe(1);
+    expect(patch.diff.map((l) => [l.kind, l.text])).toContainEqual(['added', 'B (mine)']);
+  });
 });
 
 describe('undos and restores after a reload', () => {

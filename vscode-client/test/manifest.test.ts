@@ -104,6 +104,7 @@ describe('package.json', () => {
       'plansight.model',
       'plansight.python',
       'plansight.review.openDiff',
+      'plansight.sandbox.enabled',
       'plansight.thinking',
       'plansight.thinkingBudgetTokens',
     ]);
@@ -148,5 +149,48 @@ describe('pure modules', () => {
       const text = readFileSync(join(root, 'src', file), 'utf8');
       expect(text, file).not.toMatch(/from ['"]vscode['"]/);
     }
+  });
+});
+
+describe('keyboard shortcuts (issue 31)', () => {
+  const bindings = contributes.keybindings as { command: string; key: string; mac?: string; when?: string }[];
+  const commands = new Set((contributes.commands as { command: string }[]).map((c) => c.command));
+
+  it('binds accept, reject, approve, stop, new session and focus, each to a command that exists', () => {
+    for (const command of [
+      'plansight.acceptEdit',
+      'plansight.rejectEdit',
+      'plansight.plan.approve',
+      'plansight.approveCommand',
+      'plansight.cancel',
+      'plansight.newSession',
+      'plansight.focusConversation',
+    ]) {
+      expect(bindings.some((b) => b.command === command), command).toBe(true);
+    }
+    for (const b of bindings) {
+      expect(commands.has(b.command), b.command).toBe(true);
+      expect(b.when, `${b.command} has a when clause`).toBeTruthy();
+    }
+  });
+
+  it('never takes a key a user types in an editor, unless the key is an unusual chord', () => {
+    const unusual = /^(ctrl|cmd)\+(alt\+)?(enter|backspace|escape)$|^(ctrl|cmd)\+alt\+/;
+    for (const b of bindings) {
+      const guarded = /focusedView == plansight\.conversation|!textInputFocus/.test(b.when ?? '');
+      expect(unusual.test(b.key) || guarded, `${b.key} → ${b.command} when ${b.when}`).toBe(true);
+    }
+    // A plain key (Escape) only in the Conversation view, while a run goes on.
+    expect(bindings.find((b) => b.key === 'escape')?.when).toBe('plansight.running && focusedView == plansight.conversation');
+  });
+
+  it('gives Ctrl+Alt+Enter to one thing at a time: the edit, else the plan, else the command, else the question', () => {
+    const yes = bindings.filter((b) => b.key === 'ctrl+alt+enter').map((b) => [b.command, b.when]);
+    expect(yes).toEqual([
+      ['plansight.acceptEdit', 'plansight.reviewOpen'],
+      ['plansight.plan.approve', 'plansight.planReviewOpen && !plansight.reviewOpen'],
+      ['plansight.approveCommand', 'plansight.approvalOpen && !plansight.reviewOpen && !plansight.planReviewOpen'],
+      ['plansight.answerQuestion', 'plansight.questionOpen && !plansight.approvalOpen && !plansight.reviewOpen && !plansight.planReviewOpen'],
+    ]);
   });
 });

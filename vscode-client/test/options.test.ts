@@ -20,6 +20,13 @@ describe('initializationOptions', () => {
     });
   });
 
+  it('sends plansight.sandbox.enabled as the server option sandbox.enabled; auto sends nothing', () => {
+    expect(initializationOptions({ ...settings, sandbox: 'auto' })).toEqual({ autoApprove: { edits: false, commands: true } });
+    expect(initializationOptions({ ...settings, sandbox: 'off' }).sandbox).toEqual({ enabled: false });
+    expect(initializationOptions({ ...settings, sandbox: 'required' }).sandbox).toEqual({ enabled: true });
+    expect(initializationOptions({ ...settings, sandbox: 'nonsense' }).sandbox).toBeUndefined();
+  });
+
   it("sends the demo's own storage folder", () => {
     expect(initializationOptions(settings, { baseUrl: 'http://x', storageDir: '/tmp/demo-state' })).toEqual({
       storageDir: '/tmp/demo-state',

@@ -114,6 +114,18 @@ describe('the plan as text', () => {
     expect(reviewMessage('Add **hints** to `__main__`.')).toContain('Add hints to __main__.');
   });
 
+  it('clamps a long summary to a few lines of the Plan view, saying where the rest is (issue 31)', () => {
+    const long = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} of the summary.`).join(' ');
+    const shown = reviewMessage(long);
+    const summaryPart = shown.split('\n')[0]!;
+    expect(summaryPart.length).toBeLessThan(320);
+    expect(summaryPart).toContain('Sentence number 0');
+    expect(summaryPart).not.toContain('Sentence number 59');
+    expect(summaryPart).toContain('… (the whole summary: Open Plan as Markdown');
+    expect(shown).toContain('Approve, Revise… or Cancel');
+    expect(reviewMessage('Short one.')).not.toContain('whole summary');
+  });
+
   it('reduces a summary\'s Markdown table and marks to plain text (no pipes)', () => {
     const summary = 'Two changes:\n\n| File | Change |\n|---|:---:|\n| `hello.py` | **type hints** |\n| [README](README.md) | a note |\n\n- [x] keep _tests_';
     const plain = plainSummary(summary);

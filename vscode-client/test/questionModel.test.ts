@@ -7,6 +7,7 @@ import {
   optionPicks,
   otherPick,
   placeholder,
+  questionNotice,
   type QuestionCardData,
   questionCard,
   questionCardData,
@@ -55,5 +56,19 @@ describe('the question card', () => {
     expect(renderer.entry(card)).toContain('You answered: a.py; b.py');
     model.updateCard<QuestionCardData>(card.id, { outcome: 'dismissed' }, false);
     expect(renderer.entry(card)).toContain('the agent decides itself');
+  });
+});
+
+describe('a question waits without taking the keyboard (issue 31)', () => {
+  it('is announced in one line by a notification, and its card says Answer… opens the picker', () => {
+    expect(questionNotice({ question: 'Which\nstyle?' })).toBe('Plansight asks: Which style?');
+    expect(questionNotice({ question: 'x'.repeat(500) }).length).toBeLessThan(220);
+    const model = new ConversationModel();
+    const card = model.addCard<QuestionCardData>(questionCard, questionCardData('q-1', single));
+    const renderer = new ConversationRenderer();
+    renderer.registerCard(questionCard, renderQuestionCard);
+    const html = renderer.entry(card);
+    expect(html).toContain('nothing opens by itself');
+    expect(placeholder(single)).toContain('Escape: answer later');
   });
 });

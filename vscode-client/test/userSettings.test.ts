@@ -36,9 +36,10 @@ function configuration(levels: Record<string, Inspected<unknown>>): Configuratio
 describe('the settings that widen the boundary', () => {
   it('are exactly these, each declared application-scoped in package.json', () => {
     // Which Python runs the server, where the key goes, and what runs or is written unasked.
-    // (sandbox, protect, mcpServers, plansDirectory and parallel have no VS Code setting.)
+    // (protect, mcpServers, plansDirectory and parallel have no VS Code setting; sandbox.enabled
+    // has one since issue 31, as the server's warning without bubblewrap names it.)
     expect([...boundarySettings].sort()).toEqual(
-      ['autoApprove.commands', 'autoApprove.edits', 'autoApprove.sandboxedCommands', 'baseUrl', 'python'].sort(),
+      ['autoApprove.commands', 'autoApprove.edits', 'autoApprove.sandboxedCommands', 'baseUrl', 'python', 'sandbox.enabled'].sort(),
     );
     for (const key of boundarySettings) {
       expect(contributed[`plansight.${key}`], key).toBeDefined();
@@ -81,6 +82,7 @@ describe('readPlansightSettings', () => {
     'autoApprove.edits': { defaultValue: false, workspaceValue: true },
     'autoApprove.commands': { defaultValue: false, workspaceValue: true },
     'autoApprove.sandboxedCommands': { defaultValue: false, workspaceFolderValue: true },
+    'sandbox.enabled': { defaultValue: 'auto', workspaceValue: 'off' },
     model: { defaultValue: '', workspaceValue: 'claude-workspace' },
   };
 
@@ -92,6 +94,7 @@ describe('readPlansightSettings', () => {
       autoApproveEdits: false,
       autoApproveCommands: false,
       autoApproveSandboxedCommands: false,
+      sandbox: 'auto',
     });
     // A setting that does not widen it still follows the workspace.
     expect(settings.model).toBe('claude-workspace');

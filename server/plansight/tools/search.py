@@ -363,6 +363,22 @@ async def list_files(ctx: ToolContext, tool_input: dict[str, Any]) -> str:
     return "\n".join(shown)
 
 
+_LIST_SHOWING = re.compile(r"^\[showing (\d+) of (at least )?(\d+) files;")
+
+
+def list_summary(content: str) -> str:
+    """For clients: how many files were listed ("12 files", "showing 200 of 1532 files"), not
+    the first file's name (issue 31: a row said `→ src/a.py`, as if one file was found)."""
+    lines = content.splitlines()
+    if not lines or content.strip() == "No files found.":
+        return "no files"
+    cut = _LIST_SHOWING.match(lines[-1])
+    if cut is not None:
+        shown, at_least, total = cut.groups()
+        return f"showing {shown} of {at_least or ''}{total} files"
+    return "1 file" if len(lines) == 1 else f"{len(lines)} files"
+
+
 def list_input_summary(tool_input: dict[str, Any]) -> str:
     """`*.py in src`, `src`, `*.py`, or `.` for the whole workspace."""
     parts = [text_of(tool_input, "pattern"), text_of(tool_input, "path")]
@@ -399,6 +415,7 @@ LIST_FILES = Tool(
         },
     },
     handler=list_files,
+    summarize=list_summary,
     summarize_input=list_input_summary,
     kind="search",
     title=lambda tool_input, summary: list_title(tool_input),

@@ -137,21 +137,6 @@ export function forceHelps(preview: RestoreResult, forced: RestoreResult | undef
   return !!forced && forced.skipped.length < preview.skipped.length;
 }
 
-/** What "Undo Anyway" (the undo with `force`) does beyond the plain undo, from its dry run:
- * the files it puts back that the plain one leaves, and the later steps' work lost with them. */
-function forceLines(preview: RestoreResult, forced: RestoreResult, changes: ReadonlyMap<string, FileChange>): string[] {
-  const left = new Set(preview.skipped.map((s) => s.path));
-  const removed = new Set(deletedBy(forced, changes));
-  const more = [...forced.restored, ...(forced.deleted ?? [])].filter((p) => left.has(p));
-  const lines = [`${forceAction} also ${more.map((p) => `${removed.has(p) ? 'deletes' : 'puts back'} ${p}`).join(', ')}.`];
-  for (const lost of forced.alsoUndone ?? []) {
-    lines.push(`${forceAction} also undoes what step ${steps(lost.todoIds)} changed in ${lost.path} (the changes overlap): that work is lost.`);
-  }
-  const still = forced.skipped.map((s) => `${s.path} (${s.reason})`);
-  if (still.length) lines.push(`Even ${forceAction} leaves ${still.join('; ')}.`);
-  return lines;
-}
-
 /** The server's "undo with force" said as this dialog's button. */
 function withButton(result: RestoreResult): RestoreResult {
   return {
@@ -160,30 +145,113 @@ function withButton(result: RestoreResult): RestoreResult {
   };
 }
 
-function confirmation(
-  message: string,
-  action: string,
-  lines: (preview: RestoreResult) => string[],
-  after: string[],
-  preview: RestoreResult,
-  forced: RestoreResult | undefined,
-  changes: ReadonlyMap<string, FileChange>,
-): Confirmation {
-  if (!forceHelps(preview, forced)) {
-    return { message, detail: [...lines(preview), ...after].join('\n'), action };
-  }
-  return {
-    message,
-    detail: [...lines(withButton(preview)), ...forceLines(preview, forced, changes), ...after].join('\n'),
-    action,
-    force: forceAction,
-  };
+/** "a, b and c". */
+function and(parts: readonly string[]): string {
+  return parts.length <= 1 ? (parts[0] ?? '') : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
+}
+
+/** A skip's reason without the server's "(undo with force to …)": the Undo Anyway sentence
+ * says what forcing does. */
+function reasonWithoutForce(reason: string): string {
+  return reason.replace(/\s*\(undo with force to [^)]*\)/, '');
 }
 
 /**
- * Before Undo Step: what the undo does (from its dry run), and, where it would leave files that
- * a forced undo puts back (`forced`: the dry run with `force`), what "Undo Anyway" does too and
- * whose later work goes with it. The same facts the terminal's `undo --step` prints.
+ * The steps undone and not worked on since, from the checkpoints (oldest first): an undo's
+ * checkpoint is labelled "Undid step #2 (3 files)" by the server; an edit or command of the
+ * step after it means it has work again.
+ */
+export function undoneSteps(checkpoints: readonly Checkpoint[]): Set<string> {
+  const undone = new Set<string>();
+  for (const checkpoint of checkpoints) {
+    const undid = checkpoint.kind === 'restore' ? /^Undid step #(\S+?)(?:\s|$)/.exec(checkpoint.label) : null;
+    if (undid) {
+      undone.add(undid[1]!);
+    } else if ((checkpoint.kind === 'edit' || checkpoint.kind === 'command') && checkpoint.todoId !== undefined) {
+      undone.delete(checkpoint.todoId);
+    }
+  }
+  return undone;
+}
+
+/**
+ * The steps already undone lose nothing more: an overlap with one of them is no work lost, and
+ * is not said (issue 31: the dialog warned of losing the changes of a step undone before).
+ */
+export function forgetUndone(result: RestoreResult, undone: ReadonlySet<string>): RestoreResult {
+  if (!undone.size) return result;
+  const alsoUndone = (result.alsoUndone ?? [])
+    .map((a) => ({ ...a, todoIds: a.todoIds.filter((t) => !undone.has(t)) }))
+    .filter((a) => a.todoIds.length);
+  const skipped = result.skipped.map((s) => ({
+    ...s,
+    reason: s.reason.replace(/the changes of ((?:#[^\s,()]+(?:, )?)+)/, (whole, named: string) => {
+      const kept = named.split(', ').filter((n) => !undone.has(n.replace(/^#/, '')));
+      return kept.length ? `the changes of ${kept.join(', ')}` : 'later changes to it';
+    }),
+  }));
+  const { alsoUndone: _dropped, ...rest } = result;
+  return { ...rest, skipped, ...(alsoUndone.length ? { alsoUndone } : {}) };
+}
+
+/** What the plain undo does, in one sentence: "Undo Step puts back a.py, deletes b.py (made
+ * since) and makes step #1 pending in the plan." */
+function undoSentence(action: string, preview: RestoreResult, changes: ReadonlyMap<string, FileChange>, pending?: string): string {
+  const removed = deletedBy(preview, changes);
+  const written = preview.restored.filter((p) => !removed.includes(p));
+  const back = written.filter((p) => changes.get(p) !== 'deleted');
+  const returned = written.filter((p) => changes.get(p) === 'deleted');
+  const clauses: string[] = [];
+  if (back.length) clauses.push(`puts back ${list(back)}`);
+  if (removed.length) clauses.push(`deletes ${list(removed)} (made since)`);
+  if (returned.length) clauses.push(`brings back ${list(returned)} (deleted since)`);
+  for (const lost of preview.alsoUndone ?? []) {
+    clauses.push(`also undoes what step ${steps(lost.todoIds)} changed in ${lost.path} (the changes overlap)`);
+  }
+  for (const skipped of preview.skipped) {
+    clauses.push(`leaves ${skipped.path} as it is (${reasonWithoutForce(skipped.reason)})`);
+  }
+  if (!clauses.length) clauses.push('changes no file');
+  if (pending) clauses.push(`makes step #${pending} pending in the plan`);
+  return `${action} ${and(clauses)}.`;
+}
+
+/** What Undo Anyway does beyond the plain undo, in one sentence, and whose work it loses. */
+function forceSentence(preview: RestoreResult, forced: RestoreResult, changes: ReadonlyMap<string, FileChange>): string {
+  const left = new Set(preview.skipped.map((s) => s.path));
+  const removed = new Set(deletedBy(forced, changes));
+  const more = [...forced.restored, ...(forced.deleted ?? [])].filter((p) => left.has(p));
+  const clauses = more.map((p) => `${removed.has(p) ? 'deletes' : 'puts back'} ${p}`);
+  const lost = (forced.alsoUndone ?? []).map((a) => `what step ${steps(a.todoIds)} changed in ${a.path}`);
+  const still = forced.skipped.map((s) => `${s.path} (${reasonWithoutForce(s.reason)})`);
+  return (
+    `${forceAction} does the same and also ${and(clauses)}` +
+    (lost.length ? `, losing ${and(lost)}` : '') +
+    (still.length ? `; it still leaves ${still.join('; ')}` : '') +
+    '.'
+  );
+}
+
+function undoConfirmation(
+  message: string,
+  action: string,
+  preview: RestoreResult,
+  forced: RestoreResult | undefined,
+  changes: ReadonlyMap<string, FileChange>,
+  pending?: string,
+): Confirmation {
+  const plain = undoSentence(action, preview, changes, pending);
+  if (!forceHelps(preview, forced)) {
+    return { message, detail: [plain, undoNote].join('\n'), action };
+  }
+  return { message, detail: [plain, forceSentence(preview, forced, changes), undoNote].join('\n'), action, force: forceAction };
+}
+
+/**
+ * Before Undo Step: what the undo does (from its dry run) in one sentence, and, where it would
+ * leave files that a forced undo puts back (`forced`: the dry run with `force`), what "Undo
+ * Anyway" does too and whose later work goes with it, in another. Overlaps with steps already
+ * undone are not said. The same facts the terminal's `undo --step` prints.
  */
 export function undoStepConfirmation(
   todoId: string,
@@ -191,16 +259,16 @@ export function undoStepConfirmation(
   files: readonly FileNode[],
   preview: RestoreResult,
   forced?: RestoreResult,
+  undone: ReadonlySet<string> = new Set(),
 ): Confirmation {
   const changes = new Map(files.map((f) => [f.path, f.change]));
-  return confirmation(
+  return undoConfirmation(
     `Undo step ${stepTitle(todoId, items)}?`,
     'Undo Step',
-    (p) => describe(p, changes),
-    ['The step becomes pending in the plan.', undoNote],
-    preview,
-    forced,
+    forgetUndone(preview, undone),
+    forced && forgetUndone(forced, undone),
     changes,
+    todoId,
   );
 }
 
@@ -209,15 +277,14 @@ export function undoFileConfirmation(
   items: readonly TodoItem[],
   preview: RestoreResult,
   forced?: RestoreResult,
+  undone: ReadonlySet<string> = new Set(),
 ): Confirmation {
   const changes = new Map([[file.path, file.change]]);
-  return confirmation(
+  return undoConfirmation(
     `Undo what step ${stepTitle(file.todoId, items)} did to ${file.path}?`,
     'Undo File',
-    (p) => describe(p, changes),
-    [undoNote],
-    preview,
-    forced,
+    forgetUndone(preview, undone),
+    forced && forgetUndone(forced, undone),
     changes,
   );
 }

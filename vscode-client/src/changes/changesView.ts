@@ -20,6 +20,7 @@ import {
   type PlansightEvent,
   type RestoreParams,
   type RestoreResult,
+  type StateResult,
 } from '../protocol';
 import type { PlansightServer } from '../server/client';
 import type { SessionStore } from '../session';
@@ -39,6 +40,7 @@ import {
   undoFileConfirmation,
   undoFileWhat,
   undoStepConfirmation,
+  undoneSteps,
 } from './changesModel';
 
 export const checkpointScheme = 'plansight-checkpoint';
@@ -206,7 +208,7 @@ export function registerChanges(
    */
   const restoreAfterAsking = async (
     params: RestoreParams,
-    confirmation: (preview: RestoreResult, forced?: RestoreResult) => Confirmation,
+    confirmation: (preview: RestoreResult, forced: RestoreResult | undefined, undone: ReadonlySet<string>) => Confirmation,
     what: string,
     { forceable = false } = {},
   ): Promise<void> => {
@@ -216,9 +218,14 @@ export function registerChanges(
         forceable && preview.skipped.length
           ? await server.sendRequest<RestoreResult>(Methods.restore, { ...params, force: true, dryRun: true })
           : undefined;
-      const chosen = await ask(confirmation(preview, forced));
+      const before = await server.sendRequest<CheckpointsResult>(Methods.checkpoints, {});
+      const chosen = await ask(confirmation(preview, forced, undoneSteps(before.checkpoints)));
       if (!chosen) return;
       const result = await server.sendRequest<RestoreResult>(Methods.restore, chosen === 'force' ? { ...params, force: true } : params);
+      // The plan as the undo left it (the step back to pending), also after a forced undo,
+      // whose plan notification a window could miss (issue 31: the plan stayed as before).
+      const state = await server.sendRequest<StateResult>(Methods.state, store.sessions.shown ? { sessionId: store.sessions.shown } : {});
+      if (state?.todos) store.setTodos(state.todos);
       const listed = await server.sendRequest<CheckpointsResult>(Methods.checkpoints, {});
       const message = resultMessage(what, result, undoCheckpoint(listed.checkpoints));
       notice(message.replace(/^Plansight: /, ''));
@@ -277,7 +284,7 @@ export function registerChanges(
     const files = fileNodes(provider.changes, todoId);
     await restoreAfterAsking(
       { todoId },
-      (preview, forced) => undoStepConfirmation(todoId, store.todos.items, files, preview, forced),
+      (preview, forced, undone) => undoStepConfirmation(todoId, store.todos.items, files, preview, forced, undone),
       `step #${todoId} undone`,
       { forceable: true },
     );
@@ -287,7 +294,7 @@ export function registerChanges(
     if (file?.kind !== 'file') return;
     await restoreAfterAsking(
       { todoId: file.todoId, paths: [file.path] },
-      (preview, forced) => undoFileConfirmation(file, store.todos.items, preview, forced),
+      (preview, forced, undone) => undoFileConfirmation(file, store.todos.items, preview, forced, undone),
       undoFileWhat(file),
       { forceable: true },
     );

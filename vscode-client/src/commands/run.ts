@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { type ApiKeyCardData, apiKeyCard } from '../conversation/cards';
-import { retryCard, type RetryCardData, serverDownCard, type ServerDownCardData } from '../conversation/runCards';
+import { keyRefused, keyRefusedReason, retryCard, type RetryCardData, serverDownCard, type ServerDownCardData } from '../conversation/runCards';
 import type { CardEntry, ConversationModel, Run } from '../conversation/model';
 import { ErrorCodes, Methods, openStatuses, type RunParams, type RunResult, type TodoItem } from '../protocol';
 import { apiKeySecret, noFolderMessage, type PlansightServer, ServerNotRunningError } from '../server/client';
@@ -202,6 +202,11 @@ export class RunController {
       this.deps.output.show();
       return;
     }
+    if (action === 'setKey') {
+      // The card stays open: Retry sends the request again once the key is set.
+      await vscode.commands.executeCommand('plansight.setApiKey');
+      return;
+    }
     if (action !== 'retry' || !card.open) {
       return;
     }
@@ -293,10 +298,19 @@ export class RunController {
         // The server answered without a runStarted this client saw (e.g. an older server).
         model.stopPending(pending);
       }
-      if (result.status === 'error') {
+      const refused = result.status === 'error' && keyRefused(`${result.error ?? ''} ${result.text ?? ''}`);
+      if (refused) {
+        // Said in words with the one thing to do, wherever the user looks: a new key.
+        model.addCard<RetryCardData>(retryCard, { reason: keyRefusedReason, keyRefused: true, outcome: 'pending' }, pending);
+        void vscode.window.showErrorMessage('Plansight: the model API refused the API key.', 'Set API Key').then((choice) => {
+          if (choice === 'Set API Key') {
+            void vscode.commands.executeCommand('plansight.setApiKey');
+          }
+        });
+      } else if (result.status === 'error') {
         model.addCard<RetryCardData>(retryCard, { reason: `The run failed: ${result.error ?? result.text}`, outcome: 'pending' }, pending);
       }
-      if (!this.deps.visible()) {
+      if (!this.deps.visible() && !refused) {
         if (result.status === 'error') {
           void vscode.window.showErrorMessage(`Plansight: the run failed: ${result.error ?? result.text}`);
         } else if (result.status === 'limit') {

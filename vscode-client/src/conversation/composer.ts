@@ -198,7 +198,9 @@ export type ToWebview =
   /** The prompts sent in this workspace so far (ArrowUp recalls them), oldest first. */
   | { type: 'recall'; prompts: string[] }
   /** The sessions control's HTML (empty: none). */
-  | { type: 'sessions'; html: string };
+  | { type: 'sessions'; html: string }
+  /** The header's line naming the project instructions the model reads (empty: none). */
+  | { type: 'instructions'; html: string };
 
 /** The commands the welcome text's buttons may run (nothing else goes through). */
 export const welcomeCommands: readonly string[] = [

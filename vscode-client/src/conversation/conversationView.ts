@@ -37,6 +37,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
   private handlers: ConversationHandlers | undefined;
   /** The sessions control as last drawn (sent again when the page is drawn anew). */
   private sessions: Extract<ToWebview, { type: 'sessions' }> = { type: 'sessions', html: '' };
+  private instructions: Extract<ToWebview, { type: 'instructions' }> = { type: 'instructions', html: '' };
   /** The workspace's files for `@` mentions, listed once per mention (while it is typed). */
   private files: { at: number; paths: Promise<string[]> } | undefined;
   private readonly visibility = new vscode.EventEmitter<boolean>();
@@ -127,6 +128,12 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
     this.post(this.state);
   }
 
+  /** The header's project-instructions line (instructions.ts renders it). */
+  setInstructions(html: string): void {
+    this.instructions = { type: 'instructions', html };
+    this.post(this.instructions);
+  }
+
   /** The sessions control (sessions/sessionsModel.ts renders it). */
   setSessions(html: string): void {
     this.sessions = { type: 'sessions', html };
@@ -210,6 +217,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
           this.post({ type: 'reset', html: this.renderAll() });
           this.post(this.state);
           this.post(this.sessions);
+          this.post(this.instructions);
           this.post({ type: 'recall', prompts: this.sentPrompts() });
           if (this.focusWhenReady) {
             this.focusWhenReady = false;

@@ -47,7 +47,7 @@ export function conversationPage(r: PageResources, options: { folder: boolean } 
 <title>Plansight</title>
 </head>
 <body>
-<nav id="sessions" aria-label="Sessions"></nav>
+<header id="header"><nav id="sessions" aria-label="Sessions"></nav><div id="instructions" hidden></div></header>
 <main id="log" aria-live="polite"></main>
 ${options.folder ? `<div id="welcome">
   <p><strong>Ask Plansight for a change.</strong> It plans in the open: the plan shows below, each

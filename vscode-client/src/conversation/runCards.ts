@@ -4,7 +4,7 @@
  * error or a server crash (Retry), and a request kept while the server cannot start. Data
  * types and renderers. Pure: no `vscode` import.
  */
-import { compactDiff, diffStat } from './diff';
+import { cardDiff, lineDiffStat } from '../review/lineDiff';
 import { type CardEntry, editOutcomeIcons, editOutcomeWords, pastReviewCard, type PastReviewCardData } from './model';
 import type { ConversationRenderer, RenderHelpers } from './render';
 
@@ -12,9 +12,23 @@ export { pastReviewCard };
 export const retryCard = 'retry';
 export const serverDownCard = 'serverDown';
 
+/**
+ * Whether a run's error is the API refusing the key (401): the server's words carry the HTTP
+ * status or the API's error type (engine/model.py), as the terminal and ACP read them.
+ */
+export function keyRefused(error: string): boolean {
+  return /\(HTTP 401\)|authentication_error/.test(error);
+}
+
+/** The refused key in the user's words: where the key comes from, and what to do. */
+export const keyRefusedReason =
+  'The model API refused the API key (HTTP 401). Set API Key stores a new one in the editor\'s secret storage (it is given to the server as ANTHROPIC_API_KEY, before any in the environment), then Retry.';
+
 export interface RetryCardData {
   /** What went wrong, in words. */
   reason: string;
+  /** The API refused the key: the card offers Set API Key. */
+  keyRefused?: boolean;
   outcome: 'pending' | 'sent' | 'dismissed';
 }
 
@@ -28,8 +42,10 @@ export interface ServerDownCardData {
 export function renderPastReviewCard(card: CardEntry, h: RenderHelpers): string {
   const data = card.data as PastReviewCardData;
   const change = data.oldText !== undefined && data.newText !== undefined ? { old: data.oldText, new: data.newText } : undefined;
-  const stat = change ? diffStat(change.old, change.new) : undefined;
-  const lines = change ? compactDiff(change.old, change.new) : [];
+  // The same line-level diff as the live card's (review/lineDiff.ts): a reloaded card read
+  // differently from the one the user had reviewed (a block of removed and added lines).
+  const stat = change ? lineDiffStat(change.old, change.new) : undefined;
+  const lines = change ? cardDiff(change.old, change.new) : [];
   const rows = lines.map((l) => {
     const sign = l.kind === 'added' ? '+' : l.kind === 'removed' ? '−' : l.kind === 'skipped' ? '⋯' : ' ';
     return `<span class="${l.kind}">${sign} ${h.escape(l.text)}</span>`;
@@ -53,7 +69,9 @@ export function renderRetryCard(card: CardEntry, h: RenderHelpers): string {
   if (card.open) {
     return (
       head +
-      `<div class="buttons">${h.button('retry', 'Retry', { primary: true, icon: 'refresh', title: 'Send the same request again' })}` +
+      `<div class="buttons">` +
+      (data.keyRefused ? h.button('setKey', 'Set API Key', { primary: true, icon: 'key', title: 'Store a new Anthropic API key (the server restarts with it)' }) : '') +
+      `${h.button('retry', 'Retry', { primary: !data.keyRefused, icon: 'refresh', title: 'Send the same request again' })}` +
       `${h.button('showOutput', 'Show Output', { icon: 'output' })}</div>`
     );
   }

@@ -245,9 +245,25 @@ export function plainSummary(summary: string): string {
   return oneLine(plainMarkdown(summary));
 }
 
-/** What the Plan view says at its top while a plan waits: the whole summary, readable. */
+/** About three lines of the Plan view at the default 300 px sidebar. */
+export const summaryShownChars = 160;
+
+/**
+ * The summary clamped for the Plan view's message, cut at a word, with where to read the
+ * rest: a long summary filled the view and pushed the plan's items out of sight (issue 31).
+ */
+export function clampedSummary(said: string, max = summaryShownChars): string {
+  if (said.length <= max) {
+    return said;
+  }
+  const cut = said.slice(0, max);
+  const word = cut.lastIndexOf(' ');
+  return `${(word > max / 2 ? cut.slice(0, word) : cut).replace(/[\s,;:.]+$/, '')}… (the whole summary: Open Plan as Markdown, or the plan's card in the conversation)`;
+}
+
+/** What the Plan view says at its top while a plan waits: the summary, a few lines of it. */
 export function reviewMessage(summary: string, problem?: string): string {
-  const said = plainSummary(summary);
+  const said = clampedSummary(plainSummary(summary));
   // The view shows the lines run together: each ends as a sentence does.
   const lines = [`Proposed plan, waiting for your approval. ${said}${said && !/[.!?:;]$/.test(said) ? '.' : ''}`];
   if (problem) {

@@ -1,10 +1,12 @@
 /**
- * `plansight/askUser`: the agent's question as a QuickPick (several picks for a multi-select
- * question), with "Other…" for an answer in the user's own words (typed in the box, or asked
- * for when Other… is picked with nothing typed); Escape lets the agent decide (dismissed). A
- * card in the conversation shows the question and, once settled, the answer; its Answer…
- * button brings the QuickPick to the front. All of it closes when the server withdraws the
- * request.
+ * `plansight/askUser`: the agent's question waits on its card in the conversation, in the
+ * status bar and in a notification; none of them takes the keyboard (a QuickPick opened by
+ * itself took the keys of a user typing in the editor, and Enter sent what they typed as the
+ * answer: issue 31). The QuickPick opens only when the user asks for it: the card's Answer…,
+ * the notification's Answer…, or Plansight: Answer Question. It offers the options (several
+ * picks for a multi-select question) and "Other…" for an answer in the user's own words;
+ * Escape closes it and the question keeps waiting; Let the Agent Decide dismisses it. All of
+ * it closes when the server withdraws the request.
  */
 import * as vscode from 'vscode';
 import type { CardEntry } from '../conversation/model';
@@ -13,6 +15,7 @@ import type { ReviewSurface } from '../review/reviewManager';
 import type { SessionStore } from '../session';
 import {
   answerFrom,
+  questionNotice,
   answerText,
   isMultiSelect,
   type OptionPick,
@@ -22,6 +25,9 @@ import {
   questionCard,
   questionCardData,
 } from './questionModel';
+
+/** True while a question waits (for the Answer Question command and its keybinding). */
+export const questionContextKey = 'plansight.questionOpen';
 
 interface PendingQuestion {
   id: string;
@@ -55,6 +61,7 @@ export class Questions implements vscode.Disposable {
           }
           resolve(result);
           this.store.setWaiting('questions', this.pending.size);
+          void vscode.commands.executeCommand('setContext', questionContextKey, this.pending.size > 0);
           question.picker?.dispose();
           const outcome = withdrawn ? 'withdrawn' : result.dismissed ? 'dismissed' : 'answered';
           this.surface.model.updateCard<QuestionCardData>(card.id, { outcome, answer: answerText(result) }, false);
@@ -64,8 +71,33 @@ export class Questions implements vscode.Disposable {
       this.pending.set(id, question);
       this.store.setWaiting('questions', this.pending.size);
       token.onCancellationRequested(() => question.settle({ dismissed: true }, true));
-      this.show(question);
+      void vscode.commands.executeCommand('setContext', questionContextKey, true);
+      this.notify(question);
     });
+  }
+
+  /** A notification (it takes no focus); its Answer… opens the QuickPick. */
+  private notify(question: PendingQuestion): void {
+    void vscode.window.showInformationMessage(questionNotice(question.params), 'Answer…', 'Let the Agent Decide').then((choice) => {
+      if (!this.pending.has(question.id)) {
+        return; // answered on its card meanwhile, or withdrawn
+      }
+      if (choice === 'Answer…') {
+        this.show(question);
+      } else if (choice === 'Let the Agent Decide') {
+        question.settle({ dismissed: true });
+      }
+    });
+  }
+
+  /** Plansight: Answer Question: the oldest question still waiting, in a QuickPick. */
+  answerOldest(): void {
+    const first = this.pending.values().next();
+    if (first.done) {
+      void vscode.window.showInformationMessage('Plansight: no question is waiting for an answer.');
+      return;
+    }
+    this.show(first.value);
   }
 
   /** The QuickPick for `question` (again, if it was closed). */
@@ -83,7 +115,6 @@ export class Questions implements vscode.Disposable {
     picker.ignoreFocusOut = true;
     picker.matchOnDescription = false;
     picker.items = optionPicks(params);
-    let accepted = false;
     picker.onDidChangeValue((typed) => {
       // "Other…" follows what is typed, so that Enter answers it; the picks made are kept.
       const picked = new Set(picker.selectedItems.map((i) => i.option ?? '\u0000other'));
@@ -99,25 +130,23 @@ export class Questions implements vscode.Disposable {
       const wantsOther = chosen.some((i) => i.option === undefined) || (!options.length && picker.value.trim() !== '');
       let other = wantsOther ? picker.value.trim() : undefined;
       if (wantsOther && !other) {
-        accepted = true;
         picker.hide();
         other = await vscode.window.showInputBox({ title: `Plansight asks: ${params.question}`, prompt: 'Your answer', ignoreFocusOut: true });
         if (other === undefined || !other.trim()) {
-          question.settle({ dismissed: true });
-          return;
+          return; // closed: the question keeps waiting on its card
         }
       }
       const result = answerFrom(params, options, other);
       if (result.dismissed && !picker.canSelectMany) {
         return; // nothing picked: keep asking
       }
-      accepted = true;
       question.settle(result);
     });
     picker.onDidHide(() => {
-      if (!accepted) {
-        question.settle({ dismissed: true }); // Escape: the agent decides itself
-      }
+      // Escape (or a click elsewhere) only closes the picker: the question waits on its card,
+      // and a later Answer… opens a fresh one. Letting the agent decide is its own button.
+      question.picker = undefined;
+      picker.dispose();
     });
     picker.show();
   }

@@ -1,5 +1,6 @@
 /**
- * A question from the agent (`plansight/askUser`) as a QuickPick: its options (several may be
+ * A question from the agent (`plansight/askUser`): the notification that says it waits, and,
+ * once the user asks for it, a QuickPick: its options (several may be
  * picked for a multi-select question) and "Other…" for an answer in the user's own words; and
  * the answer sent back. Also the conversation's question card. Pure: no `vscode` import.
  */
@@ -38,14 +39,19 @@ export function optionPicks(params: AskUserParams, typed = ''): OptionPick[] {
   return [...options(params).map((option) => ({ label: escapeIcons(option), option })), otherPick(typed)];
 }
 
+/** The notification that says a question waits (it takes no focus; Answer… opens the picker). */
+export function questionNotice(params: AskUserParams): string {
+  return `Plansight asks: ${truncate(oneLine(params.question), 200)}`;
+}
+
 /** The QuickPick's placeholder: how to answer. */
 export function placeholder(params: AskUserParams): string {
   if (!options(params).length) {
-    return 'Type your answer and press Enter (Escape: let the agent decide)';
+    return 'Type your answer and press Enter (Escape: answer later)';
   }
   return isMultiSelect(params)
-    ? 'Pick one or more, then press Enter; or choose Other… (Escape: let the agent decide)'
-    : 'Pick an answer, or type your own (Escape: let the agent decide)';
+    ? 'Pick one or more, then press Enter; or choose Other… (Escape: answer later)'
+    : 'Pick an answer, or type your own (Escape: answer later)';
 }
 
 /**
@@ -95,6 +101,7 @@ export function renderQuestionCard(card: CardEntry, h: RenderHelpers): string {
   if (card.open) {
     return (
       head +
+      `<div class="card-text hint">Waiting for your answer: Answer… opens a picker (nothing opens by itself).</div>` +
       `<div class="buttons">${h.button('answer', 'Answer…', { primary: true, icon: 'reply' })}` +
       `${h.button('dismiss', 'Let the Agent Decide', { icon: 'circle-slash' })}</div>`
     );

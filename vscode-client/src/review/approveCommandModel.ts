@@ -35,7 +35,15 @@ export function sandboxSummary(params: ApproveCommandParams): SandboxSummary {
  * per server when the sandbox option is "auto" and none can be made), or undefined. */
 export function sandboxUnavailable(message: string): string | undefined {
   const at = message.indexOf('commands run without a sandbox');
-  return at < 0 ? undefined : `Plansight: ${message.slice(at)}`;
+  if (at < 0) {
+    return undefined;
+  }
+  // The server names its option; in VS Code the user sets it as this extension's setting.
+  const said = message
+    .slice(at)
+    .replace(/set the option sandbox\.enabled to "auto" or false to run commands without a sandbox\.?/, 'set plansight.sandbox.enabled to "off" to run commands without a sandbox and without this warning.')
+    .replace(/the option sandbox\.enabled/g, 'the setting plansight.sandbox.enabled');
+  return `Plansight: ${said}`;
 }
 
 /**

@@ -192,3 +192,9 @@ export function cardDiff(oldText: string, newText: string, maxLines = 14, contex
   const left = total - kept.filter((l) => l.kind === 'added' || l.kind === 'removed').length;
   return left > 0 ? [...kept, { kind: 'skipped', text: `${plural(left, 'more changed line')}` }] : kept;
 }
+
+/** A settled review card's diff and counts for the text that was written (issue 31: a card
+ * accepted with the user's changes showed the proposal, not what went to disk). */
+export function writtenPatch(oldText: string, written: string): { diff: DiffLine[]; added: number; removed: number } {
+  return { diff: cardDiff(oldText, written), ...lineDiffStat(oldText, written) };
+}

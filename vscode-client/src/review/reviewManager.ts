@@ -12,7 +12,7 @@ import {
   type ReviewCardData,
   reviewCard,
 } from '../conversation/cards';
-import { cardDiff, lineDiffStat } from './lineDiff';
+import { cardDiff, lineDiffStat, writtenPatch } from './lineDiff';
 import type { CardEntry, ConversationModel } from '../conversation/model';
 import type { EditOutcome } from '../plan/planModel';
 import type { ReviewEditParams, ReviewEditResult } from '../protocol';
@@ -330,7 +330,13 @@ export class ReviewManager implements vscode.Disposable {
     this.store.settleEdit(review.params.id, outcome, result.feedback);
     this.surface.model.updateCard<ReviewCardData>(
       review.cardId,
-      { outcome, ...(result.feedback !== undefined ? { feedback: result.feedback } : {}), ...(auto ? { auto } : {}) },
+      {
+        outcome,
+        ...(result.feedback !== undefined ? { feedback: result.feedback } : {}),
+        ...(auto ? { auto } : {}),
+        // Accepted with the user's changes: the card shows what was written, not the proposal.
+        ...(outcome === 'changed' && settled !== undefined ? writtenPatch(review.params.oldText, settled) : {}),
+      },
       false,
     );
     // Keep what was decided, to show it again from the plan tree.

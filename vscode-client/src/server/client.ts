@@ -48,9 +48,10 @@ import {
 import type { SessionStore } from '../session';
 import { sessionOf } from '../sessions/sessionsModel';
 import { type ServerOverrides, initializationOptions, type PlansightSettings, serverEnv } from './options';
-import { CrashPolicy, crashWords, type ServerExit } from './crashes';
+import { CrashPolicy, crashLoopWords, crashWords, type ServerExit } from './crashes';
 import { commandLine, describeLaunch, type Launch } from './launch';
 import { resolveLaunch } from './python';
+import { heldElsewhere, openElsewhereMessage } from './secondWindow';
 import { type LogLine, ServerLogLines } from './serverLog';
 
 export const apiKeySecret = 'plansight.anthropicApiKey';
@@ -59,6 +60,18 @@ export const apiKeySecret = 'plansight.anthropicApiKey';
 export class ServerNotRunningError extends Error {
   constructor() {
     super('The Plansight server is not running (see the Plansight output).');
+  }
+}
+
+/**
+ * The language client, its own notifications silenced: it said "Plansight client: couldn't
+ * create connection to server." and "Restarting server failed" (issue 31: the library's words,
+ * beside ours). What went wrong still reaches the output; the user is told by this extension,
+ * in plain words (the status bar, the conversation, one notification with what to do).
+ */
+class QuietLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown, _showNotification?: boolean | 'force'): void {
+    super.error(message, data, false);
   }
 }
 
@@ -118,6 +131,8 @@ export class PlansightServer implements vscode.Disposable {
   /** How the last server process ended, and how often it stopped on its own lately. */
   private lastExit: Promise<ServerExit> | undefined;
   private readonly crashes = new CrashPolicy();
+  /** Started read-only, as another window's server keeps the session (secondWindow.ts). */
+  private readOnly = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -177,6 +192,7 @@ export class PlansightServer implements vscode.Disposable {
       await this.starting;
     }
     await this.stop();
+    this.readOnly = false; // the other window may have closed: take the session if it can
     return this.start();
   }
 
@@ -259,7 +275,7 @@ export class PlansightServer implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: initializationOptions(settings, this.overrides),
+      initializationOptions: { ...initializationOptions(settings, this.overrides), ...(this.readOnly ? { readOnly: true } : {}) },
       initializationFailedHandler: (error) => {
         // Logged only: start() reports the failure once.
         this.output.error(`Initialization failed: ${String(error)}`);
@@ -269,10 +285,13 @@ export class PlansightServer implements vscode.Disposable {
       // a few times, then left stopped; never the library's own toasts.
       errorHandler: {
         error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
-        closed: () => this.serverClosed(),
+        // A server that never got going (refused at `initialize`, say) is not a crash to
+        // restart: the start's failure says what happened.
+        closed: () => (started ? this.serverClosed() : { action: CloseAction.DoNotRestart, handled: true }),
       },
     };
-    const client = new LanguageClient('plansight', 'Plansight', serverOptions, clientOptions);
+    let started = false;
+    const client = new QuietLanguageClient('plansight', 'Plansight', serverOptions, clientOptions);
     client.registerFeature(new PlansightCapabilityFeature());
     this.registerHandlers(client);
     this.client = client;
@@ -292,10 +311,21 @@ export class PlansightServer implements vscode.Disposable {
     });
     try {
       await client.start();
+      started = true;
     } catch (error) {
       this.output.error(`The server did not start: ${String(error)}`);
       if (this.client === client) {
         this.client = undefined;
+      }
+      // The refused server is ended now: none is left behind (it would keep the pipes open).
+      await client.dispose(2000).catch(() => undefined);
+      await Promise.all([...this.processes].map((child) => this.reap(child, true)));
+      if (!this.readOnly && heldElsewhere(error)) {
+        // Another window keeps the session: show it read-only here, and say so once.
+        this.readOnly = true;
+        this.store.readOnly = true;
+        void vscode.window.showInformationMessage(openElsewhereMessage, 'Show Output').then((choice) => choice && this.output.show());
+        return this.doStart();
       }
       this.store.setServerStatus('failed');
       void vscode.window
@@ -304,6 +334,7 @@ export class PlansightServer implements vscode.Disposable {
       return undefined;
     }
     this.logServerInfo(client.initializeResult);
+    this.store.readOnly = this.readOnly;
     this.store.setServerStatus('running');
     await this.fetchState(client);
     await this.fetchHistory(client);
@@ -316,7 +347,8 @@ export class PlansightServer implements vscode.Disposable {
     // The process's exit usually comes with the closed pipes; wait a moment for its code.
     const exit = this.lastExit ? await Promise.race([this.lastExit, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]) : undefined;
     const restart = this.crashes.crashed(Date.now());
-    const words = crashWords(exit, restart);
+    const times = this.crashes.recent;
+    const words = crashWords(exit, restart, this.crashes.windowMs, times);
     this.output.error(words);
     this.store.serverCrash = words;
     if (restart) {
@@ -324,6 +356,14 @@ export class PlansightServer implements vscode.Disposable {
       return { action: CloseAction.Restart, handled: true };
     }
     this.store.setServerStatus('crashed', words);
+    // Left stopped: said once, in plain words, with the two things to do.
+    void vscode.window.showErrorMessage(crashLoopWords(times, this.crashes.windowMs), 'Show Log', 'Restart').then((choice) => {
+      if (choice === 'Show Log') {
+        this.output.show();
+      } else if (choice === 'Restart') {
+        void this.restart();
+      }
+    });
     return { action: CloseAction.DoNotRestart, handled: true };
   }
 
@@ -379,8 +419,8 @@ export class PlansightServer implements vscode.Disposable {
     });
   }
 
-  /** Waits for a server process to leave; TERM after 3 s, KILL after 3 more. */
-  private async reap(child: ChildProcess): Promise<void> {
+  /** Waits for a server process to leave; TERM after 3 s (at once with `now`), KILL after 3 more. */
+  private async reap(child: ChildProcess, now = false): Promise<void> {
     const exited = new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) {
         resolve();
@@ -390,7 +430,7 @@ export class PlansightServer implements vscode.Disposable {
     });
     const within = (ms: number): Promise<boolean> =>
       Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
-    if (!(await within(3000))) {
+    if (!(await within(now ? 0 : 3000))) {
       child.kill('SIGTERM');
       if (!(await within(3000))) {
         child.kill('SIGKILL');
@@ -419,6 +459,7 @@ export class PlansightServer implements vscode.Disposable {
       }
       this.store.setTodos(state.todos);
       this.store.setScratchpad(state.scratchpad);
+      this.store.setInstructions(state.instructions);
       this.store.setServerRunning(state.running);
     } catch (error) {
       this.output.warn(`plansight/state failed: ${String(error)}`);

@@ -27,6 +27,11 @@ export class CrashPolicy {
     return this.times.length <= this.maxRestarts;
   }
 
+  /** How many times it stopped within the window (the last call to `crashed` counted). */
+  get recent(): number {
+    return this.times.length;
+  }
+
   /** The user started it again: counting starts over. */
   reset(): void {
     this.times.length = 0;
@@ -44,12 +49,21 @@ export function exitWords(exit: ServerExit | undefined): string {
   return exit.code === null ? 'stopped' : `exited with code ${exit.code}`;
 }
 
-/** The sentence the conversation and the status bar's tooltip show. */
-export function crashWords(exit: ServerExit | undefined, restarting: boolean, windowMs = 3 * 60_000): string {
-  const what = `The Plansight server stopped unexpectedly: it ${exitWords(exit)}.`;
+/**
+ * The sentence the conversation and the status bar's tooltip show. A crash loop (`times`
+ * stops within the window) is said in plain words, not the language client's: how often, and
+ * where to look.
+ */
+export function crashWords(exit: ServerExit | undefined, restarting: boolean, windowMs = 3 * 60_000, times = 0): string {
   if (restarting) {
-    return `${what} It is being restarted.`;
+    return `The Plansight server stopped unexpectedly: it ${exitWords(exit)}. It is being restarted.`;
   }
+  return `${crashLoopWords(times, windowMs)} The last time it ${exitWords(exit)}. It is not restarted by itself: Restart, Retry or your next request starts it again.`;
+}
+
+/** "Plansight's server stopped 3 times in 3 minutes; see the output log." */
+export function crashLoopWords(times: number, windowMs = 3 * 60_000): string {
   const minutes = Math.round(windowMs / 60_000);
-  return `${what} It stopped repeatedly within ${minutes} minutes, so it is not restarted by itself: Restart Server, Retry or your next request starts it again (see the Plansight output for why it stops).`;
+  const often = times > 1 ? `${times} times in ${minutes} minutes` : 'again';
+  return `Plansight's server stopped ${often}; see the output log.`;
 }

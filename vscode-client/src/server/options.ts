@@ -15,6 +15,8 @@ export interface PlansightSettings {
   /** Extended thinking (`plansight.thinking`), with its budget in tokens. */
   thinking?: boolean;
   thinkingBudgetTokens?: number;
+  /** `plansight.sandbox.enabled`: "auto" (sandbox where one can be made), "required", "off". */
+  sandbox?: string;
 }
 
 /** The smallest thinking budget the API takes (`budget_tokens` >= 1024). */
@@ -29,6 +31,9 @@ export function initializationOptions(
   };
   if (settings.autoApproveSandboxedCommands) {
     options.autoApprove.sandboxedCommands = true;
+  }
+  if (settings.sandbox === 'required' || settings.sandbox === 'off') {
+    options.sandbox = { enabled: settings.sandbox === 'required' };
   }
   if (overrides.storageDir) {
     options.storageDir = overrides.storageDir;

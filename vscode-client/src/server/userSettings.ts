@@ -22,6 +22,7 @@ export const boundarySettings = [
   'autoApprove.edits',
   'autoApprove.commands',
   'autoApprove.sandboxedCommands',
+  'sandbox.enabled',
 ] as const;
 
 export type BoundarySetting = (typeof boundarySettings)[number];
@@ -67,6 +68,7 @@ export function readPlansightSettings(config: ConfigurationReader): PlansightSet
     autoApproveEdits: userValue(config, 'autoApprove.edits', false),
     autoApproveCommands: userValue(config, 'autoApprove.commands', false),
     autoApproveSandboxedCommands: userValue(config, 'autoApprove.sandboxedCommands', false),
+    sandbox: userValue(config, 'sandbox.enabled', 'auto'),
     thinking: config.get<boolean>('thinking', false),
     thinkingBudgetTokens: config.get<number>('thinkingBudgetTokens', 4096),
   };

@@ -132,6 +132,7 @@ export class SessionsUi {
     }
     this.deps.store.setTodos(state.todos);
     this.deps.store.setScratchpad(state.scratchpad ?? '');
+    this.deps.store.setInstructions(state.instructions);
     this.deps.store.setServerRunning(state.running === true);
   }
 

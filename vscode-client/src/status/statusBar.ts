@@ -17,7 +17,14 @@ export function registerStatusBar(context: vscode.ExtensionContext, store: Sessi
     const { text, tooltip } = statusText(store.todos, store.running, 40, waiting, { status: store.serverStatus, problem: store.serverProblem });
     item.text = text;
     item.tooltip = tooltip;
-    item.command = down ? 'plansight.restartServer' : waiting ? 'plansight.showConversation' : 'plansight.showPlan';
+    // A question opens its picker only from here, a click being the user asking for it.
+    item.command = down
+      ? 'plansight.restartServer'
+      : store.waiting.questions > 0 && !store.planReview
+        ? 'plansight.answerQuestion'
+        : waiting
+          ? 'plansight.showConversation'
+          : 'plansight.showPlan';
     item.backgroundColor =
       down
         ? new vscode.ThemeColor('statusBarItem.errorBackground')

@@ -43,6 +43,8 @@ export function statusText(
   if (item) {
     tooltipLines.push(`${item.now ? 'Now' : 'Next'}: #${item.id} ${itemText}`);
   }
-  tooltipLines.push(waitingFor ? 'Click to show the conversation' : 'Click to show the plan');
+  tooltipLines.push(
+    waitingFor === 'waiting for your answer' ? 'Click to answer' : waitingFor ? 'Click to show the conversation' : 'Click to show the plan',
+  );
   return { text, tooltip: tooltipLines.join('\n') };
 }

@@ -48,6 +48,7 @@ const sendText = document.getElementById('sendLabel') as HTMLElement;
 const jump = document.getElementById('jump') as HTMLButtonElement;
 const mentions = document.getElementById('mentions') as HTMLElement;
 const sessionsBar = document.getElementById('sessions') as HTMLElement;
+const instructionsLine = document.getElementById('instructions') as HTMLElement;
 
 let running = false;
 let context: ComposerContext | null = null;
@@ -215,6 +216,10 @@ function apply(message: ToWebview): void {
         if (!recall.all.includes(text)) recall.add(text);
       }
       saveDraft();
+      break;
+    case 'instructions':
+      instructionsLine.innerHTML = message.html;
+      instructionsLine.hidden = message.html === '';
       break;
     case 'sessions': {
       // Drawn anew as statuses change: a list the user opened stays open; no focus is moved.
@@ -464,8 +469,26 @@ sessionsBar.addEventListener('click', (event) => {
 sessionsBar.addEventListener('keydown', (event) => {
   const details = sessionsBar.querySelector('details');
   if (event.key === 'Escape' && details?.open) {
+    event.preventDefault();
     details.open = false;
     details.querySelector('summary')?.focus();
+  }
+});
+
+// The view's own shortcuts (issue 31), here because a keybinding's `focusedView` is not set
+// while a webview view has the focus: Escape stops the run (unless it closed a list first),
+// Ctrl/Cmd+Shift+Alt+N starts a new session when nothing runs (Ctrl+Alt+N is VS Code for the
+// Web's New Untitled File: the page passes every key press on to the workbench as well).
+document.addEventListener('keydown', (event) => {
+  if (event.defaultPrevented || event.isComposing) {
+    return;
+  }
+  if (event.key === 'Escape' && running && mentions.hidden) {
+    event.preventDefault();
+    post({ type: 'cancel' });
+  } else if ((event.ctrlKey || event.metaKey) && event.altKey && event.shiftKey && event.code === 'KeyN' && !running) {
+    event.preventDefault();
+    post({ type: 'newSession' });
   }
 });
 
