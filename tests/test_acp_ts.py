@@ -318,6 +318,35 @@ def test_cancel_during_a_slow_stream_and_during_a_pending_permission(
     assert report["updates"].index(ends[0]) < result(report, 3)["updatesAt"]
 
 
+def test_a_prompt_sent_right_after_a_cancel_runs_once_the_cancelled_run_ends(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    # CodeCompanion.nvim's Stop sends session/cancel and takes the turn as ended at once: the
+    # user's next prompt came while the cancelled command was still being stopped, and was
+    # refused ("A prompt is already in progress").
+    fake_api.push(
+        tool_reply("bash", {"command": "sleep 30 && touch finished"}),
+        text_reply("Next answer."),
+    )
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            *START,
+            {"do": "prompt", "text": "run it", "cancelOn": "running", "thenPrompt": "next"},
+        ],
+        answers=["allow_once"],
+    )
+    assert result(report, 2)["value"] == {"stopReason": "cancelled"}
+    assert result(report, 3) == {**result(report, 3), "ok": True}, result(report, 3)
+    assert result(report, 3)["value"] == {"stopReason": "end_turn"}
+    assert "Next answer." in "".join(
+        u["content"]["text"] for u in of(report, "agent_message_chunk")
+    )
+    assert not (hello_workspace / "finished").exists()
+
+
 def test_plan_mode_with_approval_goes_on_in_act_mode(
     fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
 ) -> None:

@@ -287,16 +287,31 @@ for (const step of scenario.steps) {
       }),
     );
     if (step.cancelOn) {
+      const running = () =>
+        report.updates
+          .slice(started)
+          .some((u) => u.sessionUpdate === "tool_call_update" && u.status === "in_progress");
       const seen =
         step.cancelOn === "permission"
           ? () => report.permissions.length > 0
-          : () => report.updates.length > started && updatesOf("agent_message_chunk").length > 0;
+          : step.cancelOn === "running"
+            ? running
+            : () => report.updates.length > started && updatesOf("agent_message_chunk").length > 0;
       await until(seen, step.cancelOn);
       const at = Date.now();
       await ctx.notify(methods.agent.session.cancel, { sessionId });
+      // `thenPrompt`: the next prompt goes at once, not after the cancelled one's answer, as
+      // CodeCompanion.nvim sends it (its Stop ends the turn on its side with the cancel).
+      const next = step.thenPrompt
+        ? ctx.request(methods.agent.session.prompt, {
+            sessionId,
+            prompt: [{ type: "text", text: step.thenPrompt }],
+          })
+        : null;
       await turn;
       report.results.at(-1).cancelMs = Date.now() - at;
       for (const resolve of held.splice(0)) resolve();
+      if (next) await attempt({ do: "prompt" }, () => next);
     } else if (step.concurrent) {
       const chunks = () => report.updates.slice(started).filter((u) => u.sessionUpdate === "agent_message_chunk");
       await until(() => chunks().length > 0, "the first prompt's text");

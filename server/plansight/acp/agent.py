@@ -23,6 +23,7 @@ model turn's usage is told (usage.py); the session's title, from its first promp
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -120,6 +121,9 @@ STORED_ID = "acp"  # the part of the session's storage that holds its ACP sessio
 # Whose results the tool call shows in full (a command's output, matches); others their summary.
 FULL_OUTPUT_KINDS = frozenset({"execute", "search"})
 OUTPUT_CHARS = 30_000
+# How long a prompt sent right after session/cancel waits for the cancelled run to wind down
+# (stopping a command's process group takes a moment) before it is refused as before.
+CANCEL_GRACE = 10.0
 
 
 # ----- one ACP session --------------------------------------------------------------------------
@@ -136,6 +140,8 @@ class AcpSession:
     workspace: Workspace
     mode: Mode = "act"
     prompting: bool = False
+    cancelling: bool = False  # session/cancel came for the prompt in progress
+    idle: asyncio.Event = field(default_factory=asyncio.Event)  # set when no prompt is in progress
     run: asyncio.Task[Any] | None = None
     unsubscribe: list[Any] = field(default_factory=list)
     run_id: str = ""  # unique to the run in progress: its text's messageIds
@@ -555,13 +561,15 @@ class PlansightAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         opened = self._session(session_id)
+        place = opened.workspace
+        await self._after_cancelled(opened)
         if opened.prompting:
             raise request_failed(
                 "A prompt is already in progress in this session; wait for it or cancel it."
             )
-        place = opened.workspace
         place.hold(opened)  # one run at a time in a working tree: refused naming the running one
-        opened.prompting = True
+        opened.prompting, opened.cancelling = True, False
+        opened.idle.clear()
         try:
             text = prompt_text(prompt)
             if opened.title is None:
@@ -599,8 +607,22 @@ class PlansightAgent:
                 text = f"The user's answer to your question ({question}):\n\n{text}"
             return await self._run(opened, text, mode, todo_id)
         finally:
-            opened.prompting = False
+            opened.prompting, opened.cancelling = False, False
+            opened.idle.set()
             place.release(opened)
+
+    async def _after_cancelled(self, opened: AcpSession) -> None:
+        """A prompt that comes while a cancelled prompt of its working tree winds down (a
+        command being stopped) waits for its end, a few seconds at most: some clients
+        (CodeCompanion.nvim's Stop) take the turn as ended once they sent session/cancel and
+        let the user send the next prompt at once, which would be refused as one in progress."""
+        holder = opened if opened.prompting else opened.workspace.busy
+        while holder is not None and holder.prompting and holder.cancelling:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(holder.idle.wait(), CANCEL_GRACE)
+            if holder.prompting:
+                return  # still winding down: refused as before, saying so
+            holder = opened if opened.prompting else opened.workspace.busy
 
     async def _run(
         self, opened: AcpSession, text: str, mode: Mode, todo_id: str | None
@@ -643,6 +665,7 @@ class PlansightAgent:
             log.warning("session/cancel for unknown session %r", session_id)
             return
         if opened.workspace.busy is opened:  # never another session's run
+            opened.cancelling = opened.prompting
             opened.session.cancel()
 
     async def _command(self, opened: AcpSession, command: SlashCommand) -> None:
