@@ -617,12 +617,10 @@ class PlansightAgent:
         (CodeCompanion.nvim's Stop) take the turn as ended once they sent session/cancel and
         let the user send the next prompt at once, which would be refused as one in progress."""
         holder = opened if opened.prompting else opened.workspace.busy
-        while holder is not None and holder.prompting and holder.cancelling:
+        if holder is not None and holder.prompting and holder.cancelling:
+            # Still winding down after the wait: the prompt is refused as before, saying so.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(holder.idle.wait(), CANCEL_GRACE)
-            if holder.prompting:
-                return  # still winding down: refused as before, saying so
-            holder = opened if opened.prompting else opened.workspace.busy
 
     async def _run(
         self, opened: AcpSession, text: str, mode: Mode, todo_id: str | None
