@@ -294,6 +294,8 @@ def test_the_replay_starts_at_the_session_and_ends_with_the_plan() -> None:
     assert shown[7] == {
         "sessionUpdate": "tool_call_update",
         "toolCallId": "b",
+        "title": "Read x",
+        "kind": "read",
         "status": "failed",
         "content": [
             {

@@ -314,6 +314,9 @@ def test_cancel_during_a_slow_stream_and_during_a_pending_permission(
     ]
     assert [u["status"] for u in ends] == ["failed"]
     assert "Cancelled with the run" in ends[0]["content"][0]["content"]["text"]
+    # ...naming the call again: a client that forgot the call (CodeCompanion.nvim's Stop)
+    # showed it as "Other: Tool call".
+    assert (ends[0]["title"], ends[0]["kind"]) == ("Run touch ran", "execute")
     # ...before the prompt's answer: a client shows what comes after it in the next turn.
     assert report["updates"].index(ends[0]) < result(report, 3)["updatesAt"]
 

@@ -146,7 +146,7 @@ class AcpSession:
     unsubscribe: list[Any] = field(default_factory=list)
     run_id: str = ""  # unique to the run in progress: its text's messageIds
     turn_text: TurnText = field(default_factory=TurnText)  # the run's text, turns apart
-    open_calls: dict[str, None] = field(default_factory=dict)  # started, not yet ended
+    open_calls: dict[str, tuple[str, str]] = field(default_factory=dict)  # started: name, title
     spend: Spend = field(default_factory=Spend)
     title: str | None = None  # told once (`session_info_update`)
 
@@ -172,7 +172,7 @@ class AcpSession:
             self.hooks.call.id = event.id
             self.hooks.call.name = event.name
             self.hooks.call.title = tool_title(event.name, event.input, event.summary)
-            self.open_calls[event.id] = None
+            self.open_calls[event.id] = (event.name, self.hooks.call.title)
         if isinstance(event, ToolResult):
             self.hooks.call.id = None
             self.open_calls.pop(event.id, None)
@@ -187,8 +187,8 @@ class AcpSession:
         """End the calls the run's end cut off (a cancel, an error): the engine ends none of
         them, and ACP wants each to end. Called again, nothing is left to end."""
         why = cut_off_reason(status)
-        for call_id in list(self.open_calls):
-            self.outbox.put(tool_cut_off(call_id, why))
+        for call_id, named in list(self.open_calls.items()):
+            self.outbox.put(tool_cut_off(call_id, why, *named))
         self.open_calls.clear()
         self.hooks.shown.clear()
 

@@ -269,9 +269,20 @@ def tool_finished(
     )
 
 
-def tool_cut_off(tool_call_id: str, why: str) -> ToolCallProgress:
-    """A call the run's end cut off: it never finished, and says so."""
-    return update_tool_call(tool_call_id, status="failed", content=[tool_content(text_block(why))])
+def tool_cut_off(
+    tool_call_id: str, why: str, name: str = "", title: str | None = None
+) -> ToolCallProgress:
+    """A call the run's end cut off: it never finished, and says so. It repeats the call's
+    kind and title: a client may take this update for a new call (CodeCompanion.nvim, whose
+    Stop forgets the cancelled turn's calls, showed it in the next turn as "Other: Tool
+    call")."""
+    return update_tool_call(
+        tool_call_id,
+        title=title,
+        kind=tool_kind(name) if name else None,
+        status="failed",
+        content=[tool_content(text_block(why))],
+    )
 
 
 def cut_off_reason(status: str) -> str:
@@ -432,7 +443,7 @@ def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
     updates: list[Update] = []
     run_id = new_run_id()  # for its text's messageIds
     turn_text = TurnText()
-    open_calls: dict[str, None] = {}
+    open_calls: dict[str, tuple[str, str]] = {}  # id → name, title
     status = ""  # how the run ended, where its end was kept
     events: Sequence[Any] = run.get("events") or []
     for event in events:
@@ -455,7 +466,7 @@ def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
                 event.get("summary") if isinstance(event.get("summary"), str) else None,
             )
             updates.append(tool_started(root, call))
-            open_calls[call.id] = None
+            open_calls[call.id] = (call.name, tool_title(call.name, call.input, call.summary))
         elif kind == "toolResult" and isinstance(event.get("id"), str):
             result = ToolResult(
                 event["id"],
@@ -471,5 +482,5 @@ def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
             status = str(event["result"].get("status", ""))
     # A call the run's end cut off (cancelled, the server killed) never finished.
     why = cut_off_reason(status)
-    updates.extend(tool_cut_off(call_id, why) for call_id in open_calls)
+    updates.extend(tool_cut_off(call_id, why, *named) for call_id, named in open_calls.items())
     return updates
