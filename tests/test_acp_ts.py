@@ -20,7 +20,7 @@ import pytest
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi.script import HttpError, text_reply, tool_reply
 
-from acp_harness import acp_agent
+from acp_harness import acp_agent, until
 from conftest import PATIENCE, REPO
 from lsp_harness import server_env
 
@@ -652,18 +652,44 @@ def test_session_close_frees_the_session_and_it_loads_again(
     assert titles == ["Say hello", "Say hello"]  # told at the first prompt, and on load
 
 
-async def test_a_second_chat_on_the_same_project_is_told_why_and_what_to_do(
+async def test_a_second_chat_on_the_same_project_is_told_why_and_goes_on_once_the_first_closes(
     fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
 ) -> None:
+    # A second chat is a second `plansight acp` (CodeCompanion.nvim, Zed): its session/new
+    # refused showed only "Failed to create session". The session is made; its prompts say
+    # why they cannot run while the first server keeps the folder, and run once it is closed.
+    fake_api.push(text_reply("Second chat answer."), text_reply("No plan needed."))
+    refused_seen, first_closed = tmp_path / "refused-seen", tmp_path / "first-closed"
+    steps = [
+        *START,
+        {"do": "config", "value": "plan"},
+        {"do": "prompt", "text": "hello"},
+        {"do": "touch", "path": str(refused_seen)},
+        {"do": "waitFor", "path": str(first_closed)},
+        {"do": "prompt", "text": "hello again"},
+    ]
     async with acp_agent(fake_api, hello_workspace, tmp_path) as (conn, _editor):
         first = await conn.new_session(cwd=str(hello_workspace), mcp_servers=[])
-        assert first.session_id
-        report = await asyncio.to_thread(run_client, fake_api, hello_workspace, tmp_path, [*START])
-    refused = result(report, 1)
+        second = asyncio.ensure_future(
+            asyncio.to_thread(run_client, fake_api, hello_workspace, tmp_path, steps)
+        )
+        await until(refused_seen.exists, "the second chat's refused prompt")
+        await conn.close_session(session_id=first.session_id)
+        first_closed.touch()
+        report = await asyncio.wait_for(second, PATIENCE * 2)
+    assert result(report, 1)["ok"] is True  # session/new
+    assert result(report, 2)["value"]["configOptions"][0]["currentValue"] == "plan"
+    refused = result(report, 3)
     assert refused["ok"] is False
     assert "Another Plansight server is using this workspace's session" in refused["message"]
     assert "continue in the chat that has this project open" in refused["message"]
-    assert [nulls(error) for error in report["errors"]] == [[]]
+    assert "close that chat (or stop its agent) and send your prompt again" in refused["message"]
+    assert [nulls(error) for error in report["errors"]] == [[]], report["errors"]
+    assert result(report, 6)["value"] == {"stopReason": "end_turn"}
+    assert "Second chat answer." in said(report, report["sessionId"])
+    # It ran in the mode the chat chose while it waited, in a session of its own.
+    assert "<plan-mode>" in json.dumps(fake_api.bodies[0]["messages"])
+    assert report["sessionId"] != first.session_id
 
 
 def said(report: dict[str, Any], session_id: str, start: int = 0) -> str:

@@ -6,7 +6,7 @@
 // invalid plan entry silently), runs the scenario's steps, and prints one JSON report on stdout.
 // tests/test_acp_ts.py writes the scenarios and asserts on the report.
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { createRequire } from "node:module";
@@ -326,6 +326,19 @@ for (const step of scenario.steps) {
     } else {
       await turn;
     }
+  } else if (step.do === "touch") {
+    // A sign to the test driving another client (see `waitFor`).
+    writeFileSync(step.path, "");
+    report.results.push({ do: "touch", ok: true });
+  } else if (step.do === "waitFor") {
+    // A file, not a message: looked for every 50 ms (60 s at most).
+    const ticker = setInterval(changed, 50);
+    try {
+      await until(() => existsSync(step.path), step.path);
+    } finally {
+      clearInterval(ticker);
+    }
+    report.results.push({ do: "waitFor", ok: true });
   } else if (step.do === "raw") {
     const before = report.rawReplies.length;
     agent.stdin.write(step.line + "\n");

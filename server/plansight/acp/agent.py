@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +63,7 @@ from acp.schema import SessionInfo as AcpSessionInfo
 
 from plansight import __version__
 from plansight.acp.commands import SlashCommand, available_commands, item_id, parse_command
-from plansight.acp.errors import invalid_params, request_failed, run_error
+from plansight.acp.errors import INTERNAL_ERROR, invalid_params, request_failed, run_error
 from plansight.acp.files import ClientFiles
 from plansight.acp.modes import (
     MODE_OPTION,
@@ -207,6 +208,25 @@ class AcpSession:
         return tool_finished(result, shown[:OUTPUT_CHARS] if shown else None, kept)
 
 
+class KeptElsewhere(RequestError):
+    """Another Plansight server keeps the folder (session/lock.py): one server per folder."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INTERNAL_ERROR, message)
+
+
+@dataclass
+class WaitingSession:
+    """A session made while another server keeps its folder: its prompts are refused with
+    `refusal` until that server gives the folder up; then the first prompt opens it."""
+
+    id: str
+    cwd: str
+    refusal: KeptElsewhere
+    mode: Mode = "act"
+    servers: list[Any] = field(default_factory=list)
+
+
 # ----- the agent --------------------------------------------------------------------------------
 
 
@@ -225,6 +245,8 @@ class PlansightAgent:
         self.client_name = "an ACP client"  # whom this server serves, for another's refusal
         self.sessions: dict[str, AcpSession] = {}
         self.workspaces: dict[Path, Workspace] = {}  # by resolved root
+        # Sessions made while another server kept their folder (WaitingSession).
+        self.waiting: dict[str, WaitingSession] = {}
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -275,19 +297,39 @@ class PlansightAgent:
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
+        try:
+            opened = await self._new(cwd, mcp_servers)
+        except KeptElsewhere as err:
+            # A second chat on the same project (a second `plansight acp`): most clients show a
+            # failed session/new as a bare "Failed to create session" (CodeCompanion.nvim), but
+            # a prompt's error in the chat. So the session is made, and each prompt tries the
+            # folder again: refused with the reason while the other server keeps it.
+            waiting = WaitingSession(f"plansight-waiting-{uuid.uuid4().hex[:12]}", cwd, err)
+            waiting.servers = list(mcp_servers or [])
+            self.waiting[waiting.id] = waiting
+            return NewSessionResponse(
+                session_id=waiting.id,
+                modes=mode_state(waiting.mode),
+                config_options=list(config_options(waiting.mode)),
+            )
+        self._after_answer(opened, available_commands())
+        return NewSessionResponse(
+            session_id=opened.id,
+            modes=mode_state(opened.mode),
+            config_options=list(config_options(opened.mode)),
+        )
+
+    async def _new(
+        self, cwd: str, mcp_servers: Sequence[Any] | None, acp_id: str | None = None
+    ) -> AcpSession:
+        """A new session of `cwd` open here (ACP id `acp_id`, default its own id)."""
         place, fresh = await self._workspace(cwd, mcp_servers)
         # A workspace opened with nothing stored has a new, empty session already: use it.
         sid = place.sessions.current if fresh and place.sessions.current else None
         if sid is None:
             place.engine.lock.refuse_if_read_only()
             sid = place.sessions.new()  # the others, and the checkpoints, stay
-        opened = self._attach(place, sid, sid)
-        self._after_answer(opened, available_commands())
-        return NewSessionResponse(
-            session_id=sid,
-            modes=mode_state(opened.mode),
-            config_options=list(config_options(opened.mode)),
-        )
+        return self._attach(place, acp_id or sid, sid)
 
     async def load_session(
         self,
@@ -425,10 +467,10 @@ class PlansightAgent:
             store.claim.take(self.client_name)
         except StorageUnavailable as err:
             # A second chat on the same project, in most editors: a second `plansight acp`.
-            raise request_failed(
+            raise KeptElsewhere(
                 f"Plansight could not open a session in {root}: {err} In an editor: continue "
-                "in the chat that has this project open, or close it (or stop its agent) "
-                "before you start another."
+                "in the chat that has this project open, or close that chat (or stop its "
+                "agent) and send your prompt again."
             ) from None
         attending = Attending()
         fs = self.client_caps.fs
@@ -494,6 +536,8 @@ class PlansightAgent:
 
     def _session(self, session_id: str) -> AcpSession:
         found = self.sessions.get(session_id)
+        if found is None and (waiting := self.waiting.get(session_id)) is not None:
+            raise request_failed(str(waiting.refusal))
         if found is None:
             raise invalid_params(
                 f"Unknown session {session_id!r}: create one with session/new (or open a stored "
@@ -527,10 +571,13 @@ class PlansightAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
-        opened = self._session(session_id)
         mode = as_mode(mode_id)
         if mode is None:
             raise invalid_params(unknown_mode(mode_id))
+        if (waiting := self.waiting.get(session_id)) is not None:
+            waiting.mode = mode  # the mode of its first prompt, once it has its folder
+            return SetSessionModeResponse()
+        opened = self._session(session_id)
         opened.mode = mode
         # The client knows the mode it set; the config option says it too (after the answer).
         self._after_answer(opened, mode_changed(mode)[1])
@@ -539,7 +586,8 @@ class PlansightAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
-        opened = self._session(session_id)
+        waiting = self.waiting.get(session_id)
+        opened = self._session(session_id) if waiting is None else None
         if config_id != MODE_OPTION:
             raise invalid_params(
                 f"Unknown config option {config_id!r}: Plansight offers {MODE_OPTION!r} only."
@@ -547,6 +595,10 @@ class PlansightAgent:
         mode = as_mode(value) if isinstance(value, str) else None
         if mode is None:
             raise invalid_params(unknown_mode(str(value)))
+        if opened is None:
+            assert waiting is not None
+            waiting.mode = mode
+            return SetSessionConfigOptionResponse(config_options=list(config_options(mode)))
         opened.mode = mode
         self._after_answer(opened, mode_changed(mode)[0])  # the modes say it too
         return SetSessionConfigOptionResponse(config_options=list(config_options(mode)))
@@ -554,12 +606,15 @@ class PlansightAgent:
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """`session/close`: the run in progress is cancelled, the session's resources freed
         (and its workspace given up, for another server); it stays stored for a load."""
-        await self._close(self._session(session_id))
+        if self.waiting.pop(session_id, None) is None:
+            await self._close(self._session(session_id))
         return CloseSessionResponse()
 
     # prompts -----------------------------------------------------------------------------------
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        if (waiting := self.waiting.get(session_id)) is not None:
+            await self._take_up(waiting)
         opened = self._session(session_id)
         place = opened.workspace
         await self._after_cancelled(opened)
@@ -610,6 +665,17 @@ class PlansightAgent:
             opened.prompting, opened.cancelling = False, False
             opened.idle.set()
             place.release(opened)
+
+    async def _take_up(self, waiting: WaitingSession) -> None:
+        """A waiting session's folder, opened now if the other server gave it up; else the
+        prompt is refused, saying who keeps it and what to do."""
+        try:
+            opened = await self._new(waiting.cwd, waiting.servers, waiting.id)
+        except KeptElsewhere as err:
+            raise request_failed(str(err)) from None
+        del self.waiting[waiting.id]
+        opened.mode = waiting.mode
+        await opened.outbox.send(available_commands())
 
     async def _after_cancelled(self, opened: AcpSession) -> None:
         """A prompt that comes while a cancelled prompt of its working tree winds down (a
