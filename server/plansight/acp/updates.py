@@ -57,6 +57,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from plansight.acp.errors import run_error
 from plansight.engine.events import (
     Event,
     PlanChanged,
@@ -480,6 +481,12 @@ def _run_updates(root: Path, run: Mapping[str, Any]) -> list[Update]:
             updates.append(reminder_call(event["text"]))
         elif kind == "runFinished" and isinstance(event.get("result"), Mapping):
             status = str(event["result"].get("status", ""))
+            error = event["result"].get("error")
+            if status == "error" and isinstance(error, str) and error:
+                # Live, the prompt's answer was this error; replayed, the run would show nothing
+                # (CodeCompanion.nvim ran its prompt on into the next one's).
+                said = str(run_error(error))
+                updates.append(message_chunk(turn_text(said, "error"), run_id, None))
     # A call the run's end cut off (cancelled, the server killed) never finished.
     why = cut_off_reason(status)
     updates.extend(tool_cut_off(call_id, why, *named) for call_id, named in open_calls.items())
