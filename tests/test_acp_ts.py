@@ -553,8 +553,13 @@ def test_errors_carry_no_null_member_and_say_what_to_do(
                 "line": '{"jsonrpc":"2.0","id":"raw-1","method":"session/prompt","params":{}}',
             },
             {"do": "raw", "line": '{"jsonrpc":"2.0","id":"raw-2","method":"session/nothing"}'},
+            {"do": "load"},
         ],
     )
+    # Replayed, the refused run shows its error as it was said (/resume in CodeCompanion.nvim).
+    replay = report["updates"][result(report, 7)["updatesBefore"] :]
+    assert [u["sessionUpdate"] for u in replay][:2] == ["user_message_chunk", "agent_message_chunk"]
+    assert replay[1]["content"]["text"] == result(report, 2)["message"]
     # CodeCompanion.nvim's error handler fails on `"data": null`: no error has a null member,
     # the SDK's own ("Invalid params", "Method not found") included.
     assert len(report["errors"]) == 5
