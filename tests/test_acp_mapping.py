@@ -150,7 +150,8 @@ def test_the_reminder_is_a_think_call_titled_plan_reminder_completed_at_once() -
         "think",
         "completed",
     )
-    assert shown["content"][0]["content"]["text"] == "<reminder>Update your todos.</reminder>"
+    # In words, without the tags the model reads it in (a chat shows them as they are).
+    assert shown["content"][0]["content"]["text"] == "Update your todos."
 
 
 @pytest.mark.parametrize(

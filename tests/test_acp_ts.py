@@ -136,6 +136,8 @@ def test_a_turn_maps_text_plan_tools_and_reminder_and_passes_the_schema(
     assert read["locations"] == [{"path": str(hello_workspace / "hello.py"), "line": 4}]
     assert calls["Plan reminder"]["kind"] == "think"
     assert calls["Plan reminder"]["status"] == "completed"
+    reminded = calls["Plan reminder"]["content"][0]["content"]["text"]
+    assert reminded and "<reminder>" not in reminded  # in words, not the model's tags
     ends = {u["toolCallId"]: u["status"] for u in of(report, "tool_call_update") if "status" in u}
     assert all(
         ends[c["toolCallId"]] == "completed" for t, c in calls.items() if t != "Plan reminder"

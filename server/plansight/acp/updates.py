@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -328,8 +329,15 @@ def reminder_call(reminder_text: str, call_id: str | None = None) -> ToolCallSta
         REMINDER_TITLE,
         kind="think",
         status="completed",
-        content=[tool_content(text_block(reminder_text))],
+        content=[tool_content(text_block(_untagged(reminder_text)))],
     )
+
+
+def _untagged(text: str) -> str:
+    """The reminder as a person reads it: without the `<reminder>` tags the model reads it in
+    (CodeCompanion.nvim showed "Plan reminder — <reminder>Update your todos.</reminder>")."""
+    found = re.fullmatch(r"\s*<(\w[\w-]*)>(.*)</\1>\s*", text, re.DOTALL)
+    return found[2].strip() if found else text
 
 
 # ----- events and results -----------------------------------------------------------------------
