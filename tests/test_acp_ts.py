@@ -684,7 +684,7 @@ async def test_a_second_chat_on_the_same_project_is_told_why_and_goes_on_once_th
         await conn.close_session(session_id=first.session_id)
         first_closed.touch()
         report = await asyncio.wait_for(second, PATIENCE * 2)
-    assert result(report, 1)["ok"] is True  # session/new
+    assert result(report, 1)["ok"] is True, result(report, 1)  # session/new
     assert result(report, 2)["value"]["configOptions"][0]["currentValue"] == "plan"
     refused = result(report, 3)
     assert refused["ok"] is False
