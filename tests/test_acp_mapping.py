@@ -155,7 +155,8 @@ def test_the_reminder_is_a_think_call_titled_plan_reminder_completed_at_once() -
         "think",
         "completed",
     )
-    assert shown["content"][0]["content"]["text"] == "<reminder>Update your todos.</reminder>"
+    # In words, without the tags the model reads it in (a chat shows them as they are).
+    assert shown["content"][0]["content"]["text"] == "Update your todos."
 
 
 @pytest.mark.parametrize(
@@ -259,6 +260,35 @@ def test_two_model_turns_text_are_two_acp_messages_live_and_replayed() -> None:
     assert message_ids(event_updates(ROOT, TOOLS, TextDelta("Hi"))) == [("", "Hi")]
 
 
+def test_a_replayed_run_that_ended_in_an_error_shows_the_error() -> None:
+    # Live, the prompt's answer was the error; a replay without it showed the prompt run on
+    # into the next one in CodeCompanion.nvim ("Again, pleaseAre you still there?").
+    runs = [
+        {
+            "events": [
+                {"type": "runStarted", "prompt": "Again, please"},
+                {
+                    "type": "runFinished",
+                    "result": {
+                        "status": "error",
+                        "text": "",
+                        "error": "authentication_error: invalid x-api-key (HTTP 401)",
+                    },
+                },
+            ]
+        },
+        {"events": [{"type": "runStarted", "prompt": "Are you still there?"}]},
+    ]
+    shown = [wire(u) for u in replayed(ROOT, runs, plan())]
+    assert [u["sessionUpdate"] for u in shown] == [
+        "user_message_chunk",
+        "agent_message_chunk",
+        "user_message_chunk",
+        "plan",
+    ]
+    assert shown[1]["content"]["text"].startswith("The API key was refused: set ANTHROPIC_API_KEY")
+
+
 def test_the_replay_starts_at_the_session_and_ends_with_the_plan() -> None:
     runs = [
         {"prompt": "old", "events": [{"type": "runStarted", "prompt": "old"}]},
@@ -299,6 +329,8 @@ def test_the_replay_starts_at_the_session_and_ends_with_the_plan() -> None:
     assert shown[7] == {
         "sessionUpdate": "tool_call_update",
         "toolCallId": "b",
+        "title": "Read x",
+        "kind": "read",
         "status": "failed",
         "content": [
             {

@@ -20,7 +20,7 @@ import pytest
 from plansight.fakeapi import FakeMessagesAPI
 from plansight.fakeapi.script import HttpError, text_reply, tool_reply
 
-from acp_harness import acp_agent
+from acp_harness import acp_agent, until
 from conftest import PATIENCE, REPO
 from lsp_harness import server_env
 
@@ -136,6 +136,8 @@ def test_a_turn_maps_text_plan_tools_and_reminder_and_passes_the_schema(
     assert read["locations"] == [{"path": str(hello_workspace / "hello.py"), "line": 4}]
     assert calls["Plan reminder"]["kind"] == "think"
     assert calls["Plan reminder"]["status"] == "completed"
+    reminded = calls["Plan reminder"]["content"][0]["content"]["text"]
+    assert reminded and "<reminder>" not in reminded  # in words, not the model's tags
     ends = {u["toolCallId"]: u["status"] for u in of(report, "tool_call_update") if "status" in u}
     assert all(
         ends[c["toolCallId"]] == "completed" for t, c in calls.items() if t != "Plan reminder"
@@ -315,8 +317,40 @@ def test_cancel_during_a_slow_stream_and_during_a_pending_permission(
     ]
     assert [u["status"] for u in ends] == ["failed"]
     assert "Cancelled with the run" in ends[0]["content"][0]["content"]["text"]
+    # ...naming the call again: a client that forgot the call (CodeCompanion.nvim's Stop)
+    # showed it as "Other: Tool call".
+    assert (ends[0]["title"], ends[0]["kind"]) == ("Run touch ran", "execute")
     # ...before the prompt's answer: a client shows what comes after it in the next turn.
     assert report["updates"].index(ends[0]) < result(report, 3)["updatesAt"]
+
+
+def test_a_prompt_sent_right_after_a_cancel_runs_once_the_cancelled_run_ends(
+    fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
+) -> None:
+    # CodeCompanion.nvim's Stop sends session/cancel and takes the turn as ended at once: the
+    # user's next prompt came while the cancelled command was still being stopped, and was
+    # refused ("A prompt is already in progress").
+    fake_api.push(
+        tool_reply("bash", {"command": "sleep 30 && touch finished"}),
+        text_reply("Next answer."),
+    )
+    report = run_client(
+        fake_api,
+        hello_workspace,
+        tmp_path,
+        [
+            *START,
+            {"do": "prompt", "text": "run it", "cancelOn": "running", "thenPrompt": "next"},
+        ],
+        answers=["allow_once"],
+    )
+    assert result(report, 2)["value"] == {"stopReason": "cancelled"}
+    assert result(report, 3) == {**result(report, 3), "ok": True}, result(report, 3)
+    assert result(report, 3)["value"] == {"stopReason": "end_turn"}
+    assert "Next answer." in "".join(
+        u["content"]["text"] for u in of(report, "agent_message_chunk")
+    )
+    assert not (hello_workspace / "finished").exists()
 
 
 def test_plan_mode_with_approval_goes_on_in_act_mode(
@@ -522,8 +556,13 @@ def test_errors_carry_no_null_member_and_say_what_to_do(
                 "line": '{"jsonrpc":"2.0","id":"raw-1","method":"session/prompt","params":{}}',
             },
             {"do": "raw", "line": '{"jsonrpc":"2.0","id":"raw-2","method":"session/nothing"}'},
+            {"do": "load"},
         ],
     )
+    # Replayed, the refused run shows its error as it was said (/resume in CodeCompanion.nvim).
+    replay = report["updates"][result(report, 7)["updatesBefore"] :]
+    assert [u["sessionUpdate"] for u in replay][:2] == ["user_message_chunk", "agent_message_chunk"]
+    assert replay[1]["content"]["text"] == result(report, 2)["message"]
     # CodeCompanion.nvim's error handler fails on `"data": null`: no error has a null member,
     # the SDK's own ("Invalid params", "Method not found") included.
     assert len(report["errors"]) == 5
@@ -621,18 +660,44 @@ def test_session_close_frees_the_session_and_it_loads_again(
     assert titles == ["Say hello", "Say hello"]  # told at the first prompt, and on load
 
 
-async def test_a_second_chat_on_the_same_project_is_told_why_and_what_to_do(
+async def test_a_second_chat_on_the_same_project_is_told_why_and_goes_on_once_the_first_closes(
     fake_api: FakeMessagesAPI, hello_workspace: Path, tmp_path: Path
 ) -> None:
+    # A second chat is a second `plansight acp` (CodeCompanion.nvim, Zed): its session/new
+    # refused showed only "Failed to create session". The session is made; its prompts say
+    # why they cannot run while the first server keeps the folder, and run once it is closed.
+    fake_api.push(text_reply("Second chat answer."), text_reply("No plan needed."))
+    refused_seen, first_closed = tmp_path / "refused-seen", tmp_path / "first-closed"
+    steps = [
+        *START,
+        {"do": "config", "value": "plan"},
+        {"do": "prompt", "text": "hello"},
+        {"do": "touch", "path": str(refused_seen)},
+        {"do": "waitFor", "path": str(first_closed)},
+        {"do": "prompt", "text": "hello again"},
+    ]
     async with acp_agent(fake_api, hello_workspace, tmp_path) as (conn, _editor):
         first = await conn.new_session(cwd=str(hello_workspace), mcp_servers=[])
-        assert first.session_id
-        report = await asyncio.to_thread(run_client, fake_api, hello_workspace, tmp_path, [*START])
-    refused = result(report, 1)
+        second = asyncio.ensure_future(
+            asyncio.to_thread(run_client, fake_api, hello_workspace, tmp_path, steps)
+        )
+        await until(refused_seen.exists, "the second chat's refused prompt")
+        await conn.close_session(session_id=first.session_id)
+        first_closed.touch()
+        report = await asyncio.wait_for(second, PATIENCE * 2)
+    assert result(report, 1)["ok"] is True, result(report, 1)  # session/new
+    assert result(report, 2)["value"]["configOptions"][0]["currentValue"] == "plan"
+    refused = result(report, 3)
     assert refused["ok"] is False
     assert "Another Plansight server is using this workspace's session" in refused["message"]
     assert "continue in the chat that has this project open" in refused["message"]
-    assert [nulls(error) for error in report["errors"]] == [[]]
+    assert "close that chat (or stop its agent) and send your prompt again" in refused["message"]
+    assert [nulls(error) for error in report["errors"]] == [[]], report["errors"]
+    assert result(report, 6)["value"] == {"stopReason": "end_turn"}
+    assert "Second chat answer." in said(report, report["sessionId"])
+    # It ran in the mode the chat chose while it waited, in a session of its own.
+    assert "<plan-mode>" in json.dumps(fake_api.bodies[0]["messages"])
+    assert report["sessionId"] != first.session_id
 
 
 def said(report: dict[str, Any], session_id: str, start: int = 0) -> str:

@@ -269,11 +269,19 @@ async def test_a_second_acp_agent_on_the_workspace_is_refused_its_session(
     async with acp_agent(fake_api, hello_workspace, tmp_path) as (first, _):
         kept = await first.new_session(cwd=str(hello_workspace), mcp_servers=[])
         async with acp_agent(fake_api, hello_workspace, tmp_path) as (second, _):
+            # A session that waits for the folder (a client shows a prompt's error, not a
+            # refused session/new's): its prompts are refused while the first keeps it.
+            waiting = await asyncio.wait_for(
+                second.new_session(cwd=str(hello_workspace), mcp_servers=[]), PATIENCE
+            )
+            assert waiting.session_id != kept.session_id
             with pytest.raises(RequestError) as refused:
                 await asyncio.wait_for(
-                    second.new_session(cwd=str(hello_workspace), mcp_servers=[]), PATIENCE
+                    second.prompt(session_id=waiting.session_id, prompt=[text_block("hi")]),
+                    PATIENCE,
                 )
         assert "Another Plansight server is using this workspace's session" in str(refused.value)
+        assert not fake_api.message_requests  # the second server ran nothing
         fake_api.push(text_reply("Still here."))
         answer = await asyncio.wait_for(
             first.prompt(session_id=kept.session_id, prompt=[text_block("there?")]), PATIENCE

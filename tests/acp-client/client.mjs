@@ -6,7 +6,7 @@
 // invalid plan entry silently), runs the scenario's steps, and prints one JSON report on stdout.
 // tests/test_acp_ts.py writes the scenarios and asserts on the report.
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { createRequire } from "node:module";
@@ -287,16 +287,31 @@ for (const step of scenario.steps) {
       }),
     );
     if (step.cancelOn) {
+      const running = () =>
+        report.updates
+          .slice(started)
+          .some((u) => u.sessionUpdate === "tool_call_update" && u.status === "in_progress");
       const seen =
         step.cancelOn === "permission"
           ? () => report.permissions.length > 0
-          : () => report.updates.length > started && updatesOf("agent_message_chunk").length > 0;
+          : step.cancelOn === "running"
+            ? running
+            : () => report.updates.length > started && updatesOf("agent_message_chunk").length > 0;
       await until(seen, step.cancelOn);
       const at = Date.now();
       await ctx.notify(methods.agent.session.cancel, { sessionId });
+      // `thenPrompt`: the next prompt goes at once, not after the cancelled one's answer, as
+      // CodeCompanion.nvim sends it (its Stop ends the turn on its side with the cancel).
+      const next = step.thenPrompt
+        ? ctx.request(methods.agent.session.prompt, {
+            sessionId,
+            prompt: [{ type: "text", text: step.thenPrompt }],
+          })
+        : null;
       await turn;
       report.results.at(-1).cancelMs = Date.now() - at;
       for (const resolve of held.splice(0)) resolve();
+      if (next) await attempt({ do: "prompt" }, () => next);
     } else if (step.concurrent) {
       const chunks = () => report.updates.slice(started).filter((u) => u.sessionUpdate === "agent_message_chunk");
       await until(() => chunks().length > 0, "the first prompt's text");
@@ -311,6 +326,19 @@ for (const step of scenario.steps) {
     } else {
       await turn;
     }
+  } else if (step.do === "touch") {
+    // A sign to the test driving another client (see `waitFor`).
+    writeFileSync(step.path, "");
+    report.results.push({ do: "touch", ok: true });
+  } else if (step.do === "waitFor") {
+    // A file, not a message: looked for every 50 ms (60 s at most).
+    const ticker = setInterval(changed, 50);
+    try {
+      await until(() => existsSync(step.path), step.path);
+    } finally {
+      clearInterval(ticker);
+    }
+    report.results.push({ do: "waitFor", ok: true });
   } else if (step.do === "raw") {
     const before = report.rawReplies.length;
     agent.stdin.write(step.line + "\n");

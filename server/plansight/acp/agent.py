@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +63,7 @@ from acp.schema import SessionInfo as AcpSessionInfo
 
 from plansight import __version__
 from plansight.acp.commands import SlashCommand, available_commands, item_id, parse_command
-from plansight.acp.errors import invalid_params, request_failed, run_error
+from plansight.acp.errors import INTERNAL_ERROR, invalid_params, request_failed, run_error
 from plansight.acp.files import ClientFiles
 from plansight.acp.modes import (
     MODE_OPTION,
@@ -122,6 +123,9 @@ STORED_ID = "acp"  # the part of the session's storage that holds its ACP sessio
 # `other`: an MCP tool's (its result is what the call was for, as a command's output is).
 FULL_OUTPUT_KINDS = frozenset({"execute", "search", "other"})
 OUTPUT_CHARS = 30_000
+# How long a prompt sent right after session/cancel waits for the cancelled run to wind down
+# (stopping a command's process group takes a moment) before it is refused as before.
+CANCEL_GRACE = 10.0
 
 
 # ----- one ACP session --------------------------------------------------------------------------
@@ -138,6 +142,8 @@ class AcpSession:
     workspace: Workspace
     mode: Mode = "act"
     prompting: bool = False
+    cancelling: bool = False  # session/cancel came for the prompt in progress
+    idle: asyncio.Event = field(default_factory=asyncio.Event)  # set when no prompt is in progress
     run: asyncio.Task[Any] | None = None
     unsubscribe: list[Any] = field(default_factory=list)
     run_id: str = ""  # unique to the run in progress: its text's messageIds
@@ -181,8 +187,8 @@ class AcpSession:
         """End the calls the run's end cut off (a cancel, an error): the engine ends none of
         them, and ACP wants each to end. Called again, nothing is left to end."""
         why = cut_off_reason(status)
-        for call_id in list(self.open_calls):
-            self.outbox.put(tool_cut_off(call_id, why))
+        for call_id, named in list(self.open_calls.items()):
+            self.outbox.put(tool_cut_off(call_id, why, named.kind, named.title))
         self.open_calls.clear()
         self.hooks.shown.clear()
 
@@ -205,6 +211,25 @@ class AcpSession:
         return tool_finished(result, shown[:OUTPUT_CHARS] if shown else None, kept)
 
 
+class KeptElsewhere(RequestError):
+    """Another Plansight server keeps the folder (session/lock.py): one server per folder."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INTERNAL_ERROR, message)
+
+
+@dataclass
+class WaitingSession:
+    """A session made while another server keeps its folder: its prompts are refused with
+    `refusal` until that server gives the folder up; then the first prompt opens it."""
+
+    id: str
+    cwd: str
+    refusal: KeptElsewhere
+    mode: Mode = "act"
+    servers: list[Any] = field(default_factory=list)
+
+
 # ----- the agent --------------------------------------------------------------------------------
 
 
@@ -223,6 +248,8 @@ class PlansightAgent:
         self.client_name = "an ACP client"  # whom this server serves, for another's refusal
         self.sessions: dict[str, AcpSession] = {}
         self.workspaces: dict[Path, Workspace] = {}  # by resolved root
+        # Sessions made while another server kept their folder (WaitingSession).
+        self.waiting: dict[str, WaitingSession] = {}
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -273,19 +300,39 @@ class PlansightAgent:
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
+        try:
+            opened = await self._new(cwd, mcp_servers)
+        except KeptElsewhere as err:
+            # A second chat on the same project (a second `plansight acp`): most clients show a
+            # failed session/new as a bare "Failed to create session" (CodeCompanion.nvim), but
+            # a prompt's error in the chat. So the session is made, and each prompt tries the
+            # folder again: refused with the reason while the other server keeps it.
+            waiting = WaitingSession(f"plansight-waiting-{uuid.uuid4().hex[:12]}", cwd, err)
+            waiting.servers = list(mcp_servers or [])
+            self.waiting[waiting.id] = waiting
+            return NewSessionResponse(
+                session_id=waiting.id,
+                modes=mode_state(waiting.mode),
+                config_options=list(config_options(waiting.mode)),
+            )
+        self._after_answer(opened, available_commands())
+        return NewSessionResponse(
+            session_id=opened.id,
+            modes=mode_state(opened.mode),
+            config_options=list(config_options(opened.mode)),
+        )
+
+    async def _new(
+        self, cwd: str, mcp_servers: Sequence[Any] | None, acp_id: str | None = None
+    ) -> AcpSession:
+        """A new session of `cwd` open here (ACP id `acp_id`, default its own id)."""
         place, fresh = await self._workspace(cwd, mcp_servers)
         # A workspace opened with nothing stored has a new, empty session already: use it.
         sid = place.sessions.current if fresh and place.sessions.current else None
         if sid is None:
             place.engine.lock.refuse_if_read_only()
             sid = place.sessions.new()  # the others, and the checkpoints, stay
-        opened = self._attach(place, sid, sid)
-        self._after_answer(opened, available_commands())
-        return NewSessionResponse(
-            session_id=sid,
-            modes=mode_state(opened.mode),
-            config_options=list(config_options(opened.mode)),
-        )
+        return self._attach(place, acp_id or sid, sid)
 
     async def load_session(
         self,
@@ -423,10 +470,10 @@ class PlansightAgent:
             store.claim.take(self.client_name)
         except StorageUnavailable as err:
             # A second chat on the same project, in most editors: a second `plansight acp`.
-            raise request_failed(
+            raise KeptElsewhere(
                 f"Plansight could not open a session in {root}: {err} In an editor: continue "
-                "in the chat that has this project open, or close it (or stop its agent) "
-                "before you start another."
+                "in the chat that has this project open, or close that chat (or stop its "
+                "agent) and send your prompt again."
             ) from None
         attending = Attending()
         fs = self.client_caps.fs
@@ -491,6 +538,8 @@ class PlansightAgent:
 
     def _session(self, session_id: str) -> AcpSession:
         found = self.sessions.get(session_id)
+        if found is None and (waiting := self.waiting.get(session_id)) is not None:
+            raise request_failed(str(waiting.refusal))
         if found is None:
             raise invalid_params(
                 f"Unknown session {session_id!r}: create one with session/new (or open a stored "
@@ -526,10 +575,13 @@ class PlansightAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
-        opened = self._session(session_id)
         mode = as_mode(mode_id)
         if mode is None:
             raise invalid_params(unknown_mode(mode_id))
+        if (waiting := self.waiting.get(session_id)) is not None:
+            waiting.mode = mode  # the mode of its first prompt, once it has its folder
+            return SetSessionModeResponse()
+        opened = self._session(session_id)
         opened.mode = mode
         # The client knows the mode it set; the config option says it too (after the answer).
         self._after_answer(opened, mode_changed(mode)[1])
@@ -538,7 +590,8 @@ class PlansightAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
-        opened = self._session(session_id)
+        waiting = self.waiting.get(session_id)
+        opened = self._session(session_id) if waiting is None else None
         if config_id != MODE_OPTION:
             raise invalid_params(
                 f"Unknown config option {config_id!r}: Plansight offers {MODE_OPTION!r} only."
@@ -546,6 +599,10 @@ class PlansightAgent:
         mode = as_mode(value) if isinstance(value, str) else None
         if mode is None:
             raise invalid_params(unknown_mode(str(value)))
+        if opened is None:
+            assert waiting is not None
+            waiting.mode = mode
+            return SetSessionConfigOptionResponse(config_options=list(config_options(mode)))
         opened.mode = mode
         self._after_answer(opened, mode_changed(mode)[0])  # the modes say it too
         return SetSessionConfigOptionResponse(config_options=list(config_options(mode)))
@@ -553,20 +610,25 @@ class PlansightAgent:
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """`session/close`: the run in progress is cancelled, the session's resources freed
         (and its workspace given up, for another server); it stays stored for a load."""
-        await self._close(self._session(session_id))
+        if self.waiting.pop(session_id, None) is None:
+            await self._close(self._session(session_id))
         return CloseSessionResponse()
 
     # prompts -----------------------------------------------------------------------------------
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        if (waiting := self.waiting.get(session_id)) is not None:
+            await self._take_up(waiting)
         opened = self._session(session_id)
+        place = opened.workspace
+        await self._after_cancelled(opened)
         if opened.prompting:
             raise request_failed(
                 "A prompt is already in progress in this session; wait for it or cancel it."
             )
-        place = opened.workspace
         place.hold(opened)  # one run at a time in a working tree: refused naming the running one
-        opened.prompting = True
+        opened.prompting, opened.cancelling = True, False
+        opened.idle.clear()
         try:
             text = prompt_text(prompt)
             if opened.title is None:
@@ -607,8 +669,31 @@ class PlansightAgent:
                 text = f"The user's answer to your question ({question}):\n\n{text}"
             return await self._run(opened, text, mode, todo_id)
         finally:
-            opened.prompting = False
+            opened.prompting, opened.cancelling = False, False
+            opened.idle.set()
             place.release(opened)
+
+    async def _take_up(self, waiting: WaitingSession) -> None:
+        """A waiting session's folder, opened now if the other server gave it up; else the
+        prompt is refused, saying who keeps it and what to do."""
+        try:
+            opened = await self._new(waiting.cwd, waiting.servers, waiting.id)
+        except KeptElsewhere as err:
+            raise request_failed(str(err)) from None
+        del self.waiting[waiting.id]
+        opened.mode = waiting.mode
+        await opened.outbox.send(available_commands())
+
+    async def _after_cancelled(self, opened: AcpSession) -> None:
+        """A prompt that comes while a cancelled prompt of its working tree winds down (a
+        command being stopped) waits for its end, a few seconds at most: some clients
+        (CodeCompanion.nvim's Stop) take the turn as ended once they sent session/cancel and
+        let the user send the next prompt at once, which would be refused as one in progress."""
+        holder = opened if opened.prompting else opened.workspace.busy
+        if holder is not None and holder.prompting and holder.cancelling:
+            # Still winding down after the wait: the prompt is refused as before, saying so.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(holder.idle.wait(), CANCEL_GRACE)
 
     async def _run(
         self, opened: AcpSession, text: str, mode: Mode, todo_id: str | None
@@ -651,6 +736,7 @@ class PlansightAgent:
             log.warning("session/cancel for unknown session %r", session_id)
             return
         if opened.workspace.busy is opened:  # never another session's run
+            opened.cancelling = opened.prompting
             opened.session.cancel()
 
     async def _parallel(self, opened: AcpSession, argument: str) -> None:

@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -59,6 +60,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from plansight.acp.errors import run_error
 from plansight.engine.events import (
     Event,
     PlanChanged,
@@ -217,9 +219,20 @@ def tool_finished(
     )
 
 
-def tool_cut_off(tool_call_id: str, why: str) -> ToolCallProgress:
-    """A call the run's end cut off: it never finished, and says so."""
-    return update_tool_call(tool_call_id, status="failed", content=[tool_content(text_block(why))])
+def tool_cut_off(
+    tool_call_id: str, why: str, kind: ToolKind | None = None, title: str | None = None
+) -> ToolCallProgress:
+    """A call the run's end cut off: it never finished, and says so. It repeats the call's
+    kind and title: a client may take this update for a new call (CodeCompanion.nvim, whose
+    Stop forgets the cancelled turn's calls, showed it in the next turn as "Other: Tool
+    call")."""
+    return update_tool_call(
+        tool_call_id,
+        title=title,
+        kind=kind,
+        status="failed",
+        content=[tool_content(text_block(why))],
+    )
 
 
 def cut_off_reason(status: str) -> str:
@@ -264,8 +277,15 @@ def reminder_call(reminder_text: str, call_id: str | None = None) -> ToolCallSta
         REMINDER_TITLE,
         kind="think",
         status="completed",
-        content=[tool_content(text_block(reminder_text))],
+        content=[tool_content(text_block(_untagged(reminder_text)))],
     )
+
+
+def _untagged(text: str) -> str:
+    """The reminder as a person reads it: without the `<reminder>` tags the model reads it in
+    (CodeCompanion.nvim showed "Plan reminder — <reminder>Update your todos.</reminder>")."""
+    found = re.fullmatch(r"\s*<(\w[\w-]*)>(.*)</\1>\s*", text, re.DOTALL)
+    return found[2].strip() if found else text
 
 
 # ----- events and results -----------------------------------------------------------------------
@@ -382,7 +402,7 @@ def _run_updates(root: Path, tools: ToolRegistry, run: Mapping[str, Any]) -> lis
     updates: list[Update] = []
     run_id = new_run_id()  # for its text's messageIds
     turn_text = TurnText()
-    open_calls: dict[str, None] = {}
+    open_calls: dict[str, tuple[ToolKind, str]] = {}  # id → kind, title
     status = ""  # how the run ended, where its end was kept
     events: Sequence[Any] = run.get("events") or []
     for event in events:
@@ -405,7 +425,8 @@ def _run_updates(root: Path, tools: ToolRegistry, run: Mapping[str, Any]) -> lis
                 event.get("summary") if isinstance(event.get("summary"), str) else None,
             )
             updates.append(tool_started(root, tools, call))
-            open_calls[call.id] = None
+            shown = call_display(tools, call.name, call.input, call.summary)
+            open_calls[call.id] = (shown.kind, shown.title)
         elif kind == "toolResult" and isinstance(event.get("id"), str):
             result = ToolResult(
                 event["id"],
@@ -419,7 +440,13 @@ def _run_updates(root: Path, tools: ToolRegistry, run: Mapping[str, Any]) -> lis
             updates.append(reminder_call(event["text"]))
         elif kind == "runFinished" and isinstance(event.get("result"), Mapping):
             status = str(event["result"].get("status", ""))
+            error = event["result"].get("error")
+            if status == "error" and isinstance(error, str) and error:
+                # Live, the prompt's answer was this error; replayed, the run would show nothing
+                # (CodeCompanion.nvim ran its prompt on into the next one's).
+                said = str(run_error(error))
+                updates.append(message_chunk(turn_text(said, "error"), run_id, None))
     # A call the run's end cut off (cancelled, the server killed) never finished.
     why = cut_off_reason(status)
-    updates.extend(tool_cut_off(call_id, why) for call_id in open_calls)
+    updates.extend(tool_cut_off(call_id, why, *named) for call_id, named in open_calls.items())
     return updates
