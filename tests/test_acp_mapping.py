@@ -279,7 +279,7 @@ def test_a_replayed_run_that_ended_in_an_error_shows_the_error() -> None:
         },
         {"events": [{"type": "runStarted", "prompt": "Are you still there?"}]},
     ]
-    shown = [wire(u) for u in replayed(ROOT, runs, plan())]
+    shown = [wire(u) for u in replayed(ROOT, TOOLS, runs, plan())]
     assert [u["sessionUpdate"] for u in shown] == [
         "user_message_chunk",
         "agent_message_chunk",

@@ -99,6 +99,10 @@ class WorkspaceFilter:
             return False  # not in the workspace
         if is_under(relative, self.skipped):
             return False
+        if any(folder.startswith(relative + "/") for folder in self.skipped):
+            # A folder that holds Plansight's state (`.plansight` made for the plan files):
+            # its creation is the server's own doing, nobody's change to tell the model of.
+            return False
         # pyvenv.cfg marks a virtual environment under any name.
         if any(
             (parent / "pyvenv.cfg").exists()
