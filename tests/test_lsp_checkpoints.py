@@ -74,7 +74,9 @@ def files(root: Path) -> dict[str, str]:
         dirnames[:] = [d for d in dirnames if d != ".git"]
         for name in filenames:
             path = Path(dirpath) / name
-            found[path.relative_to(root).as_posix()] = path.read_text()
+            relative = path.relative_to(root).as_posix()
+            if not relative.startswith(".plansight/plans/"):  # Plansight's state, the plan's
+                found[relative] = path.read_text()
     return found
 
 

@@ -29,9 +29,6 @@ STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed", "cancelle
 MARKERS = TODO_MARKERS  # the wire's: `rendered` is part of the protocol
 MAX_ITEMS = 20
 MAX_RETRIES = 3
-# The notes of an item sent without `notes`: whatever the item had (a unique object, compared
-# by identity, replaced before any state holds it).
-_KEEP = "\u0000keep"
 
 
 class PlanError(ValueError):
@@ -177,8 +174,10 @@ def render(items: tuple[TodoItem, ...] | list[TodoItem]) -> str:
     return "\n".join(lines)
 
 
-def parse_items(raw: Any) -> list[TodoItem]:
-    """Validate a whole plan as sent by the model or the user; raise PlanError naming the rule."""
+def parse_items(raw: Any, keep: Mapping[str, TodoItem] | None = None) -> list[TodoItem]:
+    """Validate a whole plan as sent by the model or the user; raise PlanError naming the rule.
+    An item sent without `notes` keeps those of the item with its id in `keep` (the plan it
+    replaces): a version 1-3 client, or a model that does not repeat them, loses nothing."""
     if not isinstance(raw, list | tuple):
         raise PlanError("'items' must be a list of {id, text, status} objects.")
     if len(raw) > MAX_ITEMS:
@@ -206,15 +205,11 @@ def parse_items(raw: Any) -> list[TodoItem]:
         notes = entry.get("notes")
         if notes is not None and not isinstance(notes, str):
             raise PlanError(f"Item #{item_id}: 'notes' must be a string.")
-        # No `notes` at all: the item keeps the notes it has (`Plan._replace`); a version 1-3
-        # client, or a model that does not repeat them, loses nothing.
+        if notes is None:
+            kept = keep.get(item_id) if keep is not None else None
+            notes = kept.notes if kept is not None else ""
         items.append(
-            TodoItem(
-                id=item_id,
-                text=text.strip(),
-                status=status,
-                notes=normalize_notes(notes) if notes is not None else _KEEP,
-            )
+            TodoItem(id=item_id, text=text.strip(), status=status, notes=normalize_notes(notes))
         )
     in_progress = [item.id for item in items if item.status == "in_progress"]
     if len(in_progress) > 1:
@@ -248,7 +243,7 @@ class Plan:
         return self._state
 
     def update_from_model(self, raw: Any) -> PlanUpdate:
-        items = parse_items(raw)
+        items = parse_items(raw, self._by_id())
         self.merged_with_user = None
         saw = self._model_saw
         if saw is not None and saw != self._state.items:
@@ -283,7 +278,10 @@ class Plan:
                 f"The plan changed (now version {self._state.version}, your edit was based on "
                 f"version {version}); reload it and edit again."
             )
-        return self._replace(parse_items(raw), "user").state
+        return self._replace(parse_items(raw, self._by_id()), "user").state
+
+    def _by_id(self) -> dict[str, TodoItem]:
+        return {item.id: item for item in self._state.items}
 
     def reinstate(self, items: list[TodoItem], version: int, plan_id: str = "") -> TodoState:
         """Put back a plan kept earlier (the stored one, a checkpoint's): no rules checked, no
@@ -338,10 +336,7 @@ class Plan:
             retries = before.retries if before else 0
             if before and before.status == "failed" and item.status == "in_progress":
                 retries += 1
-            notes = item.notes
-            if notes == _KEEP:
-                notes = before.notes if before else ""
-            counted_item = replace(item, retries=retries, notes=notes)
+            counted_item = replace(item, retries=retries)
             if retries >= MAX_RETRIES and before and before.retries < retries:
                 exhausted.append(counted_item)
             counted.append(counted_item)
