@@ -65,10 +65,12 @@ def plansight(
 
 
 def files(root: Path) -> dict[str, str]:
+    """The workspace's files; not the plan files (Plansight's state, never checkpointed)."""
     return {
-        p.relative_to(root).as_posix(): p.read_text()
+        relative: p.read_text()
         for p in sorted(root.rglob("*"))
         if p.is_file()
+        and not (relative := p.relative_to(root).as_posix()).startswith(".plansight/plans/")
     }
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 
 from plansight.fakeapi import FakeMessagesAPI, Step, reply, text_reply
+from plansight.plan.planfile import parse_plan_file
 from plansight.workspace.atomic import TEMP_SUFFIX
 
 from conftest import session_folder, strip_cache_control
@@ -90,6 +91,11 @@ def check_workspace(root: Path, expected: Expected, when: str) -> int:
             assert data == expected.hello_base + MARKER.format(version).encode() + b"\n", when
         elif rel in expected.originals:
             assert data == expected.originals[rel], f"{when}: {rel} changed"
+        elif rel.startswith(".plansight/plans/"):
+            # The session's plan file: whole (written atomically), whatever the kill cut.
+            text = data.decode()
+            assert text.endswith("\n") and "\n## Scratchpad\n" in text, f"{when}: {rel} torn"
+            parse_plan_file(text)
         else:
             assert rel in expected.written, f"{when}: unexpected file {rel}"
             assert data == expected.written[rel], f"{when}: {rel} is half-written"

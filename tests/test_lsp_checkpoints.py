@@ -74,7 +74,9 @@ def files(root: Path) -> dict[str, str]:
         dirnames[:] = [d for d in dirnames if d != ".git"]
         for name in filenames:
             path = Path(dirpath) / name
-            found[path.relative_to(root).as_posix()] = path.read_text()
+            relative = path.relative_to(root).as_posix()
+            if not relative.startswith(".plansight/plans/"):  # Plansight's state, the plan's
+                found[relative] = path.read_text()
     return found
 
 
@@ -699,7 +701,10 @@ async def test_the_users_git_repository_is_left_exactly_as_it_was(
         await handle.stop()
 
     assert digest(workspace / ".git") == repo
-    assert git(workspace, "status", "--porcelain=v2", "--branch") == status
+    # The session's plan file is new in the workspace (untracked, `.plansight/plans/`): the
+    # plan, not the checkpoints' doing.
+    now = git(workspace, "status", "--porcelain=v2", "--branch")
+    assert now.replace("? .plansight/\n", "") == status
     assert git(workspace, "stash", "list") == stash
     assert not marker.exists()
     # Plansight's repository is its own, in the storage folder.

@@ -29,12 +29,6 @@ STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed", "cancelle
 MARKERS = TODO_MARKERS  # the wire's: `rendered` is part of the protocol
 MAX_ITEMS = 20
 MAX_RETRIES = 3
-# The notes of an item sent without `notes`: whatever the item had (a unique object, compared
-# by identity, replaced before any state holds it).
-_KEEP = "\u0000keep"
-# An item sent without `after` keeps the dependencies it has (on items still in the plan): the
-# plan file has no place for them, and a model need not repeat them.
-_KEEP_AFTER: tuple[str, ...] = ("\u0000keep",)
 
 
 class PlanError(ValueError):
@@ -184,10 +178,10 @@ def render(items: tuple[TodoItem, ...] | list[TodoItem]) -> str:
     return "\n".join(lines)
 
 
-def parse_items(raw: Any) -> list[TodoItem]:
+def parse_items(raw: Any, keep: Mapping[str, TodoItem] | None = None) -> list[TodoItem]:
     """Validate a whole plan as sent by the model or the user; raise PlanError naming the rule.
-    An item sent without `notes` keeps the notes its id has (`Plan._replace`: the model's todo
-    tool need not repeat them, and rewriting the plan must not drop the user's)."""
+    An item sent without `notes` keeps those of the item with its id in `keep` (the plan it
+    replaces): a version 1-3 client, or a model that does not repeat them, loses nothing."""
     if not isinstance(raw, list | tuple):
         raise PlanError("'items' must be a list of {id, text, status} objects.")
     if len(raw) > MAX_ITEMS:
@@ -215,17 +209,26 @@ def parse_items(raw: Any) -> list[TodoItem]:
         notes = entry.get("notes")
         if notes is not None and not isinstance(notes, str):
             raise PlanError(f"Item #{item_id}: 'notes' must be a string.")
-        # No `notes` at all: the item keeps the notes it has (`Plan._replace`); a version 1-3
-        # client, or a model that does not repeat them, loses nothing.
+        if notes is None:
+            kept = keep.get(item_id) if keep is not None else None
+            notes = kept.notes if kept is not None else ""
         items.append(
             TodoItem(
                 id=item_id,
                 text=text.strip(),
                 status=status,
-                notes=normalize_notes(notes) if notes is not None else _KEEP,
-                after=_after(entry, item_id),
+                notes=normalize_notes(notes),
+                after=_after(entry, item_id, keep),
             )
         )
+    # Kept dependencies name only items still in the plan (one removed is no longer waited on).
+    present = {item.id for item in items}
+    items = [
+        item
+        if all(i in present for i in item.after) or "after" in raw[index]
+        else replace(item, after=tuple(i for i in item.after if i in present))
+        for index, item in enumerate(items)
+    ]
     _check_dependencies(items)
     in_progress = [item.id for item in items if item.status == "in_progress"]
     if len(in_progress) > 1:
@@ -234,11 +237,16 @@ def parse_items(raw: Any) -> list[TodoItem]:
     return items
 
 
-def _after(entry: dict[str, Any], item_id: str) -> tuple[str, ...]:
-    """An item's `after` (optional): a list of other items' ids."""
+def _after(
+    entry: dict[str, Any], item_id: str, keep: Mapping[str, TodoItem] | None
+) -> tuple[str, ...]:
+    """An item's `after` (optional): a list of other items' ids. An item sent without it keeps
+    the dependencies its id has in `keep`: the plan file has no place for them, and a model
+    need not repeat them."""
     raw = entry.get("after")
     if raw is None:
-        return _KEEP_AFTER
+        kept = keep.get(item_id) if keep is not None else None
+        return kept.after if kept is not None else ()
     if not isinstance(raw, list | tuple) or any(
         isinstance(i, bool) or not isinstance(i, str | int) or not str(i).strip() for i in raw
     ):
@@ -250,7 +258,7 @@ def _check_dependencies(items: list[TodoItem]) -> None:
     """Every `after` names another item of the plan, and no item waits on itself through
     others (a cycle could never start)."""
     known = {item.id for item in items}
-    waits = {item.id: () if item.after is _KEEP_AFTER else item.after for item in items}
+    waits = {item.id: item.after for item in items}
     for item in items:
         for dependency in waits[item.id]:
             if dependency == item.id:
@@ -301,7 +309,7 @@ class Plan:
         return self._state
 
     def update_from_model(self, raw: Any) -> PlanUpdate:
-        items = parse_items(raw)
+        items = parse_items(raw, self._by_id())
         self.merged_with_user = None
         saw = self._model_saw
         if saw is not None and saw != self._state.items:
@@ -336,7 +344,10 @@ class Plan:
                 f"The plan changed (now version {self._state.version}, your edit was based on "
                 f"version {version}); reload it and edit again."
             )
-        return self._replace(parse_items(raw), "user").state
+        return self._replace(parse_items(raw, self._by_id()), "user").state
+
+    def _by_id(self) -> dict[str, TodoItem]:
+        return {item.id: item for item in self._state.items}
 
     def reinstate(self, items: list[TodoItem], version: int, plan_id: str = "") -> TodoState:
         """Put back a plan kept earlier (the stored one, a checkpoint's): no rules checked, no
@@ -391,14 +402,7 @@ class Plan:
             retries = before.retries if before else 0
             if before and before.status == "failed" and item.status == "in_progress":
                 retries += 1
-            notes = item.notes
-            if notes == _KEEP:
-                notes = before.notes if before else ""
-            after = item.after
-            if after is _KEEP_AFTER:
-                kept = before.after if before else ()
-                after = tuple(i for i in kept if any(other.id == i for other in items))
-            counted_item = replace(item, retries=retries, notes=notes, after=after)
+            counted_item = replace(item, retries=retries)
             if retries >= MAX_RETRIES and before and before.retries < retries:
                 exhausted.append(counted_item)
             counted.append(counted_item)
@@ -409,7 +413,13 @@ class Plan:
 
 
 def _wire(item: TodoItem) -> dict[str, Any]:
-    return {"id": item.id, "text": item.text, "status": item.status, "notes": item.notes}
+    return {
+        "id": item.id,
+        "text": item.text,
+        "status": item.status,
+        "notes": item.notes,
+        "after": list(item.after),
+    }
 
 
 def new_plan_id() -> str:

@@ -172,7 +172,14 @@ class PlanFiles:
         path = self.path_of(session_id)
         assert path is not None and self.folder is not None
         disk = _read(path)
-        if disk is not None and disk != self._written.get(path):
+        if disk is not None and path not in self._written:
+            # First sight since this server started: the stored plan is the truth (a killed
+            # server's last change may never have reached the file, and reading its older
+            # text as the user's edit would undo that change). A text that differs is kept
+            # beside it, never lost.
+            self._written[path] = disk
+            self._keep_first_sight(path, disk, session_id)
+        elif disk is not None and disk != self._written.get(path):
             if self._watch is not None and not disk.strip():
                 return  # being written (truncated, not yet filled): the watcher reports it
             # A save the watcher has not reported yet: read first, so nothing is lost.
@@ -202,6 +209,32 @@ class PlanFiles:
         self._paths[session_id] = path
         self.writes += 1
         self._start_watching()
+
+    def _keep_first_sight(self, path: Path, disk: str, session_id: str) -> None:
+        state = self.engine.plan.state
+        try:
+            parsed = parse_plan_file(disk, {i.id for i in state.items})
+        except PlanFileError:
+            parsed = None
+        mine = [item.to_wire() for item in state.items]
+        if (
+            parsed is not None
+            and [_key(i) for i in parsed.items] == [_key(i) for i in mine]
+            and parsed.scratchpad == normalize_scratchpad(self.engine.scratchpad.content)
+        ):
+            return
+        kept = path.with_name(path.name[: -len(".md")] + REJECTED)
+        try:
+            write_atomic(kept, disk.encode(), mode=0o644)
+        except OSError as err:
+            log.warning("could not keep %s: %s", kept, err)
+            return
+        log.info(
+            "plan file %s differed from session %s's stored plan; kept as %s",
+            path,
+            session_id,
+            kept.name,
+        )
 
     # Reading --------------------------------------------------------------------------------
 
