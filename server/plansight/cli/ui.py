@@ -40,13 +40,23 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.console import (
+    Console,
+    ConsoleOptions,
+    ConsoleRenderable,
+    Group,
+    RenderableType,
+    RenderResult,
+)
+from rich.control import Control
 from rich.live import Live
+from rich.live_render import LiveRender
 from rich.panel import Panel
-from rich.segment import Segment
+from rich.segment import ControlType, Segment, Segments
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -123,6 +133,74 @@ class Cropped:
             yield from line
             if number < len(lines) - 1:
                 yield Segment.line()
+
+
+class ReflowingRender(LiveRender):
+    """The live region's drawing, erased by the rows it takes now, not when it was drawn.
+
+    rich moves up as many rows as the region had lines when it drew it. A terminal that reflows
+    its lines on a resize (tmux, VTE, iTerm2, kitty, Windows Terminal) wraps each of them at
+    the new width, so after the window narrowed they take more rows: the moves up fell short and
+    the region's top rows stayed in the scrollback, then were drawn again below (a paragraph
+    being written showed several times, torn). Each line's width is kept, and the rows it takes
+    are counted at the console's width when the region is erased."""
+
+    def __init__(self, console: Console, renderable: RenderableType) -> None:
+        super().__init__(renderable, vertical_overflow="visible")  # `Cropped` cuts it
+        self.console = console
+        self._widths: list[int] = []
+
+    def rows(self) -> int:
+        """The rows the last drawing takes at the terminal's width now."""
+        width = max(1, self.console.width)
+        return sum(max(1, -(-cells // width)) for cells in self._widths)
+
+    def position_cursor(self) -> Control:
+        if self._shape is None:
+            return Control()
+        up = ((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)) * (self.rows() - 1)
+        return Control(ControlType.CARRIAGE_RETURN, (ControlType.ERASE_IN_LINE, 2), *up)
+
+    def restore_cursor(self) -> Control:
+        if self._shape is None:
+            return Control()
+        up = ((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)) * self.rows()
+        return Control(ControlType.CARRIAGE_RETURN, *up)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(
+            self.renderable, options, style=console.get_style(self.style), pad=False
+        )
+        self._widths = [Segment.get_line_length(line) for line in lines]
+        self._shape = Segment.get_shape(lines)
+        for number, line in enumerate(lines):
+            yield from line
+            if number < len(lines) - 1:
+                yield Segment.line()
+
+
+class LiveRegion(Live):
+    """`Live` erasing its region by the rows it takes at the terminal's width now."""
+
+    def __init__(self, console: Console, get_renderable: Callable[[], RenderableType]) -> None:
+        super().__init__(
+            get_renderable=get_renderable,
+            console=console,
+            auto_refresh=False,  # redrawn by `TerminalUI._tick`, on the event loop
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._live_render = ReflowingRender(console, self.get_renderable())
+
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        # What is printed above the region is rendered first (Markdown takes milliseconds),
+        # so the rows to erase are counted at the width of the moment it is written: a resize
+        # during that rendering made the count one of the old width.
+        rendered: list[ConsoleRenderable] = [
+            Segments(list(self.console.render(renderable))) for renderable in renderables
+        ]
+        return super().process_renderables(rendered)
 
 
 class LineReader:
@@ -217,14 +295,7 @@ class TerminalUI:
     def start(self) -> None:
         """Bring up the live region below the last printed line (a new `Live` every time)."""
         if self.live_mode and self._live is None:
-            self._live = Live(
-                get_renderable=self._live_renderable,
-                console=self.console,
-                auto_refresh=False,  # redrawn by `_tick`, on the event loop
-                transient=True,
-                redirect_stdout=False,
-                redirect_stderr=False,
-            )
+            self._live = LiveRegion(self.console, self._live_renderable)
             self._live.start(refresh=True)
             self._tick()
 
