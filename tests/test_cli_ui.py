@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from plansight.fakeapi import FakeMessagesAPI, text_reply
+from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
 
 from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
 
@@ -78,3 +78,45 @@ def test_resizing_while_text_streams_leaves_each_line_once_and_no_live_region(
             )
     for live in ("the model is writing", "waiting for the model", "starting the language"):
         assert live not in shown, "\n".join(lines)
+
+
+def items(*texts: str) -> dict[str, object]:
+    return {"items": [{"id": str(n), "text": t, "status": "pending"} for n, t in enumerate(texts)]}
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_a_piped_plan_run_shows_the_proposal_the_question_and_the_answer_once(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(
+        tool_reply("todo", items("Add type hints", "Add a guard"), text="My plan."),
+        tool_reply("submit_plan", {"summary": "Hints first, then the guard."}),
+        tool_reply("ask_user", {"question": "Which style of hints?", "options": ["A", "B"]}),
+        text_reply("All finished here."),
+        text_reply("Still finished."),
+    )
+    term = terminal(width, 40)
+    command = [sys.executable, "-m", "plansight", "run", "Refactor", "--plan"]
+    term.start(
+        ["sh", "-c", '"$@" | cat', "sh", *command], api_env(tmp_path, fake_api), hello_workspace
+    )
+    term.wait_for("the plan question", lambda now: joined(now).endswith("[c]ancel:"))
+    term.send("a", "Enter")
+    term.wait_for("the question", lambda now: joined(now).endswith("let the agent decide):"))
+    term.send("2", "Enter")
+    lines = term.wait_for("the end", lambda _: term.exit_status() is not None)
+    assert term.exit_status() == 0, "\n".join(lines)
+    shown = joined(lines)
+    for once in (
+        "plan proposed for your approval",
+        "[c]ancel: a",
+        "? Which style of hints?",
+        "let the agent decide): 2",
+        "All finished here.",
+        "done after",
+    ):
+        assert shown.count(once) == 1, f"{once!r} x{shown.count(once)}:\n" + "\n".join(lines)

@@ -36,6 +36,7 @@ import asyncio
 import logging
 import os
 import shlex
+import stat
 import sys
 import tempfile
 import threading
@@ -95,6 +96,14 @@ def terminal_for_questions(console: Console) -> Console | None:
     except OSError:
         return None
     return Console(file=tty, highlight=False, force_terminal=True)
+
+
+def is_pipe(console: Console) -> bool:
+    """Whether `console` writes to a pipe (`plansight run … | cat`), not a file or terminal."""
+    try:
+        return stat.S_ISFIFO(os.fstat(console.file.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):  # no descriptor (a test's StringIO)
+        return False
 
 
 class LogToTerminal(logging.Handler):
@@ -263,6 +272,10 @@ class TerminalUI:
         self.console = console
         # The terminal to show reviews and ask on when `console` is not one (a file).
         self.prompts = prompts
+        # With stdout a pipe, what it carries most often reaches the same terminal (`| cat`,
+        # `| tee`, `| less`): the reviews and questions are shown and asked there only, not
+        # twice. A file keeps them, as the transcript.
+        self.transcript = prompts is None or not is_pipe(console)
         self.live_mode = (
             console.is_terminal and not console.is_dumb_terminal if live is None else live
         )
@@ -384,7 +397,11 @@ class TerminalUI:
     def _show(self, *renderables: RenderableType) -> None:
         """Print what the user is asked about; on the terminal asked on too, if that is
         another one (stdout is a file)."""
-        self.print(*renderables)
+        if self.transcript:
+            self.print(*renderables)
+        else:
+            self._end_text()
+            self._last_call = None
         if self.prompts is not None:
             self._emit(self.prompts, renderables)
 
@@ -676,9 +693,10 @@ class TerminalUI:
             on = self.prompts or self.console
             on.print(Text(question + " ", style="bold"), end="")
             on.file.flush()
-            if on is not self.console:  # the file keeps the question too, and the answer
+            transcript = on is self.console or self.transcript
+            if on is not self.console and transcript:  # the file keeps the question too
                 self.console.print(Text(question + " ", style="bold"), end="")
-            self._asking, self._asking_on = True, on
+            self._asking, self._asking_on = transcript, on
             answer = await self.reader.readline()
             if self._asking and not self.console.is_terminal:
                 # Echo what was read, as a terminal would have shown it.
@@ -711,9 +729,11 @@ class TerminalUI:
         failure = [Text(f"error: {error}", style="bold red")] if error else []
         if hint:
             failure.append(Text(hint, style="bold yellow"))
-        self._emit(self.console, tuple(failure))
         errors = stderr_console()
-        if not self.console.is_terminal and errors.is_terminal:
+        said_on_stderr = not self.console.is_terminal and errors.is_terminal
+        if self.transcript or not said_on_stderr:  # a pipe to the terminal: said there once
+            self._emit(self.console, tuple(failure))
+        if said_on_stderr:
             said = render.result_text(result, include_text=False)
             self._emit(errors, tuple(([said] if status != "done" else []) + failure))
         if self.plan is not None and render.plan_items(self.plan) and not self.live_mode:
