@@ -349,3 +349,41 @@ def test_lines_are_tasks_or_commands() -> None:
     assert parse_line("/Plan  Refactor it ") == Command("plan", "Refactor it")
     assert step_id("#3 then run the tests") == ("3", "then run the tests")
     assert step_id("") is None
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_ctrl_c_at_a_review_leaves_no_library_warning_on_the_terminal(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(
+        tool_reply("read_file", {"path": "hello.py"}),
+        tool_reply("edit_file", HINT_EDIT, text="Adding the hints."),
+        text_reply("Stopped."),
+        text_reply("Stopped again."),
+    )
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    term = terminal(width, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.send(FIRST_TASK, "Enter")
+    term.wait_for("the review", asking)
+    term.send("C-c")
+    lines = term.wait_for(
+        "the prompt after the cancel",
+        lambda now: at_prompt(now) and any("cancelled" in line for line in now),
+    )
+    # A task more, so that anything logged late would be on the screen by its end.
+    term.send("Say hi", "Enter")
+    lines = term.wait_for(
+        "the next answer",
+        lambda now: at_prompt(now) and any("Stopped" in line for line in now[-8:]),
+    )
+    shown = "\n".join(lines)
+    assert "Cancel notification" not in shown and "unknown message id" not in shown, shown

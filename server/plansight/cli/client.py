@@ -55,6 +55,25 @@ from plansight.protocol.names import (
 )
 
 log = logging.getLogger(__name__)
+PYGLS_RPC_LOGGER = "pygls.protocol.json_rpc"
+UNKNOWN_CANCEL = "Cancel notification for unknown message id"
+
+
+class ExpectedCancel(logging.Filter):
+    """Drops pygls's warning that the server withdrew (`$/cancelRequest`) a review or question
+    this client had already answered: a cancel crossing the answer is the protocol working.
+    Without a handler, Python's last resort printed it on the terminal, over the prompt."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(UNKNOWN_CANCEL)
+
+
+def silence_expected_cancels() -> None:
+    """Put `ExpectedCancel` on pygls's JSON-RPC logger, once per process."""
+    logger = logging.getLogger(PYGLS_RPC_LOGGER)
+    if not any(isinstance(f, ExpectedCancel) for f in logger.filters):
+        logger.addFilter(ExpectedCancel())
+
 
 ACCEPT_WORDS = frozenset({"a", "accept", "y", "yes"})
 REJECT_WORDS = frozenset({"r", "reject", "n", "no", "d", "deny"})
@@ -504,6 +523,7 @@ class PlansightClient:
     # Lifecycle -------------------------------------------------------------------------
     async def start(self) -> types.InitializeResult:
         """Spawn `plansight lsp` in the workspace and initialize it."""
+        silence_expected_cancels()
         workspace = self.options.workspace.resolve()
         # The server's log goes to a file we only show if it dies; a pipe nobody reads
         # would fill up and block it.

@@ -111,17 +111,12 @@ class LogToTerminal(logging.Handler):
     Python's last-resort handler would write them to stderr in the middle of it, a row the
     region never counted, and leave a torn copy of it in the scrollback."""
 
-    # pygls says so when the server withdraws a review the user has already answered.
-    EXPECTED = ("Cancel notification for unknown message id",)
-
     def __init__(self, ui: TerminalUI) -> None:
         super().__init__(logging.WARNING)
         self.ui = ui
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
-        if message.startswith(self.EXPECTED):
-            return
         self.ui.print(Text(f"{record.levelname.lower()}: {message}", style="dim"))
 
 
