@@ -387,3 +387,36 @@ def test_ctrl_c_at_a_review_leaves_no_library_warning_on_the_terminal(
     )
     shown = "\n".join(lines)
     assert "Cancel notification" not in shown and "unknown message id" not in shown, shown
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_a_notice_at_the_prompt_is_printed_above_the_line_being_typed(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(text_reply("Nothing to do."), text_reply("Done."))
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    term = terminal(width, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    # A first task, so that the server (and its watcher) is surely up.
+    term.send("Look", "Enter")
+    term.wait_for("the answer", lambda now: at_prompt(now) and "Nothing to do." in now)
+    term.send("-l", "half typed")
+    term.wait_for("the typed text", lambda now: now[-1] == f"{PROMPT} half typed")
+    (hello_workspace / "fresh.py").write_text("print('new')\n")
+    lines = term.wait_for(
+        "the notice", lambda now: any("files changed: fresh.py" in line for line in now)
+    )
+    lines = term.wait_for("the typed line redrawn", lambda now: now[-1] == f"{PROMPT} half typed")
+    notice = next(n for n, line in enumerate(lines) if "files changed: fresh.py" in line)
+    assert lines[notice].startswith("↻"), "\n".join(lines)  # on a line of its own
+    # And what is typed next continues the line: the cursor is where it was.
+    term.send("-l", " more")
+    term.wait_for("the rest", lambda now: now[-1] == f"{PROMPT} half typed more")

@@ -60,7 +60,7 @@ from plansight.cli.run import (
     show_outcome,
 )
 from plansight.cli.show import history_lines, plan_lines, sessions_lines
-from plansight.cli.ui import LineReader, TerminalUI
+from plansight.cli.ui import LineReader, PromptLine, TerminalUI
 from plansight.protocol.names import (
     CHECKPOINTS,
     COMPACT,
@@ -219,6 +219,8 @@ class InteractiveSession:
         self._told_instructions: PlansightClient | None = None
         self._closing: set[asyncio.Future[None]] = set()  # dead clients being cleaned up
         self._grace: asyncio.TimerHandle | None = None  # an unanswered cancel stops the server
+        # The typed line to keep whole when a notice is printed at the prompt (with readline).
+        self.prompt_line: PromptLine | None = None
 
     # The server (in the loop's thread) -----------------------------------------------------
     def current(self) -> PlansightClient:
@@ -437,7 +439,11 @@ class InteractiveSession:
 
     def read_line(self) -> str:
         self.console.file.flush()
-        return input(PROMPT)
+        self.ui.prompt_line = self.prompt_line
+        try:
+            return input(PROMPT)
+        finally:
+            self.ui.prompt_line = None
 
     def carry_out(self, command: Command) -> bool:
         """Do what the line says; False to leave."""
@@ -611,6 +617,8 @@ def interactive_cli(workspace: str, console: Console | None = None) -> int:
         ),
     )
     session = InteractiveSession(ui, ClientOptions(workspace=root))
+    if readline is not None:
+        session.prompt_line = PromptLine(readline, PROMPT)
     try:
         return session.repl()
     finally:

@@ -207,6 +207,37 @@ class LiveRegion(Live):
         return super().process_renderables(rendered)
 
 
+class PromptLine:
+    """The line the user is typing at the interactive prompt (GNU readline's), kept whole
+    when a notice (files changed, a server message) is printed while it waits: the line is
+    cleared, the notice printed, and readline draws the prompt and the typed text again
+    below it. Without it the notice was written over the typed text, at the cursor."""
+
+    def __init__(self, readline: Any, prompt: str) -> None:
+        self.readline = readline
+        self.prompt = prompt
+        self._on_new_line: Callable[[], object] | None = None
+        try:
+            import ctypes
+
+            # `rl_on_new_line` is not in Python's module; it is in the library it links.
+            self._on_new_line = ctypes.CDLL(readline.__file__).rl_on_new_line
+        except (OSError, AttributeError, ImportError):
+            self._on_new_line = None
+
+    def clear(self, console: Console) -> None:
+        console.file.write("\r\x1b[2K")
+
+    def redraw(self, console: Console) -> None:
+        console.file.flush()
+        if self._on_new_line is not None:
+            self._on_new_line()
+            self.readline.redisplay()  # the prompt and the typed text, the cursor in place
+        else:  # no readline library to call: the cursor ends at the end of the line
+            console.file.write(self.prompt + self.readline.get_line_buffer())
+            console.file.flush()
+
+
 class LineReader:
     """Lines from a text stream, read in a daemon thread (one per request) for the event loop."""
 
@@ -298,6 +329,8 @@ class TerminalUI:
         self.activity = ""
         self._activity_since = time.monotonic()
         self._spinner = Spinner("dots", style="bold blue")
+        # Set while the interactive prompt waits for a line: printing goes above it.
+        self.prompt_line: PromptLine | None = None
 
     # Live region -------------------------------------------------------------------------
     def start(self) -> None:
@@ -381,6 +414,12 @@ class TerminalUI:
         """Print whole lines above the live region (after any half-streamed line)."""
         self._end_text()
         self._last_call = None
+        prompt_line = self.prompt_line
+        if prompt_line is not None and self._live is None:
+            prompt_line.clear(self.console)
+            self._emit(self.console, renderables)
+            prompt_line.redraw(self.console)
+            return
         self._emit(self.console, renderables)
 
     def _emit(self, console: Console, renderables: tuple[RenderableType, ...]) -> None:
