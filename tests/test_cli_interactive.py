@@ -420,3 +420,31 @@ def test_a_notice_at_the_prompt_is_printed_above_the_line_being_typed(
     # And what is typed next continues the line: the cursor is where it was.
     term.send("-l", " more")
     term.wait_for("the rest", lambda now: now[-1] == f"{PROMPT} half typed more")
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_a_second_session_on_the_workspace_is_refused_before_a_task_is_typed(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    first = terminal(width, 24)
+    first.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    first.wait_for("the first session's prompt", at_prompt)
+    # The first session's server keeps the workspace once it is up: /sessions answers then.
+    first.send("/sessions", "Enter")
+    first.wait_for("the sessions", lambda now: at_prompt(now) and len(now) > 4)
+    second = terminal(width, 24)
+    second.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    lines = second.wait_for(
+        "the refusal, nothing typed",
+        lambda now: at_prompt(now) and any(line.startswith("plansight:") for line in now),
+    )
+    said = " ".join(lines)
+    assert "another" in said.lower() or "in use" in said.lower(), "\n".join(lines)

@@ -256,10 +256,21 @@ class InteractiveSession:
         return client
 
     async def _warm_up(self) -> None:
-        """Start the server while the user types the first prompt; a failure is reported by
-        the command that needs it."""
-        with contextlib.suppress(Exception):
+        """Start the server while the user types the first prompt. A refusal (another server
+        keeps the workspace's session, it cannot be saved) is said at once, above the prompt,
+        not after the user has typed a task; the next command tries again."""
+        from pygls.exceptions import JsonRpcException
+
+        from plansight.cli.client import ServerExited
+
+        try:
             await self.connected()
+        except JsonRpcException as err:
+            self.ui.notice(f"plansight: {err.message}", "bold red")
+        except (ServerExited, OSError) as err:
+            self.ui.notice(f"plansight: could not start the language server: {err}", "bold red")
+        except Exception:  # a defect: the command that needs the server reports it
+            log.debug("the warm-up failed", exc_info=True)
 
     async def run(self, prompt: str, *, mode: str = "act", todo_id: str | None = None) -> None:
         from plansight.cli.client import RunOutcome
