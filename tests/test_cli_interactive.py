@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from plansight.cli.interactive import Command, parse_line, step_id
+from plansight.cli.interactive import Command, completions, parse_line, step_id
 from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
 
 from conftest import strip_cache_control, user_texts, wait_until_sync
@@ -448,3 +448,50 @@ def test_a_second_session_on_the_workspace_is_refused_before_a_task_is_typed(
     )
     said = " ".join(lines)
     assert "another" in said.lower() or "in use" in said.lower(), "\n".join(lines)
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_tab_completes_commands_and_files_and_a_backslash_continues_the_line(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(text_reply("Read both lines."))
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    term = terminal(width, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.send("-l", "/che")
+    term.send("Tab")
+    term.wait_for("the completed command", lambda now: now[-1] == f"{PROMPT} /checkpoints")
+    term.send("C-u")
+    term.send("-l", "Look at @hel")
+    term.send("Tab")
+    term.wait_for("the completed file", lambda now: now[-1] == f"{PROMPT} Look at @hello.py")
+    term.send("-l", "first \\")
+    term.send("Enter")
+    term.wait_for("the continuation", lambda now: now[-1] == "…")
+    term.send("-l", "and second")
+    term.send("Enter")
+    term.wait_for("the answer", lambda now: at_prompt(now) and "Read both lines." in now)
+    asked = [text for m in fake_api.bodies[-1]["messages"] for text in user_texts(m)]
+    assert any("Look at @hello.py first \nand second" in text for text in asked), asked
+
+
+def test_completions_offer_commands_and_only_the_workspaces_files(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "main.py").write_text("")
+    (root / ".hidden").write_text("")
+    (tmp_path / "secret.txt").write_text("")
+    assert completions("/re", root) == ["/resume "]
+    assert completions("@s", root) == ["@src/"]
+    assert completions("@src/m", root) == ["@src/main.py "]
+    assert completions("@", root) == ["@src/"]  # dot files only when asked for
+    assert completions("@../", root) == [] and completions("@../se", root) == []
+    assert completions("plain", root) == []

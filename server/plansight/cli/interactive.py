@@ -95,6 +95,7 @@ Type a task and press Enter; a follow-up continues the same conversation.
   /resume [ID]     go back to a session (by its id or first characters; alone: the last)
   /help            this list
   /quit            leave (or Ctrl-D)
+Tab completes /commands and @file mentions; a line ending in \\ goes on on the next.
 Ctrl-C cancels a run and keeps the session; at the prompt, Ctrl-C twice leaves."""
 
 
@@ -449,12 +450,22 @@ class InteractiveSession:
             self.shut_down()
 
     def read_line(self) -> str:
-        self.console.file.flush()
-        self.ui.prompt_line = self.prompt_line
-        try:
-            return input(PROMPT)
-        finally:
-            self.ui.prompt_line = None
+        """A line; one ending in `\\` goes on on the next (the backslash dropped), so a task
+        can have several lines on any terminal."""
+        lines: list[str] = []
+        prompt = PROMPT
+        while True:
+            self.console.file.flush()
+            self.ui.prompt_line = self.prompt_line
+            try:
+                line = input(prompt)
+            finally:
+                self.ui.prompt_line = None
+            if not line.endswith("\\"):
+                lines.append(line)
+                return "\n".join(lines)
+            lines.append(line[:-1])
+            prompt = CONTINUATION
 
     def carry_out(self, command: Command) -> bool:
         """Do what the line says; False to leave."""
@@ -571,6 +582,60 @@ class InteractiveSession:
         self.loops.close()
 
 
+SLASH_COMMANDS = (
+    "plan",
+    "step",
+    "undo",
+    "checkpoints",
+    "history",
+    "compact",
+    "new",
+    "sessions",
+    "resume",
+    "help",
+    "quit",
+)
+CONTINUATION = "… "  # the prompt of a line continued from one ending in `\\`
+
+
+def completions(text: str, root: Path) -> list[str]:
+    """What Tab completes `text` (the word before the cursor) to: a `/command` at the line's
+    start, an `@path` of the workspace (a folder ends in `/`, to go on into it)."""
+    if text.startswith("/"):
+        return [f"/{name} " for name in SLASH_COMMANDS if name.startswith(text[1:])]
+    if not text.startswith("@"):
+        return []
+    folder, _, start = text[1:].rpartition("/")
+    where = (root / folder).resolve()
+    if not where.is_dir() or not where.is_relative_to(root.resolve()):
+        return []  # `@../` and the like: only the workspace's files are offered
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.scandir(where), key=lambda e: e.name):
+            if not entry.name.startswith(start) or (
+                entry.name.startswith(".") and not start.startswith(".")
+            ):
+                continue
+            name = f"{folder}/{entry.name}" if folder else entry.name
+            found.append(f"@{name}/" if entry.is_dir() else f"@{name} ")
+    return found
+
+
+def set_up_completion(readline: Any, root: Path) -> None:
+    """Tab completes `/commands` and `@file` mentions (words split at blanks only, so `/`,
+    `@` and `.` stay in the word being completed)."""
+    offered: list[str] = []
+
+    def complete(text: str, state: int) -> str | None:
+        if state == 0:
+            offered[:] = completions(text, root)
+        return offered[state] if state < len(offered) else None
+
+    readline.set_completer_delims(" \t\n")
+    readline.set_completer(complete)
+    readline.parse_and_bind("tab: complete")
+
+
 def set_up_readline(readline: Any, path: Path) -> None:
     # Python turns bracketed paste off for its own REPL; on, a pasted multi-line task is one
     # prompt (Enter sends it) instead of one run per line, the later lines answering reviews.
@@ -630,6 +695,7 @@ def interactive_cli(workspace: str, console: Console | None = None) -> int:
     session = InteractiveSession(ui, ClientOptions(workspace=root))
     if readline is not None:
         session.prompt_line = PromptLine(readline, PROMPT)
+        set_up_completion(readline, root)
     try:
         return session.repl()
     finally:
