@@ -77,8 +77,13 @@ def silence_expected_cancels() -> None:
 
 ACCEPT_WORDS = frozenset({"a", "accept", "y", "yes"})
 REJECT_WORDS = frozenset({"r", "reject", "n", "no", "d", "deny"})
-EDIT_QUESTION = "Apply this edit? [a]ccept, [r]eject, or type a reason to reject:"
-COMMAND_QUESTION = "Run this command? [a]ccept, [r]eject, or type a reason to reject:"
+EDIT_QUESTION = (
+    "Apply this edit? [a]ccept, [s] accept all this session, [r]eject, or type a reason to reject:"
+)
+COMMAND_QUESTION = (
+    "Run this command? [a]ccept, [always] for this command, [r]eject, or type a reason to reject:"
+)
+SESSION_WORDS = frozenset({"s", "session"})  # accept this edit and the session's next ones
 TOOL_QUESTION = (
     "Allow this MCP tool call? [a]llow, [always] allow this tool, [d]eny, or type a reason to deny:"
 )
@@ -296,6 +301,9 @@ class PlansightClient:
         self._reader: asyncio.Task[None] | None = None
         self._exited: asyncio.Task[int] | None = None
         self._stderr: IO[bytes] | None = None
+        # Approval modes the user chose at a review, for this client's session.
+        self.edits_accepted = False  # answered `s`: the session's next edits are accepted
+        self.commands_allowed: set[tuple[str, str]] = set()  # (command, cwd) answered `always`
         self._cancelled = asyncio.Event()
         # The plan text the user last edited in this run: a plan asked again keeps it.
         self._plan_draft: str | None = None
@@ -358,9 +366,20 @@ class PlansightClient:
         self.frontend.show_edit(review, path)
         if review.get("control") is True:
             return edit_result(await self._control_decision(path))
-        if self.options.accept_edits:
+        if self.options.accept_edits or self.edits_accepted:
             return edit_result(Decision(True))
-        return edit_result(await self._decision(EDIT_QUESTION))
+        while True:
+            if self._cancelled.is_set():
+                return edit_result(Decision(False, CANCELLED_FEEDBACK))
+            answer = await self.ask(EDIT_QUESTION)
+            if isinstance(answer, str) and answer.strip().lower() in SESSION_WORDS:
+                # The user's choice at the terminal, for this client's life (the session):
+                # control files still ask (`_control_decision` comes first).
+                self.edits_accepted = True
+                return edit_result(Decision(True))
+            decision = decide(answer)
+            if decision is not None:
+                return edit_result(decision)
 
     async def _control_decision(self, path: str) -> Decision:
         """A control file's edit (`"control": true`): never accepted by `--yes`. With `--yes`
@@ -379,7 +398,20 @@ class PlansightClient:
         self.frontend.show_command(request)
         if self.options.approve_commands:
             return command_result(Decision(True))
-        return command_result(await self._decision(COMMAND_QUESTION))
+        # "Don't ask again" holds for this exact command in this folder, nothing like it.
+        key = (str(request.get("command", "")), str(request.get("cwd", "")))
+        if key in self.commands_allowed:
+            return command_result(Decision(True))
+        while True:
+            if self._cancelled.is_set():
+                return command_result(Decision(False, CANCELLED_FEEDBACK))
+            answer = await self.ask(COMMAND_QUESTION)
+            if isinstance(answer, str) and answer.strip().lower() in ALWAYS_WORDS:
+                self.commands_allowed.add(key)
+                return command_result(Decision(True))
+            decision = decide(answer)
+            if decision is not None:
+                return command_result(decision)
 
     async def _on_approve_tool(self, params: Any) -> dict[str, Any]:
         from plansight.cli.render import mcp_call_text

@@ -725,11 +725,12 @@ class TerminalUI:
         had_live = self._take_down_live()
         try:
             on = self.prompts or self.console
-            on.print(Text(question + " ", style="bold"), end="")
+            # A file gets the question whole, as every line (a terminal wraps it at words).
+            on.print(Text(question + " ", style="bold"), end="", soft_wrap=not on.is_terminal)
             on.file.flush()
             transcript = on is self.console or self.transcript
             if on is not self.console and transcript:  # the file keeps the question too
-                self.console.print(Text(question + " ", style="bold"), end="")
+                self.console.print(Text(question + " ", style="bold"), end="", soft_wrap=True)
             self._asking, self._asking_on = transcript, on
             answer = await self.reader.readline()
             if self._asking and not self.console.is_terminal:
