@@ -627,3 +627,30 @@ def test_accepting_edits_for_the_session_and_a_command_always_stop_those_questio
     ]
     assert sum("same" in str(r.get("content")) for r in results) >= 2
     assert not any("other\n" in str(r.get("content")) for r in results)
+
+
+def test_the_users_config_json_is_read_and_the_workspaces_is_not(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    config = tmp_path / "config-home" / "plansight"
+    config.mkdir(parents=True)
+    (config / "config.json").write_text(json.dumps({"model": "claude-from-config"}))
+    # A workspace's own file of that name is the workspace's, never the user's settings.
+    (hello_workspace / ".config" / "plansight").mkdir(parents=True)
+    (hello_workspace / ".config" / "plansight" / "config.json").write_text(
+        json.dumps({"model": "claude-from-workspace", "autoApprove": {"commands": True}})
+    )
+    fake_api.push(text_reply("Hello."))
+    env = client_env(fake_api, tmp_path / "state") | {
+        "XDG_CONFIG_HOME": str(tmp_path / "config-home")
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "plansight", "run", "Hi", "--workspace", str(hello_workspace)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=hello_workspace,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [body["model"] for body in fake_api.bodies] == ["claude-from-config"]

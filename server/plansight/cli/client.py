@@ -261,9 +261,23 @@ class ClientOptions:
     plan_answers: Sequence[Mapping[str, Any]] = ()
 
     def initialization_options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {
-            "autoApprove": {"edits": self.accept_edits, "commands": self.approve_commands}
-        }
+        """The user's `$XDG_CONFIG_HOME/plansight/config.json` (the reader `plansight acp`
+        uses; never a file of the workspace), then what this command line says on top."""
+        from plansight.session.settings import user_config
+
+        env = self.env if self.env is not None else os.environ
+        configured = user_config(env)
+        options: dict[str, Any] = dict(configured) if isinstance(configured, dict) else {}
+        approve = options.get("autoApprove")
+        approve = dict(approve) if isinstance(approve, dict) else {}
+        # `--yes` turns on what the file left off; it never turns off what the user set there.
+        if self.accept_edits:
+            approve["edits"] = True
+        if self.approve_commands:
+            approve["commands"] = True
+        approve.setdefault("edits", False)
+        approve.setdefault("commands", False)
+        options["autoApprove"] = approve
         if self.model:
             options["model"] = self.model
         if self.storage_dir:
