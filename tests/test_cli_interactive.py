@@ -8,6 +8,7 @@ fake API received; every wait polls the screen up to a bound (`Terminal.wait_for
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable
@@ -495,3 +496,41 @@ def test_completions_offer_commands_and_only_the_workspaces_files(tmp_path: Path
     assert completions("@", root) == ["@src/"]  # dot files only when asked for
     assert completions("@../", root) == [] and completions("@../se", root) == []
     assert completions("plain", root) == []
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_cost_sums_the_sessions_runs_at_the_models_list_prices(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(text_reply("One."), text_reply("Two."))
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "PLANSIGHT_MODEL": "claude-sonnet-4-20250514",
+    }
+    term = terminal(width, 30)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.send("-l", "/cost")
+    term.send("Enter")
+    term.wait_for("nothing spent", lambda now: at_prompt(now) and "nothing spent." in " ".join(now))
+    for task, answer in (("First", "One."), ("Second", "Two.")):
+        term.send("-l", task)
+        term.send("Enter")
+        term.wait_for(answer, lambda now, answer=answer: at_prompt(now) and answer in now)
+    term.send("-l", "/cost")
+    term.send("Enter")
+    lines = term.wait_for(
+        "the cost", lambda now: at_prompt(now) and "list prices" in " ".join(now[-4:])
+    )
+    said = " ".join(lines[-5:-1])
+    # Both runs' tokens together, priced at Sonnet 4's list.
+    inputs = [
+        int(n.replace(",", "")) for n in re.findall(r"tokens: input ([\d,]+)", " ".join(lines))
+    ]
+    assert len(inputs) == 3 and inputs[2] == inputs[0] + inputs[1], lines
+    assert re.search(r"≈ \$\d+\.\d{4} at claude-sonnet-4-20250514's list prices", said), said

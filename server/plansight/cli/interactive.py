@@ -65,6 +65,7 @@ from plansight.protocol.names import (
     CHECKPOINTS,
     COMPACT,
     HISTORY,
+    MODELS,
     OPEN_SESSION,
     RESET,
     RESTORE,
@@ -90,6 +91,7 @@ Type a task and press Enter; a follow-up continues the same conversation.
   /checkpoints     the workspace's checkpoints
   /history         the past runs
   /compact         compact the conversation now
+  /cost            the tokens of this session's runs and their cost at list prices
   /new             start a new session (the current one stays, listed by /sessions)
   /sessions        the workspace's sessions, the one used last first
   /resume [ID]     go back to a session (by its id or first characters; alone: the last)
@@ -220,6 +222,8 @@ class InteractiveSession:
         self._told_instructions: PlansightClient | None = None
         self._closing: set[asyncio.Future[None]] = set()  # dead clients being cleaned up
         self._grace: asyncio.TimerHandle | None = None  # an unanswered cancel stops the server
+        # The tokens of the runs since the session opened (for /cost), as the runs reported.
+        self.usage: dict[str, int] = {}
         # The typed line to keep whole when a notice is printed at the prompt (with readline).
         self.prompt_line: PromptLine | None = None
 
@@ -298,9 +302,57 @@ class InteractiveSession:
                 result.update(status="cancelled", text="The run was cancelled.")
                 outcome = RunOutcome("cancelled", result)
             show_outcome(ui, outcome)
+            self.add_usage(outcome.result.get("usage"))
         finally:
             ui.set_activity("")
             ui.stop()
+
+    def add_usage(self, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+        for key, value in usage.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                self.usage[key] = self.usage.get(key, 0) + value
+
+    async def current_model(self) -> str:
+        """The model the server runs: the command line's or PLANSIGHT_MODEL when set, else
+        what `plansight/models` says (quietly "" when the Models API does not answer)."""
+        from pygls.exceptions import JsonRpcException
+
+        from plansight.cli.client import ServerExited
+
+        env = self.options.env if self.options.env is not None else os.environ
+        if self.options.model or env.get("PLANSIGHT_MODEL"):
+            return str(self.options.model or env.get("PLANSIGHT_MODEL"))
+        try:
+            listed = await (await self.connected()).request(MODELS, {})
+        except (JsonRpcException, ServerExited, OSError):
+            return ""
+        return str(listed.get("current") or "") if isinstance(listed, dict) else ""
+
+    async def show_cost(self) -> None:
+        """The session's tokens, and their cost where the model's list price is known (the
+        model is the server's: `plansight/models` says which it runs)."""
+        from plansight.engine.events import Usage
+        from plansight.engine.pricing import estimate, list_prices
+
+        if not self.usage:
+            self.say("No run yet in this session: nothing spent.", "dim")
+            return
+        model = await self.current_model()
+        usage = Usage(
+            input_tokens=self.usage.get("inputTokens", 0),
+            output_tokens=self.usage.get("outputTokens", 0),
+            cache_read_input_tokens=self.usage.get("cacheReadInputTokens", 0),
+            cache_creation_input_tokens=self.usage.get("cacheCreationInputTokens", 0),
+        )
+        cost = estimate(usage, list_prices(model)) if model else None
+        said = (
+            f"≈ ${cost:.4f} at {render.visible(model)}'s list prices"
+            if cost is not None
+            else f"cost unknown: no list price for {render.visible(model) or 'the model'}"
+        )
+        self.say(f"This session: {render.usage_line(self.usage)} · {said}")
 
     async def request(self, method: str, params: dict[str, Any]) -> Answered | None:
         """A request to the session's server; None when it was refused or failed (printed).
@@ -499,6 +551,8 @@ class InteractiveSession:
             work = self.show_history()
         elif name == "compact":
             work = self.compact()
+        elif name == "cost":
+            work = self.show_cost()
         elif name == "new":
             work = self.new_conversation()
         elif name == "sessions":
@@ -589,6 +643,7 @@ SLASH_COMMANDS = (
     "checkpoints",
     "history",
     "compact",
+    "cost",
     "new",
     "sessions",
     "resume",
