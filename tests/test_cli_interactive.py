@@ -8,6 +8,7 @@ fake API received; every wait polls the screen up to a bound (`Terminal.wait_for
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from plansight.cli.interactive import Command, parse_line, step_id
+from plansight.cli.interactive import Command, completions, parse_line, step_id
 from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
 
 from conftest import strip_cache_control, user_texts, wait_until_sync
@@ -349,3 +350,187 @@ def test_lines_are_tasks_or_commands() -> None:
     assert parse_line("/Plan  Refactor it ") == Command("plan", "Refactor it")
     assert step_id("#3 then run the tests") == ("3", "then run the tests")
     assert step_id("") is None
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_ctrl_c_at_a_review_leaves_no_library_warning_on_the_terminal(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(
+        tool_reply("read_file", {"path": "hello.py"}),
+        tool_reply("edit_file", HINT_EDIT, text="Adding the hints."),
+        text_reply("Stopped."),
+        text_reply("Stopped again."),
+    )
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    term = terminal(width, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.send(FIRST_TASK, "Enter")
+    term.wait_for("the review", asking)
+    term.send("C-c")
+    lines = term.wait_for(
+        "the prompt after the cancel",
+        lambda now: at_prompt(now) and any("cancelled" in line for line in now),
+    )
+    # A task more, so that anything logged late would be on the screen by its end.
+    term.send("Say hi", "Enter")
+    lines = term.wait_for(
+        "the next answer",
+        lambda now: at_prompt(now) and any("Stopped" in line for line in now[-8:]),
+    )
+    shown = "\n".join(lines)
+    assert "Cancel notification" not in shown and "unknown message id" not in shown, shown
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_a_notice_at_the_prompt_is_printed_above_the_line_being_typed(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(text_reply("Nothing to do."), text_reply("Done."))
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    term = terminal(width, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    # A first task, so that the server (and its watcher) is surely up.
+    term.send("Look", "Enter")
+    term.wait_for("the answer", lambda now: at_prompt(now) and "Nothing to do." in now)
+    term.send("-l", "half typed")
+    term.wait_for("the typed text", lambda now: now[-1] == f"{PROMPT} half typed")
+    (hello_workspace / "fresh.py").write_text("print('new')\n")
+    lines = term.wait_for(
+        "the notice", lambda now: any("files changed: fresh.py" in line for line in now)
+    )
+    lines = term.wait_for("the typed line redrawn", lambda now: now[-1] == f"{PROMPT} half typed")
+    notice = next(n for n, line in enumerate(lines) if "files changed: fresh.py" in line)
+    assert lines[notice].startswith("↻"), "\n".join(lines)  # on a line of its own
+    # And what is typed next continues the line: the cursor is where it was.
+    term.send("-l", " more")
+    term.wait_for("the rest", lambda now: now[-1] == f"{PROMPT} half typed more")
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_a_second_session_on_the_workspace_is_refused_before_a_task_is_typed(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    first = terminal(width, 24)
+    first.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    first.wait_for("the first session's prompt", at_prompt)
+    # The first session's server keeps the workspace once it is up: /sessions answers then.
+    first.send("/sessions", "Enter")
+    first.wait_for("the sessions", lambda now: at_prompt(now) and len(now) > 4)
+    second = terminal(width, 24)
+    second.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    lines = second.wait_for(
+        "the refusal, nothing typed",
+        lambda now: at_prompt(now) and any(line.startswith("plansight:") for line in now),
+    )
+    said = " ".join(lines)
+    assert "another" in said.lower() or "in use" in said.lower(), "\n".join(lines)
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_tab_completes_commands_and_files_and_a_backslash_continues_the_line(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(text_reply("Read both lines."))
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    term = terminal(width, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.send("-l", "/che")
+    term.send("Tab")
+    term.wait_for("the completed command", lambda now: now[-1] == f"{PROMPT} /checkpoints")
+    term.send("C-u")
+    term.send("-l", "Look at @hel")
+    term.send("Tab")
+    term.wait_for("the completed file", lambda now: now[-1] == f"{PROMPT} Look at @hello.py")
+    term.send("-l", "first \\")
+    term.send("Enter")
+    term.wait_for("the continuation", lambda now: now[-1] == "…")
+    term.send("-l", "and second")
+    term.send("Enter")
+    term.wait_for("the answer", lambda now: at_prompt(now) and "Read both lines." in now)
+    asked = [text for m in fake_api.bodies[-1]["messages"] for text in user_texts(m)]
+    assert any("Look at @hello.py first \nand second" in text for text in asked), asked
+
+
+def test_completions_offer_commands_and_only_the_workspaces_files(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "main.py").write_text("")
+    (root / ".hidden").write_text("")
+    (tmp_path / "secret.txt").write_text("")
+    assert completions("/re", root) == ["/resume "]
+    assert completions("@s", root) == ["@src/"]
+    assert completions("@src/m", root) == ["@src/main.py "]
+    assert completions("@", root) == ["@src/"]  # dot files only when asked for
+    assert completions("@../", root) == [] and completions("@../se", root) == []
+    assert completions("plain", root) == []
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_cost_sums_the_sessions_runs_at_the_models_list_prices(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(text_reply("One."), text_reply("Two."))
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "PLANSIGHT_MODEL": "claude-sonnet-4-20250514",
+    }
+    term = terminal(width, 30)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.send("-l", "/cost")
+    term.send("Enter")
+    term.wait_for("nothing spent", lambda now: at_prompt(now) and "nothing spent." in " ".join(now))
+    for task, answer in (("First", "One."), ("Second", "Two.")):
+        term.send("-l", task)
+        term.send("Enter")
+        term.wait_for(answer, lambda now, answer=answer: at_prompt(now) and answer in now)
+    term.send("-l", "/cost")
+    term.send("Enter")
+    lines = term.wait_for(
+        "the cost", lambda now: at_prompt(now) and "list prices" in " ".join(now[-4:])
+    )
+    said = " ".join(lines[-5:-1])
+    # Both runs' tokens together, priced at Sonnet 4's list.
+    inputs = [
+        int(n.replace(",", "")) for n in re.findall(r"tokens: input ([\d,]+)", " ".join(lines))
+    ]
+    assert len(inputs) == 3 and inputs[2] == inputs[0] + inputs[1], lines
+    assert re.search(r"≈ \$\d+\.\d{4} at claude-sonnet-4-20250514's list prices", said), said

@@ -5,6 +5,7 @@ and the process agree on."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -169,3 +170,51 @@ def test_the_instructions_line_says_sizes_and_what_was_cut() -> None:
     assert line.plain == (
         "project instructions: AGENTS.md (40.0 kB, 8.0 kB of it left out (limit 32 kB))"
     )
+
+
+def test_output_format_json_and_stream_json_put_only_json_on_stdout(
+    tmp_path: Path, fake_api: FakeMessagesAPI, hello_workspace: Path
+) -> None:
+    from plansight.fakeapi import tool_reply
+
+    plan = {"items": [{"id": "1", "text": "Rename", "status": "completed"}]}
+    for form, old, new in (("json", "name", "who"), ("stream-json", "who", "name")):
+        edit = {
+            "path": "hello.py",
+            "old_text": f"def greet({old}):",
+            "new_text": f"def greet({new}):",
+        }
+        fake_api.push(
+            tool_reply("todo", plan),
+            tool_reply("read_file", {"path": "hello.py"}),
+            tool_reply("edit_file", edit),
+            text_reply("Renamed \x1b[31mit\x1b[0m."),
+        )
+        done = run(
+            tmp_path,
+            fake_api.base_url,
+            "Rename",
+            "--yes",
+            "--new-session",
+            "--workspace",
+            str(hello_workspace),
+            "--output-format",
+            form,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "\x1b" not in done.stdout  # escaped in the JSON, never raw
+        objects = [json.loads(line) for line in done.stdout.splitlines()]
+        final = objects[-1]
+        if form == "json":
+            assert len(objects) == 1
+        else:
+            assert final["type"] == "result"
+            types = [o["type"] for o in objects]
+            assert {"runStarted", "toolCall", "toolResult", "textDelta", "plan"} <= set(types)
+            assert types.index("toolCall") < types.index("toolResult") < types.index("result")
+        assert final["status"] == "done"
+        assert final["result"] == "Renamed \x1b[31mit\x1b[0m."
+        assert final["filesChanged"] == ["hello.py"]
+        assert final["plan"]["items"][0]["text"] == "Rename"
+        assert final["usage"]["outputTokens"] > 0
+        assert "Renamed" in done.stderr  # what a person reads is on stderr

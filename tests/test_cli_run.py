@@ -244,7 +244,10 @@ def test_reviews_show_the_diff_and_read_answers_from_stdin(
     assert "review edit hello.py (+1 -1)" in out
     assert "--- a/hello.py\n+++ b/hello.py\n@@ -1,7 +1,7 @@\n import sys" in out
     assert "-def greet(name):\n+def greet(name: str) -> str:" in out
-    assert "Apply this edit? [a]ccept, [r]eject, or type a reason to reject: a" in out
+    assert (
+        "Apply this edit? [a]ccept, [s] accept all this session, [r]eject, "
+        "or type a reason to reject: a" in out
+    )
     # The command is named once, by its tool call, then where it runs (issue 21).
     assert f"⚙ bash $ {TEST_COMMAND}\n  in {hello_workspace}\n" in out
     assert out.count(f"$ {TEST_COMMAND}") == 1
@@ -587,3 +590,67 @@ def test_the_approval_prompt_shows_a_long_command_whole(after_its_call: bool) ->
     prompt = out.getvalue()[out.getvalue().index("run command") :]
     assert "".join(command.split()) in "".join(prompt.split()), out.getvalue()
     assert "…" not in prompt
+
+
+def test_accepting_edits_for_the_session_and_a_command_always_stop_those_questions(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    shout = {
+        "path": "hello.py",
+        "old_text": "def shout(name, times):",
+        "new_text": "def shout(n, t):",
+    }
+    fake_api.push(
+        tool_reply("read_file", {"path": "hello.py"}),
+        tool_reply("edit_file", HINT_EDIT),
+        tool_reply("edit_file", shout),
+        tool_reply("bash", {"command": "echo same"}),
+        tool_reply("bash", {"command": "echo same"}),
+        tool_reply("bash", {"command": "echo other"}),
+        text_reply("Done."),
+    )
+    done = run_plansight(fake_api, hello_workspace, tmp_path / "state", stdin="s\nalways\nr\n")
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert out.count("Apply this edit?") == 1, out  # `s`: the second edit was not asked
+    text = (hello_workspace / "hello.py").read_text()
+    assert "def greet(name: str) -> str:" in text and "def shout(n, t):" in text
+    # `always` holds for `echo same` only: its second run is not asked, `echo other` is.
+    assert out.count("Run this command?") == 2, out
+    results = [
+        block
+        for body in fake_api.bodies
+        for message in body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert sum("same" in str(r.get("content")) for r in results) >= 2
+    assert not any("other\n" in str(r.get("content")) for r in results)
+
+
+def test_the_users_config_json_is_read_and_the_workspaces_is_not(
+    hello_workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    config = tmp_path / "config-home" / "plansight"
+    config.mkdir(parents=True)
+    (config / "config.json").write_text(json.dumps({"model": "claude-from-config"}))
+    # A workspace's own file of that name is the workspace's, never the user's settings.
+    (hello_workspace / ".config" / "plansight").mkdir(parents=True)
+    (hello_workspace / ".config" / "plansight" / "config.json").write_text(
+        json.dumps({"model": "claude-from-workspace", "autoApprove": {"commands": True}})
+    )
+    fake_api.push(text_reply("Hello."))
+    env = client_env(fake_api, tmp_path / "state") | {
+        "XDG_CONFIG_HOME": str(tmp_path / "config-home")
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "plansight", "run", "Hi", "--workspace", str(hello_workspace)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=hello_workspace,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [body["model"] for body in fake_api.bodies] == ["claude-from-config"]

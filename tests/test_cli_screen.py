@@ -219,7 +219,10 @@ def test_with_stdout_in_a_file_the_review_is_asked_on_the_terminal_and_errors_on
     assert term.exit_status() == 0
     assert "def greet(who):" in (hello_workspace / "hello.py").read_text()
     written = out.read_text()  # the file keeps the transcript: the review and its answer
-    assert "Apply this edit? [a]ccept, [r]eject, or type a reason to reject: a" in written
+    assert (
+        "Apply this edit? [a]ccept, [s] accept all this session, [r]eject, "
+        "or type a reason to reject: a" in written
+    )
     assert "done after 3 rounds" in written
 
 

@@ -194,7 +194,12 @@ def test_answering_reviews_keeps_every_line_that_was_shown(
     assert f"⚙ bash $ python3 -m unittest -v test_hello\n  in {workspace}\n" in shown
     assert shown.count("$ python3 -m unittest -v test_hello") == 1
     assert re.search(r"\n  ✓ Ran 2 tests in [\d.]+s · OK · exit code 0\n", shown)
-    assert shown.count(f"Apply this edit? [a]ccept, [r]eject, or {QUESTION_END} a") == 5
+    assert (
+        shown.count(
+            f"Apply this edit? [a]ccept, [s] accept all this session, [r]eject, or {QUESTION_END} a"
+        )
+        == 5
+    )
     # The reminder in words, the final plan, the result and what the input cost.
     assert "⚠ reminder after 3 rounds without a plan update: Update your todos." in shown
     assert "<reminder>" not in shown

@@ -129,6 +129,15 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     run.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help=(
+            "text (default) for people; json: one object at the end; stream-json: one object "
+            "per line per event (docs/terminal.md). JSON goes to stdout, the rest to stderr"
+        ),
+    )
+    run.add_argument(
         "--plan",
         action="store_true",
         help="plan first: the agent changes nothing until you approve its plan",
@@ -349,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             step=args.step.lstrip("#") if args.step else None,
             answers_from_tty=prompt.from_stdin,
             session=None if args.session in (None, "new") else args.session,
+            output_format=args.output_format,
         )
     if args.command == "plan":
         from plansight.cli.show import plan_cli

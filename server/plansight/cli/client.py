@@ -61,11 +61,35 @@ from plansight.protocol.names import (
 )
 
 log = logging.getLogger(__name__)
+PYGLS_RPC_LOGGER = "pygls.protocol.json_rpc"
+UNKNOWN_CANCEL = "Cancel notification for unknown message id"
+
+
+class ExpectedCancel(logging.Filter):
+    """Drops pygls's warning that the server withdrew (`$/cancelRequest`) a review or question
+    this client had already answered: a cancel crossing the answer is the protocol working.
+    Without a handler, Python's last resort printed it on the terminal, over the prompt."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(UNKNOWN_CANCEL)
+
+
+def silence_expected_cancels() -> None:
+    """Put `ExpectedCancel` on pygls's JSON-RPC logger, once per process."""
+    logger = logging.getLogger(PYGLS_RPC_LOGGER)
+    if not any(isinstance(f, ExpectedCancel) for f in logger.filters):
+        logger.addFilter(ExpectedCancel())
+
 
 ACCEPT_WORDS = frozenset({"a", "accept", "y", "yes"})
 REJECT_WORDS = frozenset({"r", "reject", "n", "no", "d", "deny"})
-EDIT_QUESTION = "Apply this edit? [a]ccept, [r]eject, or type a reason to reject:"
-COMMAND_QUESTION = "Run this command? [a]ccept, [r]eject, or type a reason to reject:"
+EDIT_QUESTION = (
+    "Apply this edit? [a]ccept, [s] accept all this session, [r]eject, or type a reason to reject:"
+)
+COMMAND_QUESTION = (
+    "Run this command? [a]ccept, [always] for this command, [r]eject, or type a reason to reject:"
+)
+SESSION_WORDS = frozenset({"s", "session"})  # accept this edit and the session's next ones
 TOOL_QUESTION = (
     "Allow this MCP tool call? [a]llow, [always] allow this tool, [d]eny, or type a reason to deny:"
 )
@@ -243,9 +267,23 @@ class ClientOptions:
     plan_answers: Sequence[Mapping[str, Any]] = ()
 
     def initialization_options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {
-            "autoApprove": {"edits": self.accept_edits, "commands": self.approve_commands}
-        }
+        """The user's `$XDG_CONFIG_HOME/plansight/config.json` (the reader `plansight acp`
+        uses; never a file of the workspace), then what this command line says on top."""
+        from plansight.session.settings import user_config
+
+        env = self.env if self.env is not None else os.environ
+        configured = user_config(env)
+        options: dict[str, Any] = dict(configured) if isinstance(configured, dict) else {}
+        approve = options.get("autoApprove")
+        approve = dict(approve) if isinstance(approve, dict) else {}
+        # `--yes` turns on what the file left off; it never turns off what the user set there.
+        if self.accept_edits:
+            approve["edits"] = True
+        if self.approve_commands:
+            approve["commands"] = True
+        approve.setdefault("edits", False)
+        approve.setdefault("commands", False)
+        options["autoApprove"] = approve
         if self.model:
             options["model"] = self.model
         if self.storage_dir:
@@ -299,6 +337,9 @@ class PlansightClient:
         self._reader: asyncio.Task[None] | None = None
         self._exited: asyncio.Task[int] | None = None
         self._stderr: IO[bytes] | None = None
+        # Approval modes the user chose at a review, for this client's session.
+        self.edits_accepted = False  # answered `s`: the session's next edits are accepted
+        self.commands_allowed: set[tuple[str, str]] = set()  # (command, cwd) answered `always`
         self._cancelled = asyncio.Event()
         # The plan text the user last edited in this run: a plan asked again keeps it.
         self._plan_draft: str | None = None
@@ -362,9 +403,20 @@ class PlansightClient:
         self.frontend.show_edit(review, path)
         if review.get("control") is True:
             return edit_result(await self._control_decision(path))
-        if self.options.accept_edits:
+        if self.options.accept_edits or self.edits_accepted:
             return edit_result(Decision(True))
-        return edit_result(await self._decision(EDIT_QUESTION))
+        while True:
+            if self._cancelled.is_set():
+                return edit_result(Decision(False, CANCELLED_FEEDBACK))
+            answer = await self.ask(EDIT_QUESTION)
+            if isinstance(answer, str) and answer.strip().lower() in SESSION_WORDS:
+                # The user's choice at the terminal, for this client's life (the session):
+                # control files still ask (`_control_decision` comes first).
+                self.edits_accepted = True
+                return edit_result(Decision(True))
+            decision = decide(answer)
+            if decision is not None:
+                return edit_result(decision)
 
     async def _control_decision(self, path: str) -> Decision:
         """A control file's edit (`"control": true`): never accepted by `--yes`. With `--yes`
@@ -383,7 +435,20 @@ class PlansightClient:
         self.frontend.show_command(request)
         if self.options.approve_commands:
             return command_result(Decision(True))
-        return command_result(await self._decision(COMMAND_QUESTION))
+        # "Don't ask again" holds for this exact command in this folder, nothing like it.
+        key = (str(request.get("command", "")), str(request.get("cwd", "")))
+        if key in self.commands_allowed:
+            return command_result(Decision(True))
+        while True:
+            if self._cancelled.is_set():
+                return command_result(Decision(False, CANCELLED_FEEDBACK))
+            answer = await self.ask(COMMAND_QUESTION)
+            if isinstance(answer, str) and answer.strip().lower() in ALWAYS_WORDS:
+                self.commands_allowed.add(key)
+                return command_result(Decision(True))
+            decision = decide(answer)
+            if decision is not None:
+                return command_result(decision)
 
     async def _on_approve_tool(self, params: Any) -> dict[str, Any]:
         from plansight.cli.render import mcp_call_text
@@ -533,6 +598,7 @@ class PlansightClient:
     # Lifecycle -------------------------------------------------------------------------
     async def start(self) -> types.InitializeResult:
         """Spawn `plansight lsp` in the workspace and initialize it."""
+        silence_expected_cancels()
         workspace = self.options.workspace.resolve()
         # The server's log goes to a file we only show if it dies; a pipe nobody reads
         # would fill up and block it.

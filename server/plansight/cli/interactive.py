@@ -60,12 +60,13 @@ from plansight.cli.run import (
     show_outcome,
 )
 from plansight.cli.show import history_lines, plan_lines, sessions_lines
-from plansight.cli.ui import LineReader, TerminalUI
+from plansight.cli.ui import LineReader, PromptLine, TerminalUI
 from plansight.protocol.names import (
     CANCEL_WORKER,
     CHECKPOINTS,
     COMPACT,
     HISTORY,
+    MODELS,
     OPEN_SESSION,
     RESET,
     RESTORE,
@@ -95,11 +96,13 @@ Type a task and press Enter; a follow-up continues the same conversation.
   /checkpoints     the workspace's checkpoints
   /history         the past runs
   /compact         compact the conversation now
+  /cost            the tokens of this session's runs and their cost at list prices
   /new             start a new session (the current one stays, listed by /sessions)
   /sessions        the workspace's sessions, the one used last first
   /resume [ID]     go back to a session (by its id or first characters; alone: the last)
   /help            this list
   /quit            leave (or Ctrl-D)
+Tab completes /commands and @file mentions; a line ending in \\ goes on on the next.
 Ctrl-C cancels a run and keeps the session; at the prompt, Ctrl-C twice leaves."""
 
 
@@ -246,6 +249,10 @@ class InteractiveSession:
         self._told_instructions: PlansightClient | None = None
         self._closing: set[asyncio.Future[None]] = set()  # dead clients being cleaned up
         self._grace: asyncio.TimerHandle | None = None  # an unanswered cancel stops the server
+        # The tokens of the runs since the session opened (for /cost), as the runs reported.
+        self.usage: dict[str, int] = {}
+        # The typed line to keep whole when a notice is printed at the prompt (with readline).
+        self.prompt_line: PromptLine | None = None
 
     # The server (in the loop's thread) -----------------------------------------------------
     def current(self) -> PlansightClient:
@@ -281,10 +288,21 @@ class InteractiveSession:
         return client
 
     async def _warm_up(self) -> None:
-        """Start the server while the user types the first prompt; a failure is reported by
-        the command that needs it."""
-        with contextlib.suppress(Exception):
+        """Start the server while the user types the first prompt. A refusal (another server
+        keeps the workspace's session, it cannot be saved) is said at once, above the prompt,
+        not after the user has typed a task; the next command tries again."""
+        from pygls.exceptions import JsonRpcException
+
+        from plansight.cli.client import ServerExited
+
+        try:
             await self.connected()
+        except JsonRpcException as err:
+            self.ui.notice(f"plansight: {err.message}", "bold red")
+        except (ServerExited, OSError) as err:
+            self.ui.notice(f"plansight: could not start the language server: {err}", "bold red")
+        except Exception:  # a defect: the command that needs the server reports it
+            log.debug("the warm-up failed", exc_info=True)
 
     async def run(self, prompt: str, *, mode: str = "act", todo_id: str | None = None) -> None:
         from plansight.cli.client import RunOutcome
@@ -311,9 +329,57 @@ class InteractiveSession:
                 result.update(status="cancelled", text="The run was cancelled.")
                 outcome = RunOutcome("cancelled", result)
             show_outcome(ui, outcome)
+            self.add_usage(outcome.result.get("usage"))
         finally:
             ui.set_activity("")
             ui.stop()
+
+    def add_usage(self, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+        for key, value in usage.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                self.usage[key] = self.usage.get(key, 0) + value
+
+    async def current_model(self) -> str:
+        """The model the server runs: the command line's or PLANSIGHT_MODEL when set, else
+        what `plansight/models` says (quietly "" when the Models API does not answer)."""
+        from pygls.exceptions import JsonRpcException
+
+        from plansight.cli.client import ServerExited
+
+        env = self.options.env if self.options.env is not None else os.environ
+        if self.options.model or env.get("PLANSIGHT_MODEL"):
+            return str(self.options.model or env.get("PLANSIGHT_MODEL"))
+        try:
+            listed = await (await self.connected()).request(MODELS, {})
+        except (JsonRpcException, ServerExited, OSError):
+            return ""
+        return str(listed.get("current") or "") if isinstance(listed, dict) else ""
+
+    async def show_cost(self) -> None:
+        """The session's tokens, and their cost where the model's list price is known (the
+        model is the server's: `plansight/models` says which it runs)."""
+        from plansight.engine.events import Usage
+        from plansight.engine.pricing import estimate, list_prices
+
+        if not self.usage:
+            self.say("No run yet in this session: nothing spent.", "dim")
+            return
+        model = await self.current_model()
+        usage = Usage(
+            input_tokens=self.usage.get("inputTokens", 0),
+            output_tokens=self.usage.get("outputTokens", 0),
+            cache_read_input_tokens=self.usage.get("cacheReadInputTokens", 0),
+            cache_creation_input_tokens=self.usage.get("cacheCreationInputTokens", 0),
+        )
+        cost = estimate(usage, list_prices(model)) if model else None
+        said = (
+            f"≈ ${cost:.4f} at {render.visible(model)}'s list prices"
+            if cost is not None
+            else f"cost unknown: no list price for {render.visible(model) or 'the model'}"
+        )
+        self.say(f"This session: {render.usage_line(self.usage)} · {said}")
 
     async def request(self, method: str, params: dict[str, Any]) -> Answered | None:
         """A request to the session's server; None when it was refused or failed (printed).
@@ -509,8 +575,22 @@ class InteractiveSession:
             self.shut_down()
 
     def read_line(self) -> str:
-        self.console.file.flush()
-        return input(PROMPT)
+        """A line; one ending in `\\` goes on on the next (the backslash dropped), so a task
+        can have several lines on any terminal."""
+        lines: list[str] = []
+        prompt = PROMPT
+        while True:
+            self.console.file.flush()
+            self.ui.prompt_line = self.prompt_line
+            try:
+                line = input(prompt)
+            finally:
+                self.ui.prompt_line = None
+            if not line.endswith("\\"):
+                lines.append(line)
+                return "\n".join(lines)
+            lines.append(line[:-1])
+            prompt = CONTINUATION
 
     def carry_out(self, command: Command) -> bool:
         """Do what the line says; False to leave."""
@@ -550,6 +630,8 @@ class InteractiveSession:
             work = self.show_history()
         elif name == "compact":
             work = self.compact()
+        elif name == "cost":
+            work = self.show_cost()
         elif name == "new":
             work = self.new_conversation()
         elif name == "sessions":
@@ -633,6 +715,61 @@ class InteractiveSession:
         self.loops.close()
 
 
+SLASH_COMMANDS = (
+    "plan",
+    "step",
+    "undo",
+    "checkpoints",
+    "history",
+    "compact",
+    "cost",
+    "new",
+    "sessions",
+    "resume",
+    "help",
+    "quit",
+)
+CONTINUATION = "… "  # the prompt of a line continued from one ending in `\\`
+
+
+def completions(text: str, root: Path) -> list[str]:
+    """What Tab completes `text` (the word before the cursor) to: a `/command` at the line's
+    start, an `@path` of the workspace (a folder ends in `/`, to go on into it)."""
+    if text.startswith("/"):
+        return [f"/{name} " for name in SLASH_COMMANDS if name.startswith(text[1:])]
+    if not text.startswith("@"):
+        return []
+    folder, _, start = text[1:].rpartition("/")
+    where = (root / folder).resolve()
+    if not where.is_dir() or not where.is_relative_to(root.resolve()):
+        return []  # `@../` and the like: only the workspace's files are offered
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.scandir(where), key=lambda e: e.name):
+            if not entry.name.startswith(start) or (
+                entry.name.startswith(".") and not start.startswith(".")
+            ):
+                continue
+            name = f"{folder}/{entry.name}" if folder else entry.name
+            found.append(f"@{name}/" if entry.is_dir() else f"@{name} ")
+    return found
+
+
+def set_up_completion(readline: Any, root: Path) -> None:
+    """Tab completes `/commands` and `@file` mentions (words split at blanks only, so `/`,
+    `@` and `.` stay in the word being completed)."""
+    offered: list[str] = []
+
+    def complete(text: str, state: int) -> str | None:
+        if state == 0:
+            offered[:] = completions(text, root)
+        return offered[state] if state < len(offered) else None
+
+    readline.set_completer_delims(" \t\n")
+    readline.set_completer(complete)
+    readline.parse_and_bind("tab: complete")
+
+
 def set_up_readline(readline: Any, path: Path) -> None:
     # Python turns bracketed paste off for its own REPL; on, a pasted multi-line task is one
     # prompt (Enter sends it) instead of one run per line, the later lines answering reviews.
@@ -690,6 +827,9 @@ def interactive_cli(workspace: str, console: Console | None = None) -> int:
         ),
     )
     session = InteractiveSession(ui, ClientOptions(workspace=root))
+    if readline is not None:
+        session.prompt_line = PromptLine(readline, PROMPT)
+        set_up_completion(readline, root)
     try:
         return session.repl()
     finally:

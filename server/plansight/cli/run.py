@@ -209,10 +209,12 @@ def run_cli(
     step: str | None = None,
     answers_from_tty: bool = False,
     session: str | None = None,
+    output_format: str = "text",
 ) -> int:
     """One run; `answers_from_tty`: stdin held the prompt, so the reviews are asked on the
-    terminal (/dev/tty) when there is one."""
-    console = make_console()
+    terminal (/dev/tty) when there is one. `output_format` json or stream-json: the run as
+    JSON on stdout (cli/output.py), what a person reads on stderr."""
+    console = make_console() if output_format == "text" else error_console()
     root = Path(workspace).expanduser()
     if (problem := folder_problem(root)) is not None:
         error_console().print(Text(f"plansight: {problem}", style="bold red"))
@@ -227,9 +229,15 @@ def run_cli(
         )
         return 1
     answers = open_tty() if answers_from_tty and not yes else None
-    ui = TerminalUI(
-        console, inline_edits=yes, stdin=answers, prompts=terminal_for_questions(console)
-    )
+    ui: TerminalUI
+    if output_format == "text":
+        ui = TerminalUI(
+            console, inline_edits=yes, stdin=answers, prompts=terminal_for_questions(console)
+        )
+    else:
+        from plansight.cli.output import ScriptOutput
+
+        ui = ScriptOutput(output_format, sys.stdout, console, inline_edits=yes, stdin=answers)
     ui.header(str(root.resolve()), prompt, mode=header_mode(yes, plan, step))
     from plansight.cli.client import ClientOptions
 

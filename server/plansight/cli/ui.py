@@ -36,6 +36,7 @@ import asyncio
 import logging
 import os
 import shlex
+import stat
 import sys
 import tempfile
 import threading
@@ -44,10 +45,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.console import (
+    Console,
+    ConsoleOptions,
+    ConsoleRenderable,
+    Group,
+    RenderableType,
+    RenderResult,
+)
+from rich.control import Control
 from rich.live import Live
+from rich.live_render import LiveRender
 from rich.panel import Panel
-from rich.segment import Segment
+from rich.segment import ControlType, Segment, Segments
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -89,13 +99,18 @@ def terminal_for_questions(console: Console) -> Console | None:
     return Console(file=tty, highlight=False, force_terminal=True)
 
 
+def is_pipe(console: Console) -> bool:
+    """Whether `console` writes to a pipe (`plansight run … | cat`), not a file or terminal."""
+    try:
+        return stat.S_ISFIFO(os.fstat(console.file.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):  # no descriptor (a test's StringIO)
+        return False
+
+
 class LogToTerminal(logging.Handler):
     """Log records of this process (the LSP client's library) printed above the live region:
     Python's last-resort handler would write them to stderr in the middle of it, a row the
     region never counted, and leave a torn copy of it in the scrollback."""
-
-    # pygls says so when the server withdraws a review the user has already answered.
-    EXPECTED = ("Cancel notification for unknown message id",)
 
     def __init__(self, ui: TerminalUI) -> None:
         super().__init__(logging.WARNING)
@@ -103,8 +118,6 @@ class LogToTerminal(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
-        if message.startswith(self.EXPECTED):
-            return
         self.ui.print(Text(f"{record.levelname.lower()}: {message}", style="dim"))
 
 
@@ -125,6 +138,105 @@ class Cropped:
             yield from line
             if number < len(lines) - 1:
                 yield Segment.line()
+
+
+class ReflowingRender(LiveRender):
+    """The live region's drawing, erased by the rows it takes now, not when it was drawn.
+
+    rich moves up as many rows as the region had lines when it drew it. A terminal that reflows
+    its lines on a resize (tmux, VTE, iTerm2, kitty, Windows Terminal) wraps each of them at
+    the new width, so after the window narrowed they take more rows: the moves up fell short and
+    the region's top rows stayed in the scrollback, then were drawn again below (a paragraph
+    being written showed several times, torn). Each line's width is kept, and the rows it takes
+    are counted at the console's width when the region is erased."""
+
+    def __init__(self, console: Console, renderable: RenderableType) -> None:
+        super().__init__(renderable, vertical_overflow="visible")  # `Cropped` cuts it
+        self.console = console
+        self._widths: list[int] = []
+
+    def rows(self) -> int:
+        """The rows the last drawing takes at the terminal's width now."""
+        width = max(1, self.console.width)
+        return sum(max(1, -(-cells // width)) for cells in self._widths)
+
+    def position_cursor(self) -> Control:
+        if self._shape is None:
+            return Control()
+        up = ((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)) * (self.rows() - 1)
+        return Control(ControlType.CARRIAGE_RETURN, (ControlType.ERASE_IN_LINE, 2), *up)
+
+    def restore_cursor(self) -> Control:
+        if self._shape is None:
+            return Control()
+        up = ((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)) * self.rows()
+        return Control(ControlType.CARRIAGE_RETURN, *up)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(
+            self.renderable, options, style=console.get_style(self.style), pad=False
+        )
+        self._widths = [Segment.get_line_length(line) for line in lines]
+        self._shape = Segment.get_shape(lines)
+        for number, line in enumerate(lines):
+            yield from line
+            if number < len(lines) - 1:
+                yield Segment.line()
+
+
+class LiveRegion(Live):
+    """`Live` erasing its region by the rows it takes at the terminal's width now."""
+
+    def __init__(self, console: Console, get_renderable: Callable[[], RenderableType]) -> None:
+        super().__init__(
+            get_renderable=get_renderable,
+            console=console,
+            auto_refresh=False,  # redrawn by `TerminalUI._tick`, on the event loop
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._live_render = ReflowingRender(console, self.get_renderable())
+
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        # What is printed above the region is rendered first (Markdown takes milliseconds),
+        # so the rows to erase are counted at the width of the moment it is written: a resize
+        # during that rendering made the count one of the old width.
+        rendered: list[ConsoleRenderable] = [
+            Segments(list(self.console.render(renderable))) for renderable in renderables
+        ]
+        return super().process_renderables(rendered)
+
+
+class PromptLine:
+    """The line the user is typing at the interactive prompt (GNU readline's), kept whole
+    when a notice (files changed, a server message) is printed while it waits: the line is
+    cleared, the notice printed, and readline draws the prompt and the typed text again
+    below it. Without it the notice was written over the typed text, at the cursor."""
+
+    def __init__(self, readline: Any, prompt: str) -> None:
+        self.readline = readline
+        self.prompt = prompt
+        self._on_new_line: Callable[[], object] | None = None
+        try:
+            import ctypes
+
+            # `rl_on_new_line` is not in Python's module; it is in the library it links.
+            self._on_new_line = ctypes.CDLL(readline.__file__).rl_on_new_line
+        except (OSError, AttributeError, ImportError):
+            self._on_new_line = None
+
+    def clear(self, console: Console) -> None:
+        console.file.write("\r\x1b[2K")
+
+    def redraw(self, console: Console) -> None:
+        console.file.flush()
+        if self._on_new_line is not None:
+            self._on_new_line()
+            self.readline.redisplay()  # the prompt and the typed text, the cursor in place
+        else:  # no readline library to call: the cursor ends at the end of the line
+            console.file.write(self.prompt + self.readline.get_line_buffer())
+            console.file.flush()
 
 
 class LineReader:
@@ -188,6 +300,10 @@ class TerminalUI:
         self._plan_file_shown: str | None = None  # the plan file's path, once shown
         # The terminal to show reviews and ask on when `console` is not one (a file).
         self.prompts = prompts
+        # With stdout a pipe, what it carries most often reaches the same terminal (`| cat`,
+        # `| tee`, `| less`): the reviews and questions are shown and asked there only, not
+        # twice. A file keeps them, as the transcript.
+        self.transcript = prompts is None or not is_pipe(console)
         self.live_mode = (
             console.is_terminal and not console.is_dumb_terminal if live is None else live
         )
@@ -218,19 +334,14 @@ class TerminalUI:
         # Version 4: the parallel workers by item id, as their events told (`worker_lines`).
         self.workers: dict[str, dict[str, Any]] = {}
         self.on_worker: list[Callable[[], None]] = []  # told after each worker event
+        # Set while the interactive prompt waits for a line: printing goes above it.
+        self.prompt_line: PromptLine | None = None
 
     # Live region -------------------------------------------------------------------------
     def start(self) -> None:
         """Bring up the live region below the last printed line (a new `Live` every time)."""
         if self.live_mode and self._live is None:
-            self._live = Live(
-                get_renderable=self._live_renderable,
-                console=self.console,
-                auto_refresh=False,  # redrawn by `_tick`, on the event loop
-                transient=True,
-                redirect_stdout=False,
-                redirect_stderr=False,
-            )
+            self._live = LiveRegion(self.console, self._live_renderable)
             self._live.start(refresh=True)
             self._tick()
 
@@ -310,6 +421,12 @@ class TerminalUI:
         """Print whole lines above the live region (after any half-streamed line)."""
         self._end_text()
         self._last_call = None
+        prompt_line = self.prompt_line
+        if prompt_line is not None and self._live is None:
+            prompt_line.clear(self.console)
+            self._emit(self.console, renderables)
+            prompt_line.redraw(self.console)
+            return
         self._emit(self.console, renderables)
 
     def _emit(self, console: Console, renderables: tuple[RenderableType, ...]) -> None:
@@ -321,7 +438,11 @@ class TerminalUI:
     def _show(self, *renderables: RenderableType) -> None:
         """Print what the user is asked about; on the terminal asked on too, if that is
         another one (stdout is a file)."""
-        self.print(*renderables)
+        if self.transcript:
+            self.print(*renderables)
+        else:
+            self._end_text()
+            self._last_call = None
         if self.prompts is not None:
             self._emit(self.prompts, renderables)
 
@@ -635,11 +756,13 @@ class TerminalUI:
         had_live = self._take_down_live()
         try:
             on = self.prompts or self.console
-            on.print(Text(question + " ", style="bold"), end="")
+            # A file gets the question whole, as every line (a terminal wraps it at words).
+            on.print(Text(question + " ", style="bold"), end="", soft_wrap=not on.is_terminal)
             on.file.flush()
-            if on is not self.console:  # the file keeps the question too, and the answer
-                self.console.print(Text(question + " ", style="bold"), end="")
-            self._asking, self._asking_on = True, on
+            transcript = on is self.console or self.transcript
+            if on is not self.console and transcript:  # the file keeps the question too
+                self.console.print(Text(question + " ", style="bold"), end="", soft_wrap=True)
+            self._asking, self._asking_on = transcript, on
             answer = await self.reader.readline()
             if self._asking and not self.console.is_terminal:
                 # Echo what was read, as a terminal would have shown it.
@@ -672,9 +795,11 @@ class TerminalUI:
         failure = [Text(f"error: {error}", style="bold red")] if error else []
         if hint:
             failure.append(Text(hint, style="bold yellow"))
-        self._emit(self.console, tuple(failure))
         errors = stderr_console()
-        if not self.console.is_terminal and errors.is_terminal:
+        said_on_stderr = not self.console.is_terminal and errors.is_terminal
+        if self.transcript or not said_on_stderr:  # a pipe to the terminal: said there once
+            self._emit(self.console, tuple(failure))
+        if said_on_stderr:
             said = render.result_text(result, include_text=False)
             self._emit(errors, tuple(([said] if status != "done" else []) + failure))
         if self.plan is not None and render.plan_items(self.plan) and not self.live_mode:

@@ -1,0 +1,122 @@
+"""The terminal's live region in a real terminal (tmux): resizing the window while the model's
+text streams leaves every line of the answer once in the scrollback and no piece of the live
+region behind; notices printed while the user types never overwrite the typed line."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
+
+from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
+
+PARAGRAPHS = 24
+
+
+def api_env(tmp_path: Path, api: FakeMessagesAPI) -> dict[str, str]:
+    return plain_env(tmp_path) | {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "k"}
+
+
+def long_answer() -> str:
+    """Paragraphs whose first and last words are unique markers, each long enough to wrap at 40
+    columns, in one paragraph being written (the live region's) at a time."""
+    return "\n\n".join(
+        f"Begin{n:02d} the answer goes on with words that wrap at narrow widths, and more "
+        f"words again so that the paragraph spans rows End{n:02d}."
+        for n in range(PARAGRAPHS)
+    )
+
+
+def joined(lines: list[str]) -> str:
+    return re.sub(r"\s+", " ", " ".join(lines))
+
+
+# Known to fail still: a row of the live region is left now and then when tmux reflows while a
+# frame drawn for the old width is on its way (see `ui.ReflowingRender`); kept to measure it.
+@pytest.mark.xfail(reason="a frame in flight during a resize still leaves a row", strict=False)
+@pytest.mark.parametrize("width", [40, 120])
+def test_resizing_while_text_streams_leaves_each_line_once_and_no_live_region(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(text_reply(long_answer(), chunk_delay=0.03))
+    term = terminal(width, 20)
+    command = [sys.executable, "-m", "plansight", "run", "Explain", "--yes"]
+    term.start(command, api_env(tmp_path, fake_api), hello_workspace)
+    # Resize back and forth while the text streams, each resize once the screen has moved on
+    # (a new paragraph began), until the run has ended.
+    sizes = [(width // 2, 16), (width, 24), (max(30, width - 17), 12), (width + 23, 30)]
+    seen = 0
+    resizes = 0
+    while term.exit_status() is None:
+        lines = term.wait_for(
+            "more of the answer or the end",
+            lambda now, seen=seen: (
+                term.exit_status() is not None or joined(now).count("Begin") > seen
+            ),
+        )
+        seen = joined(lines).count("Begin")
+        x, y = sizes[resizes % len(sizes)]
+        term.tmux("resize-window", "-t", "main", "-x", str(x), "-y", str(y))
+        resizes += 1
+    assert term.exit_status() == 0
+    assert resizes >= 8, resizes
+    lines = term.scrollback()
+    shown = joined(lines)
+    for n in range(PARAGRAPHS):
+        for marker in (f"Begin{n:02d}", f"End{n:02d}"):
+            assert shown.count(marker) == 1, f"{marker} x{shown.count(marker)}:\n" + "\n".join(
+                lines
+            )
+    for live in ("the model is writing", "waiting for the model", "starting the language"):
+        assert live not in shown, "\n".join(lines)
+
+
+def items(*texts: str) -> dict[str, object]:
+    return {"items": [{"id": str(n), "text": t, "status": "pending"} for n, t in enumerate(texts)]}
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_a_piped_plan_run_shows_the_proposal_the_question_and_the_answer_once(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(
+        tool_reply("todo", items("Add type hints", "Add a guard"), text="My plan."),
+        tool_reply("submit_plan", {"summary": "Hints first, then the guard."}),
+        tool_reply("ask_user", {"question": "Which style of hints?", "options": ["A", "B"]}),
+        text_reply("All finished here."),
+        text_reply("Still finished."),
+    )
+    term = terminal(width, 40)
+    command = [sys.executable, "-m", "plansight", "run", "Refactor", "--plan"]
+    term.start(
+        ["sh", "-c", '"$@" | cat', "sh", *command], api_env(tmp_path, fake_api), hello_workspace
+    )
+    term.wait_for("the plan question", lambda now: joined(now).endswith("[c]ancel:"))
+    term.send("a", "Enter")
+    term.wait_for("the question", lambda now: joined(now).endswith("let the agent decide):"))
+    term.send("2", "Enter")
+    lines = term.wait_for("the end", lambda _: term.exit_status() is not None)
+    assert term.exit_status() == 0, "\n".join(lines)
+    shown = joined(lines)
+    for once in (
+        "plan proposed for your approval",
+        "[c]ancel: a",
+        "? Which style of hints?",
+        "let the agent decide): 2",
+        "All finished here.",
+        "done after",
+    ):
+        assert shown.count(once) == 1, f"{once!r} x{shown.count(once)}:\n" + "\n".join(lines)
