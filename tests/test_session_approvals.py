@@ -110,3 +110,25 @@ async def test_auto_mcp_allows_every_tool_call() -> None:
     rules = policy(user, AutoApprove(mcp=True))
     assert (await rules.approve_tool(ToolApproval("gh", "issue", {}, call_id="t1"))).approved
     assert user.asked == [] and user.unasked[0][1] is True
+
+
+async def test_always_for_this_command_holds_for_that_command_in_that_folder_only() -> None:
+    """The terminal's "don't ask again for this command": the session remembers the exact
+    command and folder (the client keeps no memory), and asks for any other."""
+
+    class OneCommandUser(User):
+        async def approve(self, request: CommandRequest) -> CommandDecision:
+            allowed, always = self._next(request)
+            return CommandDecision(approved=allowed, always=always, this_command=always)
+
+    user = OneCommandUser((True, True), (True, False), (True, False))
+    rules = policy(user)
+    same = CommandRequest("make test", "/w")
+    assert (await rules.approve(same)).approved
+    assert (await rules.approve(CommandRequest("make test", "/w"))).approved  # not asked
+    await rules.approve(CommandRequest("make lint", "/w"))  # another command: asked
+    await rules.approve(CommandRequest("make test", "/w/sub"))  # another folder: asked
+    assert [r.command for r in user.asked] == ["make test", "make lint", "make test"]
+    rules.session_id = "other"  # another session remembers nothing of it
+    user.answers.append((False, False))
+    assert not (await rules.approve(same)).approved

@@ -337,9 +337,6 @@ class PlansightClient:
         self._reader: asyncio.Task[None] | None = None
         self._exited: asyncio.Task[int] | None = None
         self._stderr: IO[bytes] | None = None
-        # Approval modes the user chose at a review, for this client's session.
-        self.edits_accepted = False  # answered `s`: the session's next edits are accepted
-        self.commands_allowed: set[tuple[str, str]] = set()  # (command, cwd) answered `always`
         self._cancelled = asyncio.Event()
         # The plan text the user last edited in this run: a plan asked again keeps it.
         self._plan_draft: str | None = None
@@ -403,17 +400,16 @@ class PlansightClient:
         self.frontend.show_edit(review, path)
         if review.get("control") is True:
             return edit_result(await self._control_decision(path))
-        if self.options.accept_edits or self.edits_accepted:
+        if self.options.accept_edits:
             return edit_result(Decision(True))
         while True:
             if self._cancelled.is_set():
                 return edit_result(Decision(False, CANCELLED_FEEDBACK))
             answer = await self.ask(EDIT_QUESTION)
             if isinstance(answer, str) and answer.strip().lower() in SESSION_WORDS:
-                # The user's choice at the terminal, for this client's life (the session):
-                # control files still ask (`_control_decision` comes first).
-                self.edits_accepted = True
-                return edit_result(Decision(True))
+                # The session's next edits unasked: the server's policy remembers it
+                # (session/approvals.py), and still asks for control files.
+                return {"accepted": True, "always": True}
             decision = decide(answer)
             if decision is not None:
                 return edit_result(decision)
@@ -435,17 +431,14 @@ class PlansightClient:
         self.frontend.show_command(request)
         if self.options.approve_commands:
             return command_result(Decision(True))
-        # "Don't ask again" holds for this exact command in this folder, nothing like it.
-        key = (str(request.get("command", "")), str(request.get("cwd", "")))
-        if key in self.commands_allowed:
-            return command_result(Decision(True))
         while True:
             if self._cancelled.is_set():
                 return command_result(Decision(False, CANCELLED_FEEDBACK))
             answer = await self.ask(COMMAND_QUESTION)
             if isinstance(answer, str) and answer.strip().lower() in ALWAYS_WORDS:
-                self.commands_allowed.add(key)
-                return command_result(Decision(True))
+                # "Don't ask again" for this exact command in this folder, for the session:
+                # the server's policy remembers it (session/approvals.py).
+                return {"approved": True, "always": True}
             decision = decide(answer)
             if decision is not None:
                 return command_result(decision)

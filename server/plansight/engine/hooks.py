@@ -72,6 +72,9 @@ class CommandDecision:
     approved: bool
     feedback: str | None = None
     always: bool = False  # the answer holds for every command from now on
+    # With `always`: it holds for this exact command in this folder only (the terminal's
+    # "don't ask again for this command"), not for every command.
+    this_command: bool = False
 
 
 @dataclass(frozen=True)

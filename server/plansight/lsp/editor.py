@@ -167,6 +167,9 @@ class EditorBridge:
             accepted=accepted,
             feedback=feedback if isinstance(feedback, str) and feedback else None,
             new_text=new_text if accepted and isinstance(new_text, str) else None,
+            # `always` (an extension): accept this session's next edits unasked; the policy
+            # (session/approvals.py) remembers it, and still asks for control files.
+            always=accepted and field_of(result, "always") is True,
         )
 
     async def _review_fallback(self, proposal: EditProposal) -> EditDecision:
@@ -214,9 +217,15 @@ class EditorBridge:
             log.warning("the client answered %s with an error (%s): refused", APPROVE_COMMAND, err)
             return CommandDecision(approved=False, feedback=_error_feedback("approval", err))
         feedback = field_of(result, "feedback")
+        approved = field_of(result, "approved") is True
+        # `always` (an extension): don't ask again for this exact command in this folder, for
+        # the session (session/approvals.py remembers it).
+        always = approved and field_of(result, "always") is True
         return CommandDecision(
-            approved=field_of(result, "approved") is True,
+            approved=approved,
             feedback=feedback if isinstance(feedback, str) and feedback else None,
+            always=always,
+            this_command=always,
         )
 
     # ApproveToolHook -------------------------------------------------------------------

@@ -233,7 +233,7 @@ METHODS: tuple[MethodSpec, ...] = (
         # worker, conflict, deleted: v4 (a parallel worker's change being taken in)
         "{ id, uri, oldText, newText, description, todoId?, planId?, control?, worker?, "
         "conflict?, deleted? }",
-        "{ accepted, feedback?, newText? }",
+        "{ accepted, feedback?, newText?, always? }",
         1,
         True,
     ),
@@ -242,7 +242,7 @@ METHODS: tuple[MethodSpec, ...] = (
         "server→client",
         "request",
         "{ command, cwd, sandbox? }",  # sandbox: v3, built
-        "{ approved, feedback? }",
+        "{ approved, feedback?, always? }",
         1,
         True,
     ),

@@ -95,6 +95,8 @@ class ApprovalPolicy:
         self._unasked = unasked or _nothing_shown
         self.session_id: str | None = None  # whose "always" answers apply
         self._always: dict[str | None, dict[str, Verdict]] = {}
+        # Per session: the exact commands (with their folder) answered "always allow" alone.
+        self._commands: dict[str | None, set[tuple[str, str]]] = {}
 
     @property
     def always(self) -> Mapping[str, Verdict]:
@@ -129,12 +131,18 @@ class ApprovalPolicy:
     async def approve(self, request: CommandRequest) -> CommandDecision:
         remembered = self.always.get(COMMANDS)
         auto = self.auto.commands or (self.auto.sandboxed_commands and request.sandbox is not None)
+        this = (request.command, request.cwd)
+        if remembered is None and this in self._commands.get(self.session_id, set()):
+            remembered = "allow"
         if auto or remembered is not None:
             allowed = auto or remembered == "allow"
             await self._unasked(request, allowed)
             return CommandDecision(approved=allowed)
         decision = await self._ask_command(request)
-        if decision.always:
+        if decision.always and decision.this_command:
+            if decision.approved:
+                self._commands.setdefault(self.session_id, set()).add(this)
+        elif decision.always:
             self._remember(COMMANDS, decision.approved)
         return decision
 
