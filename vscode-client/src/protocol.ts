@@ -500,6 +500,10 @@ export interface InitializationOptions {
   sandbox?: { enabled?: 'auto' | boolean };
   /** The read-only view of the stored session (a second window on the same folder). */
   readOnly?: boolean;
+  /** Version 4: where each session's plan file lives (relative to the root); false: none. */
+  plansDirectory?: string | false;
+  /** Version 4: how many workers run plan items at once. */
+  parallel?: { max?: number };
 }
 
 export const emptyTodoState: TodoState = {

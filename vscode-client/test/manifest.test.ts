@@ -102,6 +102,8 @@ describe('package.json', () => {
       'plansight.baseUrl',
       'plansight.maxRounds',
       'plansight.model',
+      'plansight.parallel.max',
+      'plansight.plansDirectory',
       'plansight.python',
       'plansight.review.openDiff',
       'plansight.sandbox.enabled',

@@ -20,6 +20,15 @@ describe('initializationOptions', () => {
     });
   });
 
+  it('sends plansDirectory and parallel.max only when they differ from the server default', () => {
+    expect(initializationOptions({ ...settings, plansDirectory: '.plansight/plans' }).plansDirectory).toBeUndefined();
+    expect(initializationOptions({ ...settings, plansDirectory: 'docs/plans' }).plansDirectory).toBe('docs/plans');
+    expect(initializationOptions({ ...settings, plansDirectory: '  ' }).plansDirectory).toBe(false);
+    expect(initializationOptions({ ...settings, parallelMax: 3 }).parallel).toBeUndefined();
+    expect(initializationOptions({ ...settings, parallelMax: 5 }).parallel).toEqual({ max: 5 });
+    expect(initializationOptions({ ...settings, parallelMax: 0 }).parallel).toBeUndefined();
+  });
+
   it('sends plansight.sandbox.enabled as the server option sandbox.enabled; auto sends nothing', () => {
     expect(initializationOptions({ ...settings, sandbox: 'auto' })).toEqual({ autoApprove: { edits: false, commands: true } });
     expect(initializationOptions({ ...settings, sandbox: 'off' }).sandbox).toEqual({ enabled: false });

@@ -36,10 +36,20 @@ function configuration(levels: Record<string, Inspected<unknown>>): Configuratio
 describe('the settings that widen the boundary', () => {
   it('are exactly these, each declared application-scoped in package.json', () => {
     // Which Python runs the server, where the key goes, and what runs or is written unasked.
-    // (protect, mcpServers, plansDirectory and parallel have no VS Code setting; sandbox.enabled
-    // has one since issue 31, as the server's warning without bubblewrap names it.)
+    // (protect and mcpServers have no VS Code setting; sandbox.enabled has one since issue 31,
+    // as the server's warning without bubblewrap names it; plansDirectory and parallel.max
+    // since issue 30 and 32.)
     expect([...boundarySettings].sort()).toEqual(
-      ['autoApprove.commands', 'autoApprove.edits', 'autoApprove.sandboxedCommands', 'baseUrl', 'python', 'sandbox.enabled'].sort(),
+      [
+        'autoApprove.commands',
+        'autoApprove.edits',
+        'autoApprove.sandboxedCommands',
+        'baseUrl',
+        'python',
+        'sandbox.enabled',
+        'plansDirectory',
+        'parallel.max',
+      ].sort(),
     );
     for (const key of boundarySettings) {
       expect(contributed[`plansight.${key}`], key).toBeDefined();

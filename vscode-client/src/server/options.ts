@@ -17,6 +17,10 @@ export interface PlansightSettings {
   thinkingBudgetTokens?: number;
   /** `plansight.sandbox.enabled`: "auto" (sandbox where one can be made), "required", "off". */
   sandbox?: string;
+  /** `plansight.plansDirectory`: where the plan files go (relative); empty: no plan files. */
+  plansDirectory?: string;
+  /** `plansight.parallel.max`: how many workers run plan items at once. */
+  parallelMax?: number;
 }
 
 /** The smallest thinking budget the API takes (`budget_tokens` >= 1024). */
@@ -34,6 +38,13 @@ export function initializationOptions(
   }
   if (settings.sandbox === 'required' || settings.sandbox === 'off') {
     options.sandbox = { enabled: settings.sandbox === 'required' };
+  }
+  if (settings.plansDirectory !== undefined && settings.plansDirectory.trim() !== '.plansight/plans') {
+    // The server's default needs no option; an empty setting turns plan files off.
+    options.plansDirectory = settings.plansDirectory.trim() || false;
+  }
+  if (Number.isInteger(settings.parallelMax) && settings.parallelMax! > 0 && settings.parallelMax !== 3) {
+    options.parallel = { max: settings.parallelMax };
   }
   if (overrides.storageDir) {
     options.storageDir = overrides.storageDir;

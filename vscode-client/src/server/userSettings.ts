@@ -23,6 +23,8 @@ export const boundarySettings = [
   'autoApprove.commands',
   'autoApprove.sandboxedCommands',
   'sandbox.enabled',
+  'plansDirectory',
+  'parallel.max',
 ] as const;
 
 export type BoundarySetting = (typeof boundarySettings)[number];
@@ -69,6 +71,8 @@ export function readPlansightSettings(config: ConfigurationReader): PlansightSet
     autoApproveCommands: userValue(config, 'autoApprove.commands', false),
     autoApproveSandboxedCommands: userValue(config, 'autoApprove.sandboxedCommands', false),
     sandbox: userValue(config, 'sandbox.enabled', 'auto'),
+    plansDirectory: userValue(config, 'plansDirectory', '.plansight/plans'),
+    parallelMax: userValue(config, 'parallel.max', 3),
     thinking: config.get<boolean>('thinking', false),
     thinkingBudgetTokens: config.get<number>('thinkingBudgetTokens', 4096),
   };
