@@ -243,6 +243,37 @@ async def test_a_deleted_plan_file_is_written_again(hello_workspace: Path, tmp_p
             await handle.stop()
 
 
+async def test_a_plan_file_replaced_by_a_link_is_never_read_through_it(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    """A link in the plans folder (a cloned repository's, or put there while the server ran)
+    pointing at a secret outside the workspace: the server never reads through it (had it, the
+    secret would have been kept as `.rejected.md` in the workspace, where the model reads), and
+    writes the plan there again as a file of its own, the secret untouched."""
+    secret = tmp_path / "outside" / "id_ed25519"
+    secret.parent.mkdir()
+    canary = "CANARY-PLANFILE-LINK-4f1c9a"
+    secret.write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{canary}\n", encoding="utf-8")
+    with FakeMessagesAPI([tool("todo", PLAN), text("Planned.")]) as api:
+        handle = await start_editor(hello_workspace, api, storage=tmp_path / "state")
+        try:
+            _sid, path = await first_run(handle, hello_workspace)
+            await wait_until(lambda: "Run the tests" in (read(path) or ""), "the file")
+            written = read(path)
+            path.unlink()
+            path.symlink_to(secret)
+            await wait_until(
+                lambda: not path.is_symlink() and read(path) == written, "the plan written again"
+            )
+            assert secret.read_text(encoding="utf-8").count(canary) == 1
+            for kept in path.parent.iterdir():
+                assert canary not in kept.read_text(encoding="utf-8", errors="replace"), kept
+            state = await handle.request("plansight/state", {})
+            assert canary not in json.dumps(state)
+        finally:
+            await handle.stop()
+
+
 async def test_a_save_and_the_models_todo_at_once_lose_nothing(
     hello_workspace: Path, tmp_path: Path
 ) -> None:

@@ -31,6 +31,7 @@ import asyncio
 import logging
 import os
 import re
+import stat
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -364,9 +365,23 @@ class PlanFiles:
                 await asyncio.wait_for(self._watch, 2)
 
 
+def _regular_bytes(path: Path, limit: int | None = None) -> bytes:
+    """A plan file's bytes (the first `limit`), read only from a regular file at that very
+    path: a link (to a secret elsewhere, say) or a FIFO is no plan file. OSError otherwise;
+    such a path is then written again from the plan (the rename replaces the link itself)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read() if limit is None else handle.read(limit)
+    finally:
+        os.close(fd)
+
+
 def _read(path: Path) -> str | None:
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
+        return _regular_bytes(path).decode("utf-8", errors="replace")
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as err:
@@ -377,8 +392,7 @@ def _read(path: Path) -> str | None:
 def _session_in(path: Path) -> str | None:
     """The session id a plan file's header names."""
     try:
-        with path.open(encoding="utf-8", errors="replace") as head:
-            start = head.read(400)
+        start = _regular_bytes(path, 400).decode("utf-8", errors="replace")
     except OSError:
         return None
     found = re.search(r"<!--\s*plansight:\s*session\s+(\S+?),", start)
