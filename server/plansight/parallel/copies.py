@@ -29,6 +29,11 @@ REF_PREFIX = "refs/plansight/workers/"
 # The worker's own index is a plain one: the repository's split index and untracked cache are
 # tuned for the checkpoints' index, and a split index would leave shared files in its folder.
 INDEX_CONFIG = ("core.splitIndex=false", "core.untrackedCache=false", "core.fsmonitor=false")
+# Parallel checkout (git 2.32+; an older git ignores the keys): four writers whatever the
+# cores, as the wait is on the file system more than on the CPU; below 100 files one is enough.
+# The last finished worker's folder and index, kept for the next worker's copy.
+SPARE = ".spare"
+CHECKOUT_CONFIG = ("checkout.workers=4", "checkout.thresholdForParallelism=100")
 
 
 @dataclass(frozen=True)
@@ -91,11 +96,32 @@ class WorkerCopy:
         return self.git.run(args, input=data, config=INDEX_CONFIG, work_tree=tree)
 
     def check_out(self, tree: str) -> None:
-        """Write `tree` into the (new, empty) folder."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.index.unlink(missing_ok=True)
-        self._run(["read-tree", tree], tree=True)
-        self._run(["checkout-index", "--all", "--force", "--quiet"], tree=True)
+        """Write `tree` into the (new, empty) folder.
+
+        One `read-tree --reset -u`: the index is written with each file's stat data, so the
+        `add --all` at the worker's end reads again only the files that changed (a bare
+        `checkout-index` leaves the stat data empty and the end hashed all of them again).
+        The files are written by parallel checkout: on a 20,000-file tree it took 3-5 s where
+        one writer took 16-40 s on the same (busy) machine; writing files is the whole cost
+        of a worker's start, and waiting on the file system is what the extra writers hide.
+
+        Cheaper still, the last finished worker's folder is reused when one is kept (`park`):
+        its index knows each file's stat data, so only the files that differ from `tree` are
+        written (0.1-0.2 s on 20,000 files). No hard links either way: a command writing a
+        file in place would write the user's file too."""
+        if self._take_spare():
+            # What the last worker left that its index does not hold (ignored files, anything
+            # written after its end was hashed) goes; the rest is rewritten where it differs.
+            self._run(["clean", "-ffdxq"], tree=True)
+        else:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.index.unlink(missing_ok=True)
+            self.folder.mkdir(parents=True)
+        self.git.run(
+            ["read-tree", "--reset", "-u", tree],
+            config=(*INDEX_CONFIG, *CHECKOUT_CONFIG),
+            work_tree=True,
+        )
 
     def result_tree(self) -> str:
         """The folder as it is now, hashed into the repository: its tree."""
@@ -217,6 +243,47 @@ class WorkerCopy:
             ok_codes=(0, 1, 128),
             work_tree=False,
         )
+
+    @property
+    def _spare(self) -> Path:
+        # Beside the items' folders (`<workers>/<key>/tree`); no item's key starts with a dot.
+        return self.folder.parent.parent / SPARE
+
+    def _take_spare(self) -> bool:
+        """Move the kept folder and its index into place: True when there was one. Renames
+        only, so two workers starting at once never share one (the loser checks out anew)."""
+        taken = self.folder.parent / SPARE
+        self.folder.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(self._spare, taken)
+        except OSError:
+            return False
+        try:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            os.rename(taken / "tree", self.folder)
+            os.replace(taken / "index", self.index)
+            return True
+        except OSError:
+            # A half-taken folder is not used: files its index does not know would stay.
+            shutil.rmtree(self.folder, ignore_errors=True)
+            return False
+        finally:
+            shutil.rmtree(taken, ignore_errors=True)
+
+    def park(self) -> None:
+        """Keep the folder with its index (just written by `result_tree`, so they agree) for
+        the next worker's copy; one is kept, any other is removed."""
+        parking = self.folder.parent / ".parking"
+        shutil.rmtree(parking, ignore_errors=True)
+        try:
+            parking.mkdir()
+            os.rename(self.folder, parking / "tree")
+            os.rename(self.index, parking / "index")
+            os.rename(parking, self._spare)  # refused when one is kept already
+        except OSError:
+            pass
+        shutil.rmtree(parking, ignore_errors=True)
+        self.remove_folder()
 
     def remove_folder(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)

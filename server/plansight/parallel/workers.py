@@ -386,7 +386,8 @@ class Workers:
             files=files,
         )
         self.records.save(record)  # first: a crash after this loses nothing
-        await asyncio.to_thread(copy.remove_folder)
+        # Hashed (its index agrees with it): kept for the next worker's copy; else removed.
+        await asyncio.to_thread(copy.park if result_tree else copy.remove_folder)
         self._jobs.pop(job.todo_id, None)
         # The plan first, so that a client told the worker finished sees its item as it is.
         self._set_item(
