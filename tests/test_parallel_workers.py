@@ -221,6 +221,46 @@ async def test_a_workers_command_cannot_write_the_real_workspace_nor_read_the_st
         await editor.stop()
 
 
+async def test_a_reused_copy_keeps_nothing_the_last_worker_left_behind(
+    workspace: Path, api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    """A worker's copy is the last finished worker's folder, made over: what that worker left
+    outside its change set (an ignored file, a protected one) must not reach the next."""
+    (workspace / ".gitignore").write_text("build/\n")
+    canary = "canary-left-behind-by-worker-one"
+    leave = f"mkdir -p build && echo {canary} > build/leak.txt && echo {canary} > .env"
+    api.push_conversation(
+        ONE, tool("bash", {"command": leave}), tool("todo", done_plan("1")), text("Left.")
+    )
+    api.push_conversation(
+        TWO,
+        tool("bash", {"command": "cat build/leak.txt .env; ls -A"}),
+        tool("todo", done_plan("2")),
+        text("Looked."),
+    )
+    storage = tmp_path / "state"
+    editor = await start(workspace, api, storage)
+    try:
+        await editor.request("plansight/runParallel", {"todoIds": ["1"]})
+        await wait_finished(editor, "1")
+        # Its folder is kept for the next worker (else this test would check a fresh copy).
+        assert [p for p in storage.rglob(".spare") if p.is_dir()]
+        await editor.request("plansight/runParallel", {"todoIds": ["2"]})
+        await wait_finished(editor, "2")
+        results = [
+            str(b["content"])
+            for m in api.bodies[-1]["messages"]  # worker #2's last request: its own results
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        ]
+        assert results and "No such file" in results[0]
+        assert "a.py" in results[0]  # the listing ran: the copy holds the workspace's files
+        assert not any(canary in r for r in results)
+    finally:
+        await editor.stop()
+
+
 async def test_change_sets_survive_a_kill_between_worker_finished_and_the_review(
     workspace: Path, api: FakeMessagesAPI, tmp_path: Path
 ) -> None:
