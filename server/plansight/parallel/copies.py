@@ -5,8 +5,10 @@ The copy is the tree of a checkpoint (the workspace as it is at the start: track
 untracked files, `.gitignore` honoured, protected files and files too large to checkpoint left
 out, as checkpoints leave them) checked out into a folder under Plansight's storage with an
 index of the worker's own: the objects are already in the repository, so nothing is hashed and
-only the files are written. Hard links would be cheaper still, but a command that writes a file
-in place (`>>`, `sed -i` on some systems) would then write the user's file too.
+only the files are written (several writers at once), or, when the last finished worker's
+folder is kept, only the files that differ from it. Hard links would be cheaper still, but a
+command that writes a file in place (`>>`, `sed -i` on some systems) would then write the
+user's file too.
 
 When the worker ends, its folder is hashed into the same repository with its index (only what
 changed since the checkout is read again: git's stat cache) and the result tree, with the base
