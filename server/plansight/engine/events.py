@@ -129,6 +129,20 @@ class TurnUsage:
 
 
 @dataclass(frozen=True)
+class UsageReport:
+    """After a model turn, what a status line shows (the `usage` event, an extension): the
+    context the turn filled of the model's window, and the cost so far where the model's list
+    price is known (`plansight.engine.spend` computes it)."""
+
+    model: str
+    context_used: int
+    context_window: int
+    usage: Usage  # the turn's
+    cost_usd: float | None = None  # None (left off the wire): no list price for a model used
+    type: str = "usage"
+
+
+@dataclass(frozen=True)
 class ToolInputDelta:
     """Partial JSON of a tool call's input while it streams (not part of protocol v1)."""
 
@@ -292,6 +306,7 @@ Event = (
     | Compacted
     | ToolInputDelta
     | TurnUsage
+    | UsageReport
     | ToolCall
     | ToolResult
     | Reminder
