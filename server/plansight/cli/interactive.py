@@ -358,26 +358,18 @@ class InteractiveSession:
         return str(listed.get("current") or "") if isinstance(listed, dict) else ""
 
     async def show_cost(self) -> None:
-        """The session's tokens, and their cost where the model's list price is known (the
-        model is the server's: `plansight/models` says which it runs)."""
-        from plansight.engine.events import Usage
-        from plansight.engine.pricing import estimate, list_prices
-
+        """The session's tokens, and the cost the server computed (its last `usage` event:
+        the model's list price, `engine/spend.py`); the client prices nothing itself."""
         if not self.usage:
             self.say("No run yet in this session: nothing spent.", "dim")
             return
-        model = await self.current_model()
-        usage = Usage(
-            input_tokens=self.usage.get("inputTokens", 0),
-            output_tokens=self.usage.get("outputTokens", 0),
-            cache_read_input_tokens=self.usage.get("cacheReadInputTokens", 0),
-            cache_creation_input_tokens=self.usage.get("cacheCreationInputTokens", 0),
-        )
-        cost = estimate(usage, list_prices(model)) if model else None
+        told = self.ui.usage
+        model = render.visible(str(told.get("model") or "")) or "the model"
+        cost = told.get("costUsd")
         said = (
-            f"≈ ${cost:.4f} at {render.visible(model)}'s list prices"
-            if cost is not None
-            else f"cost unknown: no list price for {render.visible(model) or 'the model'}"
+            f"≈ {render.cost_text(cost)} at {model}'s list prices"
+            if isinstance(cost, int | float)
+            else f"cost unknown: no list price for {model}"
         )
         self.say(f"This session: {render.usage_line(self.usage)} · {said}")
 

@@ -194,6 +194,35 @@ def activity_text(activity: str, elapsed: float) -> Text:
     return text
 
 
+def cost_text(usd: float) -> str:
+    """`$0.0046` below a dollar (cents say nothing there), `$1.23` from one."""
+    return f"${usd:.4f}" if usd < 1 else f"${usd:,.2f}"
+
+
+def status_line(usage: Mapping[str, Any], mode: str, width: int) -> str:
+    """`claude-sonnet-5-5 · act · 97% context left · $0.0046`: the last `usage` event's
+    figures as the server computed them, made shorter to fit `width` (the words first, then the
+    model's `claude-` prefix; what is still too long the caller crops)."""
+    model = visible(str(usage.get("model") or ""))
+    used, window = usage.get("contextUsed"), usage.get("contextWindow")
+    left = ""
+    if isinstance(used, int) and isinstance(window, int) and window > 0:
+        left = f"{max(0, 100 - round(used * 100 / window))}%"
+    cost = usage.get("costUsd")
+    priced = cost_text(cost) if isinstance(cost, int | float) and cost >= 0 else ""
+    line = ""
+    for model_shown, left_shown in (
+        (model, f"{left} context left"),
+        (model, f"{left} left"),
+        (re.sub(r"-\d{8}$", "", model.removeprefix("claude-")), f"{left} left"),
+    ):
+        parts = [model_shown, mode, left_shown if left else "", priced]
+        line = " · ".join(part for part in parts if part)
+        if len(line) <= width:
+            break
+    return line
+
+
 # Tools ------------------------------------------------------------------------------------
 
 

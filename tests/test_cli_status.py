@@ -1,0 +1,95 @@
+"""The terminal's status line (cli/render.py `status_line`, drawn by cli/ui.py) and `/cost`: the
+server's figures (the `usage` event), made to fit the terminal's width."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from plansight.cli.render import cost_text, status_line
+from plansight.fakeapi import FakeMessagesAPI, Hang, tool_reply
+
+from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
+
+USAGE = {
+    "type": "usage",
+    "model": "claude-sonnet-4-20250514",
+    "contextUsed": 50_000,
+    "contextWindow": 200_000,
+    "costUsd": 0.0123,
+}
+
+
+def test_the_status_line_says_model_mode_context_left_and_cost() -> None:
+    line = status_line(USAGE, "act", 120)
+    assert line == "claude-sonnet-4-20250514 · act · 75% context left · $0.0123"
+
+
+def test_the_status_line_gets_shorter_before_it_is_cropped() -> None:
+    assert status_line(USAGE, "plan", 55) == "claude-sonnet-4-20250514 · plan · 75% left · $0.0123"
+    assert status_line(USAGE, "act", 40) == "sonnet-4 · act · 75% left · $0.0123"
+
+
+def test_the_status_line_leaves_out_what_the_server_did_not_say() -> None:
+    unpriced = {k: v for k, v in USAGE.items() if k != "costUsd"}
+    assert status_line(unpriced, "act", 120) == "claude-sonnet-4-20250514 · act · 75% context left"
+    full = USAGE | {"contextUsed": 210_000}
+    assert "0% context left" in status_line(full, "act", 120)
+    # A model name from the server is shown, never obeyed.
+    assert "\x1b" not in status_line(USAGE | {"model": "x\x1b[2J"}, "act", 120)
+
+
+def test_costs_below_a_dollar_keep_four_places() -> None:
+    assert cost_text(0.0046) == "$0.0046" and cost_text(12.345) == "$12.35"
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_the_live_region_shows_the_servers_status_line_while_a_run_waits(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(tool_reply("read_file", {"path": "hello.py"}), Hang(120))
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "PLANSIGHT_MODEL": "claude-sonnet-4-20250514",
+    }
+    term = terminal(width, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", lambda now: bool(now) and now[-1].startswith("›"))
+    term.send("-l", "Read hello.py")
+    term.send("Enter")
+    model = "claude-sonnet-4-20250514" if width > 60 else "sonnet-4"
+    left = "context left" if width > 60 else "left"
+    shape = re.compile(rf"^{model} · act · (\d+)% {left} · \$(\d+\.\d{{4}})$")
+    lines = term.wait_for(
+        "the status line above the activity",
+        lambda now: (
+            len(now) > 1
+            and shape.match(now[-2].strip()) is not None
+            and "waiting for the model" in now[-1]
+        ),
+    )
+    found = shape.match(lines[-2].strip())
+    assert found is not None
+    # The server's figures: the first turn's whole input and output of Sonnet 4's 200k window,
+    # priced at $3/$15/$3.75/$0.30 per million (input, output, cache write, cache read).
+    usage = fake_api.message_requests[0].usage or {}
+    used = sum(usage.get(k, 0) for k in usage if k.endswith("tokens"))
+    assert int(found[1]) == 100 - round(used * 100 / 200_000)
+    cost = (
+        usage.get("input_tokens", 0) * 3
+        + usage.get("output_tokens", 0) * 15
+        + usage.get("cache_creation_input_tokens", 0) * 3.75
+        + usage.get("cache_read_input_tokens", 0) * 0.3
+    ) / 1_000_000
+    assert found[2] == f"{cost:.4f}"
+    term.send("C-c")
+    term.wait_for("the prompt after the cancel", lambda now: now[-1].startswith("›"))
