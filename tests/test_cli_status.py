@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from plansight.cli.render import cost_text, status_line
-from plansight.fakeapi import FakeMessagesAPI, Hang, tool_reply
+from plansight.cli.render import context_lines, cost_text, status_line
+from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
 
 from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
+
+
+def at_prompt(lines: list[str]) -> bool:
+    return bool(lines) and lines[-1].startswith("›")
+
 
 USAGE = {
     "type": "usage",
@@ -93,3 +98,56 @@ def test_the_live_region_shows_the_servers_status_line_while_a_run_waits(
     assert found[2] == f"{cost:.4f}"
     term.send("C-c")
     term.wait_for("the prompt after the cancel", lambda now: now[-1].startswith("›"))
+
+
+def test_context_lines_say_the_share_and_what_fills_it() -> None:
+    parts = {"systemPrompt": 9_000, "conversation": 30_000, "toolResults": 11_000}
+    lines = context_lines(USAGE | {"parts": parts})
+    assert lines[0] == "Context: 50,000 of 200,000 tokens (25%) at the last model turn"
+    assert lines[1:] == [
+        "  system prompt and tools  ≈ 9,000",
+        "  conversation             ≈ 30,000",
+        "  tool results             ≈ 11,000",
+    ]
+    assert context_lines({})[0].startswith("No model turn yet")
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_context_shows_the_last_turns_context_and_its_parts(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(tool_reply("read_file", {"path": "hello.py"}), text_reply("Read it."))
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "PLANSIGHT_MODEL": "claude-sonnet-4-20250514",
+    }
+    term = terminal(width, 30)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.send("-l", "/context")
+    term.send("Enter")
+    term.wait_for(
+        "no turn yet", lambda now: at_prompt(now) and "No model turn yet" in " ".join(now[-4:])
+    )
+    term.send("-l", "Read hello.py")
+    term.send("Enter")
+    term.wait_for("the answer", lambda now: at_prompt(now) and "Read it." in now)
+    term.send("-l", "/context")
+    term.send("Enter")
+    lines = term.wait_for(
+        "the context", lambda now: at_prompt(now) and now[-2].lstrip().startswith("tool results")
+    )
+    start = max(i for i, line in enumerate(lines) if line.startswith("› /context"))
+    said = " ".join(line.strip() for line in lines[start + 1 : -1])
+    # The second request's whole input and output, of Sonnet 4's 200,000-token window.
+    usage = fake_api.message_requests[1].usage or {}
+    used = sum(usage.get(k, 0) for k in usage if k.endswith("tokens"))
+    assert f"Context: {used:,} of 200,000 tokens" in said, said
+    numbers = [int(n.replace(",", "")) for n in re.findall(r"≈ ([\d,]+)", said)]
+    # The system prompt and tools are most of a short session; hello.py's text is a result.
+    assert numbers[0] > numbers[1] > 0 and numbers[2] > 0, said

@@ -97,6 +97,7 @@ Type a task and press Enter; a follow-up continues the same conversation.
   /history         the past runs
   /compact         compact the conversation now
   /cost            the tokens of this session's runs and their cost at list prices
+  /context         the context used of the model's window, and what fills it
   /new             start a new session (the current one stays, listed by /sessions)
   /sessions        the workspace's sessions, the one used last first
   /resume [ID]     go back to a session (by its id or first characters; alone: the last)
@@ -624,6 +625,9 @@ class InteractiveSession:
             work = self.compact()
         elif name == "cost":
             work = self.show_cost()
+        elif name == "context":
+            for line in render.context_lines(self.ui.usage):
+                self.say(line)
         elif name == "new":
             work = self.new_conversation()
         elif name == "sessions":
@@ -715,6 +719,7 @@ SLASH_COMMANDS = (
     "history",
     "compact",
     "cost",
+    "context",
     "new",
     "sessions",
     "resume",

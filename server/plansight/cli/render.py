@@ -223,6 +223,30 @@ def status_line(usage: Mapping[str, Any], mode: str, width: int) -> str:
     return line
 
 
+CONTEXT_PARTS = (
+    ("systemPrompt", "system prompt and tools"),
+    ("conversation", "conversation"),
+    ("toolResults", "tool results"),
+)
+
+
+def context_lines(usage: Mapping[str, Any]) -> list[str]:
+    """`/context`: the last `usage` event's context used of the window, then what the request
+    held (its `parts`, estimated by the server), one line each."""
+    used, window = usage.get("contextUsed"), usage.get("contextWindow")
+    if not isinstance(used, int) or not isinstance(window, int) or window <= 0:
+        return ["No model turn yet in this session: the context fills as a run starts."]
+    share = round(used * 100 / window)
+    lines = [f"Context: {used:,} of {window:,} tokens ({share}%) at the last model turn"]
+    parts = usage.get("parts")
+    if isinstance(parts, dict):
+        for key, label in CONTEXT_PARTS:
+            value = parts.get(key)
+            if isinstance(value, int):
+                lines.append(f"  {label:<24} ≈ {value:,}")
+    return lines
+
+
 # Tools ------------------------------------------------------------------------------------
 
 

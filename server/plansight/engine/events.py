@@ -125,6 +125,9 @@ class TurnUsage:
     usage: Usage
     context_window: int
     model: str
+    # Estimated tokens of what the request held: `systemPrompt`, `conversation`, `toolResults`
+    # (`compaction.rules.context_parts`), for `/context`.
+    parts: dict[str, int] | None = None
     type: str = "turnUsage"
 
 
@@ -139,6 +142,7 @@ class UsageReport:
     context_window: int
     usage: Usage  # the turn's
     cost_usd: float | None = None  # None (left off the wire): no list price for a model used
+    parts: dict[str, int] | None = None  # what the request held, estimated (TurnUsage.parts)
     type: str = "usage"
 
 

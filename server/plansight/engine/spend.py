@@ -31,4 +31,5 @@ class Spend:
             context_window=max(turn.context_window, used),
             usage=turn.usage,
             cost_usd=round(self.usd, 6) if self.usd is not None else None,
+            parts=turn.parts,
         )
