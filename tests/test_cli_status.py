@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from plansight.cli.render import context_lines, cost_text, status_line
+from plansight.cli.render import context_lines, cost_text, model_lines, status_line
 from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
+from plansight.fakeapi.models import model_info
 
 from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
 
@@ -151,3 +152,58 @@ def test_context_shows_the_last_turns_context_and_its_parts(
     numbers = [int(n.replace(",", "")) for n in re.findall(r"≈ ([\d,]+)", said)]
     # The system prompt and tools are most of a short session; hello.py's text is a result.
     assert numbers[0] > numbers[1] > 0 and numbers[2] > 0, said
+
+
+def test_model_lines_mark_the_one_in_use() -> None:
+    listed = {
+        "models": [
+            {"id": "claude-a", "displayName": "Claude A"},
+            {"id": "claude-b", "displayName": "claude-b"},
+        ],
+        "current": "claude-b",
+    }
+    assert model_lines(listed) == ["Model: claude-b", "  claude-a  Claude A", "* claude-b"]
+    assert model_lines({"models": [], "current": "x"}) == [
+        "Model: x",
+        "(the Models API listed none)",
+    ]
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_model_lists_the_models_and_a_name_is_used_by_the_next_runs(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    first, second = "claude-sonnet-4-20250514", "claude-opus-4-1-20250805"
+    models = [model_info(first, display_name="Claude Sonnet 4"), model_info(second)]
+    with FakeMessagesAPI([text_reply("One."), text_reply("Two.")], models=models) as api:
+        env = plain_env(tmp_path) | {
+            "ANTHROPIC_BASE_URL": api.base_url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "PLANSIGHT_MODEL": first,
+        }
+        term = terminal(width, 30)
+        term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+        term.wait_for("the prompt", at_prompt)
+        term.send("-l", "First task")
+        term.send("Enter")
+        term.wait_for("the answer", lambda now: at_prompt(now) and "One." in now)
+        term.send("-l", "/model")
+        term.send("Enter")
+        lines = term.wait_for("the models", lambda now: at_prompt(now) and second in now[-2])
+        start = max(i for i, line in enumerate(lines) if line.startswith("› /model"))
+        said = " ".join(line.strip() for line in lines[start + 1 : -1])
+        assert said == f"Model: {first} * {first}  Claude Sonnet 4 {second}", said
+        term.send("-l", f"/model {second}")
+        term.send("Enter")
+        term.wait_for(
+            "the switch", lambda now: at_prompt(now) and "session goes on" in " ".join(now[-4:])
+        )
+        term.send("-l", "Second task")
+        term.send("Enter")
+        term.wait_for("the answer", lambda now: at_prompt(now) and "Two." in now)
+        assert [body["model"] for body in api.bodies] == [first, second]
+        # The same conversation goes on with the other model.
+        assert "First task" in str(api.bodies[1]["messages"])

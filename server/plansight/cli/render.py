@@ -247,6 +247,22 @@ def context_lines(usage: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def model_lines(listed: Mapping[str, Any]) -> list[str]:
+    """`/model`: `plansight/models`' answer, one model a line, `*` before the one in use (the
+    one in use first said on its own when the list does not hold it)."""
+    current = visible(str(listed.get("current") or ""))
+    models = [m for m in listed.get("models") or [] if isinstance(m, dict)]
+    lines = [f"Model: {current or 'unknown'}"]
+    for model in models:
+        ident = visible(str(model.get("id", "")))
+        name = visible(str(model.get("displayName") or ""))
+        mark = "*" if ident == current else " "
+        lines.append(f"{mark} {ident}" + (f"  {name}" if name and name != ident else ""))
+    if not models:
+        lines.append("(the Models API listed none)")
+    return lines
+
+
 # Tools ------------------------------------------------------------------------------------
 
 
