@@ -207,3 +207,33 @@ def test_model_lists_the_models_and_a_name_is_used_by_the_next_runs(
         assert [body["model"] for body in api.bodies] == [first, second]
         # The same conversation goes on with the other model.
         assert "First task" in str(api.bodies[1]["messages"])
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_edit_sends_the_task_written_in_the_editor(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    fake_api.push(text_reply("Done it."))
+    editor = Path(__file__).parent.parent / "fixtures" / "cli-edit-prompt" / "editor.py"
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "EDITOR": f"{sys.executable} {editor}",
+    }
+    env.pop("VISUAL", None)
+    term = terminal(width, 30)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.send("-l", "/edit Look at hello.py")
+    term.send("Enter")
+    term.wait_for("the answer", lambda now: at_prompt(now) and "Done it." in now)
+    asked = str(fake_api.bodies[-1]["messages"])
+    assert "Look at hello.py\\nfirst line of the task\\nand its second line" in asked, asked
+    term.send("-l", "/edit EMPTY")
+    term.send("Enter")
+    term.wait_for("nothing sent", lambda now: at_prompt(now) and "Nothing sent" in now[-2])
+    assert len(fake_api.bodies) == 1

@@ -100,6 +100,7 @@ Type a task and press Enter; a follow-up continues the same conversation.
   /cost            the tokens of this session's runs and their cost at list prices
   /context         the context used of the model's window, and what fills it
   /model [NAME]    the models and the one in use; with NAME, the next runs use it
+  /edit [TEXT]     write the task in $EDITOR (starting from TEXT); saved, it is sent
   /new             start a new session (the current one stays, listed by /sessions)
   /sessions        the workspace's sessions, the one used last first
   /resume [ID]     go back to a session (by its id or first characters; alone: the last)
@@ -359,6 +360,17 @@ class InteractiveSession:
             else f"cost unknown: no list price for {model}"
         )
         self.say(f"This session: {render.usage_line(self.usage)} · {said}")
+
+    async def edit_prompt(self, start: str) -> None:
+        """`/edit`: the task written in $VISUAL / $EDITOR (a temporary file, `start` in it),
+        sent as a prompt once saved; nothing is sent when it is left empty or the editor
+        fails."""
+        text = await self.ui.edit_text(start, "the task", "task.md")
+        if text is None or not text.strip():
+            self.say("Nothing sent: the task was empty.", "dim")
+            return
+        self.say(f"{PROMPT}{render.visible(text.strip())}")
+        await self.run(text.strip())
 
     async def model(self, wanted: str) -> None:
         """`/model`: the models the server lists and the one it runs; `/model NAME`: the next
@@ -636,6 +648,8 @@ class InteractiveSession:
             work = self.compact()
         elif name == "cost":
             work = self.show_cost()
+        elif name == "edit":
+            work = self.edit_prompt(argument)
         elif name == "model":
             work = self.model(argument.strip())
         elif name == "context":
@@ -734,6 +748,7 @@ SLASH_COMMANDS = (
     "cost",
     "context",
     "model",
+    "edit",
     "new",
     "sessions",
     "resume",

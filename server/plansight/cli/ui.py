@@ -742,16 +742,19 @@ class TerminalUI:
             )
         )
 
-    async def edit_text(self, text: str) -> str | None:
-        """Open `text` in $VISUAL / $EDITOR (else vi) on this terminal; what it saved, or None."""
+    async def edit_text(
+        self, text: str, what: str = "the plan", name: str = "plan.txt"
+    ) -> str | None:
+        """Open `text` in $VISUAL / $EDITOR (else vi) on this terminal, as a file `name`; what
+        it saved, or None. `what`: what the user edits, as the line before says it."""
         self._end_text()
         had_live = self._take_down_live()
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
-            with tempfile.TemporaryDirectory(prefix="plansight-plan-") as folder:
-                path = Path(folder) / "plan.txt"
+            with tempfile.TemporaryDirectory(prefix="plansight-edit-") as folder:
+                path = Path(folder) / name
                 path.write_text(text, encoding="utf-8")
-                self.console.print(Text(f"editing the plan with {editor}…", style="dim"))
+                self.console.print(Text(f"editing {what} with {editor}…", style="dim"))
                 try:
                     process = await asyncio.create_subprocess_shell(
                         f"{editor} {shlex.quote(str(path))}"
