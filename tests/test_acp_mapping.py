@@ -28,7 +28,7 @@ from plansight.acp.updates import (
     stop_reason,
     tool_title,
 )
-from plansight.acp.usage import Spend
+from plansight.acp.usage import usage_update
 from plansight.engine.events import (
     PlanChanged,
     Reminder,
@@ -42,6 +42,7 @@ from plansight.engine.events import (
     Usage,
 )
 from plansight.engine.hooks import EditProposal
+from plansight.engine.spend import Spend
 from plansight.plan.plan import TodoItem, TodoState
 from plansight.session.settings import user_config
 from plansight.tools import default_tools
@@ -574,13 +575,11 @@ def test_the_mode_is_offered_as_modes_and_as_a_config_option_of_category_mode() 
     assert told[1]["configOptions"][0]["currentValue"] == "act"
 
 
-def test_usage_is_the_turns_context_and_the_sessions_cost_at_list_price() -> None:
-    spend = Spend()
+def test_usage_update_carries_the_servers_figures_context_and_cost() -> None:
     turn = TurnUsage(Usage(1000, 200, 3000, 0), 200_000, "claude-sonnet-5-5")
-    first = wire(spend.update(turn))
+    first = wire(usage_update(Spend().update(turn)))
     assert first["used"] == 4200 and first["size"] == 200_000
     # $2 input, $10 output, $0.2 cache read per million tokens.
     assert first["cost"] == {"amount": 0.0046, "currency": "USD"}
-    assert wire(spend.update(turn))["cost"]["amount"] == 0.0092  # the session's so far
-    unknown = wire(Spend().update(TurnUsage(Usage(1, 1), 1000, "some-other-model")))
+    unknown = wire(usage_update(Spend().update(TurnUsage(Usage(1, 1), 1000, "some-other-model"))))
     assert "cost" not in unknown and unknown["used"] == 2

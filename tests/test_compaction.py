@@ -17,6 +17,7 @@ from plansight.engine.compaction.rules import (
     append_text,
     clear_old_tool_results,
     clearing_notice,
+    context_parts,
     estimate_tokens,
     fallback_summary,
     first_prompt,
@@ -289,3 +290,20 @@ def test_an_image_is_estimated_as_an_image_however_long_its_base64_is() -> None:
     assert source["data"] == "A" * 3_000_000  # the message itself is left as it was
     two = {"role": "user", "content": [result, result]}
     assert 2 * IMAGE_TOKENS <= estimate_tokens(two) < 2 * IMAGE_TOKENS + 100  # (the JSON around)
+
+
+def test_context_parts_count_tool_results_apart_from_the_conversation() -> None:
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "x" * 3500}
+    messages = [
+        {"role": "user", "content": "Read a.py"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file"}]},
+        {"role": "user", "content": [result]},
+    ]
+    parts = context_parts("s" * 350, [{"name": "read_file"}], messages)
+    assert parts["toolResults"] == estimate_tokens(result) >= 1000
+    assert parts["conversation"] == estimate_tokens("Read a.py") + estimate_tokens(
+        messages[1]["content"][0]
+    )
+    assert parts["systemPrompt"] == estimate_tokens("s" * 350) + estimate_tokens(
+        [{"name": "read_file"}]
+    )

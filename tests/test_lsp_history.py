@@ -85,6 +85,8 @@ def runs_of(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     for event in events:
         if event["type"] == "runStarted":
             runs.append([])
+        if event["type"] == "usage":  # the status line's figures, sent live, not history
+            continue
         if runs:
             runs[-1].append(event)
     return runs

@@ -353,6 +353,23 @@ def test_events_become_their_payloads_with_camel_case_fields() -> None:
                 "summary": "Done.",
             },
         ),
+        (
+            events.UsageReport("claude-x", 4200, 200_000, events.Usage(1000, 200, 3000, 0), 0.5),
+            {
+                "type": "usage",
+                "model": "claude-x",
+                "contextUsed": 4200,
+                "contextWindow": 200_000,
+                "usage": {
+                    "inputTokens": 1000,
+                    "outputTokens": 200,
+                    "cacheReadInputTokens": 3000,
+                    "cacheCreationInputTokens": 0,
+                    "totalInputTokens": 4000,
+                },
+                "costUsd": 0.5,
+            },
+        ),
     ]
     assert {case[1]["type"] for case in cases} == set(wire_event_classes())
     for event, payload in cases:

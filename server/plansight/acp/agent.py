@@ -100,7 +100,7 @@ from plansight.acp.updates import (
     tool_finished,
     tool_kind,
 )
-from plansight.acp.usage import Spend
+from plansight.acp.usage import usage_update
 from plansight.acp.workspaces import Attending, Workspace
 from plansight.engine.events import (
     Event,
@@ -111,6 +111,7 @@ from plansight.engine.events import (
     ToolResult,
     TurnUsage,
 )
+from plansight.engine.spend import Spend
 from plansight.protocol.options import InitOptions
 
 if TYPE_CHECKING:
@@ -193,7 +194,7 @@ class AcpSession:
         self.hooks.shown.clear()
 
     def _usage(self, event: TurnUsage) -> None:
-        self.outbox.put(self.spend.update(event))
+        self.outbox.put(usage_update(self.spend.update(event)))
 
     def _finished(self, result: ToolResult) -> Update:
         kept = self.hooks.shown.pop(result.id, [])

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -97,6 +98,9 @@ Type a task and press Enter; a follow-up continues the same conversation.
   /history         the past runs
   /compact         compact the conversation now
   /cost            the tokens of this session's runs and their cost at list prices
+  /context         the context used of the model's window, and what fills it
+  /model [NAME]    the models and the one in use; with NAME, the next runs use it
+  /edit [TEXT]     write the task in $EDITOR (starting from TEXT); saved, it is sent
   /new             start a new session (the current one stays, listed by /sessions)
   /sessions        the workspace's sessions, the one used last first
   /resume [ID]     go back to a session (by its id or first characters; alone: the last)
@@ -341,45 +345,57 @@ class InteractiveSession:
             if isinstance(value, int) and not isinstance(value, bool):
                 self.usage[key] = self.usage.get(key, 0) + value
 
-    async def current_model(self) -> str:
-        """The model the server runs: the command line's or PLANSIGHT_MODEL when set, else
-        what `plansight/models` says (quietly "" when the Models API does not answer)."""
-        from pygls.exceptions import JsonRpcException
-
-        from plansight.cli.client import ServerExited
-
-        env = self.options.env if self.options.env is not None else os.environ
-        if self.options.model or env.get("PLANSIGHT_MODEL"):
-            return str(self.options.model or env.get("PLANSIGHT_MODEL"))
-        try:
-            listed = await (await self.connected()).request(MODELS, {})
-        except (JsonRpcException, ServerExited, OSError):
-            return ""
-        return str(listed.get("current") or "") if isinstance(listed, dict) else ""
-
     async def show_cost(self) -> None:
-        """The session's tokens, and their cost where the model's list price is known (the
-        model is the server's: `plansight/models` says which it runs)."""
-        from plansight.engine.events import Usage
-        from plansight.engine.pricing import estimate, list_prices
-
+        """The session's tokens, and the cost the server computed (its last `usage` event:
+        the model's list price, `engine/spend.py`); the client prices nothing itself."""
         if not self.usage:
             self.say("No run yet in this session: nothing spent.", "dim")
             return
-        model = await self.current_model()
-        usage = Usage(
-            input_tokens=self.usage.get("inputTokens", 0),
-            output_tokens=self.usage.get("outputTokens", 0),
-            cache_read_input_tokens=self.usage.get("cacheReadInputTokens", 0),
-            cache_creation_input_tokens=self.usage.get("cacheCreationInputTokens", 0),
-        )
-        cost = estimate(usage, list_prices(model)) if model else None
+        told = self.ui.usage
+        model = render.visible(str(told.get("model") or "")) or "the model"
+        cost = told.get("costUsd")
         said = (
-            f"≈ ${cost:.4f} at {render.visible(model)}'s list prices"
-            if cost is not None
-            else f"cost unknown: no list price for {render.visible(model) or 'the model'}"
+            f"≈ {render.cost_text(cost)} at {model}'s list prices"
+            if isinstance(cost, int | float)
+            else f"cost unknown: no list price for {model}"
         )
         self.say(f"This session: {render.usage_line(self.usage)} · {said}")
+
+    async def edit_prompt(self, start: str) -> None:
+        """`/edit`: the task written in $VISUAL / $EDITOR (a temporary file, `start` in it),
+        sent as a prompt once saved; nothing is sent when it is left empty or the editor
+        fails."""
+        text = await self.ui.edit_text(start, "the task", "task.md")
+        if text is None or not text.strip():
+            self.say("Nothing sent: the task was empty.", "dim")
+            return
+        self.say(f"{PROMPT}{render.visible(text.strip())}")
+        await self.run(text.strip())
+
+    async def model(self, wanted: str) -> None:
+        """`/model`: the models the server lists and the one it runs; `/model NAME`: the next
+        runs use NAME. The model is the server's initialization option (`model`), read once
+        as it starts, and the protocol has no request to change it: the server is started
+        again with it, on the same session (its conversation, plan and scratchpad are stored)."""
+        if not wanted:
+            answer = await self.request(MODELS, {})
+            if answer is not None and isinstance(answer.value, dict):
+                for line in render.model_lines(answer.value):
+                    self.say(line)
+            return
+        if any(ord(c) < 33 for c in wanted):
+            self.say("A model's name is one word: /model claude-sonnet-5-5.", "bold yellow")
+            return
+        self.options = dataclasses.replace(self.options, model=wanted)
+        client, self.client, self._started = self.client, None, None
+        if client is not None:
+            await client.close(grace=2)
+        self.ui.usage = {}  # the next server's figures are its own
+        self.say(
+            f"The next runs use {render.visible(wanted)} (the language server starts again with "
+            "it; the session goes on).",
+            "bold",
+        )
 
     async def request(self, method: str, params: dict[str, Any]) -> Answered | None:
         """A request to the session's server; None when it was refused or failed (printed).
@@ -632,6 +648,13 @@ class InteractiveSession:
             work = self.compact()
         elif name == "cost":
             work = self.show_cost()
+        elif name == "edit":
+            work = self.edit_prompt(argument)
+        elif name == "model":
+            work = self.model(argument.strip())
+        elif name == "context":
+            for line in render.context_lines(self.ui.usage):
+                self.say(line)
         elif name == "new":
             work = self.new_conversation()
         elif name == "sessions":
@@ -723,6 +746,9 @@ SLASH_COMMANDS = (
     "history",
     "compact",
     "cost",
+    "context",
+    "model",
+    "edit",
     "new",
     "sessions",
     "resume",

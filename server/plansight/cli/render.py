@@ -194,6 +194,75 @@ def activity_text(activity: str, elapsed: float) -> Text:
     return text
 
 
+def cost_text(usd: float) -> str:
+    """`$0.0046` below a dollar (cents say nothing there), `$1.23` from one."""
+    return f"${usd:.4f}" if usd < 1 else f"${usd:,.2f}"
+
+
+def status_line(usage: Mapping[str, Any], mode: str, width: int) -> str:
+    """`claude-sonnet-5-5 · act · 97% context left · $0.0046`: the last `usage` event's
+    figures as the server computed them, made shorter to fit `width` (the words first, then the
+    model's `claude-` prefix; what is still too long the caller crops)."""
+    model = visible(str(usage.get("model") or ""))
+    used, window = usage.get("contextUsed"), usage.get("contextWindow")
+    left = ""
+    if isinstance(used, int) and isinstance(window, int) and window > 0:
+        left = f"{max(0, 100 - round(used * 100 / window))}%"
+    cost = usage.get("costUsd")
+    priced = cost_text(cost) if isinstance(cost, int | float) and cost >= 0 else ""
+    line = ""
+    for model_shown, left_shown in (
+        (model, f"{left} context left"),
+        (model, f"{left} left"),
+        (re.sub(r"-\d{8}$", "", model.removeprefix("claude-")), f"{left} left"),
+    ):
+        parts = [model_shown, mode, left_shown if left else "", priced]
+        line = " · ".join(part for part in parts if part)
+        if len(line) <= width:
+            break
+    return line
+
+
+CONTEXT_PARTS = (
+    ("systemPrompt", "system prompt and tools"),
+    ("conversation", "conversation"),
+    ("toolResults", "tool results"),
+)
+
+
+def context_lines(usage: Mapping[str, Any]) -> list[str]:
+    """`/context`: the last `usage` event's context used of the window, then what the request
+    held (its `parts`, estimated by the server), one line each."""
+    used, window = usage.get("contextUsed"), usage.get("contextWindow")
+    if not isinstance(used, int) or not isinstance(window, int) or window <= 0:
+        return ["No model turn yet in this session: the context fills as a run starts."]
+    share = round(used * 100 / window)
+    lines = [f"Context: {used:,} of {window:,} tokens ({share}%) at the last model turn"]
+    parts = usage.get("parts")
+    if isinstance(parts, dict):
+        for key, label in CONTEXT_PARTS:
+            value = parts.get(key)
+            if isinstance(value, int):
+                lines.append(f"  {label:<24} ≈ {value:,}")
+    return lines
+
+
+def model_lines(listed: Mapping[str, Any]) -> list[str]:
+    """`/model`: `plansight/models`' answer, one model a line, `*` before the one in use (the
+    one in use first said on its own when the list does not hold it)."""
+    current = visible(str(listed.get("current") or ""))
+    models = [m for m in listed.get("models") or [] if isinstance(m, dict)]
+    lines = [f"Model: {current or 'unknown'}"]
+    for model in models:
+        ident = visible(str(model.get("id", "")))
+        name = visible(str(model.get("displayName") or ""))
+        mark = "*" if ident == current else " "
+        lines.append(f"{mark} {ident}" + (f"  {name}" if name and name != ident else ""))
+    if not models:
+        lines.append("(the Models API listed none)")
+    return lines
+
+
 # Tools ------------------------------------------------------------------------------------
 
 

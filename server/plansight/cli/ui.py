@@ -140,6 +140,18 @@ class Cropped:
                 yield Segment.line()
 
 
+class StatusLine:
+    """The status line at the bottom of the live region, made to fit the width it is drawn at
+    (one row, never wrapped: a wrapped one would leave pieces of itself in the scrollback)."""
+
+    def __init__(self, usage: dict[str, Any], mode: str) -> None:
+        self.usage, self.mode = usage, mode
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        line = render.status_line(self.usage, self.mode, options.max_width)
+        yield Text(line, style="dim", no_wrap=True, overflow="ellipsis")
+
+
 class ReflowingRender(LiveRender):
     """The live region's drawing, erased by the rows it takes now, not when it was drawn.
 
@@ -336,6 +348,9 @@ class TerminalUI:
         self.on_worker: list[Callable[[], None]] = []  # told after each worker event
         # Set while the interactive prompt waits for a line: printing goes above it.
         self.prompt_line: PromptLine | None = None
+        # The last `usage` event (the server's figures) and the run's mode: the status line.
+        self.usage: dict[str, Any] = {}
+        self.mode = "act"
 
     # Live region -------------------------------------------------------------------------
     def start(self) -> None:
@@ -392,6 +407,8 @@ class TerminalUI:
             parts.append(self._plan_panel())
         if self.workers:
             parts.append(render.visible_text(Text("\n".join(worker_lines(self.workers)))))
+        if self.usage:  # above the activity: the last line stays what the user waits for
+            parts.append(StatusLine(self.usage, self.mode))
         if self.activity:
             elapsed = time.monotonic() - self._activity_since
             self._spinner.update(text=render.activity_text(self.activity, elapsed))
@@ -605,6 +622,11 @@ class TerminalUI:
             )
         elif kind in ("workerStarted", "workerProgress", "workerFinished"):
             self._worker_event(kind, event)
+        elif kind == "usage":
+            self.usage = event
+            self._refresh()
+        elif kind == "runStarted":
+            self.mode = "plan" if event.get("mode") == "plan" else "act"
         elif kind == "thinkingDelta":
             # Thinking stays collapsed: the live line says it is happening, nothing is printed.
             self.set_activity("the model is thinking")
@@ -720,16 +742,19 @@ class TerminalUI:
             )
         )
 
-    async def edit_text(self, text: str) -> str | None:
-        """Open `text` in $VISUAL / $EDITOR (else vi) on this terminal; what it saved, or None."""
+    async def edit_text(
+        self, text: str, what: str = "the plan", name: str = "plan.txt"
+    ) -> str | None:
+        """Open `text` in $VISUAL / $EDITOR (else vi) on this terminal, as a file `name`; what
+        it saved, or None. `what`: what the user edits, as the line before says it."""
         self._end_text()
         had_live = self._take_down_live()
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
-            with tempfile.TemporaryDirectory(prefix="plansight-plan-") as folder:
-                path = Path(folder) / "plan.txt"
+            with tempfile.TemporaryDirectory(prefix="plansight-edit-") as folder:
+                path = Path(folder) / name
                 path.write_text(text, encoding="utf-8")
-                self.console.print(Text(f"editing the plan with {editor}…", style="dim"))
+                self.console.print(Text(f"editing {what} with {editor}…", style="dim"))
                 try:
                     process = await asyncio.create_subprocess_shell(
                         f"{editor} {shlex.quote(str(path))}"

@@ -125,7 +125,25 @@ class TurnUsage:
     usage: Usage
     context_window: int
     model: str
+    # Estimated tokens of what the request held: `systemPrompt`, `conversation`, `toolResults`
+    # (`compaction.rules.context_parts`), for `/context`.
+    parts: dict[str, int] | None = None
     type: str = "turnUsage"
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """After a model turn, what a status line shows (the `usage` event, an extension): the
+    context the turn filled of the model's window, and the cost so far where the model's list
+    price is known (`plansight.engine.spend` computes it)."""
+
+    model: str
+    context_used: int
+    context_window: int
+    usage: Usage  # the turn's
+    cost_usd: float | None = None  # None (left off the wire): no list price for a model used
+    parts: dict[str, int] | None = None  # what the request held, estimated (TurnUsage.parts)
+    type: str = "usage"
 
 
 @dataclass(frozen=True)
@@ -292,6 +310,7 @@ Event = (
     | Compacted
     | ToolInputDelta
     | TurnUsage
+    | UsageReport
     | ToolCall
     | ToolResult
     | Reminder

@@ -20,6 +20,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 
 from plansight.engine.compaction.compactor import Compactor
+from plansight.engine.compaction.rules import context_parts
 from plansight.engine.conversation import (
     Block,
     Conversation,
@@ -211,7 +212,10 @@ class AgentLoop:
                     )
                 usage.add(turn.usage)
                 window = await self.compactor.window(self.model)
-                self.events.emit(TurnUsage(turn.usage, window, self.model.model))
+                parts = context_parts(
+                    self.system_prompt, self.tools.definitions(), self.conversation.messages
+                )
+                self.events.emit(TurnUsage(turn.usage, window, self.model.model, parts))
                 facts = TurnFacts.of(turn)
                 if facts.refused:
                     self._forget(opening)

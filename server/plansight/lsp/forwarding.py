@@ -16,7 +16,15 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from plansight.engine.events import Event, PlanChanged, ScratchpadChanged, TextDelta, ToolInputDelta
+from plansight.engine.events import (
+    Event,
+    PlanChanged,
+    ScratchpadChanged,
+    TextDelta,
+    ToolInputDelta,
+    TurnUsage,
+)
+from plansight.engine.spend import Spend
 from plansight.plan.plan import TodoState
 from plansight.protocol.names import EVENT, SCRATCHPAD, TODOS, client_offers, event_payload
 
@@ -78,6 +86,8 @@ class EventForwarder:
         self.tool_input = tool_input
         self._pending_text: list[str] = []
         self._pending_turn: int | None = None
+        # The cost of this server's model turns so far (the `usage` event's `costUsd`).
+        self.spend = Spend()
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextDelta):
@@ -99,6 +109,8 @@ class EventForwarder:
             self.notify(SCRATCHPAD, {"content": event.content})
         elif isinstance(event, ToolInputDelta) and not self.tool_input:
             return
+        elif isinstance(event, TurnUsage):
+            self.notify(EVENT, event_payload(self.spend.update(event)))
         elif (payload := event_payload(event)) is not None:
             self.notify(EVENT, payload)
 

@@ -356,6 +356,10 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("planDraft", "items", 0, True),
     EventSpec("mcp", "servers", 3, True),
     EventSpec("retrying", "attempt, of, reason, delaySeconds, message", 0, True),
+    # After each model turn, for a status line: the context filled, the cost so far
+    EventSpec(
+        "usage", "model, contextUsed, contextWindow, usage: Usage, costUsd?, parts?", 0, True
+    ),
     EventSpec("history", "runs, sessionId", 4, True),  # a session opened: its past runs
     EventSpec("workerStarted", "todoId, sessionId", 4, True),
     EventSpec("workerProgress", "todoId, sessionId, tool, summary, rounds", 4, True),

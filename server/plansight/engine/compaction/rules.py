@@ -65,6 +65,28 @@ def estimate_tokens(value: Any) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN) + IMAGE_TOKENS * len(images)
 
 
+def context_parts(system: str, tools: Any, messages: Sequence[Message]) -> dict[str, int]:
+    """What a request holds, in estimated tokens (`estimate_tokens`, as the meter counts):
+    the system prompt with the tools' definitions, the tool results, and the rest of the
+    conversation (prompts, the model's turns, its tool calls). Tool results are counted
+    where they lie, block by block: what `/context` shows of a conversation."""
+    results = conversation = 0
+    for message in messages:
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [content]
+        for block in blocks:
+            tokens = estimate_tokens(block)
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                results += tokens
+            else:
+                conversation += tokens
+    return {
+        "systemPrompt": estimate_tokens(system) + estimate_tokens(tools),
+        "conversation": conversation,
+        "toolResults": results,
+    }
+
+
 def _without_image_data(value: Any, images: list[None]) -> Any:
     """`value` with each image block's source data left out (one entry in `images` each)."""
     if isinstance(value, list):
