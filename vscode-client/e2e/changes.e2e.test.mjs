@@ -116,9 +116,8 @@ test('checkpoints: each step\'s changes, Undo Step, a reload, Restore to Checkpo
   });
   const said = (await dialog.innerText()).replace(/\s+/g, ' ');
   assert.match(said, /Undo step #1 Add type hints to greet\?/);
-  assert.match(said, /Puts back hello\.py, test_hello\.py\./);
-  assert.match(said, /Deletes TYPES\.txt \(made since\)\./);
-  assert.match(said, /The step becomes pending in the plan\./);
+  // One sentence says what the undo does (issue 31).
+  assert.match(said, /Undo Step puts back hello\.py, test_hello\.py, deletes TYPES\.txt \(made since\) and makes step #1 pending in the plan\./);
   assert.equal(read('hello.py'), afterRun.hello, 'nothing changes before the confirmation');
   await wb.shot('21-window-undo-step-confirmation');
   await dialog.locator('.monaco-button', { hasText: /^Undo Step$/ }).click();

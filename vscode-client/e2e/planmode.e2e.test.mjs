@@ -89,10 +89,12 @@ test('plan mode: plan, revise, edit an item, approve, a question, reviews, Run T
   await waitFor('the notification to go', async () => (await wb.toast('a plan waits for you').count()) === 0);
 
   // ---------------------------------------------------------------- the agent's question
-  log('the agent asks: answering from the QuickPick');
+  log('the agent asks: the question waits on its card (nothing opens by itself); Answer… opens the picker');
+  const card = await wb.openCard('question', 'Which docstring style');
   const picker = page.locator('.quick-input-widget', { hasText: 'Which docstring style' });
+  assert.equal(await picker.isVisible(), false, 'no picker opened by itself');
+  await card.locator('button[data-action="answer"]').evaluate((button) => button.click());
   await picker.waitFor();
-  await wb.openCard('question', 'Which docstring style');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'reStructuredText' }).waitFor();
   await wb.shot('12-window-ask-user');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Google' }).first().click();
