@@ -16,6 +16,7 @@ import { cardDiff, lineDiffStat, writtenPatch } from './lineDiff';
 import type { CardEntry, ConversationModel } from '../conversation/model';
 import type { EditOutcome } from '../plan/planModel';
 import type { ReviewEditParams, ReviewEditResult } from '../protocol';
+import { reviewTitle } from '../plan/workersModel';
 import type { SessionStore } from '../session';
 import { OriginalContentProvider, originalScheme, ProposedFileSystem, proposedScheme } from './proposedFs';
 import {
@@ -115,7 +116,7 @@ export class ReviewManager implements vscode.Disposable {
     const location = reviewLocation(params.id, path);
     const left = vscode.Uri.from({ scheme: originalScheme, ...location });
     const right = vscode.Uri.from({ scheme: proposedScheme, ...location });
-    const title = `${path} (Plansight proposal)`;
+    const title = reviewTitle(path, params);
     this.original.set(left, params.oldText);
     this.proposed.set(right, params.newText);
     this.store.addEdit({
@@ -138,6 +139,9 @@ export class ReviewManager implements vscode.Disposable {
       removed,
       outcome: 'pending',
       ...(params.control === true ? { control: true } : {}),
+      ...(typeof params.worker === 'string' ? { worker: params.worker } : {}),
+      ...(params.conflict === true ? { conflict: true } : {}),
+      ...(params.deleted === true ? { deleted: true } : {}),
     });
 
     return new Promise<ReviewEditResult>((resolve) => {
@@ -208,7 +212,10 @@ export class ReviewManager implements vscode.Disposable {
       return;
     }
     review.notified = true;
-    const notice = reviewNotice(review.params.id, review.path, review.params.description, review.params.control === true);
+    const notice = reviewNotice(review.params.id, review.path, review.params.description, review.params.control === true, {
+      ...(review.params.worker !== undefined ? { worker: review.params.worker } : {}),
+      ...(review.params.conflict === true ? { conflict: true } : {}),
+    });
     void vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: notice.title, cancellable: false },
       async (progress) => {
