@@ -185,7 +185,8 @@ export function withWorker(row: RowSpec, worker: WorkerView | undefined): RowSpe
     ...(color ? { iconColor: color } : {}),
     description,
     tooltip: `${row.tooltip}\n\n${workerTooltip(worker)}${summary}`,
-    contextValue: `${row.contextValue}.worker.${state}`,
+    // An ended worker with nothing to take in leaves the item's own actions as they were.
+    contextValue: state === 'ended' ? row.contextValue : `${row.contextValue}.worker.${state}`,
     hasChildren: row.hasChildren || hasFiles,
   };
 }
