@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { todoRow } from '../src/plan/planModel';
 import {
+  afterServerChange,
   applyWorkerEvent,
   conflictNotice,
   dropQuestion,
@@ -10,6 +11,8 @@ import {
   reviewTitle,
   runParallelMessage,
   selectedTodoIds,
+  strayWorkerRow,
+  strayWorkers,
   takeInMessage,
   type WorkerView,
   type Workers,
@@ -92,6 +95,14 @@ describe('stored change sets (plansight/workers)', () => {
     expect(merged.get('2')).toEqual({ todoId: '2', status: 'failed', rounds: 0, files: [{ path: 'b.py', added: 2, removed: 1 }], summary: 'interrupted' });
   });
 
+  it('lose the spinners of a server that stopped (its workers send nothing more), keep the change sets', () => {
+    const both = play([started, { type: 'workerStarted', todoId: '3', sessionId: 'w-3' }, finished]);
+    const after = afterServerChange(both);
+    expect([...after.keys()]).toEqual(['2']);
+    expect(after.get('2')?.status).toBe('completed');
+    expect(afterServerChange(after)).toBe(after); // nothing running: the same map, no redraw
+  });
+
   it('drop a finished worker no longer listed (taken in or dropped)', () => {
     expect(mergeRecords(play([started, finished]), []).size).toBe(0);
   });
@@ -139,6 +150,27 @@ describe('plan rows with a worker', () => {
   it('defuse $(icon) syntax in a tool summary', () => {
     const worker: WorkerView = { todoId: '2', status: 'running', rounds: 1, files: [], tool: 'bash', toolSummary: 'echo $(rm)' };
     expect(withWorker(todoRow(item, 0), worker).description).not.toContain('$(rm)');
+  });
+});
+
+describe('change sets of items no longer in the plan', () => {
+  it('get rows of their own, with Take In and Drop Changes; running or empty ones do not', () => {
+    const workers = play([
+      started,
+      finished,
+      { type: 'workerStarted', todoId: '7', sessionId: 'w-7' },
+      { type: 'workerFinished', todoId: '8', sessionId: 'w-8', status: 'cancelled', files: [] },
+    ]);
+    expect(strayWorkers(workers, ['1', '2'])).toEqual([]);
+    const stray = strayWorkers(workers, ['1']);
+    expect(stray.map((w) => w.todoId)).toEqual(['2']);
+    expect(strayWorkerRow(stray[0]!)).toMatchObject({
+      label: "Worker #2's changes",
+      description: 'worker done · 2 files +13 −3 to take in',
+      contextValue: 'stray.worker.changes',
+      hasChildren: true,
+    });
+    expect(strayWorkerRow(stray[0]!).tooltip).toContain('Item #2 is no longer in the plan.');
   });
 });
 

@@ -33,12 +33,16 @@ import {
   todoRow,
 } from './planModel';
 import {
+  afterServerChange,
   dropQuestion,
   mergeRecords,
   refusedMessage,
   runParallelMessage,
   selectedTodoIds,
+  strayWorkerRow,
+  strayWorkers,
   takeInMessage,
+  type WorkerView,
   withWorker,
   workerFileRow,
 } from './workersModel';
@@ -47,7 +51,8 @@ export type PlanNode =
   | { kind: 'todo'; item: TodoItem }
   | { kind: 'edit'; edit: EditRecord; parentTodoId?: string }
   | { kind: 'other' }
-  | { kind: 'workerFile'; todoId: string; file: WorkerFile };
+  | { kind: 'workerFile'; todoId: string; file: WorkerFile }
+  | { kind: 'strayWorker'; worker: WorkerView };
 
 const dragMime = 'application/vnd.code.tree.plansight.plan';
 
@@ -108,6 +113,8 @@ export class PlanTreeProvider
         return toTreeItem(otherEditsRow(other.length), false);
       case 'workerFile':
         return toTreeItem(workerFileRow(node.todoId, node.file), false);
+      case 'strayWorker':
+        return toTreeItem(strayWorkerRow(node.worker), true);
     }
   }
 
@@ -117,6 +124,10 @@ export class PlanTreeProvider
       const rows: PlanNode[] = this.store.todos.items.map((item) => ({ kind: 'todo', item }));
       if (other.length) {
         rows.push({ kind: 'other' });
+      }
+      const planIds = this.store.todos.items.map((i) => i.id);
+      for (const worker of strayWorkers(this.store.workers, planIds)) {
+        rows.push({ kind: 'strayWorker', worker });
       }
       return rows;
     }
@@ -136,13 +147,17 @@ export class PlanTreeProvider
     if (node.kind === 'other') {
       return other.map((edit) => ({ kind: 'edit', edit }));
     }
+    if (node.kind === 'strayWorker') {
+      return node.worker.files.map((file) => ({ kind: 'workerFile', todoId: node.worker.todoId, file }));
+    }
     return [];
   }
 
   getParent(node: PlanNode): PlanNode | undefined {
     if (node.kind === 'workerFile') {
       const item = this.store.todos.items.find((i) => i.id === node.todoId);
-      return item ? { kind: 'todo', item } : undefined;
+      const stray = this.store.workers.get(node.todoId);
+      return item ? { kind: 'todo', item } : stray ? { kind: 'strayWorker', worker: stray } : undefined;
     }
     if (node.kind === 'edit') {
       const item = this.store.todos.items.find((i) => i.id === node.parentTodoId);
@@ -238,8 +253,11 @@ export function registerPlanView(
   context.subscriptions.push(
     view,
     store.onDidChange((change) => {
-      if (change === 'server' && store.serverStatus === 'running') {
-        void fetchWorkers(); // stored change sets survive a restart: show them again
+      if (change === 'server') {
+        store.setWorkers(afterServerChange(store.workers));
+        if (store.serverStatus === 'running') {
+          void fetchWorkers(); // stored change sets survive a restart: show them again
+        }
       }
       if (change === 'todos' || change === 'edits' || change === 'server' || change === 'planReview' || change === 'workers') {
         update();
@@ -355,6 +373,7 @@ export function registerPlanView(
   const workerItem = (node: unknown): string | undefined => {
     const clicked = node as PlanNode | undefined;
     if (clicked?.kind === 'workerFile') return clicked.todoId;
+    if (clicked?.kind === 'strayWorker') return clicked.worker.todoId;
     return itemOf(node)?.id ?? itemOf(view.selection[0])?.id;
   };
 

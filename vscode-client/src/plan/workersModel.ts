@@ -121,6 +121,16 @@ export function mergeRecords(workers: Workers, records: readonly WorkerRecord[])
   return next;
 }
 
+/**
+ * The workers once the server is gone or new: the ones shown running ran in the old process and
+ * will send nothing more (the new one lists what they left as `failed`, "interrupted"), so they
+ * are dropped; the stored change sets stay until `plansight/workers` says otherwise.
+ */
+export function afterServerChange(workers: Workers): Workers {
+  const running = [...workers.values()].some((w) => w.status === 'running');
+  return running ? new Map([...workers].filter(([, w]) => w.status !== 'running')) : workers;
+}
+
 const workerIcons: Readonly<Record<WorkerStatus, string>> = {
   running: 'sync~spin',
   completed: 'pass',
@@ -199,6 +209,28 @@ function workerTooltip(worker: WorkerView): string {
     return `Its worker ended (${worker.status}) and changed nothing.`;
   }
   return `Its worker ended (${worker.status}). Its changes are stored, not in your workspace: Take In puts each file to you for review; Drop Changes discards them.`;
+}
+
+/**
+ * The stored change sets of items the plan no longer has (a new plan, an item removed): still
+ * the user's to take in or drop, so they get rows of their own below the items.
+ */
+export function strayWorkers(workers: Workers, planIds: readonly string[]): WorkerView[] {
+  const ids = new Set(planIds);
+  return [...workers.values()].filter((w) => !ids.has(w.todoId) && w.status !== 'running' && w.files.length > 0);
+}
+
+/** The row of a change set whose item is no longer in the plan. */
+export function strayWorkerRow(worker: WorkerView): RowSpec {
+  return {
+    id: `worker:${worker.todoId}`,
+    label: `Worker #${worker.todoId}'s changes`,
+    iconId: 'git-pull-request-draft',
+    description: escapeIcons(workerDescription(worker)),
+    tooltip: `Item #${worker.todoId} is no longer in the plan. ${workerTooltip(worker)}${worker.summary ? `\n\nWorker: ${worker.summary}` : ''}`,
+    contextValue: 'stray.worker.changes',
+    hasChildren: true,
+  };
 }
 
 /** One file of a worker's change set, under its item. */
