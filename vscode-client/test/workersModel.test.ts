@@ -21,7 +21,7 @@ import {
   workerFileRow,
 } from '../src/plan/workersModel';
 import type { PlansightEvent, TodoItem } from '../src/protocol';
-import { autoAcceptable, reviewNotice } from '../src/review/reviewModel';
+import { autoAcceptable, hasConflictMarkers, markersQuestion, reviewNotice } from '../src/review/reviewModel';
 
 const item: TodoItem = { id: '2', text: 'Add a farewell to b.py', status: 'pending' };
 const none: Workers = new Map();
@@ -234,5 +234,19 @@ describe("a worker's review", () => {
     expect(conflictNotice('a.py', '2')).toContain('your workspace and worker #2 changed the same lines of a.py');
     expect(autoAcceptable({ conflict: true })).toBe(false);
     expect(autoAcceptable({ worker: '2' } as { conflict?: boolean })).toBe(true);
+    // Its notification offers Show Diff and Reject, no Accept.
+    const toast = reviewNotice('e9', 'a.py', 'merged', false, { worker: '2', conflict: true }).message;
+    expect(toast).toMatch(/^\[Show Diff\]\(command:plansight\.plan\.openEdit\?[^)]*\) · \[Reject\]/);
+    expect(toast).not.toContain('plansight.acceptEdit');
+    expect(reviewNotice('e9', 'a.py', 'merged', false, { worker: '2' }).message).toContain('plansight.acceptEdit');
+  });
+
+  it('asks before markers left in a conflict are written', () => {
+    expect(hasConflictMarkers('a\n<<<<<<< workspace\nx\n=======\ny\n>>>>>>> worker #2\n')).toBe(true);
+    expect(hasConflictMarkers('a\n=======\n')).toBe(true);
+    expect(hasConflictMarkers('x = "<<<<<<<"\n# ======== banner\nsettled\n')).toBe(false);
+    expect(markersQuestion('a.py')).toBe(
+      'a.py still has conflict markers (<<<<<<<, =======, >>>>>>>). Accept it with the markers in the file?',
+    );
   });
 });

@@ -22,6 +22,8 @@ import { OriginalContentProvider, originalScheme, ProposedFileSystem, proposedSc
 import {
   acceptResult,
   autoAcceptable,
+  hasConflictMarkers,
+  markersQuestion,
   baseName,
   rejectResult,
   reviewIdFromQuery,
@@ -298,6 +300,15 @@ export class ReviewManager implements vscode.Disposable {
       return;
     }
     const settled = this.settledText(review);
+    if (review.params.conflict === true && hasConflictMarkers(settled)) {
+      // A conflict is settled by the user: markers left in are written only if they say so.
+      const keep = 'Accept with Markers';
+      const answer = await vscode.window.showWarningMessage(markersQuestion(review.path), { modal: true }, keep);
+      if (answer !== keep || !this.pending.has(review.params.id)) {
+        if (this.pending.has(review.params.id)) await this.openDiff(review.left, review.right, review.title, false);
+        return;
+      }
+    }
     const result = acceptResult(review.params.newText, settled);
     await this.finish(review, result, result.newText !== undefined ? 'changed' : 'accepted', settled);
   }

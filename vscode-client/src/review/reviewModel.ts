@@ -76,8 +76,21 @@ export function reviewNotice(
   const what = `${file}${worker}${from.conflict ? ' (a conflict to settle)' : ''}`;
   return {
     title: 'Plansight',
-    message:
-      `[Accept](command:plansight.acceptEdit?${args}) · [Reject](command:plansight.rejectEdit?${args}) · ` +
-      `[Show Diff](command:plansight.plan.openEdit?${args}) — proposes an edit to ${what}${said ? `: ${said}` : ''}`,
+    // A conflict is settled in the diff: the toast offers no Accept, so it is never taken unseen.
+    message: from.conflict
+      ? `[Show Diff](command:plansight.plan.openEdit?${args}) · [Reject](command:plansight.rejectEdit?${args}) — ` +
+        `proposes an edit to ${what}${said ? `: ${said}` : ''}`
+      : `[Accept](command:plansight.acceptEdit?${args}) · [Reject](command:plansight.rejectEdit?${args}) · ` +
+        `[Show Diff](command:plansight.plan.openEdit?${args}) — proposes an edit to ${what}${said ? `: ${said}` : ''}`,
   };
+}
+
+/** Whether a text still holds a merge's conflict markers (a line of 7 `<`, `=` or `>`). */
+export function hasConflictMarkers(text: string): boolean {
+  return /^(<{7}|={7}|>{7})( |$)/m.test(text);
+}
+
+/** The question before accepting a conflict whose markers are still in the text. */
+export function markersQuestion(path: string): string {
+  return `${path} still has conflict markers (<<<<<<<, =======, >>>>>>>). Accept it with the markers in the file?`;
 }
