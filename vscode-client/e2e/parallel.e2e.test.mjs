@@ -15,6 +15,8 @@ import { waitFor, workbench } from './workbench.mjs';
 const recording = join(repoDir, 'fixtures/vscode-e2e/parallel.json');
 const ONE = 'Add a docstring to greet';
 const TWO = 'Add a farewell test';
+const THREE = 'Document greet briefly';
+const SIDEBAR = 300;
 
 test('Run in Parallel: workers live on their items, a change set taken in through the review', { timeout: 10 * 60_000 }, async (t) => {
   const { dirs, page, passed } = await openWorkbench(t, {
@@ -66,20 +68,31 @@ test('Run in Parallel: workers live on their items, a change set taken in throug
   };
 
   await wb.openPlansight();
+  log(`the sidebar at ${SIDEBAR} px`);
+  const box = await wb.sidebar.boundingBox();
+  await page.mouse.move(box.x + box.width + 1, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + SIDEBAR, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await waitFor(`the sidebar at about ${SIDEBAR} px`, async () => Math.abs((await wb.sidebar.boundingBox()).width - SIDEBAR) <= 4);
 
-  log('two plan items added from the Plan view');
+  log('three plan items added from the Plan view');
   await wb.viewAction('Plan', 'Add Item').click();
   await wb.answerInput('Add a plan item', ONE);
   await row(ONE).waitFor();
   await wb.viewAction('Plan', 'Add Item').click();
   await wb.answerInput('Add a plan item', TWO);
   await row(TWO).waitFor();
+  await wb.viewAction('Plan', 'Add Item').click();
+  await wb.answerInput('Add a plan item', THREE);
+  await row(THREE).waitFor();
 
-  log('both selected (Ctrl+click), Run in Parallel from the context menu');
+  log('all three selected (Ctrl+click), Run in Parallel from the context menu');
   await row(ONE).click();
   await row(TWO).click({ modifiers: ['Control'] });
-  await waitFor('both rows selected', async () => (await plan().locator('.monaco-list-row.selected').count()) === 2);
-  const toast = page.locator('.notification-toast', { hasText: 'Started a worker on #1, #2.' });
+  await row(THREE).click({ modifiers: ['Control'] });
+  await waitFor('three rows selected', async () => (await plan().locator('.monaco-list-row.selected').count()) === 3);
+  const toast = page.locator('.notification-toast', { hasText: 'Started a worker on #1, #2, #3.' });
   await contextMenu(row(TWO), 'Run in Parallel', () => toast.isVisible());
 
   log('worker #2 running on its row, worker #1 done with its change set under its item');
@@ -87,6 +100,7 @@ test('Run in Parallel: workers live on their items, a change set taken in throug
     'worker #2 running (spinner, its tool) and worker #1 done with hello.py +1 −0',
     new RegExp(`^${TWO} · #2 · read_file.*\\(1 tool\\) · .*codicon-sync.*codicon-modifier-spin`),
     new RegExp(`^${ONE} · #1 · worker done · 1 file \\+1 −0 to take in · .*codicon-pass`),
+    new RegExp(`^${THREE} · #3 · worker done · 1 file \\+1 −0 to take in · .*codicon-pass`),
     /^ {2}hello\.py · \+1 −0 · /,
   );
   log(`plan rows: ${JSON.stringify(rows)}`);
@@ -117,5 +131,23 @@ test('Run in Parallel: workers live on their items, a change set taken in throug
     return true;
   });
   await wb.shot('92-sidebar-after-take-in', wb.sidebar);
+  const afterOne = read('hello.py');
+
+  log('Take In on #3: the same lines as #1 changed, so a conflict, said plainly, never merged silently');
+  await row(THREE).hover();
+  await row(THREE).locator('.actions .action-label[aria-label^="Take In"]').click();
+  await page.locator('.tabs-container .tab', { hasText: 'Plansight conflict from worker #3' }).first().waitFor();
+  const conflict = await wb.openCard('review', 'hello.py');
+  const told = (await conflict.innerText()).replace(/\s+/g, ' ');
+  assert.match(told, /Edit hello\.py from worker #3/);
+  assert.match(told, /Conflict: your workspace and worker #3 changed the same lines of hello\.py/);
+  assert.match(told, /never accepted unseen/);
+  assert.equal(await conflict.locator('button[data-action="acceptAll"]').count(), 0, 'no Accept All on a conflict');
+  await conflict.scrollIntoViewIfNeeded();
+  await wb.shot('93-sidebar-conflict-card-300px', wb.sidebar);
+  assert.equal(read('hello.py'), afterOne, 'nothing merged before a decision');
+  await conflict.locator('button[data-action="reject"]').click();
+  await page.locator('.notification-toast', { hasText: "Worker #3's changes: 0 applied, 1 rejected" }).first().waitFor();
+  assert.equal(read('hello.py'), afterOne, 'a rejected conflict leaves the file as it was');
   passed();
 });
