@@ -6,10 +6,11 @@
 // API serves one conversation per worker (fixtures/vscode-e2e/parallel.json, `conversations`);
 // the server needs a sandbox (bubblewrap), as it refuses workers without one.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
+import { log, openWorkbench, python, repoDir, startFakeApi } from './harness.mjs';
 import { waitFor, workbench } from './workbench.mjs';
 
 const recording = join(repoDir, 'fixtures/vscode-e2e/parallel.json');
@@ -18,7 +19,21 @@ const TWO = 'Add a farewell test';
 const THREE = 'Document greet briefly';
 const SIDEBAR = 300;
 
+/** Why no sandbox can be made here ('' when one can): the server refuses workers without one,
+ * as the Python tests skip (tests/test_parallel_workers.py). */
+function noSandbox() {
+  const probe = spawnSync(python, ['-c', 'from plansight.workspace.sandbox import detect; d = detect(); print("" if d.available else d.reason or "unavailable")'], {
+    encoding: 'utf8',
+  });
+  return probe.status === 0 ? probe.stdout.trim() : `the probe failed: ${probe.stderr.trim().split('\n').pop()}`;
+}
+
 test('Run in Parallel: workers live on their items, a change set taken in through the review', { timeout: 10 * 60_000 }, async (t) => {
+  const why = noSandbox();
+  if (why) {
+    t.skip(`no sandbox can be made here: ${why}`);
+    return;
+  }
   const { dirs, page, passed } = await openWorkbench(t, {
     name: 'parallel',
     settings: { 'workbench.reduceMotion': 'on' },
