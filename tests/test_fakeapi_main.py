@@ -76,3 +76,52 @@ def test_standalone_prints_base_url_and_serves_recorded_requests(tmp_path: Path)
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=PATIENCE)
     assert proc.returncode == 0, stderr
+
+
+def test_standalone_serves_a_recording_s_conversations_by_their_marker(tmp_path: Path) -> None:
+    """`"conversations"` in a recording (parallel workers, scripted for the VS Code e2e test):
+    each request is answered from the conversation its opening names, whatever the order."""
+    recording = tmp_path / "recording.json"
+    reply = {"content": [{"type": "text", "text": "main"}]}
+    recording.write_text(
+        json.dumps(
+            {
+                "steps": [reply],
+                "conversations": {
+                    "item one": [{"content": [{"type": "text", "text": "for one"}]}],
+                    "item two": [{"content": [{"type": "text", "text": "for two"}]}],
+                },
+            }
+        )
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT / "server"), env.get("PYTHONPATH")) if p
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "plansight.fakeapi", "--script", str(recording), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], PATIENCE)
+        assert ready, "no baseUrl line"
+        base_url = json.loads(proc.stdout.readline())["baseUrl"]
+        client = anthropic.Anthropic(
+            base_url=base_url, api_key="secret", timeout=PATIENCE, max_retries=0
+        )
+        with client:
+            said = [
+                client.messages.create(model=MODEL, max_tokens=8, messages=[user(asked)])
+                .content[0]
+                .text  # type: ignore[union-attr]
+                for asked in ("work on item two", "hello", "work on item one")
+            ]
+        assert said == ["for two", "main", "for one"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=PATIENCE)
+    assert proc.returncode == 0, stderr

@@ -19,6 +19,7 @@ import { progressText } from './plan/planModel';
 import { PlanReviews } from './plan/planReview';
 import { planReviewCard, renderPlanReviewCard } from './plan/planReviewModel';
 import { registerPlanView } from './plan/planView';
+import { applyWorkerEvent, isWorkerEvent } from './plan/workersModel';
 import { Questions } from './questions/askUser';
 import { questionCard, renderQuestionCard } from './questions/questionModel';
 import { CommandApprovals } from './review/approveCommand';
@@ -141,6 +142,11 @@ export function activate(context: vscode.ExtensionContext): void {
       }
       if (event.type === 'runStarted' || event.type === 'runFinished' || event.type === 'planProposed') {
         void sessions.refresh(); // a session's status changed (or its title, from its first prompt)
+      }
+      if (isWorkerEvent(event)) {
+        // A worker's events carry its own session's id: they are drawn on the plan item.
+        store.setWorkers(applyWorkerEvent(store.workers, event));
+        return;
       }
       if (!store.sessions.isShown(sessionOf(event))) {
         return; // another session's run: its list row says how it goes, its conversation is its own

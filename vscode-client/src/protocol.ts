@@ -31,6 +31,12 @@ export const Methods = {
   openSession: 'plansight/openSession',
   renameSession: 'plansight/renameSession',
   deleteSession: 'plansight/deleteSession',
+  // Version 4, "Running plan items in parallel".
+  runParallel: 'plansight/runParallel',
+  workers: 'plansight/workers',
+  takeIn: 'plansight/takeIn',
+  dropChanges: 'plansight/dropChanges',
+  cancelWorker: 'plansight/cancel',
 } as const;
 
 /** JSON-RPC error codes the client reacts to. */
@@ -350,6 +356,13 @@ export interface ReviewEditParams {
   /** Version 4: the file is a control file (`.git`, `.vscode/`, `.envrc`, ...): the user must
    * decide this edit themselves; nothing accepts it unasked. */
   control?: boolean;
+  /** Version 4: the plan item whose parallel worker made this change (it is being taken in). */
+  worker?: string;
+  /** Version 4: the worker's change and the workspace's touch the same lines: `newText` holds
+   * both between conflict markers; the user settles it, nothing accepts it unasked. */
+  conflict?: boolean;
+  /** Version 4: the worker deleted the file (`newText` is empty). */
+  deleted?: boolean;
 }
 
 export interface ReviewEditResult {
@@ -514,3 +527,60 @@ export const emptyTodoState: TodoState = {
   source: 'model',
   version: 0,
 };
+
+/** Version 4, "Running plan items in parallel". */
+export type WorkerStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+export interface WorkerFile {
+  path: string;
+  added: number;
+  removed: number;
+}
+export interface RunParallelParams {
+  todoIds: string[];
+  sessionId?: string;
+}
+export interface RunParallelResult {
+  started: string[];
+  waiting: { todoId: string; after: string[] }[];
+  skipped: { todoId: string; reason: string }[];
+}
+/** One stored change set (`plansight/workers`). */
+export interface WorkerRecord {
+  todoId: string;
+  sessionId: string;
+  status: WorkerStatus;
+  files: WorkerFile[];
+  startedAt?: string;
+  finishedAt?: string;
+  summary?: string;
+}
+export interface WorkersResult {
+  workers: WorkerRecord[];
+}
+export interface TakeInResult {
+  applied: string[];
+  rejected: string[];
+  conflicts: string[];
+  skipped: { path: string; reason: string }[];
+}
+export interface WorkerStartedEvent {
+  type: 'workerStarted';
+  todoId: string;
+  sessionId: string;
+}
+export interface WorkerProgressEvent {
+  type: 'workerProgress';
+  todoId: string;
+  sessionId: string;
+  tool: string | null;
+  summary: string | null;
+  rounds: number;
+}
+export interface WorkerFinishedEvent {
+  type: 'workerFinished';
+  todoId: string;
+  sessionId: string;
+  status: WorkerStatus;
+  files: WorkerFile[];
+  summary: string;
+}

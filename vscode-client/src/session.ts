@@ -4,10 +4,11 @@
  */
 import { type InstructionFile, instructionFiles } from './conversation/instructions';
 import type { EditOutcome, EditRecord } from './plan/planModel';
+import type { Workers } from './plan/workersModel';
 import { emptyTodoState, type TodoState } from './protocol';
 import { SessionsModel } from './sessions/sessionsModel';
 
-export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server' | 'waiting' | 'planReview' | 'instructions';
+export type SessionChange = 'todos' | 'scratchpad' | 'running' | 'edits' | 'server' | 'waiting' | 'planReview' | 'instructions' | 'workers';
 
 /** `failed`: it could not start; `crashed`: it stopped on its own and is not restarted. */
 export type ServerStatus = 'stopped' | 'starting' | 'running' | 'failed' | 'crashed';
@@ -39,6 +40,8 @@ export class SessionStore {
   readonly sessions = new SessionsModel();
   /** The project's instruction files the session's model reads (`plansight/state`). */
   instructions: InstructionFile[] = [];
+  /** Version 4: each plan item's parallel worker, running or with a stored change set. */
+  workers: Workers = new Map();
   private readonly listeners = new Set<(change: SessionChange) => void>();
 
   get running(): boolean {
@@ -67,6 +70,13 @@ export class SessionStore {
     if (JSON.stringify(files) !== JSON.stringify(this.instructions)) {
       this.instructions = files;
       this.emit('instructions');
+    }
+  }
+
+  setWorkers(workers: Workers): void {
+    if (workers !== this.workers) {
+      this.workers = workers;
+      this.emit('workers');
     }
   }
 

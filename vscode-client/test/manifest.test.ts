@@ -29,6 +29,21 @@ describe('package.json', () => {
     expect(titles.some((m) => m.command === 'plansight.changes.restoreCheckpoint' && m.when === 'view == plansight.changes')).toBe(true);
   });
 
+  it('lets several plan items be picked for Run in Parallel, and puts worker actions on the items', () => {
+    const items = contributes.menus['view/item/context'] as { command: string; when: string; group: string }[];
+    const where = (command: string) => items.filter((m) => m.command === command).map((m) => m.when);
+    expect(where('plansight.plan.runParallel')).toEqual([expect.stringContaining('view == plansight.plan')]);
+    expect(where('plansight.plan.cancelWorker').every((w) => w.includes('worker\\.running'))).toBe(true);
+    for (const command of ['plansight.plan.takeIn', 'plansight.plan.dropChanges']) {
+      expect(where(command).length, command).toBeGreaterThan(0);
+      expect(where(command).every((w) => w.includes('worker\\.changes')), command).toBe(true);
+    }
+    const titles = contributes.menus['view/title'] as { command: string; when: string }[];
+    expect(titles.some((m) => m.command === 'plansight.plan.runParallel' && m.when === 'view == plansight.plan')).toBe(true);
+    const viewSource = readFileSync(join(root, 'src', 'plan', 'planView.ts'), 'utf8');
+    expect(viewSource).toMatch(/canSelectMany: true/);
+  });
+
   it('packages the webview script, its icons and its style', () => {
     const ignore = readFileSync(join(root, '.vscodeignore'), 'utf8');
     for (const kept of ['!dist/extension.js', '!dist/conversation.js', '!dist/codicons/**', '!media/**']) {

@@ -156,6 +156,33 @@ describe('ConversationRenderer', () => {
     expect(plain).not.toContain('controls your tools');
   });
 
+  it("says a worker's change comes from its worker, and a conflict plainly, with no Accept All on it", () => {
+    const { model, renderer } = setup();
+    const data: ReviewCardData = {
+      reviewId: 'w1',
+      path: 'a.py',
+      description: 'Worker #2 changed a.py',
+      diff: compactDiff('x\n', '<<<<<<< workspace\nx\n=======\ny\n>>>>>>> worker #2\n'),
+      added: 4,
+      removed: 0,
+      outcome: 'pending',
+      worker: '2',
+      conflict: true,
+    };
+    const open = renderer.entry(model.addCard('review', data));
+    expect(open).toContain('<strong>a.py</strong> from worker #2');
+    expect(open).toContain('Conflict: your workspace and worker #2 changed the same lines of a.py');
+    expect(open).toContain('it is never accepted unseen');
+    expect(open).toContain('data-action="accept"');
+    expect(open).not.toContain('data-action="acceptAll"');
+    const clean = renderer.entry(model.addCard('review', { ...data, reviewId: 'w2', conflict: undefined }));
+    expect(clean).toContain('from worker #2');
+    expect(clean).not.toContain('Conflict:');
+    expect(clean).toContain('data-action="acceptAll"');
+    const gone = renderer.entry(model.addCard('review', { ...data, reviewId: 'w3', conflict: undefined, deleted: true }));
+    expect(gone).toContain('Delete <strong>a.py</strong>');
+  });
+
   it('renders a command card', () => {
     const { model, renderer } = setup();
     const card = model.addCard<ApprovalCardData>('approval', { approvalId: 'c1', command: 'rm -rf build && make', cwd: '/w', outcome: 'pending' });

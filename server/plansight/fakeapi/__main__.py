@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from plansight.fakeapi.models import model_info
-from plansight.fakeapi.script import Script, ScriptError
+from plansight.fakeapi.script import Script, ScriptError, ScriptStep
 from plansight.fakeapi.server import FakeMessagesAPI
 
 
@@ -67,9 +67,29 @@ def _models_of(path: str | None) -> list[dict[str, Any]] | None:
     ]
 
 
-async def _serve(args: argparse.Namespace, script: Script) -> None:
+def _conversations_of(path: str | None) -> dict[str, list[ScriptStep]] | None:
+    """The conversations a recording serves at once (`"conversations": {marker: [step]}`, for
+    parallel workers: each request goes to the conversation whose marker its opening holds),
+    so that a process outside Python (the VS Code end-to-end test) can script several."""
+    if not path:
+        return None
+    listed = json.loads(Path(path).read_text(encoding="utf-8")).get("conversations")
+    if not isinstance(listed, dict):
+        return None
+    return {
+        str(marker): list(Script.from_dict({"steps": steps}).steps)
+        for marker, steps in listed.items()
+    }
+
+
+async def _serve(
+    args: argparse.Namespace,
+    script: Script,
+    conversations: dict[str, list[ScriptStep]] | None = None,
+) -> None:
     api = FakeMessagesAPI(
         script,
+        conversations=conversations,
         models=_models_of(args.script),
         host=args.host,
         port=args.port,
@@ -101,11 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         script = Script.from_json(args.script) if args.script else Script()
+        conversations = _conversations_of(args.script)
     except (OSError, ScriptError) as exc:
         logging.getLogger("plansight.fakeapi").error("cannot load script: %s", exc)
         return 2
     logging.getLogger("plansight.fakeapi").info("loaded %d steps", len(script))
-    asyncio.run(_serve(args, script))
+    asyncio.run(_serve(args, script, conversations))
     return 0
 
 

@@ -3,6 +3,7 @@
  * "accepting every edit in this run". Data types and renderers. Pure: no `vscode` import.
  */
 import type { EditOutcome } from '../plan/planModel';
+import { conflictNotice, workerSuffix } from '../plan/workersModel';
 import { controlNotice } from '../review/reviewModel';
 import { type DiffLine } from './diff';
 import type { CardEntry } from './model';
@@ -26,6 +27,13 @@ export interface ReviewCardData {
   auto?: boolean;
   /** A control file's edit (version 4): said plainly, and no "Accept All" on it. */
   control?: boolean;
+  /** Version 4: the plan item whose parallel worker made this change ("from worker #N"). */
+  worker?: string;
+  /** Version 4: the change conflicts with the workspace (markers in it): said plainly, no
+   * "Accept All" on it. */
+  conflict?: boolean;
+  /** Version 4: the worker deleted the file. */
+  deleted?: boolean;
 }
 
 export interface ApprovalCardData {
@@ -74,14 +82,15 @@ export function renderReviewCard(card: CardEntry, h: RenderHelpers): string {
   const data = card.data as ReviewCardData;
   const [icon, label] = reviewOutcomes[data.outcome];
   const head =
-    `<div class="card-head">${h.icon('diff')}<span>Edit <strong>${h.escape(data.path)}</strong></span>` +
+    `<div class="card-head">${h.icon('diff')}<span>${data.deleted ? 'Delete' : 'Edit'} <strong>${h.escape(data.path)}</strong>${h.escape(workerSuffix(data.worker))}</span>` +
     `<span class="stat"><span class="added">+${data.added}</span> <span class="removed">−${data.removed}</span></span></div>` +
     (data.control ? `<div class="card-text control">${h.icon('warning')}<span>${h.escape(controlNotice(data.path))}</span></div>` : '') +
+    (data.conflict ? `<div class="card-text control">${h.icon('warning')}<span>${h.escape(conflictNotice(data.path, data.worker))}</span></div>` : '') +
     `${data.description ? `<div class="card-text">${h.escape(data.description)}</div>` : ''}` +
     renderDiff(data.diff, h);
   if (card.open) {
     // A control file's edit is accepted one by one: no "Accept All" offered on it.
-    const acceptAll = data.control
+    const acceptAll = data.control || data.conflict
       ? ''
       : h.button('acceptAll', 'Accept All in This Run', { icon: 'check-all', title: 'Accept this edit and every further edit of this run without asking' });
     return (

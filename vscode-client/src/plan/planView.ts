@@ -4,7 +4,18 @@
  * SessionStore); the user's changes go to the server as `plansight/editPlan`.
  */
 import * as vscode from 'vscode';
-import { ErrorCodes, Methods, type EditPlanParams, type TodoItem, todoStatuses, type TodoStatus } from '../protocol';
+import {
+  ErrorCodes,
+  Methods,
+  type EditPlanParams,
+  type RunParallelResult,
+  type TakeInResult,
+  type TodoItem,
+  todoStatuses,
+  type TodoStatus,
+  type WorkerFile,
+  type WorkersResult,
+} from '../protocol';
 import type { ReviewManager } from '../review/reviewManager';
 import type { PlansightServer } from '../server/client';
 import type { SessionStore } from '../session';
@@ -21,11 +32,27 @@ import {
   statusLabels,
   todoRow,
 } from './planModel';
+import {
+  afterServerChange,
+  dropQuestion,
+  mergeRecords,
+  refusedMessage,
+  runParallelMessage,
+  selectedTodoIds,
+  strayWorkerRow,
+  strayWorkers,
+  takeInMessage,
+  type WorkerView,
+  withWorker,
+  workerFileRow,
+} from './workersModel';
 
 export type PlanNode =
   | { kind: 'todo'; item: TodoItem }
   | { kind: 'edit'; edit: EditRecord; parentTodoId?: string }
-  | { kind: 'other' };
+  | { kind: 'other' }
+  | { kind: 'workerFile'; todoId: string; file: WorkerFile }
+  | { kind: 'strayWorker'; worker: WorkerView };
 
 const dragMime = 'application/vnd.code.tree.plansight.plan';
 
@@ -71,8 +98,7 @@ export class PlanTreeProvider
     switch (node.kind) {
       case 'todo': {
         const count = byTodo.get(node.item.id)?.length ?? 0;
-        const item = toTreeItem(todoRow(node.item, count), true);
-        return item;
+        return toTreeItem(withWorker(todoRow(node.item, count), this.store.workers.get(node.item.id)), true);
       }
       case 'edit': {
         const item = toTreeItem(editRow(node.edit), false);
@@ -85,6 +111,10 @@ export class PlanTreeProvider
       }
       case 'other':
         return toTreeItem(otherEditsRow(other.length), false);
+      case 'workerFile':
+        return toTreeItem(workerFileRow(node.todoId, node.file), false);
+      case 'strayWorker':
+        return toTreeItem(strayWorkerRow(node.worker), true);
     }
   }
 
@@ -95,22 +125,40 @@ export class PlanTreeProvider
       if (other.length) {
         rows.push({ kind: 'other' });
       }
+      const planIds = this.store.todos.items.map((i) => i.id);
+      for (const worker of strayWorkers(this.store.workers, planIds)) {
+        rows.push({ kind: 'strayWorker', worker });
+      }
       return rows;
     }
     if (node.kind === 'todo') {
-      return (byTodo.get(node.item.id) ?? []).map((edit) => ({
+      // The worker's change set first (what waits to be taken in), then the edits made here.
+      const worker = this.store.workers.get(node.item.id);
+      const files: PlanNode[] =
+        worker && worker.status !== 'running'
+          ? worker.files.map((file) => ({ kind: 'workerFile', todoId: node.item.id, file }))
+          : [];
+      return [...files, ...(byTodo.get(node.item.id) ?? []).map((edit): PlanNode => ({
         kind: 'edit',
         edit,
         parentTodoId: node.item.id,
-      }));
+      }))];
     }
     if (node.kind === 'other') {
       return other.map((edit) => ({ kind: 'edit', edit }));
+    }
+    if (node.kind === 'strayWorker') {
+      return node.worker.files.map((file) => ({ kind: 'workerFile', todoId: node.worker.todoId, file }));
     }
     return [];
   }
 
   getParent(node: PlanNode): PlanNode | undefined {
+    if (node.kind === 'workerFile') {
+      const item = this.store.todos.items.find((i) => i.id === node.todoId);
+      const stray = this.store.workers.get(node.todoId);
+      return item ? { kind: 'todo', item } : stray ? { kind: 'strayWorker', worker: stray } : undefined;
+    }
     if (node.kind === 'edit') {
       const item = this.store.todos.items.find((i) => i.id === node.parentTodoId);
       return item ? { kind: 'todo', item } : { kind: 'other' };
@@ -176,6 +224,8 @@ export function registerPlanView(
     treeDataProvider: provider,
     dragAndDropController: provider,
     showCollapseAll: false,
+    // Several items can be selected for "Run in Parallel".
+    canSelectMany: true,
   });
   const update = (): void => {
     const review = store.planReview;
@@ -189,11 +239,27 @@ export function registerPlanView(
           ? reviewMessage(review.summary, review.problem)
           : undefined;
   };
+  /** `plansight/workers`: the stored change sets (an older server has none to list). */
+  const fetchWorkers = async (): Promise<void> => {
+    if (!server.isRunning) return;
+    try {
+      const result = await server.sendRequest<WorkersResult>(Methods.workers, {});
+      store.setWorkers(mergeRecords(store.workers, Array.isArray(result?.workers) ? result.workers : []));
+    } catch {
+      // An older server (method not found) or one without workers: nothing stored to show.
+    }
+  };
   update();
   context.subscriptions.push(
     view,
     store.onDidChange((change) => {
-      if (change === 'todos' || change === 'edits' || change === 'server' || change === 'planReview') {
+      if (change === 'server') {
+        store.setWorkers(afterServerChange(store.workers));
+        if (store.serverStatus === 'running') {
+          void fetchWorkers(); // stored change sets survive a restart: show them again
+        }
+      }
+      if (change === 'todos' || change === 'edits' || change === 'server' || change === 'planReview' || change === 'workers') {
         update();
         provider.refresh();
       }
@@ -301,6 +367,69 @@ export function registerPlanView(
     if (id !== undefined) {
       await reviews.show(id);
     }
+  });
+  const failure = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+  /** The item of a worker command: the clicked row (or a file of it), else the selection. */
+  const workerItem = (node: unknown): string | undefined => {
+    const clicked = node as PlanNode | undefined;
+    if (clicked?.kind === 'workerFile') return clicked.todoId;
+    if (clicked?.kind === 'strayWorker') return clicked.worker.todoId;
+    return itemOf(node)?.id ?? itemOf(view.selection[0])?.id;
+  };
+
+  register('plansight.plan.runParallel', async (node, nodes) => {
+    // A context menu passes the clicked row and, with several selected, all of them.
+    const chosen = Array.isArray(nodes) && nodes.length ? nodes : node ? [node] : [...view.selection];
+    const ids = selectedTodoIds(chosen, store.todos.items.map((i) => i.id));
+    if (!ids.length) {
+      void vscode.window.showInformationMessage('Plansight: select the plan items to run in parallel first (Ctrl or Shift + click).');
+      return;
+    }
+    try {
+      const result = await server.sendRequest<RunParallelResult>(Methods.runParallel, {
+        todoIds: ids,
+        ...(store.sessions.shown ? { sessionId: store.sessions.shown } : {}),
+      });
+      const said = runParallelMessage(result);
+      void (said.ok ? vscode.window.showInformationMessage(`Plansight: ${said.text}`) : vscode.window.showWarningMessage(`Plansight: ${said.text}`));
+    } catch (error) {
+      void vscode.window.showErrorMessage(refusedMessage(failure(error)));
+    }
+  });
+  register('plansight.plan.cancelWorker', async (node) => {
+    const id = workerItem(node);
+    if (id === undefined) return;
+    try {
+      await server.sendRequest(Methods.cancelWorker, { todoId: id });
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Plansight could not cancel the worker on #${id}: ${failure(error)}`);
+    }
+  });
+  register('plansight.plan.takeIn', async (node) => {
+    const id = workerItem(node);
+    if (id === undefined) return;
+    try {
+      // Each file comes as a usual reviewEdit (with `worker`); this answers once all are decided.
+      const result = await server.sendRequest<TakeInResult>(Methods.takeIn, { todoId: id });
+      void vscode.window.showInformationMessage(`Plansight: ${takeInMessage(id, result)}`);
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Plansight could not take in worker #${id}'s changes: ${failure(error)}`);
+    }
+    await fetchWorkers();
+  });
+  register('plansight.plan.dropChanges', async (node) => {
+    const id = workerItem(node);
+    const worker = id === undefined ? undefined : store.workers.get(id);
+    if (id === undefined || !worker) return;
+    const drop = 'Drop Changes';
+    const answer = await vscode.window.showWarningMessage(dropQuestion(worker), { modal: true }, drop);
+    if (answer !== drop) return;
+    try {
+      await server.sendRequest(Methods.dropChanges, { todoId: id });
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Plansight could not drop worker #${id}'s changes: ${failure(error)}`);
+    }
+    await fetchWorkers();
   });
   register('plansight.showPlan', async () => {
     await vscode.commands.executeCommand('plansight.plan.focus');

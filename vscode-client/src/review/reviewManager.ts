@@ -16,11 +16,14 @@ import { cardDiff, lineDiffStat, writtenPatch } from './lineDiff';
 import type { CardEntry, ConversationModel } from '../conversation/model';
 import type { EditOutcome } from '../plan/planModel';
 import type { ReviewEditParams, ReviewEditResult } from '../protocol';
+import { reviewTitle } from '../plan/workersModel';
 import type { SessionStore } from '../session';
 import { OriginalContentProvider, originalScheme, ProposedFileSystem, proposedScheme } from './proposedFs';
 import {
   acceptResult,
   autoAcceptable,
+  hasConflictMarkers,
+  markersQuestion,
   baseName,
   rejectResult,
   reviewIdFromQuery,
@@ -115,7 +118,7 @@ export class ReviewManager implements vscode.Disposable {
     const location = reviewLocation(params.id, path);
     const left = vscode.Uri.from({ scheme: originalScheme, ...location });
     const right = vscode.Uri.from({ scheme: proposedScheme, ...location });
-    const title = `${path} (Plansight proposal)`;
+    const title = reviewTitle(path, params);
     this.original.set(left, params.oldText);
     this.proposed.set(right, params.newText);
     this.store.addEdit({
@@ -138,6 +141,9 @@ export class ReviewManager implements vscode.Disposable {
       removed,
       outcome: 'pending',
       ...(params.control === true ? { control: true } : {}),
+      ...(typeof params.worker === 'string' ? { worker: params.worker } : {}),
+      ...(params.conflict === true ? { conflict: true } : {}),
+      ...(params.deleted === true ? { deleted: true } : {}),
     });
 
     return new Promise<ReviewEditResult>((resolve) => {
@@ -208,7 +214,10 @@ export class ReviewManager implements vscode.Disposable {
       return;
     }
     review.notified = true;
-    const notice = reviewNotice(review.params.id, review.path, review.params.description, review.params.control === true);
+    const notice = reviewNotice(review.params.id, review.path, review.params.description, review.params.control === true, {
+      ...(review.params.worker !== undefined ? { worker: review.params.worker } : {}),
+      ...(review.params.conflict === true ? { conflict: true } : {}),
+    });
     void vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: notice.title, cancellable: false },
       async (progress) => {
@@ -291,6 +300,15 @@ export class ReviewManager implements vscode.Disposable {
       return;
     }
     const settled = this.settledText(review);
+    if (review.params.conflict === true && hasConflictMarkers(settled)) {
+      // A conflict is settled by the user: markers left in are written only if they say so.
+      const keep = 'Accept with Markers';
+      const answer = await vscode.window.showWarningMessage(markersQuestion(review.path), { modal: true }, keep);
+      if (answer !== keep || !this.pending.has(review.params.id)) {
+        if (this.pending.has(review.params.id)) await this.openDiff(review.left, review.right, review.title, false);
+        return;
+      }
+    }
     const result = acceptResult(review.params.newText, settled);
     await this.finish(review, result, result.newText !== undefined ? 'changed' : 'accepted', settled);
   }

@@ -41,8 +41,9 @@ export function controlNotice(path: string): string {
 }
 
 /** Whether "Accept All in This Run" may accept this review unasked: never a control file's. */
-export function autoAcceptable(params: { control?: boolean }): boolean {
-  return params.control !== true;
+export function autoAcceptable(params: { control?: boolean; conflict?: boolean }): boolean {
+  // A conflict (version 4, a worker's change) holds markers: never accepted unseen either.
+  return params.control !== true && params.conflict !== true;
 }
 
 /** The last segment of a URI's or path's path. */
@@ -60,15 +61,36 @@ export function baseName(uriOrPath: string): string {
  * links carrying the review's `id`) come right after it, in sight on the collapsed toast;
  * what is proposed, the file and the description follow.
  */
-export function reviewNotice(id: string, path: string, description: string, control = false): { title: string; message: string } {
+export function reviewNotice(
+  id: string,
+  path: string,
+  description: string,
+  control = false,
+  from: { worker?: string; conflict?: boolean } = {},
+): { title: string; message: string } {
   const args = encodeURIComponent(JSON.stringify([id]));
   const said = truncate(oneLine(description), 120);
   // A control file is named as one even on the collapsed toast's line.
-  const what = control ? `a control file, ${path} (it controls your tools)` : path;
+  const file = control ? `a control file, ${path} (it controls your tools)` : path;
+  const worker = from.worker ? ` from worker #${from.worker}` : '';
+  const what = `${file}${worker}${from.conflict ? ' (a conflict to settle)' : ''}`;
   return {
     title: 'Plansight',
-    message:
-      `[Accept](command:plansight.acceptEdit?${args}) · [Reject](command:plansight.rejectEdit?${args}) · ` +
-      `[Show Diff](command:plansight.plan.openEdit?${args}) — proposes an edit to ${what}${said ? `: ${said}` : ''}`,
+    // A conflict is settled in the diff: the toast offers no Accept, so it is never taken unseen.
+    message: from.conflict
+      ? `[Show Diff](command:plansight.plan.openEdit?${args}) · [Reject](command:plansight.rejectEdit?${args}) — ` +
+        `proposes an edit to ${what}${said ? `: ${said}` : ''}`
+      : `[Accept](command:plansight.acceptEdit?${args}) · [Reject](command:plansight.rejectEdit?${args}) · ` +
+        `[Show Diff](command:plansight.plan.openEdit?${args}) — proposes an edit to ${what}${said ? `: ${said}` : ''}`,
   };
+}
+
+/** Whether a text still holds a merge's conflict markers (a line of 7 `<`, `=` or `>`). */
+export function hasConflictMarkers(text: string): boolean {
+  return /^(<{7}|={7}|>{7})( |$)/m.test(text);
+}
+
+/** The question before accepting a conflict whose markers are still in the text. */
+export function markersQuestion(path: string): string {
+  return `${path} still has conflict markers (<<<<<<<, =======, >>>>>>>). Accept it with the markers in the file?`;
 }
