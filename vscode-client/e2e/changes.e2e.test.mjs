@@ -166,7 +166,7 @@ test('checkpoints: each step\'s changes, Undo Step, a reload, Restore to Checkpo
   await fileRow.hover();
   await fileRow.locator('.actions .action-label[aria-label^="Undo File"]').click();
   await dialog.waitFor();
-  assert.match((await dialog.innerText()).replace(/\s+/g, ' '), /Undo what step #1 Add type hints to greet did to test_hello\.py\? Puts back test_hello\.py\./);
+  assert.match((await dialog.innerText()).replace(/\s+/g, ' '), /Undo what step #1 Add type hints to greet did to test_hello\.py\? Undo File puts back test_hello\.py\./);
   await dialog.locator('.monaco-button', { hasText: /^Undo File$/ }).click();
   await waitFor('test_hello.py back, the rest of step 1 kept', () =>
     read('test_hello.py') === original.test && read('hello.py') === afterRun.hello && exists('TYPES.txt'),
