@@ -36,7 +36,7 @@ export const Methods = {
   workers: 'plansight/workers',
   takeIn: 'plansight/takeIn',
   dropChanges: 'plansight/dropChanges',
-  cancelWorker: 'plansight/cancel',
+  cancel: 'plansight/cancel',
 } as const;
 
 /** JSON-RPC error codes the client reacts to. */

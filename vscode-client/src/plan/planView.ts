@@ -400,7 +400,7 @@ export function registerPlanView(
     const id = workerItem(node);
     if (id === undefined) return;
     try {
-      await server.sendRequest(Methods.cancelWorker, { todoId: id });
+      await server.sendRequest(Methods.cancel, { todoId: id });
     } catch (error) {
       void vscode.window.showErrorMessage(`Plansight could not cancel the worker on #${id}: ${failure(error)}`);
     }
