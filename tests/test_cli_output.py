@@ -217,4 +217,9 @@ def test_output_format_json_and_stream_json_put_only_json_on_stdout(
         assert final["filesChanged"] == ["hello.py"]
         assert final["plan"]["items"][0]["text"] == "Rename"
         assert final["usage"]["outputTokens"] > 0
+        # The cost is the server's (its `usage` event), where the model's price is known.
+        assert isinstance(final["costUsd"], float) and final["costUsd"] > 0, final
+        if form == "stream-json":
+            usages = [o for o in objects if o["type"] == "usage"]
+            assert final["costUsd"] == usages[-1]["costUsd"]
         assert "Renamed" in done.stderr  # what a person reads is on stderr

@@ -8,7 +8,8 @@ stdout alone and a person watching still sees the run. The shapes are in docs/te
   server sent it (its `type` and fields), `{"type": "plan", "plan": ...}` when the plan
   changes, and last `{"type": "result", ...}` (the `json` object below with its `type`).
 - `json`: one object at the end: `status`, `result` (the run's text), `plan`, `filesChanged`
-  (paths the agent's accepted edits wrote), `usage`, `error`.
+  (paths the agent's accepted edits wrote), `usage`, `costUsd` (the session's cost so far, as the
+  server's last `usage` event said it; null where the model's price is not known), `error`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class ScriptOutput(TerminalUI):
         self.out = out
         self._edits: dict[str, str] = {}  # an edit's call id → its path, until its result
         self.files_changed: set[str] = set()
+        self.cost_usd: float | None = None  # the last `usage` event's: the server computes it
 
     def _line(self, value: dict[str, Any]) -> None:
         # ensure_ascii: the bytes are plain ASCII whatever the model wrote (no escape reaches
@@ -46,6 +48,9 @@ class ScriptOutput(TerminalUI):
             path = tool_input.get("path") if isinstance(tool_input, dict) else None
             if isinstance(path, str):
                 self._edits[str(event.get("id"))] = path
+        elif kind == "usage":
+            cost = event.get("costUsd")
+            self.cost_usd = cost if isinstance(cost, int | float) else None
         elif kind == "toolResult":
             path = self._edits.pop(str(event.get("id")), None)
             if path is not None and event.get("isError") is not True:
@@ -66,6 +71,7 @@ class ScriptOutput(TerminalUI):
             "plan": self.plan,
             "filesChanged": sorted(self.files_changed),
             "usage": result.get("usage"),
+            "costUsd": self.cost_usd,
             "error": error if error is not None else result.get("error"),
         }
 
