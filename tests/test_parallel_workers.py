@@ -449,6 +449,7 @@ async def test_two_sessions_items_of_one_id_keep_their_change_sets_apart(
     """Session A's item "1" and session B's item "1": each has its worker and change set,
     both listed, and an item id alone takes in the change set of the session asking."""
     api.push_conversation(ONE, *edit_steps("1", "a.py", "return 1", "return 'A'"))
+    api.push_conversation(ONE, *edit_steps("1", "a.py", "return 'A'", "return 'AA'"))
     api.push_conversation(TWO, *edit_steps("1", "b.py", "return 2", "return 'B'"))
     editor = await start(workspace, api, tmp_path / "state")
     try:
@@ -470,20 +471,29 @@ async def test_two_sessions_items_of_one_id_keep_their_change_sets_apart(
         ) == sorted([("1", first, "a.py"), ("1", second, "b.py")])
         assert listed[0]["sessionId"] != listed[1]["sessionId"]
 
-        # B is current: its change set is the one an item id alone names.
+        # Named, A's is taken in, B's left alone.
+        taken = await editor.request("plansight/takeIn", {"todoId": "1", "sessionId": first})
+        assert taken["applied"] == ["a.py"], taken
+        assert (workspace / "a.py").read_text() == "def main():\n    return 'A'\n"
+        assert (workspace / "b.py").read_text() == B_PY
+        [left] = (await editor.request("plansight/workers", {}))["workers"]
+        assert left["parentSessionId"] == second
+        # A's item done, made pending again, and done again by a second worker.
+        await editor.request("plansight/editPlan", {"items": PLAN, "sessionId": first})
+        answer = await editor.request(
+            "plansight/runParallel", {"todoIds": ["1"], "sessionId": first}
+        )
+        assert answer["started"] == ["1"], answer
+        await wait_until(lambda: len(finished_of(editor, first)) == 2, "A's second worker")
+        # Unnamed, B's: the current session's, though A has one again.
         taken = await editor.request("plansight/takeIn", {"todoId": "1"})
         assert taken["applied"] == ["b.py"], taken
         assert (workspace / "b.py").read_text() == "def other():\n    return 'B'\n"
-        assert (workspace / "a.py").read_text() == A_PY
+        with pytest.raises(Exception, match=f"stored in this session \\(session {first} has"):
+            await editor.request("plansight/dropChanges", {"todoId": "1", "sessionId": second})
         [left] = (await editor.request("plansight/workers", {}))["workers"]
         assert left["parentSessionId"] == first
-        with pytest.raises(Exception, match=f"session {first} has one"):
-            await editor.request("plansight/takeIn", {"todoId": "1"})
-        with pytest.raises(Exception, match=f"session {first} has one"):
-            await editor.request("plansight/dropChanges", {"todoId": "1"})
-        taken = await editor.request("plansight/takeIn", {"todoId": "1", "sessionId": first})
-        assert taken["applied"] == ["a.py"]
-        assert (workspace / "a.py").read_text() == "def main():\n    return 'A'\n"
+        await editor.request("plansight/dropChanges", {"todoId": "1", "sessionId": first})
         assert (await editor.request("plansight/workers", {}))["workers"] == []
     finally:
         await editor.stop()
@@ -515,7 +525,9 @@ async def test_two_sessions_workers_on_items_of_one_id_run_at_once_and_cancel_ap
         [still] = (await editor.request("plansight/workers", {}))["workers"]
         assert still["parentSessionId"] == first and still["status"] == "running"
         assert finished_of(editor, first) == []
-        await editor.request("plansight/cancel", {"todoId": "1", "sessionId": first})
+        # Unnamed again: the current session has none now, A alone has one (as VS Code shows
+        # another session's worker, by its item id alone).
+        await editor.request("plansight/cancel", {"todoId": "1"})
         await wait_until(lambda: finished_of(editor, first), "A's worker ended")
         assert finished_of(editor, first)[0]["status"] == "cancelled"
     finally:

@@ -575,7 +575,7 @@ class Workers:
         """Stop session `session_id`'s (None: the current one's) worker on `todo_id` (its
         changes so far are stored, its item left as it was); one that waits is taken off the
         queue. UnknownWorker when none is on that item."""
-        parent = session_id or self.sessions.current
+        parent = self._owner(todo_id, session_id)
         for job in list(self._queue):
             if (job.parent, job.todo_id) == (parent, todo_id):
                 self._queue.remove(job)
@@ -594,7 +594,7 @@ class Workers:
     def drop(self, todo_id: str, session_id: str | None = None) -> None:
         """Discard a stored change set (nothing of it reaches the workspace)."""
         self._recover()
-        parent = session_id or self.sessions.current
+        parent = self._owner(todo_id, session_id)
         if (parent, todo_id) in self._jobs:
             raise ParallelRefused(f"The worker on #{todo_id} is still running: cancel it first.")
         record = self.records.load(parent, todo_id)
@@ -606,19 +606,36 @@ class Workers:
         where = self._elsewhere(todo_id, parent)
         return UnknownWorker(f"No changes of a worker on #{todo_id} are stored{where}.")
 
+    def _holders(self, todo_id: str) -> set[str | None]:
+        """The sessions with a worker (running or waiting) or a change set on `todo_id`."""
+        return (
+            {record.parent_session for record in self.records.all() if record.todo_id == todo_id}
+            | {parent for (parent, item) in self._jobs if item == todo_id}
+            | {job.parent for job in self._queue if job.todo_id == todo_id}
+        )
+
+    def _owner(self, todo_id: str, session_id: str | None) -> str | None:
+        """The session whose worker on `todo_id` a request means: the one it names; else the
+        current one when it has a worker or change set on that item, else the only other
+        session that has one (a client that names no session, as VS Code's, shows another
+        session's change set as an item no longer in the plan, and takes it in by its id);
+        else the current one (refused, naming the sessions that have one)."""
+        if session_id is not None:
+            return session_id
+        current = self.sessions.current
+        holders = self._holders(todo_id)
+        others = holders - {current}
+        return others.pop() if current not in holders and len(others) == 1 else current
+
     def _elsewhere(self, todo_id: str, parent: str | None) -> str:
         """The end of an UnknownWorker's message: which other sessions have one on that item."""
-        others = {
-            record.parent_session
-            for record in self.records.all()
-            if record.todo_id == todo_id and not record.of(parent) and record.parent_session
-        } | {p for (p, t) in self._jobs if t == todo_id and p != parent and p}
+        others = sorted(p for p in self._holders(todo_id) - {parent} if p)
         if not others:
             return ""
+        have = "has" if len(others) == 1 else "have"
         return (
-            " in this session (session "
-            + ", ".join(sorted(others))
-            + " has one on that item: name it with sessionId)"
+            f" in this session (session {', '.join(others)} {have} one on that item: name it "
+            "with sessionId)"
         )
 
     def _forget(self, record: WorkerRecord) -> None:
@@ -679,7 +696,7 @@ class Workers:
         as it is now (a conflict shown as such, never merged silently). Files accepted are
         written; once every file is decided the change set is gone."""
         self._recover()
-        parent = session_id or self.sessions.current
+        parent = self._owner(todo_id, session_id)
         if (parent, todo_id) in self._jobs:
             raise ParallelRefused(f"The worker on #{todo_id} is still running.")
         record = self.records.load(parent, todo_id)
