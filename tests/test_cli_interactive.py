@@ -534,3 +534,15 @@ def test_cost_sums_the_sessions_runs_at_the_models_list_prices(
     ]
     assert len(inputs) == 3 and inputs[2] == inputs[0] + inputs[1], lines
     assert re.search(r"≈ \$\d+\.\d{4} at claude-sonnet-4-20250514's list prices", said), said
+    # A new session has spent nothing (as Claude Code's /cost, per session).
+    term.send("-l", "/new")
+    term.send("Enter")
+    term.wait_for(
+        "the new session", lambda now: at_prompt(now) and "A new session" in " ".join(now)
+    )
+    term.send("-l", "/cost")
+    term.send("Enter")
+    term.wait_for(
+        "nothing spent again",
+        lambda now: at_prompt(now) and "nothing spent." in " ".join(now[-4:]),
+    )

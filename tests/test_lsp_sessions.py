@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from plansight.engine.events import Usage
+from plansight.engine.pricing import list_prices
 from plansight.fakeapi import FakeMessagesAPI, Hang
 from plansight.fakeapi import text_reply as text
 from plansight.fakeapi import tool_reply as tool
@@ -343,3 +346,49 @@ async def test_a_session_taken_up_again_still_undoes_its_steps(
             assert a["id"] in named and len(named - {None}) == 2
         finally:
             await handle.stop()
+
+
+async def test_the_usage_events_cost_is_each_sessions_own(
+    hello_workspace: Path, tmp_path: Path
+) -> None:
+    """`costUsd` is the session's cost so far, as Claude Code's /cost: a new session (the
+    terminal's /new, VS Code's New Session) starts at nothing; going back to the first one
+    goes on from its own."""
+    steps = [text("One."), text("Two."), text("Three."), text("Four.")]
+    with FakeMessagesAPI(steps) as api:
+        handle = await start_editor(hello_workspace, api, storage=tmp_path / "state")
+
+        def turns() -> list[tuple[str, float, float]]:
+            """Each usage event: its session, its costUsd, and its own turn's cost."""
+            found = []
+            for e in handle.recorder.events:
+                if e["type"] == "usage":
+                    prices = list_prices(e["model"])
+                    assert prices is not None  # a priced model, or nothing is checked
+                    told = {snake(k): v for k, v in e["usage"].items()}
+                    usage = Usage(**{k: v for k, v in told.items() if k != "total_input_tokens"})
+                    found.append((e["sessionId"], e["costUsd"], prices.cost(usage)))
+            return found
+
+        try:
+            [first] = await sessions_of(handle)
+            await handle.request("plansight/run", {"prompt": "First"})
+            await handle.request("plansight/run", {"prompt": "Again"})
+            [(_, one, own_one), (_, two, own_two)] = turns()
+            assert one == pytest.approx(own_one, abs=1e-6) and two == pytest.approx(
+                own_one + own_two, abs=1e-6
+            )
+            second = (await handle.request("plansight/newSession", {}))["id"]
+            await handle.request("plansight/run", {"prompt": "Elsewhere"})
+            session, cost, own = turns()[-1]
+            assert session == second and cost == pytest.approx(own, abs=1e-6)  # its own turn alone
+            await handle.request("plansight/openSession", {"id": first["id"]})
+            await handle.request("plansight/run", {"prompt": "Back"})
+            session, cost, own = turns()[-1]
+            assert session == first["id"] and cost == pytest.approx(two + own, abs=1e-6)
+        finally:
+            await handle.stop()
+
+
+def snake(name: str) -> str:
+    return re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), name)

@@ -10,9 +10,11 @@ workspace, change sets surviving a kill, one worker's cancel or API error leavin
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -421,3 +423,229 @@ async def test_a_worker_killed_mid_run_is_listed_failed_with_what_its_copy_held(
         assert (workspace / "half.txt").read_text() == "half done\n"
     finally:
         await again.stop()
+
+
+async def two_sessions(editor: EditorHandle) -> tuple[str, str]:
+    """Session A holds PLAN; a new session B, current now, holds one item "1" of its own
+    (TWO's text: its worker's conversation). Their ids."""
+    listed = (await editor.request("plansight/sessions", {}))["sessions"]
+    first = next(s["id"] for s in listed if s["current"])
+    second = (await editor.request("plansight/newSession", {}))["id"]
+    await editor.request("plansight/editPlan", {"items": [{**PLAN[1], "id": "1"}]})
+    return first, second
+
+
+def finished_of(editor: EditorHandle, parent: str) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in editor.recorder.events
+        if e["type"] == "workerFinished" and e.get("parentSessionId") == parent
+    ]
+
+
+async def test_two_sessions_items_of_one_id_keep_their_change_sets_apart(
+    workspace: Path, api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    """Session A's item "1" and session B's item "1": each has its worker and change set,
+    both listed, and an item id alone takes in the change set of the session asking."""
+    api.push_conversation(ONE, *edit_steps("1", "a.py", "return 1", "return 'A'"))
+    api.push_conversation(ONE, *edit_steps("1", "a.py", "return 'A'", "return 'AA'"))
+    api.push_conversation(TWO, *edit_steps("1", "b.py", "return 2", "return 'B'"))
+    editor = await start(workspace, api, tmp_path / "state")
+    try:
+        await editor.request("plansight/runParallel", {"todoIds": ["1"]})
+        await wait_finished(editor, "1")  # A's change set is stored
+        first, second = await two_sessions(editor)
+        answer = await editor.request("plansight/runParallel", {"todoIds": ["1"]})
+        assert answer == {"started": ["1"], "waiting": [], "skipped": []}
+        await wait_until(lambda: finished_of(editor, second), "B's worker finished")
+        assert [e["files"] for e in finished_of(editor, first)] == [
+            [{"path": "a.py", "added": 1, "removed": 1}]
+        ]
+        assert [e["files"] for e in finished_of(editor, second)] == [
+            [{"path": "b.py", "added": 1, "removed": 1}]
+        ]
+        listed = (await editor.request("plansight/workers", {}))["workers"]
+        assert sorted(
+            (w["todoId"], w["parentSessionId"], w["files"][0]["path"]) for w in listed
+        ) == sorted([("1", first, "a.py"), ("1", second, "b.py")])
+        assert listed[0]["sessionId"] != listed[1]["sessionId"]
+
+        # Named, A's is taken in, B's left alone.
+        taken = await editor.request("plansight/takeIn", {"todoId": "1", "sessionId": first})
+        assert taken["applied"] == ["a.py"], taken
+        assert (workspace / "a.py").read_text() == "def main():\n    return 'A'\n"
+        assert (workspace / "b.py").read_text() == B_PY
+        [left] = (await editor.request("plansight/workers", {}))["workers"]
+        assert left["parentSessionId"] == second
+        # A's item done, made pending again, and done again by a second worker.
+        await editor.request("plansight/editPlan", {"items": PLAN, "sessionId": first})
+        answer = await editor.request(
+            "plansight/runParallel", {"todoIds": ["1"], "sessionId": first}
+        )
+        assert answer["started"] == ["1"], answer
+        await wait_until(lambda: len(finished_of(editor, first)) == 2, "A's second worker")
+        # Unnamed, B's: the current session's, though A has one again.
+        taken = await editor.request("plansight/takeIn", {"todoId": "1"})
+        assert taken["applied"] == ["b.py"], taken
+        assert (workspace / "b.py").read_text() == "def other():\n    return 'B'\n"
+        with pytest.raises(Exception, match=f"stored in this session \\(session {first} has"):
+            await editor.request("plansight/dropChanges", {"todoId": "1", "sessionId": second})
+        [left] = (await editor.request("plansight/workers", {}))["workers"]
+        assert left["parentSessionId"] == first
+        await editor.request("plansight/dropChanges", {"todoId": "1", "sessionId": first})
+        assert (await editor.request("plansight/workers", {}))["workers"] == []
+    finally:
+        await editor.stop()
+
+
+async def test_two_sessions_workers_on_items_of_one_id_run_at_once_and_cancel_apart(
+    workspace: Path, api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    api.push_conversation(ONE, Hang(seconds=60))
+    api.push_conversation(TWO, Hang(seconds=60))
+    editor = await start(workspace, api, tmp_path / "state")
+    try:
+        await editor.request("plansight/runParallel", {"todoIds": ["1"]})
+        first, second = await two_sessions(editor)
+        answer = await editor.request("plansight/runParallel", {"todoIds": ["1"]})
+        assert answer["started"] == ["1"], answer
+        await wait_until(
+            lambda: (
+                any(ONE in str(b) for b in api.bodies) and any(TWO in str(b) for b in api.bodies)
+            ),
+            "both workers wait for the model",
+        )
+        running = (await editor.request("plansight/workers", {}))["workers"]
+        assert sorted(w["parentSessionId"] for w in running) == sorted([first, second])
+        assert {w["status"] for w in running} == {"running"}
+        await editor.request("plansight/cancel", {"todoId": "1"})  # B's: the current session
+        await wait_until(lambda: finished_of(editor, second), "B's worker ended")
+        assert finished_of(editor, second)[0]["status"] == "cancelled"
+        [still] = (await editor.request("plansight/workers", {}))["workers"]
+        assert still["parentSessionId"] == first and still["status"] == "running"
+        assert finished_of(editor, first) == []
+        # Unnamed again: the current session has none now, A alone has one (as VS Code shows
+        # another session's worker, by its item id alone).
+        await editor.request("plansight/cancel", {"todoId": "1"})
+        await wait_until(lambda: finished_of(editor, first), "A's worker ended")
+        assert finished_of(editor, first)[0]["status"] == "cancelled"
+    finally:
+        await editor.stop()
+
+
+def worker_refs(git_dir: Path) -> list[list[str]]:
+    """The refs that keep change sets in the checkpoint repository: [name, sha]."""
+    refs = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "for-each-ref", "--format=%(refname) %(objectname)"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\n")
+    return [line.split(" ") for line in refs if line.startswith("refs/plansight/workers/")]
+
+
+def as_stored_before_sessions_keyed(storage: Path) -> None:
+    """Move the one stored change set to the layout of before change sets were the
+    session's too: its folder and refs named by its item alone, no key in its record."""
+    [record_file] = storage.rglob("workers/*/record.json")
+    record = json.loads(record_file.read_text())
+    assert record.pop("key") == record_file.parent.name
+    legacy = record_file.parent.parent / "1"
+    record_file.parent.rename(legacy)
+    (legacy / "record.json").write_text(json.dumps(record))
+    git_dir = record_file.parent.parent.parent / "checkpoints" / "git"
+    moves = worker_refs(git_dir)
+    assert len(moves) == 2, moves
+    commands = "".join(
+        f"create refs/plansight/workers/1/{name.rsplit('/', 1)[1]} {sha}\ndelete {name}\n"
+        for name, sha in moves
+    )
+    subprocess.run(
+        ["git", "--git-dir", str(git_dir), "update-ref", "--stdin"],
+        input=commands,
+        check=True,
+        text=True,
+    )
+
+
+async def test_a_change_set_stored_before_the_upgrade_is_still_listed_and_taken_in(
+    workspace: Path, api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    storage = tmp_path / "state"
+    api.push_conversation(ONE, *edit_steps("1", "a.py", "return 1", "return 'old'"))
+    editor = await start(workspace, api, storage)
+    try:
+        await editor.request("plansight/runParallel", {"todoIds": ["1"]})
+        await wait_finished(editor, "1")
+    finally:
+        await editor.stop()
+    as_stored_before_sessions_keyed(storage)
+
+    again = await start_editor(workspace, api, storage=storage)
+    try:
+        [listed] = (await again.request("plansight/workers", {}))["workers"]
+        assert listed["todoId"] == "1" and listed["status"] == "completed"
+        assert listed["files"] == [{"path": "a.py", "added": 1, "removed": 1}]
+        # Its item is stored, so another worker on it is refused until it is taken in.
+        answer = await again.request("plansight/runParallel", {"todoIds": ["1"]})
+        assert answer["skipped"][0]["reason"].startswith("its last worker's changes are stored")
+        assert (await again.request("plansight/takeIn", {"todoId": "1"}))["applied"] == ["a.py"]
+        assert (workspace / "a.py").read_text() == "def main():\n    return 'old'\n"
+        assert (await again.request("plansight/workers", {}))["workers"] == []
+        assert not list(storage.rglob("workers/1"))
+        [git_dir] = storage.rglob("checkpoints/git")
+        assert worker_refs(git_dir) == []
+    finally:
+        await again.stop()
+
+
+async def test_run_parallel_with_take_in_answers_once_each_change_set_was_reviewed(
+    workspace: Path, api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    """`takeIn: true` (the whole of a /parallel in one request, as ACP's): every worker
+    waited for, then each change set put to the user in the order asked."""
+    api.push_conversation(ONE, *edit_steps("1", "a.py", "return 1", "return 'hello'"))
+    api.push_conversation(TWO, *edit_steps("2", "b.py", "return 2", "return 'bye'"))
+    editor = await start(workspace, api, tmp_path / "state")
+    try:
+        answer = await editor.request(
+            "plansight/runParallel", {"todoIds": ["2", "1"], "takeIn": True}
+        )
+        assert answer["started"] == ["2", "1"] and answer["skipped"] == []
+        assert [(w["todoId"], w["status"]) for w in answer["finished"]] == [
+            ("2", "completed"),
+            ("1", "completed"),
+        ]
+        assert answer["takenIn"] == [
+            {"todoId": "2", "applied": ["b.py"], "rejected": [], "conflicts": [], "skipped": []},
+            {"todoId": "1", "applied": ["a.py"], "rejected": [], "conflicts": [], "skipped": []},
+        ]
+        assert [r["worker"] for r in editor.recorder.reviews] == ["2", "1"]
+        assert (workspace / "a.py").read_text() == "def main():\n    return 'hello'\n"
+        assert (workspace / "b.py").read_text() == "def other():\n    return 'bye'\n"
+        assert (await editor.request("plansight/workers", {}))["workers"] == []
+    finally:
+        await editor.stop()
+
+
+async def test_cancelling_a_run_parallel_with_take_in_cancels_its_workers(
+    workspace: Path, api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    api.push_conversation(ONE, Hang(seconds=60))
+    editor = await start(workspace, api, tmp_path / "state")
+    try:
+        msg_id, answer = editor.start_request(
+            "plansight/runParallel", {"todoIds": ["1"], "takeIn": True}
+        )
+        await wait_until(
+            lambda: any(ONE in str(b) for b in api.bodies), "worker #1 waits for the model"
+        )
+        editor.cancel(msg_id)
+        done = await wait_finished(editor, "1")
+        assert done["1"]["status"] == "cancelled"
+        with pytest.raises(Exception):  # noqa: B017 - the request was cancelled: an error
+            await answer
+        assert editor.recorder.reviews == []
+    finally:
+        await editor.stop()

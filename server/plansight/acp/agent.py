@@ -29,6 +29,7 @@ import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -255,6 +256,18 @@ class PlansightAgent:
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
 
+    @cached_property
+    def options(self) -> InitOptions:
+        """The options of `plansight lsp` (the environment, then the user's config.json),
+        read once for the connection: every workspace, session and `/parallel` uses these
+        (its problems logged once)."""
+        from plansight.session.settings import user_config
+
+        options = InitOptions.parse(user_config(self.env))
+        for problem in options.problems:
+            log.warning("config.json: %s", problem)
+        return options
+
     # initialize --------------------------------------------------------------------------------
 
     async def initialize(
@@ -379,7 +392,7 @@ class PlansightAgent:
         """`session/list`: the stored sessions of `cwd` (whether open here or not), else of
         every workspace open on this connection; the one used last first, in one page."""
         from plansight.session.registry import LEGACY, SessionRegistry
-        from plansight.session.settings import SessionSettings, user_config
+        from plansight.session.settings import SessionSettings
         from plansight.session.storage import SessionStore
 
         found: list[AcpSessionInfo] = []
@@ -389,9 +402,7 @@ class PlansightAgent:
             if place is not None:
                 metas = [info.meta for info in place.sessions.list()]
             else:  # read where it lies, claiming and writing nothing: it is not open here
-                settings = SessionSettings.from_options(
-                    InitOptions.parse(user_config(self.env)), self.env
-                )
+                settings = SessionSettings.from_options(self.options, self.env)
                 registry = SessionRegistry(
                     SessionStore(settings.store_for(root).directory, read_only=True)
                 )
@@ -453,7 +464,7 @@ class PlansightAgent:
         from plansight.session.lock import StorageUnavailable
         from plansight.session.session import Session
         from plansight.session.sessions import Sessions
-        from plansight.session.settings import SessionSettings, user_config
+        from plansight.session.settings import SessionSettings
 
         root = workspace(cwd).resolve()
         if (place := self.workspaces.get(root)) is not None:
@@ -462,10 +473,7 @@ class PlansightAgent:
                 log.info("%s is open already: its MCP servers stay those it opened with", root)
             return place, False
         conn = self._require_conn()
-        options = InitOptions.parse(user_config(self.env))
-        for problem in options.problems:
-            log.warning("config.json: %s", problem)
-        settings = SessionSettings.from_options(options, self.env)
+        settings = SessionSettings.from_options(self.options, self.env)
         store = settings.store_for(root)
         try:  # one server per workspace (session/lock.py): refused, never shared
             store.claim.take(self.client_name)
@@ -741,10 +749,10 @@ class PlansightAgent:
             opened.session.cancel()
 
     async def _parallel(self, opened: AcpSession, argument: str) -> None:
-        """`/parallel 2 3`: workers on those items (each one's start, current tool and end
-        told as agent text), then each worker's changes put to the user file by file, through
-        the permission requests every edit gets (`plansight/takeIn`). A cancel stops the
-        workers still running; what they did stays stored."""
+        """`/parallel 2 3`: `Workers.run_then_take_in` (workers on those items, then each
+        one's changes put to the user file by file, through the permission requests every
+        edit gets), told as agent text: each worker's start and end, each take-in. A cancel
+        stops the workers still running; what they did stays stored."""
         from plansight.parallel.workers import (
             ParallelRefused,
             WorkerEvent,
@@ -753,70 +761,54 @@ class PlansightAgent:
             WorkerStarted,
         )
         from plansight.plan.plan import PlanError
-        from plansight.session.settings import user_config
 
         ids = [part.lstrip("#") for part in argument.replace(",", " ").split()]
         if not ids:
             raise invalid_params("/parallel needs plan items' ids: /parallel 2 3.")
         place = opened.workspace
         if place.workers is None:
-            options = InitOptions.parse(user_config(self.env))
-            place.workers = Workers(place.sessions, max_workers=options.parallel_max)
+            place.workers = Workers(place.sessions, max_workers=self.options.parallel_max)
         workers = place.workers
-        finished: dict[str, WorkerFinished] = {}
-        told = asyncio.Event()
+
+        def say(text: str) -> None:
+            opened.outbox.put(update_agent_message_text(text))
 
         def on_event(event: WorkerEvent) -> None:
+            if event.parent_session_id != opened.sid:
+                return  # another session's worker
             if isinstance(event, WorkerStarted):
-                said = f"Worker #{event.todo_id} started.\n"
+                say(f"Worker #{event.todo_id} started.\n")
             elif isinstance(event, WorkerFinished):
-                finished[event.todo_id] = event
-                told.set()
                 files = ", ".join(f"{f['path']} +{f['added']} -{f['removed']}" for f in event.files)
-                said = f"Worker #{event.todo_id} {event.status}" + (
-                    f": {files}.\n" if files else ", no changes.\n"
+                say(
+                    f"Worker #{event.todo_id} {event.status}"
+                    + (f": {files}.\n" if files else ", no changes.\n")
                 )
-            else:
-                return
-            opened.outbox.put(update_agent_message_text(said))
+
+        def on_answer(answer: dict[str, Any]) -> None:
+            for skipped in answer["skipped"]:
+                say(f"#{skipped['todoId']}: not started, {skipped['reason']}.\n")
+
+        def on_taken_in(todo_id: str, taken: dict[str, Any]) -> None:
+            counts = ", ".join(
+                f"{len(taken[k])} {k}"
+                for k in ("applied", "rejected", "conflicts", "skipped")
+                if taken[k]
+            )
+            say(f"Took in #{todo_id}'s changes: {counts}.\n")
 
         workers.on_event.append(on_event)
         try:
-            try:
-                answer = await workers.run_parallel(ids, opened.sid)
-            except ParallelRefused as err:
-                raise request_failed(str(err)) from err
-            except PlanError as err:
-                raise invalid_params(str(err)) from err
-            for skipped in answer["skipped"]:
-                opened.outbox.put(
-                    update_agent_message_text(
-                        f"#{skipped['todoId']}: not started, {skipped['reason']}.\n"
-                    )
-                )
-            expected = set(answer["started"]) | {w["todoId"] for w in answer["waiting"]}
-            try:
-                while not expected <= set(finished):
-                    await told.wait()
-                    told.clear()
-            except asyncio.CancelledError:
-                for todo_id in expected - set(finished):
-                    with contextlib.suppress(Exception):
-                        workers.cancel(todo_id)
-                raise
+            await workers.run_then_take_in(
+                ids, opened.sid, on_answer=on_answer, on_taken_in=on_taken_in
+            )
+        except ParallelRefused as err:
+            raise request_failed(str(err)) from err
+        except PlanError as err:
+            raise invalid_params(str(err)) from err
         finally:
             workers.on_event.remove(on_event)
-        for todo_id in sorted(expected):
-            if finished[todo_id].files:
-                taken = await workers.take_in(todo_id)
-                counts = ", ".join(
-                    f"{len(taken[k])} {k}"
-                    for k in ("applied", "rejected", "conflicts", "skipped")
-                    if taken[k]
-                )
-                await opened.outbox.send(
-                    update_agent_message_text(f"Took in #{todo_id}'s changes: {counts}.\n")
-                )
+        await opened.outbox.flush()
 
     async def _command(self, opened: AcpSession, command: SlashCommand) -> None:
         from plansight.checkpoints.facade import CheckpointsOff

@@ -505,6 +505,9 @@ class InteractiveSession:
 
     async def new_conversation(self) -> None:
         if await self.request(RESET, {}) is not None:
+            # /cost is the session's, as the server's costUsd is: the new one has spent nothing.
+            self.usage = {}
+            self.ui.usage = {}
             self.say(
                 "A new session: an empty plan and scratchpad (the previous session is kept: "
                 "/sessions lists it, /resume goes back to it).",

@@ -86,8 +86,9 @@ class EventForwarder:
         self.tool_input = tool_input
         self._pending_text: list[str] = []
         self._pending_turn: int | None = None
-        # The cost of this server's model turns so far (the `usage` event's `costUsd`).
-        self.spend = Spend()
+        # The cost of each session's model turns so far on this server (the `usage` event's
+        # `costUsd`): per session, as Claude Code's /cost is, so a new session starts at 0.
+        self.spends: dict[str | None, Spend] = {}
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextDelta):
@@ -110,7 +111,8 @@ class EventForwarder:
         elif isinstance(event, ToolInputDelta) and not self.tool_input:
             return
         elif isinstance(event, TurnUsage):
-            self.notify(EVENT, event_payload(self.spend.update(event)))
+            spend = self.spends.setdefault(self.session_id(), Spend())
+            self.notify(EVENT, event_payload(spend.update(event)))
         elif (payload := event_payload(event)) is not None:
             self.notify(EVENT, payload)
 

@@ -152,13 +152,18 @@ class RunParallelParams:
 
     todo_ids: TodoIds
     session_id: Text | None = None
+    # An addition of ours: answer once every worker ended and each change set was put to the
+    # user (the terminal's /parallel).
+    take_in: Flag = Flag(False)
 
 
 @attrs.frozen
 class WorkerParams:
-    """`plansight/takeIn`, `plansight/dropChanges`, `plansight/cancel` (version 4)."""
+    """`plansight/takeIn`, `plansight/dropChanges`, `plansight/cancel` (version 4): the item
+    of session `session_id`'s worker (an addition of ours; None: the current session)."""
 
     todo_id: TodoId
+    session_id: Text | None = None
 
 
 @attrs.frozen

@@ -491,6 +491,9 @@ def create_server() -> PlansightServer:
         asked = ls.params.read(params, RunParallelParams)
         workers = ls.require_workers()
         with engine_errors():
+            if asked.take_in:
+                run = await workers.run_then_take_in(list(asked.todo_ids), asked.session_id)
+                return run.to_wire()
             return await workers.run_parallel(list(asked.todo_ids), asked.session_id)
 
     @server.feature(WORKERS)
@@ -502,19 +505,19 @@ def create_server() -> PlansightServer:
         asked = ls.params.read(params, WorkerParams)
         workers = ls.require_workers()
         with engine_errors():
-            return await workers.take_in(asked.todo_id)
+            return await workers.take_in(asked.todo_id, asked.session_id)
 
     @server.feature(DROP_CHANGES)
     def drop_changes(ls: PlansightServer, params: Any) -> None:
         asked = ls.params.read(params, WorkerParams)
         with engine_errors():
-            ls.require_workers().drop(asked.todo_id)
+            ls.require_workers().drop(asked.todo_id, asked.session_id)
 
     @server.feature(CANCEL_WORKER)
     def cancel_worker(ls: PlansightServer, params: Any) -> None:
         asked = ls.params.read(params, WorkerParams)
         with engine_errors():
-            ls.require_workers().cancel(asked.todo_id)
+            ls.require_workers().cancel(asked.todo_id, asked.session_id)
 
     return server
 

@@ -3,9 +3,14 @@ own on a copy of the workspace, confined by the sandbox to that copy; its change
 then taken in file by file through the usual edit review, merged three ways onto the workspace
 as it is then.
 
-`Workers` is what a front door drives: `run_parallel`, `list`, `cancel`, `take_in`, `drop`,
-`close`; it tells of each worker through `on_event` (`WorkerStarted`, `WorkerProgress`,
-`WorkerFinished`, sent by the front door as `plansight/event`s).
+`Workers` is what a front door drives: `run_parallel`, `listed`, `cancel`, `take_in`, `drop`,
+`close`, and `run_then_take_in` (the whole of a `/parallel`: start, wait for every worker, then
+put each change set to the user); it tells of each worker through `on_event` (`WorkerStarted`,
+`WorkerProgress`, `WorkerFinished`, sent by the front door as `plansight/event`s).
+
+A worker is its parent session's: two sessions of one workspace may each have an item "1",
+and each one's workers, change sets and copies are apart (records.py `worker_key`). An item id
+alone names the worker of the session that asks (the current one unless another is named).
 
 Why it is safe to let a worker edit and run commands unasked: it works in a folder under
 Plansight's storage (copies.py), its commands run in the sandbox with only that folder writable
@@ -21,7 +26,9 @@ copies.py) are what `plansight/workers` lists after a restart.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import functools
 import logging
 import uuid
 from collections.abc import Callable
@@ -39,7 +46,7 @@ from plansight.engine import hooks
 from plansight.engine.events import Event, RunResult, ToolCall
 from plansight.engine.hooks import EditDecision, EditProposal
 from plansight.parallel.copies import FileChange, WorkerCopy
-from plansight.parallel.records import WorkerRecord, WorkerRecords, WorkerStatus
+from plansight.parallel.records import WorkerRecord, WorkerRecords, WorkerStatus, worker_key
 from plansight.parallel.scratchpad import SharedScratchpad
 from plansight.plan.plan import PlanError, TodoItem
 from plansight.session.session import Session
@@ -71,10 +78,15 @@ class UnknownWorker(Exception):
     """No running worker or stored change set for that item."""
 
 
+# `session_id` is the worker's own session; `parent_session_id` (an addition of ours,
+# `parentSessionId` on the wire) the session whose item it works on.
+
+
 @dataclass(frozen=True)
 class WorkerStarted:
     todo_id: str
     session_id: str
+    parent_session_id: str | None = None
     type: str = "workerStarted"
 
 
@@ -87,6 +99,7 @@ class WorkerProgress:
     tool: str | None
     summary: str | None
     rounds: int
+    parent_session_id: str | None = None
     type: str = "workerProgress"
 
 
@@ -97,21 +110,51 @@ class WorkerFinished:
     status: WorkerStatus
     files: tuple[dict[str, Any], ...]
     summary: str
+    parent_session_id: str | None = None
     type: str = "workerFinished"
 
 
 WorkerEvent = WorkerStarted | WorkerProgress | WorkerFinished
 
 
-@dataclass
+@dataclass(frozen=True)
+class ParallelRun:
+    """What `run_then_take_in` did: `runParallel`'s answer, how each worker it waited for
+    ended (by item id, in the order asked), and each change set's take-in."""
+
+    answer: dict[str, Any]
+    finished: dict[str, WorkerFinished]
+    taken_in: dict[str, dict[str, Any]]
+
+    def to_wire(self) -> dict[str, Any]:
+        """`runParallel`'s answer with `takeIn`: the additions `finished` (each worker waited
+        for: `{ todoId, status, files, summary }`) and `takenIn` (each change set put to the
+        user: `{ todoId, applied, rejected, conflicts, skipped }`), in the order asked."""
+        return {
+            **self.answer,
+            "finished": [
+                {"todoId": i, "status": f.status, "files": list(f.files), "summary": f.summary}
+                for i, f in self.finished.items()
+            ],
+            "takenIn": [{"todoId": i, **taken} for i, taken in self.taken_in.items()],
+        }
+
+
+@dataclass(eq=False)  # each job is itself (two sessions' jobs may share an item id)
 class _Job:
     todo_id: str
     parent: str | None
     item: TodoItem
     base: str
+    # How it ended (set once, whether it ran or left the queue): what `run_then_take_in` waits on.
+    ended: asyncio.Future[WorkerFinished]
     task: asyncio.Task[None] | None = None
     session: Session | None = None
     rounds: int = 0
+
+    @property
+    def key(self) -> str:
+        return worker_key(self.parent, self.todo_id)
 
 
 def _now() -> str:
@@ -137,7 +180,7 @@ class Workers:
         self.front_door: FrontDoor = front_door or {}
         self.records = WorkerRecords(engine.store.directory / "workers")
         self.on_event: list[Callable[[WorkerEvent], None]] = []
-        self._jobs: dict[str, _Job] = {}  # running
+        self._jobs: dict[tuple[str | None, str], _Job] = {}  # running, by (parent, item)
         self._queue: list[_Job] = []  # waiting for a free place or their dependencies
         self._scratchpads: dict[str | None, SharedScratchpad] = {}
         self._taking_in = asyncio.Lock()
@@ -156,10 +199,16 @@ class Workers:
         """Start a worker for each item whose dependencies are done (at most `max_workers` at
         once; the others wait for a place or for their dependencies). ParallelRefused without a
         sandbox or checkpoints; PlanError for an item the plan does not have."""
+        answer, _ = await self._start(todo_ids, session_id or self.sessions.current)
+        return answer
+
+    async def _start(
+        self, todo_ids: list[str], parent: str | None
+    ) -> tuple[dict[str, Any], list[_Job]]:
+        """`run_parallel`: its answer, and the jobs it queued (started or waiting)."""
         self._recover()
         self.engine.lock.refuse_if_read_only()
         await self._refuse_unless_possible()
-        parent = session_id or self.sessions.current
         plan = self.sessions.state(parent).todos
         items = {item.id: item for item in plan.items}
         unknown = [i for i in todo_ids if i not in items]
@@ -176,27 +225,68 @@ class Workers:
         if base is None:
             raise ParallelRefused(checkpointer.off_reason or "checkpoints are off")
         skipped: list[dict[str, str]] = []
-        queued: list[str] = []
+        queued: list[_Job] = []
+        loop = asyncio.get_running_loop()
         for todo_id in dict.fromkeys(todo_ids):
-            reason = self._not_startable(items[todo_id])
+            reason = self._not_startable(parent, items[todo_id])
             if reason is not None:
                 skipped.append({"todoId": todo_id, "reason": reason})
                 continue
-            self._queue.append(_Job(todo_id, parent, items[todo_id], base))
-            queued.append(todo_id)
+            job = _Job(todo_id, parent, items[todo_id], base, loop.create_future())
+            self._queue.append(job)
+            queued.append(job)
         self._scratchpads.setdefault(
             parent, SharedScratchpad(self.sessions.state(parent).scratchpad)
         )
         started = self._schedule()
-        return {
-            "started": [j for j in queued if j in started],
+        answer = {
+            "started": [job.todo_id for job in queued if job in started],
             "waiting": [
                 {"todoId": job.todo_id, "after": list(job.item.after)}
-                for job in self._queue
-                if job.todo_id in queued
+                for job in queued
+                if job in self._queue
             ],
             "skipped": skipped,
         }
+        return answer, queued
+
+    async def run_then_take_in(
+        self,
+        todo_ids: list[str],
+        session_id: str | None,
+        *,
+        on_answer: Callable[[dict[str, Any]], None] | None = None,
+        on_taken_in: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> ParallelRun:
+        """The whole of a `/parallel`: start the items' workers (`run_parallel`; its answer
+        told to `on_answer`), wait for every one of them to end, then put each change set to
+        the user in the order asked (`take_in`, the usual reviews; each told to
+        `on_taken_in`). Cancelled while they run, the ones still running or waiting are
+        cancelled too (what they did is stored: `listed`); cancelled during a take-in, the
+        rest stays stored for a later one."""
+        parent = session_id or self.sessions.current
+        answer, jobs = await self._start(todo_ids, parent)
+        if on_answer is not None:
+            on_answer(answer)
+        pending = {job.ended for job in jobs if not job.ended.done()}
+        try:
+            if pending:
+                await asyncio.wait(pending)  # not the futures themselves: a cancel leaves them
+        except asyncio.CancelledError:
+            for job in jobs:
+                if not job.ended.done():
+                    with contextlib.suppress(UnknownWorker):
+                        self.cancel(job.todo_id, parent)
+            raise
+        finished = {job.todo_id: job.ended.result() for job in jobs}
+        taken_in: dict[str, dict[str, Any]] = {}
+        for todo_id, ended in finished.items():
+            if not ended.files or self.records.load(parent, todo_id) is None:
+                continue  # nothing to take in, or taken in or dropped meanwhile
+            taken_in[todo_id] = await self.take_in(todo_id, parent)
+            if on_taken_in is not None:
+                on_taken_in(todo_id, taken_in[todo_id])
+        return ParallelRun(answer, finished, taken_in)
 
     async def _refuse_unless_possible(self) -> None:
         sandbox = self.engine.ctx.sandbox
@@ -221,10 +311,12 @@ class Workers:
             ) or self.engine.checkpoints.off_reason
             raise ParallelRefused(f"Workers' copies are made from checkpoints, and {why}.")
 
-    def _not_startable(self, item: TodoItem) -> str | None:
-        if item.id in self._jobs or any(j.todo_id == item.id for j in self._queue):
+    def _not_startable(self, parent: str | None, item: TodoItem) -> str | None:
+        if (parent, item.id) in self._jobs or any(
+            (j.parent, j.todo_id) == (parent, item.id) for j in self._queue
+        ):
             return "a worker is already on it"
-        if self.records.load(item.id) is not None:
+        if self.records.load(parent, item.id) is not None:
             return "its last worker's changes are stored: take them in or drop them first"
         if item.status in ("completed", "cancelled"):
             return f"it is {item.status}"
@@ -242,15 +334,15 @@ class Workers:
                 return False, None
         return True, None
 
-    def _schedule(self) -> set[str]:
+    def _schedule(self) -> set[_Job]:
         """Start what may start now; drop what never can (a dependency failed)."""
-        started: set[str] = set()
+        started: set[_Job] = set()
         for job in list(self._queue):
             ready, never = self._dependencies(job)
             if never is not None:
                 self._queue.remove(job)
-                self._emit(
-                    WorkerFinished(job.todo_id, "", "cancelled", (), f"Not started: {never}.")
+                self._ended(
+                    job, WorkerFinished(job.todo_id, "", "cancelled", (), f"Not started: {never}.")
                 )
                 continue
             if not ready or len(self._jobs) >= self.max_workers:
@@ -259,14 +351,15 @@ class Workers:
             # A dependency's change set not taken in yet is where its dependent starts from
             # (one dependency); its own change set is then the dependent's changes alone.
             for dependency in job.item.after[:1] if len(job.item.after) == 1 else ():
-                record = self.records.load(dependency)
+                record = self.records.load(job.parent, dependency)
                 if record is not None and record.result:
                     job.base = record.result
-            self._jobs[job.todo_id] = job
+            self._jobs[(job.parent, job.todo_id)] = job
             job.task = asyncio.get_running_loop().create_task(
                 self._work(job), name=f"plansight-worker-{job.todo_id}"
             )
-            started.add(job.todo_id)
+            job.task.add_done_callback(functools.partial(self._never_ran, job))
+            started.add(job)
         return started
 
     # One worker -----------------------------------------------------------------------------
@@ -276,20 +369,29 @@ class Workers:
         assert checkpointer is not None
         return checkpointer.store
 
-    def _copy(self, todo_id: str) -> WorkerCopy:
-        """git on the checkpoint repository, with the worker's own index and folder."""
+    def _copy(self, key: str) -> WorkerCopy:
+        """git on the checkpoint repository, with the worker's own index and folder (`key`:
+        records.py `worker_key`)."""
         directory = checkpoints_folder(self.records.folder.parent)
-        folder = self.records.folder_of(todo_id)
+        folder = self.records.folder_of(key)
         return WorkerCopy(
             find_git()[0], directory / "git", folder / "tree", folder / "index", directory / "home"
         )
 
     async def _work(self, job: _Job) -> None:
         session_id = uuid.uuid4().hex[:12]
-        record = WorkerRecord(job.todo_id, session_id, job.parent, "running", _now(), base=job.base)
+        record = WorkerRecord(
+            job.todo_id,
+            session_id,
+            job.parent,
+            "running",
+            _now(),
+            base=job.base,
+            stored_key=job.key,
+        )
         self.records.save(record)  # a restart finds it (and what its copy holds)
-        self._emit(WorkerStarted(job.todo_id, session_id))
-        copy = self._copy(job.todo_id)
+        self._emit(WorkerStarted(job.todo_id, session_id, job.parent))
+        copy = self._copy(job.key)
         result: RunResult | None = None
         status: WorkerStatus = "failed"
         summary = ""
@@ -359,7 +461,9 @@ class Workers:
         if isinstance(event, ToolCall):
             job.rounds += 1
             self._emit(
-                WorkerProgress(job.todo_id, session_id, event.name, event.summary, job.rounds)
+                WorkerProgress(
+                    job.todo_id, session_id, event.name, event.summary, job.rounds, job.parent
+                )
             )
 
     async def _finish(
@@ -388,19 +492,20 @@ class Workers:
         self.records.save(record)  # first: a crash after this loses nothing
         # Hashed (its index agrees with it): kept for the next worker's copy; else removed.
         await asyncio.to_thread(copy.park if result_tree else copy.remove_folder)
-        self._jobs.pop(job.todo_id, None)
+        self._jobs.pop((job.parent, job.todo_id), None)
         # The plan first, so that a client told the worker finished sees its item as it is.
         self._set_item(
             job, "completed" if status == "completed" else "failed" if status == "failed" else None
         )
-        self._emit(
+        self._ended(
+            job,
             WorkerFinished(
                 job.todo_id,
                 record.session_id,
                 status,
                 tuple(f.to_wire() for f in files),
                 record.summary,
-            )
+            ),
         )
         if not files and status != "running":
             # Nothing to take in: no record is left to list.
@@ -440,6 +545,23 @@ class Workers:
         except Exception as err:  # another session's run holds the engine: said, not fatal
             log.warning("worker #%s: its item's status could not be set: %s", job.todo_id, err)
 
+    def _never_ran(self, job: _Job, task: asyncio.Task[None]) -> None:
+        """A worker cancelled before its first step (or in its last ones) never told how it
+        ended: it is told here, so that no one waits for it. A record it left `running` is
+        listed failed after a restart (`_recover`), with what its copy held."""
+        if job.ended.done():
+            return
+        if self._jobs.get((job.parent, job.todo_id)) is job:
+            del self._jobs[(job.parent, job.todo_id)]
+        self._ended(job, WorkerFinished(job.todo_id, "", "cancelled", (), "Cancelled."))
+
+    def _ended(self, job: _Job, finished: WorkerFinished) -> None:
+        """Tell how `job` ended: its future, then the listeners."""
+        finished = dataclasses.replace(finished, parent_session_id=job.parent)
+        if not job.ended.done():
+            job.ended.set_result(finished)
+        self._emit(finished)
+
     def _emit(self, event: WorkerEvent) -> None:
         for listener in list(self.on_event):
             try:
@@ -449,42 +571,88 @@ class Workers:
 
     # Cancel, drop ---------------------------------------------------------------------------
 
-    def cancel(self, todo_id: str) -> None:
-        """Stop one worker (its changes so far are stored, its item left as it was); one that
-        waits is taken off the queue. UnknownWorker when none is on that item."""
+    def cancel(self, todo_id: str, session_id: str | None = None) -> None:
+        """Stop session `session_id`'s (None: the current one's) worker on `todo_id` (its
+        changes so far are stored, its item left as it was); one that waits is taken off the
+        queue. UnknownWorker when none is on that item."""
+        parent = self._owner(todo_id, session_id)
         for job in list(self._queue):
-            if job.todo_id == todo_id:
+            if (job.parent, job.todo_id) == (parent, todo_id):
                 self._queue.remove(job)
-                self._emit(
-                    WorkerFinished(todo_id, "", "cancelled", (), "Cancelled before it started.")
+                self._ended(
+                    job,
+                    WorkerFinished(todo_id, "", "cancelled", (), "Cancelled before it started."),
                 )
                 return
-        running = self._jobs.get(todo_id)
+        running = self._jobs.get((parent, todo_id))
         if running is None or running.task is None:
-            raise UnknownWorker(f"No worker is running item #{todo_id}.")
+            raise UnknownWorker(
+                f"No worker is running item #{todo_id}{self._elsewhere(todo_id, parent)}."
+            )
         running.task.cancel()
 
-    def drop(self, todo_id: str) -> None:
+    def drop(self, todo_id: str, session_id: str | None = None) -> None:
         """Discard a stored change set (nothing of it reaches the workspace)."""
         self._recover()
-        if todo_id in self._jobs:
+        parent = self._owner(todo_id, session_id)
+        if (parent, todo_id) in self._jobs:
             raise ParallelRefused(f"The worker on #{todo_id} is still running: cancel it first.")
-        record = self.records.load(todo_id)
+        record = self.records.load(parent, todo_id)
         if record is None:
-            raise UnknownWorker(f"No changes of a worker on #{todo_id} are stored.")
+            raise self._not_stored(todo_id, parent)
         self._forget(record)
+
+    def _not_stored(self, todo_id: str, parent: str | None) -> UnknownWorker:
+        where = self._elsewhere(todo_id, parent)
+        return UnknownWorker(f"No changes of a worker on #{todo_id} are stored{where}.")
+
+    def _holders(self, todo_id: str) -> set[str | None]:
+        """The sessions with a worker (running or waiting) or a change set on `todo_id`."""
+        return (
+            {record.parent_session for record in self.records.all() if record.todo_id == todo_id}
+            | {parent for (parent, item) in self._jobs if item == todo_id}
+            | {job.parent for job in self._queue if job.todo_id == todo_id}
+        )
+
+    def _owner(self, todo_id: str, session_id: str | None) -> str | None:
+        """The session whose worker on `todo_id` a request means: the one it names; else the
+        current one when it has a worker or change set on that item, else the only other
+        session that has one (a client that names no session, as VS Code's, shows another
+        session's change set as an item no longer in the plan, and takes it in by its id);
+        else the current one (refused, naming the sessions that have one)."""
+        if session_id is not None:
+            return session_id
+        current = self.sessions.current
+        holders = self._holders(todo_id)
+        others = holders - {current}
+        return others.pop() if current not in holders and len(others) == 1 else current
+
+    def _elsewhere(self, todo_id: str, parent: str | None) -> str:
+        """The end of an UnknownWorker's message: which other sessions have one on that item."""
+        others = sorted(p for p in self._holders(todo_id) - {parent} if p)
+        if not others:
+            return ""
+        have = "has" if len(others) == 1 else "have"
+        return (
+            f" in this session (session {', '.join(others)} {have} one on that item: name it "
+            "with sessionId)"
+        )
 
     def _forget(self, record: WorkerRecord) -> None:
         try:
-            copy = self._copy(record.todo_id)
+            copy = self._copy(record.key)
             copy.forget(record.key)
             copy.remove_folder()
         except (GitError, GitUnavailable, OSError) as err:
             log.warning("worker #%s: %s", record.todo_id, err)
-        self.records.remove(record.todo_id)
+        self.records.remove(record.key)
 
     async def close(self) -> None:
         """Stop every worker; each stores what it did (listed after a restart)."""
+        for job in self._queue:
+            self._ended(
+                job, WorkerFinished(job.todo_id, "", "cancelled", (), "Not started: stopped.")
+            )
         self._queue.clear()
         tasks = [job.task for job in self._jobs.values() if job.task is not None]
         for task in tasks:
@@ -501,9 +669,9 @@ class Workers:
             return
         self._recovered = True
         for record in self.records.all():
-            if record.status != "running" or record.todo_id in self._jobs:
+            if record.status != "running" or (record.parent_session, record.todo_id) in self._jobs:
                 continue
-            copy = self._copy(record.todo_id)
+            copy = self._copy(record.key)
             try:
                 result, files = self._change_set(copy, record) if record.base else ("", ())
             except (GitError, OSError, AssertionError) as err:
@@ -522,28 +690,30 @@ class Workers:
 
     # Taking in ------------------------------------------------------------------------------
 
-    async def take_in(self, todo_id: str) -> dict[str, Any]:
-        """Put a stored change set to the user, one file at a time, each merged three ways
-        onto the workspace as it is now (a conflict shown as such, never merged silently).
-        Files accepted are written; once every file is decided the change set is gone."""
+    async def take_in(self, todo_id: str, session_id: str | None = None) -> dict[str, Any]:
+        """Put session `session_id`'s (None: the current one's) stored change set of
+        `todo_id` to the user, one file at a time, each merged three ways onto the workspace
+        as it is now (a conflict shown as such, never merged silently). Files accepted are
+        written; once every file is decided the change set is gone."""
         self._recover()
-        if todo_id in self._jobs:
+        parent = self._owner(todo_id, session_id)
+        if (parent, todo_id) in self._jobs:
             raise ParallelRefused(f"The worker on #{todo_id} is still running.")
-        record = self.records.load(todo_id)
+        record = self.records.load(parent, todo_id)
         if record is None:
-            raise UnknownWorker(f"No changes of a worker on #{todo_id} are stored.")
+            raise self._not_stored(todo_id, parent)
         async with self._taking_in:
             return await self._take_in(record)
 
     async def _take_in(self, record: WorkerRecord) -> dict[str, Any]:
-        copy = self._copy(record.todo_id)
+        copy = self._copy(record.key)
         answer: dict[str, list[Any]] = {
             "applied": [],
             "rejected": [],
             "conflicts": [],
             "skipped": [],
         }
-        scratch = self.records.folder_of(record.todo_id)
+        scratch = self.records.folder_of(record.key)
         for change in record.files:
             if change.path in record.decided:
                 continue

@@ -158,8 +158,11 @@ METHODS: tuple[MethodSpec, ...] = (
         RUN_PARALLEL,
         "client→server",
         "request",
-        "{ todoIds, sessionId? }",
-        "{ started, waiting: [{ todoId, after }], skipped: [{ todoId, reason }] }",
+        # takeIn, finished, takenIn: ours (the whole of a /parallel in one request)
+        "{ todoIds, sessionId?, takeIn? }",
+        "{ started, waiting: [{ todoId, after }], skipped: [{ todoId, reason }], "
+        "finished?: [{ todoId, status, files, summary }], "
+        "takenIn?: [{ todoId, applied, rejected, conflicts, skipped }] }",
         4,
         True,
     ),
@@ -168,7 +171,8 @@ METHODS: tuple[MethodSpec, ...] = (
         "client→server",
         "request",
         "{}",
-        "{ workers: [{ todoId, sessionId, status, files, startedAt, finishedAt?, summary? }] }",
+        "{ workers: [{ todoId, sessionId, status, files, startedAt, finishedAt?, summary?, "
+        "decided?, parentSessionId? }] }",
         4,
         True,
     ),
@@ -176,13 +180,15 @@ METHODS: tuple[MethodSpec, ...] = (
         TAKE_IN,
         "client→server",
         "request",
-        "{ todoId }",
+        "{ todoId, sessionId? }",  # sessionId: ours, the worker's parent session
         "{ applied, rejected, conflicts, skipped: [{ path, reason }] }",
         4,
         True,
     ),
-    MethodSpec(DROP_CHANGES, "client→server", "request", "{ todoId }", "null", 4, True),
-    MethodSpec(CANCEL_WORKER, "client→server", "request", "{ todoId }", "null", 4, True),
+    MethodSpec(DROP_CHANGES, "client→server", "request", "{ todoId, sessionId? }", "null", 4, True),
+    MethodSpec(
+        CANCEL_WORKER, "client→server", "request", "{ todoId, sessionId? }", "null", 4, True
+    ),
     MethodSpec(
         MCP,
         "client→server",
@@ -361,9 +367,14 @@ EVENTS: tuple[EventSpec, ...] = (
         "usage", "model, contextUsed, contextWindow, usage: Usage, costUsd?, parts?", 0, True
     ),
     EventSpec("history", "runs, sessionId", 4, True),  # a session opened: its past runs
-    EventSpec("workerStarted", "todoId, sessionId", 4, True),
-    EventSpec("workerProgress", "todoId, sessionId, tool, summary, rounds", 4, True),
-    EventSpec("workerFinished", "todoId, sessionId, status, files, summary", 4, True),
+    # parentSessionId: ours, the session whose item the worker (sessionId) works on
+    EventSpec("workerStarted", "todoId, sessionId, parentSessionId?", 4, True),
+    EventSpec(
+        "workerProgress", "todoId, sessionId, tool, summary, rounds, parentSessionId?", 4, True
+    ),
+    EventSpec(
+        "workerFinished", "todoId, sessionId, status, files, summary, parentSessionId?", 4, True
+    ),
 )
 EVENT_TYPES = frozenset(spec.type for spec in EVENTS)
 
