@@ -198,6 +198,7 @@ function apply(message: ToWebview): void {
       running = message.running;
       context = message.context;
       status.textContent = message.status;
+      status.title = message.status; // shown on one line, cut where the view is narrow
       renderComposer();
       break;
     case 'focus':
