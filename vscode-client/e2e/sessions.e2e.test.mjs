@@ -70,6 +70,11 @@ test('sessions: new, switch with each one\'s history, rename, delete', { timeout
   assert.ok(listed.every((r) => /ago|just now/.test(r.meta ?? '')), `each with its time: ${JSON.stringify(listed)}`);
   const fits = await frame.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
   assert.ok(fits, 'nothing runs past the view\'s right edge at 300 px');
+  await waitFor('the prompt box fitted again to the narrower view (its placeholder not cut)', async () => {
+    const layout = await wb.composerLayout();
+    if (layout.promptCut) throw new Error(JSON.stringify(layout));
+    return true;
+  }, 5_000);
   await wb.shot('28-sidebar-sessions-300px', wb.sidebar);
 
   log('a run in the second session that takes a while; switching to the first while it goes on');

@@ -272,7 +272,10 @@ export function workbench(page) {
         const tops = buttons.map((b) => b.getBoundingClientRect().top).sort((a, b) => a - b);
         const rows = tops.filter((top, i) => i === 0 || top - tops[i - 1] > 4).length;
         const edge = document.documentElement.clientWidth;
+        const prompt = document.getElementById('prompt');
         return {
+          // The prompt box's text (or placeholder) cut: it needs more height than it has.
+          promptCut: prompt.scrollHeight > prompt.clientHeight + 1,
           status: status.textContent,
           statusLines: new Set(lineTops).size,
           statusTitle: status.title,

@@ -560,6 +560,15 @@ document.addEventListener('keydown', (event) => {
 
 prompt.value = vscode.getState()?.draft ?? '';
 fitPrompt();
+// A narrower view wraps the text (or the placeholder) onto more lines: fit the box again, or
+// its last line is cut (seen at 300 px after the sidebar was narrowed from 440 px).
+let promptWidth = prompt.clientWidth;
+window.addEventListener('resize', () => {
+  if (prompt.clientWidth !== promptWidth) {
+    promptWidth = prompt.clientWidth;
+    fitPrompt();
+  }
+});
 renderComposer();
 if (document.hasFocus()) {
   prompt.focus(); // the view had focus before this script ran (its window's focus event is gone)
