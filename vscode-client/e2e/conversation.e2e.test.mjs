@@ -3,6 +3,9 @@
 // model's Markdown answer rendered (a heading, a list, a code block), the token usage, a
 // follow-up in the same session (its edit accepted with "Accept All in This Run"), the same
 // conversation and plan edits after a window reload (plansight/history), and a new session. The fake API replays fixtures/vscode-e2e/conversation.json.
+// Issue 31: the settled card shows what was written and, after the reload, the same line-level
+// diff; the code block's def and greet in the colours the editor gives them in hello.py; the
+// list_files row counts the files; at 440 px and 300 px the composer keeps one row of buttons.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,6 +48,9 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
   await review.locator('button[data-action="accept"]').click();
   await waitFor('hello.py on disk to have the type hints', () => hello().includes('def greet(name: str) -> str:'));
   await waitFor('the review card to say accepted', async () => /Accepted/.test(await frame.locator('.card-review').first().innerText()));
+  // What the settled card shows, line by line, to compare with the card after a reload (issue 31).
+  const liveDiff = await frame.locator('.card-review pre.diff').first().innerText();
+  assert.match(liveDiff, /def greet\(name: str\) -> str:/, 'the settled card shows what was written');
 
   log('the test command arrives as a card; approving it');
   const approval = await wb.openCard('approval', 'unittest');
@@ -64,6 +70,19 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
   await tool.locator('summary').click();
   await answer.scrollIntoViewIfNeeded();
   await wb.shot('08-window-conversation');
+
+  log('code blocks take the editor\'s colours: def and greet as hello.py shows them');
+  const editorColour = (word) =>
+    page.locator('.editor-group-container .monaco-editor .view-lines span > span', { hasText: new RegExp(`^${word}$`) }).first().evaluate((e) => getComputedStyle(e).color);
+  const blockColour = (cls, word) =>
+    answer.locator(`pre > code .hl-${cls}`, { hasText: new RegExp(`^${word}$`) }).first().evaluate((e) => getComputedStyle(e).color);
+  await waitFor('the editor to colour def as a keyword (its grammar loaded)', async () => (await editorColour('def')) !== (await editorColour('greet')));
+  assert.equal(await blockColour('keyword', 'def'), await editorColour('def'), 'def: the editor\'s keyword colour');
+  assert.equal(await blockColour('function', 'greet'), await editorColour('greet'), 'greet: the editor\'s function colour');
+
+  log('the list_files row says how many files it found');
+  const listing = frame.locator('details.tool', { hasText: 'list_files' }).first();
+  assert.match(await listing.locator('summary').innerText(), /→ 2 files\b/, 'the row counts the files (not "→ hello.py")');
 
   log('a follow-up in the same session; its edit is accepted with Accept All in This Run');
   const before = (await fake.messages()).length;
@@ -106,6 +125,24 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
     (await wb.pane('Plan').locator('.monaco-list-row[aria-level="2"]', { hasText: 'hello.py' }).count()) >= 1,
   );
   await wb.shot('16-window-history-after-reload');
+  log('the reloaded edit card reads line by line as the live one did (issue 31)');
+  // The changed lines, each removed line beside its added one: the context around them differs
+  // (the live card had the file, the history has the edit's own text).
+  const changed = (diff) => diff.split('\n').filter((line) => /^[+−]/.test(line));
+  const reloadedDiff = await reloaded.locator('.card-pastReview pre.diff').first().innerText();
+  assert.deepEqual(changed(reloadedDiff), changed(liveDiff), 'the same line-level diff after the reload');
+  assert.equal(changed(liveDiff).length, 4, `two lines changed, each −/+: ${liveDiff}`);
+  await reloaded.locator('.card-pastReview').first().scrollIntoViewIfNeeded();
+  await wb.shot('31-history-card-440px', wb.sidebar);
+  await wb.sidebarWidth(300);
+  await waitFor('the composer on one row at 300 px, nothing past the view\'s edge', async () => {
+    const layout = await wb.composerLayout();
+    const wide = await reloaded.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
+    if (layout.rows !== 1 || layout.pastTheEdge.length || wide) throw new Error(JSON.stringify({ layout, wide }));
+    return true;
+  });
+  await reloaded.locator('.card-pastReview').first().scrollIntoViewIfNeeded();
+  await wb.shot('31-history-card-300px', wb.sidebar);
 
   log('New Session from the conversation');
   const frameNow = await wb.conversation();

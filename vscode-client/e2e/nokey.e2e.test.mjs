@@ -1,6 +1,8 @@
 // No API key (issue 12): the user asks from the conversation; nothing is sent to the model, the
 // prompt stays on screen with a card offering "Set API Key"; once the key is set the same prompt
-// goes out by itself and the run succeeds, without retyping it.
+// goes out by itself and the run succeeds, without retyping it. Issue 31: a key the API refuses
+// (HTTP 401) is said in words with Set API Key first on the card and in a notification, at 300
+// and 440 px; a new key set from the card, Retry sends the same prompt and it runs.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,9 +11,9 @@ import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
 import { waitFor, workbench } from './workbench.mjs';
 
 const recording = join(repoDir, 'fixtures/vscode-e2e/nokey.json');
-const { prompt } = JSON.parse(readFileSync(recording, 'utf8'));
+const { prompt, followUp } = JSON.parse(readFileSync(recording, 'utf8'));
 
-test('no API key: Set API Key on the card, and the kept prompt runs', { timeout: 5 * 60_000 }, async (t) => {
+test('no API key: Set API Key on the card, and the kept prompt runs; a refused key offers Set API Key', { timeout: 5 * 60_000 }, async (t) => {
   let fake;
   const { page, passed } = await openWorkbench(t, {
     name: 'nokey',
@@ -42,5 +44,32 @@ test('no API key: Set API Key on the card, and the kept prompt runs', { timeout:
   assert.equal(requests.length, 1, 'one request, after the key was set');
   assert.ok(JSON.stringify(requests[0].body).includes(prompt), 'the prompt the user typed before the key, not retyped');
   assert.equal(await frame.locator('.entry.user').count(), 1, 'the prompt shows once');
+
+  log('a follow-up meets a 401: Set API Key first on the card, and in a notification');
+  await wb.sidebarWidth(300);
+  await wb.ask(followUp);
+  const refused = await wb.openCard('retry', 'refused the API key');
+  assert.match(await refused.innerText(), /The model API refused the API key \(HTTP 401\)/);
+  assert.deepEqual(
+    await refused.locator('button').evaluateAll((buttons) => buttons.map((b) => b.dataset.action)),
+    ['setKey', 'retry', 'showOutput'],
+    'Set API Key first',
+  );
+  const toast = wb.toast('the model API refused the API key');
+  await toast.waitFor();
+  await toast.locator('.monaco-button', { hasText: /^Set API Key$/ }).waitFor();
+  await wb.shot('31-key-refused-300px', wb.sidebar);
+  await wb.sidebarWidth(440);
+  await wb.shot('31-key-refused-440px');
+
+  log('a new key from the card, then Retry: the same prompt runs');
+  await refused.locator('button[data-action="setKey"]').click();
+  await wb.answerInput('Anthropic API key', 'sk-ant-e2e-second-key');
+  const retry = await wb.openCard('retry', 'refused the API key');
+  await retry.locator('button[data-action="retry"]').click();
+  await wb.conversationShows('the follow-up to run and finish', /checks that greet says[\s\S]*Done\s*1 round/);
+  const asked = await fake.messages();
+  assert.equal(asked.length, 3, 'the first prompt, the refused follow-up, and its retry');
+  assert.ok(JSON.stringify(asked[2].body).includes(followUp), 'the retry sent the same prompt');
   passed();
 });

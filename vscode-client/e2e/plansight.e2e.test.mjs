@@ -104,6 +104,13 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
     const text = helloOnDisk();
     return text.includes('if __name__ == "__main__":') && text.includes(USER_LINE);
   });
+  // The settled card shows what was written, the user's line with it, not the proposal (issue 31).
+  const writtenCard = (await wb.conversation()).locator('.card-review', { hasText: 'line 12' }).last();
+  await waitFor('the settled card to show what was written', async () => {
+    const text = await writtenCard.innerText();
+    if (!text.includes(USER_LINE) || !/Accepted with your changes/.test(text)) throw new Error(text);
+    return true;
+  });
 
   // ---------------------------------------------------------------- a command to approve
   log('approving the test command from its card');
@@ -146,6 +153,14 @@ test('Plansight in a real VS Code: plan, reminder, reviews, approval, plan edits
   const bashResult = bodies.find((b) => b.includes('toolu_e2e_13') && b.includes('tool_result'));
   assert.ok(bashResult && /Ran 2 tests/.test(bashResult), 'the approved command ran (its output reaches the model)');
   log(`the fake API got ${requests.length} requests; request ${rejection + 1} carries the reason`);
+
+  log('the settled card with what was written, at 300 px and 440 px');
+  await wb.sidebarWidth(300);
+  await writtenCard.scrollIntoViewIfNeeded();
+  await wb.shot('31-card-what-was-written-300px', wb.sidebar);
+  await wb.sidebarWidth(440);
+  await writtenCard.scrollIntoViewIfNeeded();
+  await wb.shot('31-card-what-was-written-440px', wb.sidebar);
 
   // ---------------------------------------------------------------- the user edits the plan
   log('adding a plan item from the Plan view title bar (plansight/editPlan)');

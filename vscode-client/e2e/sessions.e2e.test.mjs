@@ -70,6 +70,11 @@ test('sessions: new, switch with each one\'s history, rename, delete', { timeout
   assert.ok(listed.every((r) => /ago|just now/.test(r.meta ?? '')), `each with its time: ${JSON.stringify(listed)}`);
   const fits = await frame.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
   assert.ok(fits, 'nothing runs past the view\'s right edge at 300 px');
+  await waitFor('the prompt box fitted again to the narrower view (its placeholder not cut)', async () => {
+    const layout = await wb.composerLayout();
+    if (layout.promptCut) throw new Error(JSON.stringify(layout));
+    return true;
+  }, 5_000);
   await wb.shot('28-sidebar-sessions-300px', wb.sidebar);
 
   log('a run in the second session that takes a while; switching to the first while it goes on');
@@ -88,7 +93,18 @@ test('sessions: new, switch with each one\'s history, rename, delete', { timeout
   await waitFor('the status line to name the session that runs', async () =>
     (await frame.locator('#status').innerText()) === 'Working in another session: “Tell me about bravo”.',
   );
+  // The composer at 300 px (issue 31): its status on one line (cut, whole in its tooltip), its
+  // buttons on one row, icons only but Send's, each in sight and named.
+  const narrow = await wb.composerLayout();
+  assert.equal(narrow.statusLines, 1, `the status on one line: ${JSON.stringify(narrow)}`);
+  assert.equal(narrow.statusTitle, narrow.status, 'the whole status in its tooltip');
+  assert.deepEqual(narrow.buttons, ['planFirst', 'newSession', 'stop', 'send'], 'Stop in sight while a run goes on');
+  assert.equal(narrow.rows, 1, `the buttons on one row: ${JSON.stringify(narrow)}`);
+  assert.deepEqual(narrow.pastTheEdge, [], 'no button past the edge');
+  assert.deepEqual(narrow.nameless, [], 'each button named');
+  assert.deepEqual(narrow.labelsShown, ['send'], 'icons only, but Send');
   await wb.shot('28-sidebar-sessions-running', wb.sidebar);
+  await wb.shot('31-composer-running-300px', frame.locator('#composer'));
   await waitFor('the second session\'s run to end', async () => !/\brunning\b/.test((await bravo.getAttribute('class')) ?? ''), 60_000);
   await waitFor('the fake to have answered the third run', async () => (await fake.messages()).length === 3);
   const shownLog = await frame.locator('#log').innerText();
@@ -118,5 +134,16 @@ test('sessions: new, switch with each one\'s history, rename, delete', { timeout
   await waitFor('one session left', async () => (await rows.count()) === 1);
   assert.equal(await summaryTitle(), 'Tell me about bravo', 'the shown session stays shown');
   assert.equal((await fake.messages()).length, 3, 'one model request per run');
+
+  log('the composer at a 440 px sidebar: its buttons with their names, on one row');
+  await wb.sidebarWidth(440);
+  await waitFor('the buttons named in full on one row', async () => {
+    const wide = await wb.composerLayout();
+    if (wide.rows !== 1 || JSON.stringify(wide.labelsShown) !== JSON.stringify(['planFirst', 'newSession', 'send']) || wide.pastTheEdge.length) {
+      throw new Error(JSON.stringify(wide));
+    }
+    return true;
+  });
+  await wb.shot('31-sidebar-sessions-440px', wb.sidebar);
   passed();
 });

@@ -2,6 +2,8 @@
 // the cursor in the conversation's prompt from the editor; a question that arrives opens
 // nothing, and Ctrl+Alt+Enter opens its picker (Escape closes it, the question still waits);
 // Escape in the Conversation view stops the run; Ctrl+Shift+Alt+N there starts a new session.
+// In it, a plan run: Ctrl+Alt+Enter approves the proposed plan, accepts an edit, and approves a
+// command; Ctrl+Alt+Backspace rejects an edit (outside a text box). Then at a 440 px sidebar.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +11,7 @@ import { test } from 'node:test';
 import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
 import { waitFor, workbench } from './workbench.mjs';
 
-const recording = join(repoDir, 'fixtures/vscode-e2e/question.json');
+const recording = join(repoDir, 'fixtures/vscode-e2e/shortcuts.json');
 const script = JSON.parse(readFileSync(recording, 'utf8'));
 
 /** Drags the sidebar's edge until it is `width` px wide. */
@@ -25,9 +27,9 @@ async function sidebarWidth(wb, width) {
   });
 }
 
-test('shortcuts: focus the conversation, answer, stop, new session', { timeout: 8 * 60_000 }, async (t) => {
+test('shortcuts: focus the conversation, answer, stop, new session, approve, accept, reject', { timeout: 8 * 60_000 }, async (t) => {
   let fake;
-  const { page, passed } = await openWorkbench(t, {
+  const { dirs, page, passed } = await openWorkbench(t, {
     name: 'shortcuts',
     env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
     async beforeStart(sandbox, cleanups) {
@@ -78,6 +80,45 @@ test('shortcuts: focus the conversation, answer, stop, new session', { timeout: 
   await page.keyboard.press('Control+Shift+Alt+N');
   await waitFor('a new, empty conversation', async () => !/Which docstring style/.test(await conversation.locator('#log').innerText()));
   assert.equal(await page.locator('.tabs-container .tab').count(), tabs, 'no editor opened (VS Code for the Web has Ctrl+Alt+N for New Untitled File)');
+  assert.deepEqual(page.context().pages().map((p) => p.url()), [page.url()], 'no window opened (VS Code for the Web has Ctrl+Shift+Alt+N for New Window)');
   await wb.shot('31-shortcut-new-session-300px', wb.sidebar);
+
+  const hello = () => readFileSync(join(dirs.workspace, 'hello.py'), 'utf8');
+  const original = hello();
+  const editor = page.locator('.editor-group-container', { has: page.locator('.tab.active', { hasText: 'notes.txt' }) }).locator('.view-lines');
+  log('a plan run: Ctrl+Alt+Enter in the editor approves the proposed plan');
+  await conversation.locator('#planFirst').click();
+  await wb.ask(script.planPrompt);
+  await wb.openCard('planReview');
+  await editor.click();
+  await page.keyboard.press('Control+Alt+Enter');
+  await wb.conversationShows('the plan approved', /Approved/);
+
+  log('Ctrl+Alt+Enter in the editor accepts the edit under review');
+  await wb.openCard('review', 'def greet');
+  await editor.click();
+  await page.keyboard.press('Control+Alt+Enter');
+  await waitFor('hello.py on disk with greet\'s type hints', () => hello().includes('def greet(name: str) -> str:'));
+
+  log('Ctrl+Alt+Backspace outside a text box (the Plan view) rejects the next edit');
+  await wb.openCard('review', 'def shout');
+  await wb.pane('Plan').locator('.monaco-list-row[aria-level="1"]', { hasText: 'Run the tests' }).click();
+  await page.keyboard.press('Control+Alt+Backspace');
+  await wb.answerInput('Reject the edit to hello.py', 'Keep shout as it is.');
+  await waitFor('the second card to say rejected', async () => /Rejected/.test(await conversation.locator('.card-review', { hasText: 'def shout' }).last().innerText()));
+  assert.ok(hello().includes('def shout(name, times):'), 'shout as it was on disk');
+
+  log('Ctrl+Alt+Enter approves the test command');
+  await wb.openCard('approval', 'unittest');
+  await wb.shot('31-shortcut-approve-command-300px', wb.sidebar);
+  await page.keyboard.press('Control+Alt+Enter');
+  await wb.conversationShows('the run to finish', /you kept shout as it was[\s\S]*Done/);
+  assert.notEqual(hello(), original);
+  const messages = await fake.messages();
+  const bodies = messages.map((m) => JSON.stringify(m.body));
+  assert.ok(bodies.some((b) => b.includes('This edit was rejected by the user') && b.includes('Keep shout as it is.')), 'the model was told the second edit was rejected, and why');
+  assert.equal(messages.length, script.steps.length - 1, 'the model was asked once per recorded step but the hanging one');
+  await wb.sidebarWidth(440);
+  await wb.shot('31-shortcuts-done-440px', wb.sidebar);
   passed();
 });

@@ -66,6 +66,19 @@ export function workbench(page) {
       }
     },
 
+    /** Drags the sidebar's edge until it is `width` px wide (300 is VS Code's default). */
+    async sidebarWidth(width) {
+      await waitFor(`the sidebar to be ${width} px wide`, async () => {
+        const box = await sidebar.boundingBox();
+        if (Math.abs(box.width - width) <= 2) return true;
+        await page.mouse.move(box.x + box.width + 1, box.y + box.height / 2);
+        await page.mouse.down();
+        await page.mouse.move(box.x + width + 1, box.y + box.height / 2, { steps: 5 });
+        await page.mouse.up();
+        return false;
+      });
+    },
+
     /** Expands a collapsed view of the Plansight container (e.g. the Scratchpad). */
     async expandPane(title) {
       const header = pane(title).locator('.pane-header');
@@ -241,6 +254,38 @@ export function workbench(page) {
       const card = frame.locator(`.card-${kind}.open`, hasText ? { hasText } : {}).last();
       await card.waitFor({ timeout: WAIT });
       return card;
+    },
+
+    /**
+     * How the composer is laid out (issue 31: at a 300 px sidebar its status wrapped to lines
+     * of their own and its buttons to a second row): the status's lines of text, the rows its
+     * shown buttons take, and any that runs past the view's edge or shows no name.
+     */
+    async composerLayout() {
+      const frame = await wb.conversation();
+      return frame.evaluate(() => {
+        const status = document.getElementById('status');
+        const range = document.createRange();
+        range.selectNodeContents(status);
+        const lineTops = [...range.getClientRects()].map((r) => Math.round(r.top));
+        const buttons = [...document.querySelectorAll('#composer .bar button')].filter((b) => b.getClientRects().length > 0);
+        const tops = buttons.map((b) => b.getBoundingClientRect().top).sort((a, b) => a - b);
+        const rows = tops.filter((top, i) => i === 0 || top - tops[i - 1] > 4).length;
+        const edge = document.documentElement.clientWidth;
+        const prompt = document.getElementById('prompt');
+        return {
+          // The prompt box's text (or placeholder) cut: it needs more height than it has.
+          promptCut: prompt.scrollHeight > prompt.clientHeight + 1,
+          status: status.textContent,
+          statusLines: new Set(lineTops).size,
+          statusTitle: status.title,
+          buttons: buttons.map((b) => b.id),
+          rows,
+          pastTheEdge: buttons.filter((b) => b.getBoundingClientRect().right > edge).map((b) => b.id),
+          nameless: buttons.filter((b) => !(b.getAttribute('aria-label') || b.innerText.trim())).map((b) => b.id),
+          labelsShown: buttons.filter((b) => (b.querySelector('.label')?.getClientRects().length ?? 0) > 0).map((b) => b.id),
+        };
+      });
     },
 
     toast(text) {

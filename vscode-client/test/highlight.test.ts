@@ -31,3 +31,16 @@ describe("code blocks coloured as the editor's (issue 31)", () => {
     expect(css).toContain('body.vscode-light { --hl-keyword: #0000ff;'); // Light+'s keyword blue
   });
 });
+
+describe("the scratchpad's code blocks (issue 31)", () => {
+  it("are coloured by the conversation's rules, not the symbol icons' colours", async () => {
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { scratchpadHtml } = await import('../src/scratchpad/scratchpadHtml');
+    const rules = (css: string) => (css.match(/^\s*(body[.\w-]* \{ --hl-[^}]*\}|\.hl-\w+ \{[^}]*\})/gm) ?? []).map((r) => r.trim());
+    const conversation = rules(readFileSync(join(__dirname, '..', 'media', 'conversation.css'), 'utf8'));
+    const scratchpad = rules(scratchpadHtml('`x`', 'n', 'c'));
+    expect(conversation).toHaveLength(9);
+    expect(scratchpad).toEqual(conversation);
+  });
+});

@@ -35,6 +35,15 @@ describe('the conversation page', () => {
     expect(html).toContain('id="newSession"');
   });
 
+  it('names each composer button that shows its icon only in a narrow view (issue 31)', () => {
+    const html = conversationPage(resources);
+    for (const [id, name] of [['planFirst', 'Plan first'], ['newSession', 'New Session'], ['stop', 'Stop']]) {
+      const button = html.match(new RegExp(`<button[^>]*id="${id}"[^>]*>.*?</button>`))?.[0] ?? '';
+      expect(button, id).toContain(`aria-label="${name}"`);
+      expect(button, id).toContain(`<span class="label">${name}</span>`);
+    }
+  });
+
   it('offers Run Demo and Set API Key in its welcome, and a Jump to latest control', () => {
     const html = conversationPage(resources);
     expect(html).toContain('data-command="plansight.runDemo"');

@@ -65,10 +65,10 @@ ${options.folder ? `<div id="welcome">
   <textarea id="prompt" rows="2" aria-label="Ask Plansight" placeholder="Ask Plansight to change something… (Enter sends, Shift+Enter for a new line, @ for a file)"></textarea>
   <div class="bar">
     <span id="status" aria-live="polite"></span>
-    <button type="button" id="planFirst" class="secondary toggle" aria-pressed="false" title="Plan first: the agent researches and proposes a plan, and changes nothing until you approve it"><i class="codicon codicon-checklist" aria-hidden="true"></i>Plan first</button>
-    <button type="button" id="newSession" class="secondary" title="Start over: a new conversation, plan and scratchpad"><i class="codicon codicon-clear-all" aria-hidden="true"></i>New Session</button>
-    <button type="button" id="stop" class="secondary" hidden><i class="codicon codicon-debug-stop" aria-hidden="true"></i>Stop</button>
-    <button type="submit" id="send" class="primary"><i class="codicon codicon-send" aria-hidden="true"></i><span id="sendLabel">Send</span></button>
+    <button type="button" id="planFirst" class="secondary toggle" aria-pressed="false" aria-label="Plan first" title="Plan first: the agent researches and proposes a plan, and changes nothing until you approve it"><i class="codicon codicon-checklist" aria-hidden="true"></i><span class="label">Plan first</span></button>
+    <button type="button" id="newSession" class="secondary" aria-label="New Session" title="Start over: a new conversation, plan and scratchpad"><i class="codicon codicon-clear-all" aria-hidden="true"></i><span class="label">New Session</span></button>
+    <button type="button" id="stop" class="secondary" hidden aria-label="Stop" title="Stop the run (Escape)"><i class="codicon codicon-debug-stop" aria-hidden="true"></i><span class="label">Stop</span></button>
+    <button type="submit" id="send" class="primary"><i class="codicon codicon-send" aria-hidden="true"></i><span id="sendLabel" class="label">Send</span></button>
   </div>
 </form>
 <script nonce="${attr(r.nonce)}" src="${attr(r.scriptUri)}"></script>

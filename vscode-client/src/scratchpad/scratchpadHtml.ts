@@ -49,11 +49,17 @@ export function scratchpadHtml(content: string, nonce: string, cspSource: string
   .code-block .copy { position: absolute; top: 3px; right: 3px; font: inherit; font-size: 0.85em; padding: 1px 6px; cursor: pointer; border: none; border-radius: 2px;
          color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); opacity: 0.75; }
   .code-block .copy .codicon { display: none; }
-  .hl-keyword { color: var(--vscode-symbolIcon-keywordForeground, #569cd6); }
-  .hl-string { color: var(--vscode-debugTokenExpression-string, #ce9178); }
-  .hl-number { color: var(--vscode-debugTokenExpression-number, #b5cea8); }
-  .hl-comment { color: var(--vscode-descriptionForeground); font-style: italic; }
-  .hl-function { color: var(--vscode-symbolIcon-functionForeground, #dcdcaa); }
+  /* Code as the editor colours it, the same rules as the conversation's (media/conversation.css
+     says why): the symbol icons' colours made keywords read as plain text in most themes. */
+  body { --hl-keyword: #569cd6; --hl-comment: #6a9955; --hl-function: #dcdcaa; --hl-string: #ce9178; --hl-number: #b5cea8; }
+  body.vscode-light { --hl-keyword: #0000ff; --hl-comment: #008000; --hl-function: #795e26; --hl-string: #a31515; --hl-number: #098658; }
+  body.vscode-high-contrast { --hl-keyword: #569cd6; --hl-comment: #7ca668; --hl-function: #dcdcaa; --hl-string: #ce9178; --hl-number: #b5cea8; }
+  body.vscode-high-contrast-light { --hl-keyword: #0f4a85; --hl-comment: #515151; --hl-function: #5e2cbc; --hl-string: #0f4a85; --hl-number: #096d48; }
+  .hl-keyword { color: var(--hl-keyword); }
+  .hl-string { color: var(--vscode-debugTokenExpression-string, var(--hl-string)); }
+  .hl-number { color: var(--vscode-debugTokenExpression-number, var(--hl-number)); }
+  .hl-comment { color: var(--hl-comment); font-style: italic; }
+  .hl-function { color: var(--hl-function); }
 </style>
 </head>
 <body>

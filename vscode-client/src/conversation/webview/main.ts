@@ -198,6 +198,7 @@ function apply(message: ToWebview): void {
       running = message.running;
       context = message.context;
       status.textContent = message.status;
+      status.title = message.status; // shown on one line, cut where the view is narrow
       renderComposer();
       break;
     case 'focus':
@@ -487,7 +488,10 @@ document.addEventListener('keydown', (event) => {
     event.preventDefault();
     post({ type: 'cancel' });
   } else if ((event.ctrlKey || event.metaKey) && event.altKey && event.shiftKey && event.code === 'KeyN' && !running) {
+    // Kept from the workbench: in VS Code for the Web the same keys are New Window, and a
+    // second, empty window opened beside the new session (seen in the shortcuts e2e).
     event.preventDefault();
+    event.stopPropagation();
     post({ type: 'newSession' });
   }
 });
@@ -556,6 +560,15 @@ document.addEventListener('keydown', (event) => {
 
 prompt.value = vscode.getState()?.draft ?? '';
 fitPrompt();
+// A narrower view wraps the text (or the placeholder) onto more lines: fit the box again, or
+// its last line is cut (seen at 300 px after the sidebar was narrowed from 440 px).
+let promptWidth = prompt.clientWidth;
+window.addEventListener('resize', () => {
+  if (prompt.clientWidth !== promptWidth) {
+    promptWidth = prompt.clientWidth;
+    fitPrompt();
+  }
+});
 renderComposer();
 if (document.hasFocus()) {
   prompt.focus(); // the view had focus before this script ran (its window's focus event is gone)
