@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import sys
 from collections.abc import Callable
@@ -449,6 +450,65 @@ def test_a_second_session_on_the_workspace_is_refused_before_a_task_is_typed(
     )
     said = " ".join(lines)
     assert "another" in said.lower() or "in use" in said.lower(), "\n".join(lines)
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_a_state_folder_that_cannot_be_written_is_said_before_a_task_is_typed(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    # A file where the state folder would be: nothing can be saved there (even by root).
+    (tmp_path / "not-a-folder").write_text("")
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "XDG_STATE_HOME": str(tmp_path / "not-a-folder"),
+    }
+    term = terminal(width, 24)
+    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    lines = term.wait_for(
+        "the refusal, nothing typed",
+        lambda now: at_prompt(now) and any(line.startswith("plansight:") for line in now),
+    )
+    said = " ".join(lines)
+    assert "cannot save this workspace's session" in said, "\n".join(lines)
+    assert "XDG_STATE_HOME" in said and not fake_api.message_requests
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_commands_without_a_sandbox_are_said_before_a_task_is_typed(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    tools = tmp_path / "bin-without-bwrap"  # what the server needs, and no bwrap
+    tools.mkdir()
+    for name in ("git", "rg", "sh"):
+        found = shutil.which(name)
+        if found:
+            (tools / name).symlink_to(found)
+    env = plain_env(tmp_path) | {
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    term = terminal(width, 24)
+    # PATH for plansight only: tmux itself is found on the test's.
+    command = ["env", f"PATH={tools}", sys.executable, "-m", "plansight"]
+    term.start(command, env, hello_workspace)
+    lines = term.wait_for(
+        "the warning, nothing typed",
+        lambda now: at_prompt(now) and "without a sandbox" in " ".join(now),
+    )
+    said = " ".join(lines)
+    # What it means, why, and what to do: install bubblewrap, or the option that exists.
+    assert "commands run without a sandbox: bubblewrap (the bwrap program) is not on" in said
+    assert "Install bubblewrap" in said and "sandbox.enabled" in said, "\n".join(lines)
+    assert not fake_api.message_requests
 
 
 @pytest.mark.parametrize("width", [40, 120])
