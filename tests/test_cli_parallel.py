@@ -10,7 +10,6 @@ where none can be made."""
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,7 +21,13 @@ from plansight.cli.ui import worker_line
 from plansight.fakeapi import FakeMessagesAPI, Hang, ScriptStep, text_reply, tool_reply
 from plansight.workspace.sandbox import detect
 
-from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
+from test_cli_terminal import (  # noqa: F401 (the fixture)
+    PLANSIGHT,
+    Terminal,
+    api_env,
+    plain_env,
+    terminal,
+)
 
 
 def test_a_running_worker_shows_its_current_tool_and_a_finished_one_its_files() -> None:
@@ -102,16 +107,14 @@ def test_parallel_shows_each_worker_live_then_reviews_each_workers_files(
         "ANTHROPIC_API_KEY": "test-key",
     }
     term = terminal(100, 30)
-    term.start([sys.executable, "-m", "plansight"], env, workspace)
+    term.start(PLANSIGHT, env, workspace)
     term.wait_for("the prompt", at_prompt)
-    term.send("-l", "Plan the two changes")
-    term.send("Enter")
+    term.type_line("Plan the two changes")
     term.wait_for("the plan", lambda now: at_prompt(now) and "Planned." in now)
     # The workers' conversations, only now: the main one's requests must not match them.
     fake_api.push_conversation(ONE, *worker_steps("1", "a.py", "return 1", "return 'hello'"))
     fake_api.push_conversation(TWO, *worker_steps("2", "b.py", "return 2", "return 'bye'"))
-    term.send("-l", "/parallel 1 2")
-    term.send("Enter")
+    term.type_line("/parallel 1 2")
 
     # While they run: a line per worker in the live region, each with its current tool.
     lines = term.wait_for(

@@ -13,13 +13,9 @@ import pytest
 
 from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
 
-from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
+from test_cli_terminal import Terminal, api_env, terminal  # noqa: F401 (the fixture)
 
 PARAGRAPHS = 24
-
-
-def api_env(tmp_path: Path, api: FakeMessagesAPI) -> dict[str, str]:
-    return plain_env(tmp_path) | {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "k"}
 
 
 def long_answer() -> str:
