@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,13 @@ from plansight.cli.interactive import Command, completions, parse_line, step_id
 from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
 
 from conftest import strip_cache_control, user_texts, wait_until_sync
-from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
+from test_cli_terminal import (  # noqa: F401 (the fixture)
+    PLANSIGHT,
+    Terminal,
+    api_env,
+    plain_env,
+    terminal,
+)
 
 PROMPT = "›"
 QUESTION_END = "type a reason to reject:"
@@ -143,12 +149,9 @@ def test_an_interactive_session_continues_one_conversation_on_one_server(
         tool_reply("edit_file", HINT_EDIT, text="Trying again."),
         text_reply("Still here."),
     )
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-    }
+    env = api_env(tmp_path, fake_api)
     term = terminal(width, 24)
-    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.start(PLANSIGHT, env, hello_workspace)
     session = Session(term)
     session.shown = term.wait_for("the prompt", at_prompt)
     assert session.shown[0].startswith("plansight · ")
@@ -234,12 +237,9 @@ def test_new_help_unknown_commands_and_ctrl_c_twice_at_the_prompt(
         tool_reply("read_file", {"path": "hello.py"}),  # Ctrl-C at its review
         tool_reply("edit_file", HINT_EDIT),
     )
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-    }
+    env = api_env(tmp_path, fake_api)
     term = terminal(80, 24)
-    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.start(PLANSIGHT, env, hello_workspace)
     session = Session(term)
     session.shown = term.wait_for("the prompt", at_prompt)
     lines = session.type_line("/help")
@@ -318,12 +318,9 @@ def test_the_first_task_shows_which_project_instructions_the_model_reads(
 ) -> None:
     (hello_workspace / "AGENTS.md").write_text("Run the tests with unittest.\n")
     fake_api.push(text_reply("First."), text_reply("Second."))
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-    }
+    env = api_env(tmp_path, fake_api)
     term = terminal(100, 24)
-    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.start(PLANSIGHT, env, hello_workspace)
     session = Session(term)
     session.shown = term.wait_for("the prompt", at_prompt)
     first = session.type_line("Say something")
@@ -338,7 +335,7 @@ def test_without_an_api_key_the_session_says_how_to_get_going(
     hello_workspace: Path,
 ) -> None:
     term = terminal(100, 24)
-    term.start([sys.executable, "-m", "plansight"], plain_env(tmp_path), hello_workspace)
+    term.start(PLANSIGHT, plain_env(tmp_path), hello_workspace)
     lines = term.wait_for("the end", lambda _: term.exit_status() is not None)
     assert term.exit_status() == 1
     assert lines[0].startswith("plansight: set ANTHROPIC_API_KEY"), lines
@@ -366,12 +363,9 @@ def test_ctrl_c_at_a_review_leaves_no_library_warning_on_the_terminal(
         text_reply("Stopped."),
         text_reply("Stopped again."),
     )
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-    }
+    env = api_env(tmp_path, fake_api)
     term = terminal(width, 24)
-    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.start(PLANSIGHT, env, hello_workspace)
     term.wait_for("the prompt", at_prompt)
     term.send(FIRST_TASK, "Enter")
     term.wait_for("the review", asking)
@@ -399,12 +393,9 @@ def test_a_notice_at_the_prompt_is_printed_above_the_line_being_typed(
     width: int,
 ) -> None:
     fake_api.push(text_reply("Nothing to do."), text_reply("Done."))
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-    }
+    env = api_env(tmp_path, fake_api)
     term = terminal(width, 24)
-    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.start(PLANSIGHT, env, hello_workspace)
     term.wait_for("the prompt", at_prompt)
     # A first task, so that the server (and its watcher) is surely up.
     term.send("Look", "Enter")
@@ -431,24 +422,73 @@ def test_a_second_session_on_the_workspace_is_refused_before_a_task_is_typed(
     hello_workspace: Path,
     width: int,
 ) -> None:
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-    }
+    env = api_env(tmp_path, fake_api)
     first = terminal(width, 24)
-    first.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    first.start(PLANSIGHT, env, hello_workspace)
     first.wait_for("the first session's prompt", at_prompt)
     # The first session's server keeps the workspace once it is up: /sessions answers then.
     first.send("/sessions", "Enter")
     first.wait_for("the sessions", lambda now: at_prompt(now) and len(now) > 4)
     second = terminal(width, 24)
-    second.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    second.start(PLANSIGHT, env, hello_workspace)
     lines = second.wait_for(
         "the refusal, nothing typed",
         lambda now: at_prompt(now) and any(line.startswith("plansight:") for line in now),
     )
     said = " ".join(lines)
     assert "another" in said.lower() or "in use" in said.lower(), "\n".join(lines)
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_a_state_folder_that_cannot_be_written_is_said_before_a_task_is_typed(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    # A file where the state folder would be: nothing can be saved there (even by root).
+    (tmp_path / "not-a-folder").write_text("")
+    env = api_env(tmp_path, fake_api, XDG_STATE_HOME=str(tmp_path / "not-a-folder"))
+    term = terminal(width, 24)
+    term.start(PLANSIGHT, env, hello_workspace)
+    lines = term.wait_for(
+        "the refusal, nothing typed",
+        lambda now: at_prompt(now) and any(line.startswith("plansight:") for line in now),
+    )
+    said = " ".join(lines)
+    assert "cannot save this workspace's session" in said, "\n".join(lines)
+    assert "XDG_STATE_HOME" in said and not fake_api.message_requests
+
+
+@pytest.mark.parametrize("width", [40, 120])
+def test_commands_without_a_sandbox_are_said_before_a_task_is_typed(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    width: int,
+) -> None:
+    tools = tmp_path / "bin-without-bwrap"  # what the server needs, and no bwrap
+    tools.mkdir()
+    for name in ("git", "rg", "sh"):
+        found = shutil.which(name)
+        if found:
+            (tools / name).symlink_to(found)
+    env = api_env(tmp_path, fake_api)
+    term = terminal(width, 24)
+    # PATH for plansight only: tmux itself is found on the test's.
+    command = ["env", f"PATH={tools}", *PLANSIGHT]
+    term.start(command, env, hello_workspace)
+    lines = term.wait_for(
+        "the warning, nothing typed",
+        lambda now: at_prompt(now) and "without a sandbox" in " ".join(now),
+    )
+    said = " ".join(lines)
+    # What it means, why, and what to do: install bubblewrap, or the option that exists.
+    assert "commands run without a sandbox: bubblewrap (the bwrap program) is not on" in said
+    assert "Install bubblewrap" in said and "sandbox.enabled" in said, "\n".join(lines)
+    assert not fake_api.message_requests
 
 
 @pytest.mark.parametrize("width", [40, 120])
@@ -460,12 +500,9 @@ def test_tab_completes_commands_and_files_and_a_backslash_continues_the_line(
     width: int,
 ) -> None:
     fake_api.push(text_reply("Read both lines."))
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-    }
+    env = api_env(tmp_path, fake_api)
     term = terminal(width, 24)
-    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.start(PLANSIGHT, env, hello_workspace)
     term.wait_for("the prompt", at_prompt)
     term.send("-l", "/che")
     term.send("Tab")
@@ -474,11 +511,9 @@ def test_tab_completes_commands_and_files_and_a_backslash_continues_the_line(
     term.send("-l", "Look at @hel")
     term.send("Tab")
     term.wait_for("the completed file", lambda now: now[-1] == f"{PROMPT} Look at @hello.py")
-    term.send("-l", "first \\")
-    term.send("Enter")
+    term.type_line("first \\")
     term.wait_for("the continuation", lambda now: now[-1] == "…")
-    term.send("-l", "and second")
-    term.send("Enter")
+    term.type_line("and second")
     term.wait_for("the answer", lambda now: at_prompt(now) and "Read both lines." in now)
     asked = [text for m in fake_api.bodies[-1]["messages"] for text in user_texts(m)]
     assert any("Look at @hello.py first \nand second" in text for text in asked), asked
@@ -507,23 +542,16 @@ def test_cost_sums_the_sessions_runs_at_the_models_list_prices(
     width: int,
 ) -> None:
     fake_api.push(text_reply("One."), text_reply("Two."))
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "PLANSIGHT_MODEL": "claude-sonnet-4-20250514",
-    }
+    env = api_env(tmp_path, fake_api, PLANSIGHT_MODEL="claude-sonnet-4-20250514")
     term = terminal(width, 30)
-    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.start(PLANSIGHT, env, hello_workspace)
     term.wait_for("the prompt", at_prompt)
-    term.send("-l", "/cost")
-    term.send("Enter")
+    term.type_line("/cost")
     term.wait_for("nothing spent", lambda now: at_prompt(now) and "nothing spent." in " ".join(now))
     for task, answer in (("First", "One."), ("Second", "Two.")):
-        term.send("-l", task)
-        term.send("Enter")
+        term.type_line(task)
         term.wait_for(answer, lambda now, answer=answer: at_prompt(now) and answer in now)
-    term.send("-l", "/cost")
-    term.send("Enter")
+    term.type_line("/cost")
     lines = term.wait_for(
         "the cost", lambda now: at_prompt(now) and "list prices" in " ".join(now[-4:])
     )

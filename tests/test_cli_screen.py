@@ -15,15 +15,11 @@ import pytest
 
 from plansight.fakeapi import FakeMessagesAPI, Hang, reply, text_reply, tool_reply
 
-from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
+from test_cli_terminal import Terminal, api_env, plain_env, terminal  # noqa: F401 (the fixture)
 
 ESCAPES = "Clear \x1b[2J\x1b[31mRED\x1b[0m and a bell\x07."
 COMMAND = "printf 'out \\033[2J\\033[32mgreen\\n'"
 ODD_NAME = "odd\x1b[2Jname.txt"
-
-
-def api_env(tmp_path: Path, api: FakeMessagesAPI) -> dict[str, str]:
-    return plain_env(tmp_path) | {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "k"}
 
 
 def run_command(*args: str) -> list[str]:

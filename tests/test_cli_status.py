@@ -14,7 +14,12 @@ from plansight.cli.render import context_lines, cost_text, model_lines, status_l
 from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
 from plansight.fakeapi.models import model_info
 
-from test_cli_terminal import Terminal, plain_env, terminal  # noqa: F401 (the fixture)
+from test_cli_terminal import (  # noqa: F401 (the fixture)
+    PLANSIGHT,
+    Terminal,
+    api_env,
+    terminal,
+)
 
 
 def at_prompt(lines: list[str]) -> bool:
@@ -62,16 +67,11 @@ def test_the_live_region_shows_the_servers_status_line_while_a_run_waits(
     width: int,
 ) -> None:
     fake_api.push(tool_reply("read_file", {"path": "hello.py"}), Hang(120))
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "PLANSIGHT_MODEL": "claude-sonnet-4-20250514",
-    }
+    env = api_env(tmp_path, fake_api, PLANSIGHT_MODEL="claude-sonnet-4-20250514")
     term = terminal(width, 24)
-    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.start(PLANSIGHT, env, hello_workspace)
     term.wait_for("the prompt", lambda now: bool(now) and now[-1].startswith("›"))
-    term.send("-l", "Read hello.py")
-    term.send("Enter")
+    term.type_line("Read hello.py")
     model = "claude-sonnet-4-20250514" if width > 60 else "sonnet-4"
     left = "context left" if width > 60 else "left"
     shape = re.compile(rf"^{model} · act · (\d+)% {left} · \$(\d+\.\d{{4}})$")
@@ -122,24 +122,17 @@ def test_context_shows_the_last_turns_context_and_its_parts(
     width: int,
 ) -> None:
     fake_api.push(tool_reply("read_file", {"path": "hello.py"}), text_reply("Read it."))
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "PLANSIGHT_MODEL": "claude-sonnet-4-20250514",
-    }
+    env = api_env(tmp_path, fake_api, PLANSIGHT_MODEL="claude-sonnet-4-20250514")
     term = terminal(width, 30)
-    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.start(PLANSIGHT, env, hello_workspace)
     term.wait_for("the prompt", at_prompt)
-    term.send("-l", "/context")
-    term.send("Enter")
+    term.type_line("/context")
     term.wait_for(
         "no turn yet", lambda now: at_prompt(now) and "No model turn yet" in " ".join(now[-4:])
     )
-    term.send("-l", "Read hello.py")
-    term.send("Enter")
+    term.type_line("Read hello.py")
     term.wait_for("the answer", lambda now: at_prompt(now) and "Read it." in now)
-    term.send("-l", "/context")
-    term.send("Enter")
+    term.type_line("/context")
     lines = term.wait_for(
         "the context", lambda now: at_prompt(now) and now[-2].lstrip().startswith("tool results")
     )
@@ -179,30 +172,22 @@ def test_model_lists_the_models_and_a_name_is_used_by_the_next_runs(
     first, second = "claude-sonnet-4-20250514", "claude-opus-4-1-20250805"
     models = [model_info(first, display_name="Claude Sonnet 4"), model_info(second)]
     with FakeMessagesAPI([text_reply("One."), text_reply("Two.")], models=models) as api:
-        env = plain_env(tmp_path) | {
-            "ANTHROPIC_BASE_URL": api.base_url,
-            "ANTHROPIC_API_KEY": "test-key",
-            "PLANSIGHT_MODEL": first,
-        }
+        env = api_env(tmp_path, api, PLANSIGHT_MODEL=first)
         term = terminal(width, 30)
-        term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+        term.start(PLANSIGHT, env, hello_workspace)
         term.wait_for("the prompt", at_prompt)
-        term.send("-l", "First task")
-        term.send("Enter")
+        term.type_line("First task")
         term.wait_for("the answer", lambda now: at_prompt(now) and "One." in now)
-        term.send("-l", "/model")
-        term.send("Enter")
+        term.type_line("/model")
         lines = term.wait_for("the models", lambda now: at_prompt(now) and second in now[-2])
         start = max(i for i, line in enumerate(lines) if line.startswith("› /model"))
         said = " ".join(line.strip() for line in lines[start + 1 : -1])
         assert said == f"Model: {first} * {first}  Claude Sonnet 4 {second}", said
-        term.send("-l", f"/model {second}")
-        term.send("Enter")
+        term.type_line(f"/model {second}")
         term.wait_for(
             "the switch", lambda now: at_prompt(now) and "session goes on" in " ".join(now[-4:])
         )
-        term.send("-l", "Second task")
-        term.send("Enter")
+        term.type_line("Second task")
         term.wait_for("the answer", lambda now: at_prompt(now) and "Two." in now)
         assert [body["model"] for body in api.bodies] == [first, second]
         # The same conversation goes on with the other model.
@@ -219,21 +204,15 @@ def test_edit_sends_the_task_written_in_the_editor(
 ) -> None:
     fake_api.push(text_reply("Done it."))
     editor = Path(__file__).parent.parent / "fixtures" / "cli-edit-prompt" / "editor.py"
-    env = plain_env(tmp_path) | {
-        "ANTHROPIC_BASE_URL": fake_api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "EDITOR": f"{sys.executable} {editor}",
-    }
+    env = api_env(tmp_path, fake_api, EDITOR=f"{sys.executable} {editor}")
     env.pop("VISUAL", None)
     term = terminal(width, 30)
-    term.start([sys.executable, "-m", "plansight"], env, hello_workspace)
+    term.start(PLANSIGHT, env, hello_workspace)
     term.wait_for("the prompt", at_prompt)
-    term.send("-l", "/edit Look at hello.py")
-    term.send("Enter")
+    term.type_line("/edit Look at hello.py")
     term.wait_for("the answer", lambda now: at_prompt(now) and "Done it." in now)
     asked = str(fake_api.bodies[-1]["messages"])
     assert "Look at hello.py\\nfirst line of the task\\nand its second line" in asked, asked
-    term.send("-l", "/edit EMPTY")
-    term.send("Enter")
+    term.type_line("/edit EMPTY")
     term.wait_for("nothing sent", lambda now: at_prompt(now) and "Nothing sent" in now[-2])
     assert len(fake_api.bodies) == 1

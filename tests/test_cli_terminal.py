@@ -28,6 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 QUESTION_END = "type a reason to reject:"
 DEADLINE = 60.0
+PLANSIGHT = [sys.executable, "-m", "plansight"]  # the interactive session
 TMUX_CONF = """\
 set -g remain-on-exit on
 set -g history-limit 100000
@@ -94,6 +95,11 @@ class Terminal:
     def send(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "main", *keys)
 
+    def type_line(self, line: str) -> None:
+        """Type `line` as it is (no key names), then Enter."""
+        self.send("-l", line)
+        self.send("Enter")
+
     def scrollback(self) -> list[str]:
         """Every line of the scrollback and the screen, wrapped lines joined, as shown."""
         lines = self.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main").splitlines()
@@ -144,6 +150,15 @@ def plain_env(tmp_path: Path) -> dict[str, str]:
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     env["TERM"] = "screen"
     return env
+
+
+def api_env(tmp_path: Path, api: FakeMessagesAPI, **extra: str) -> dict[str, str]:
+    """`plain_env` with the fake Messages API's address and a key, and `extra` variables."""
+    return (
+        plain_env(tmp_path)
+        | {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "test-key"}
+        | extra
+    )
 
 
 def asking(lines: list[str]) -> bool:

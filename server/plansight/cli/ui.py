@@ -11,11 +11,11 @@ When stdout is not a terminal (tests, CI logs) nothing is redrawn: everything is
 once, in order, the plan again each time it changes.
 
 The live region is redrawn from the event loop (the spinner's ticks too), never from a thread:
-rich's refresh thread would draw it while the loop prints a line, and then one of the two moves
-the cursor up by the height the other drew, erasing a printed line. On a terminal rich wraps
-every line at words to the terminal's width, so it knows how many rows each takes (a line the
-terminal wrapped itself would take rows rich never counted), and the region is cut to the
-screen's height (a taller one would scroll pieces of itself into the scrollback). The model's
+rich's refresh thread would draw it while the loop prints a line, and one would write over the
+other. The cursor waits at the region's top, where the next frame erases from (`AnchoredRender`:
+a resize re-wraps the rows, never that spot); each print is made at one width (`LiveRegion`),
+and the region is cut to the screen's height (a taller one would scroll pieces of itself into
+the scrollback). The model's
 text is shown as Markdown: each block (a paragraph, a list, a table, a code block) is printed
 once it is complete, and the one being written shows as it comes in the live region. Everything
 from the model, a file or a command goes through `render.visible`: its control characters are
@@ -57,7 +57,7 @@ from rich.control import Control
 from rich.live import Live
 from rich.live_render import LiveRender
 from rich.panel import Panel
-from rich.segment import ControlType, Segment, Segments
+from rich.segment import ControlType, Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -152,52 +152,73 @@ class StatusLine:
         yield Text(line, style="dim", no_wrap=True, overflow="ellipsis")
 
 
-class ReflowingRender(LiveRender):
-    """The live region's drawing, erased by the rows it takes now, not when it was drawn.
+# Written as they are: rich's `ControlType` names neither erasing below the cursor nor the
+# terminal's autowrap. The codes only mark each segment as control (no width, not written to a
+# file); nothing reads them on a terminal that is not Windows' legacy console.
+# To the line's start, erase the line, and every row below from its second column: "erase
+# below" at the screen's top left would have tmux push the whole screen into the scrollback
+# (its `scroll-on-clear`), the live region with it.
+ERASE_BELOW = "\r\x1b[2K\x1b[C\x1b[J\r"
+AUTOWRAP_OFF, AUTOWRAP_ON = "\x1b[?7l", "\x1b[?7h"
+CONTROL_MARK = ((ControlType.CARRIAGE_RETURN,),)
 
-    rich moves up as many rows as the region had lines when it drew it. A terminal that reflows
-    its lines on a resize (tmux, VTE, iTerm2, kitty, Windows Terminal) wraps each of them at
-    the new width, so after the window narrowed they take more rows: the moves up fell short and
-    the region's top rows stayed in the scrollback, then were drawn again below (a paragraph
-    being written showed several times, torn). Each line's width is kept, and the rows it takes
-    are counted at the console's width when the region is erased."""
 
-    def __init__(self, console: Console, renderable: RenderableType) -> None:
+def control(sequence: str) -> Control:
+    """A `Control` writing `sequence` as it is."""
+    made = Control()
+    made.segment = Segment(sequence, None, CONTROL_MARK)
+    return made
+
+
+class AnchoredRender(LiveRender):
+    """The live region's drawing with the cursor left at its top, where it is erased from:
+    a carriage return and "erase below", whatever the terminal did to its rows since.
+
+    rich leaves the cursor below the region and erases it by moving up as many rows as it drew.
+    A terminal that reflows its lines on a resize (tmux, VTE, iTerm2, kitty, Windows Terminal)
+    wraps them at the new width, so after the window narrowed they take more rows than were
+    drawn, and rows pushed above the screen's top by a resize cannot be reached at all; worse,
+    a frame is counted at the width of the moment it is made and the terminal reads it later,
+    maybe after a resize, which no count made by this process can know. The region's top
+    stays where it was through any reflow: these terminals keep the cursor on the character it
+    was on, and one that does not reflow (xterm) does not move it.
+
+    So that the cursor's way back up to that top does not depend on the width either, the
+    region is drawn with the terminal's autowrap off: each of its lines takes exactly one row
+    whatever the width is when the terminal reads it (too wide a line is cut at the edge, and
+    redrawn whole by the next tick at the new width). Text printed above the region is
+    written with autowrap on, so none of it is lost at any width."""
+
+    def __init__(self, renderable: RenderableType) -> None:
         super().__init__(renderable, vertical_overflow="visible")  # `Cropped` cuts it
-        self.console = console
-        self._widths: list[int] = []
-
-    def rows(self) -> int:
-        """The rows the last drawing takes at the terminal's width now."""
-        width = max(1, self.console.width)
-        return sum(max(1, -(-cells // width)) for cells in self._widths)
 
     def position_cursor(self) -> Control:
-        if self._shape is None:
-            return Control()
-        up = ((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)) * (self.rows() - 1)
-        return Control(ControlType.CARRIAGE_RETURN, (ControlType.ERASE_IN_LINE, 2), *up)
+        return Control() if self._shape is None else control(ERASE_BELOW)
 
     def restore_cursor(self) -> Control:
         if self._shape is None:
             return Control()
-        up = ((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)) * self.rows()
-        return Control(ControlType.CARRIAGE_RETURN, *up)
+        # `Live.stop` drew the region a last time and then ended its line (one row down, the
+        # screen scrolled if that row was the last): one row up is the region's top again.
+        up = "\x1b[1A" if self.last_render_height else ""
+        return control("\r" + up + ERASE_BELOW)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         lines = console.render_lines(
             self.renderable, options, style=console.get_style(self.style), pad=False
         )
-        self._widths = [Segment.get_line_length(line) for line in lines]
         self._shape = Segment.get_shape(lines)
+        yield control(AUTOWRAP_OFF).segment
         for number, line in enumerate(lines):
             yield from line
             if number < len(lines) - 1:
                 yield Segment.line()
+        up = f"\x1b[{len(lines) - 1}A" if len(lines) > 1 else ""
+        yield control(AUTOWRAP_ON + "\r" + up).segment
 
 
 class LiveRegion(Live):
-    """`Live` erasing its region by the rows it takes at the terminal's width now."""
+    """`Live` whose region is erased from its top (`AnchoredRender`), redrawn by the caller."""
 
     def __init__(self, console: Console, get_renderable: Callable[[], RenderableType]) -> None:
         super().__init__(
@@ -208,16 +229,27 @@ class LiveRegion(Live):
             redirect_stdout=False,
             redirect_stderr=False,
         )
-        self._live_render = ReflowingRender(console, self.get_renderable())
+        self._live_render = AnchoredRender(self.get_renderable())
+        # Whether the console follows the terminal's width (one made for a test has its own).
+        self._follows_terminal = console._width is None
 
     def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
-        # What is printed above the region is rendered first (Markdown takes milliseconds),
-        # so the rows to erase are counted at the width of the moment it is written: a resize
-        # during that rendering made the count one of the old width.
-        rendered: list[ConsoleRenderable] = [
-            Segments(list(self.console.render(renderable))) for renderable in renderables
-        ]
-        return super().process_renderables(rendered)
+        # Each print is made at one width: rich renders at the width it reads first and then
+        # cuts every line at the width it reads again. A resize in between (Markdown takes
+        # milliseconds to render) cut the text printed above at the new width, and with the
+        # last line of the region went the controls after it (autowrap back on, the cursor
+        # back to the region's top): the next text was cut, the region left in the scrollback.
+        if self._follows_terminal:
+            self.console._width = None  # the terminal's width now, kept until the next print
+            self.console.width = self.console.width
+        return super().process_renderables(renderables)
+
+    def stop(self) -> None:
+        try:
+            super().stop()
+        finally:
+            if self._follows_terminal:
+                self.console._width = None
 
 
 class PromptLine:
