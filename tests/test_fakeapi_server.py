@@ -8,6 +8,7 @@ send and refuse the same things, or tests against it prove nothing.
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import logging
@@ -157,6 +158,31 @@ async def test_hang_times_out_and_stop_does_not_wait_for_it() -> None:
         started = time.perf_counter()
     assert time.perf_counter() - started < PATIENCE  # not the hang's length
     assert api.requests[0].outcome == "hang"
+
+
+async def test_release_ends_the_hangs_waiting_now_and_their_then_is_answered() -> None:
+    """`POST /_fake/release`: a test in another process (the VS Code e2e) decides when a hanging
+    answer comes, instead of waiting out a fixed time."""
+    never = 10 * PATIENCE
+    late = Hang(never, then=text_reply("late answer"))
+    with FakeMessagesAPI([late, late]) as api:
+        async with client_for(api, timeout=PATIENCE) as client:
+            asked = [
+                asyncio.create_task(
+                    client.messages.create(model=MODEL, max_tokens=8, messages=[user("x")])
+                )
+                for _ in range(2)
+            ]
+            await wait_until(lambda: len(api.requests) == 2, "both requests hang")
+            assert not any(task.done() for task in asked)
+            started = time.perf_counter()
+            status, _, body = await asyncio.to_thread(post, api, {}, path="/_fake/release")
+            answers = await asyncio.gather(*asked)
+        assert time.perf_counter() - started < PATIENCE  # not the hang's length
+    assert status == 200
+    assert json.loads(body) == {"released": 2}
+    assert [a.content[0].text for a in answers] == ["late answer", "late answer"]  # type: ignore[union-attr]
+    assert len(api.requests) == 2  # the release is not one of the recorded requests
 
 
 async def test_script_exhausted_is_a_bad_request() -> None:

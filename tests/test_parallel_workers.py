@@ -649,3 +649,30 @@ async def test_cancelling_a_run_parallel_with_take_in_cancels_its_workers(
         assert editor.recorder.reviews == []
     finally:
         await editor.stop()
+
+
+async def test_a_change_set_taken_in_is_plansight_s_own_write_not_someone_else_s(
+    workspace: Path, api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    """Seen in VS Code: after Take In, "Changed outside Plansight: a.py". The watcher's report
+    of the take-in's write is Plansight's own, never told to the editor (nor to the model) as
+    someone else's."""
+    api.push_conversation(ONE, *edit_steps("1", "a.py", "return 1", "return 'hello'"))
+    editor = await start(workspace, api, tmp_path / "state")
+
+    def reported() -> list[str]:
+        events = editor.recorder.events
+        return [p for e in events if e["type"] == "filesChanged" for p in e["paths"]]
+
+    try:
+        await editor.wait_watching()
+        await editor.request("plansight/runParallel", {"todoIds": ["1"]})
+        await wait_finished(editor, "1")
+        taken = await editor.request("plansight/takeIn", {"todoId": "1"})
+        assert taken["applied"] == ["a.py"], taken
+        assert (workspace / "a.py").read_text() == "def main():\n    return 'hello'\n"
+        (workspace / "marker.txt").write_text("outside\n")  # the user's change, after it
+        await editor.recorder.wait_for(lambda: "marker.txt" in reported())
+        assert reported() == ["marker.txt"]  # not a.py
+    finally:
+        await editor.stop()

@@ -79,6 +79,16 @@ def test_the_wire_state_says_what_clients_show() -> None:
     assert empty["counts"]["total"] == 0 and (empty["current"], empty["nextId"]) == (None, "1")
 
 
+def test_clearing_an_empty_plan_is_no_new_version() -> None:
+    """Seen in VS Code: a fresh window's first Add Item (version 0) refused with "The plan
+    changed (now version 1 ...)", as loading the session at start cleared the empty plan."""
+    plan = Plan()
+    assert plan.clear().version == 0
+    added = plan.update_from_user(items(("1", "Add a docstring", "pending")), version=0)
+    assert added.version == 1
+    assert plan.clear().version == 2  # clearing items is a change
+
+
 def test_a_new_item_gets_the_same_id_from_the_plan_and_from_plan_text() -> None:
     plan = Plan()
     state = plan.update_from_model(items(("1", "a", "completed"), ("3", "b", "pending")))

@@ -227,6 +227,11 @@ export async function startFakeApi(recording, logFile) {
       const all = await this.requests();
       return all.filter((r) => r.method === 'POST' && r.path.startsWith('/v1/messages'));
     },
+    /** Ends every hang waiting now (their `then` is answered); how many there were. */
+    async release() {
+      const response = await fetch(`${baseUrl}/_fake/release`, { method: 'POST' });
+      return (await response.json()).released;
+    },
     stop: () => killGroup(child),
   };
 }

@@ -11,6 +11,21 @@ function kinds(entries: Entry[]): string[] {
 }
 
 describe('ConversationModel', () => {
+  it('puts what comes outside any run (a worker taken in, files changed) in a run that does not spin', () => {
+    const model = new ConversationModel();
+    model.apply({ type: 'filesChanged', paths: ['hello.py'] });
+    model.addCard('review', { path: 'hello.py', worker: '1' }, model.outsideRun());
+    expect(model.runs).toHaveLength(1);
+    expect(model.runs[0]!.running).toBe(false); // no runFinished will come to end a "Working…"
+    expect(kinds(model.runs[0]!.entries)).toEqual(['notice', 'card:review']);
+    // With a run going on, they join it.
+    model.apply({ type: 'runStarted', prompt: 'Fix it' });
+    model.apply({ type: 'filesChanged', paths: ['a.py'] });
+    expect(model.runs).toHaveLength(2);
+    expect(model.runs[1]!.running).toBe(true);
+    expect(kinds(model.runs[1]!.entries)).toEqual(['user', 'notice']);
+  });
+
   it('builds a run from its events: text merged, tool calls with their results', () => {
     const model = new ConversationModel();
     const events: PlansightEvent[] = [

@@ -18,6 +18,7 @@ import {
   type Workers,
   withWorker,
   workerDescription,
+  workerLiveRow,
   workerFileRow,
 } from '../src/plan/workersModel';
 import type { PlansightEvent, TodoItem } from '../src/protocol';
@@ -114,10 +115,21 @@ describe('plan rows with a worker', () => {
     const row = withWorker(todoRow(item, 0), worker);
     expect(row.iconId).toBe('sync~spin');
     expect(row.iconColor).toBeUndefined();
-    expect(row.description).toBe('#2 · bash: $ make test and more (3 tools)');
+    expect(row.description).toBe('#2 · worker running');
     expect(row.contextValue).toBe('todo.pending.worker.running');
-    expect(row.hasChildren).toBe(false);
+    // Its current tool is a row of its own under the item: on the item's row, after a long
+    // label, a 300 px sidebar cut it off.
+    expect(row.hasChildren).toBe(true);
+    expect(row.id).toBe('todo:2:running'); // a new id, so VS Code shows it expanded
     expect(row.tooltip).toContain('Nothing reaches your workspace until you take its changes in.');
+    expect(workerLiveRow(worker!)).toMatchObject({
+      id: 'worker:2:live',
+      label: 'bash',
+      description: '$ make test and more · 3 tools',
+      contextValue: 'workerLive',
+      hasChildren: false,
+    });
+    expect(workerLiveRow(play([started]).get('2')!)).toMatchObject({ label: 'starting', description: '' });
   });
 
   it('show a finished item with its change set as children, Take In and Drop Changes', () => {
@@ -150,6 +162,7 @@ describe('plan rows with a worker', () => {
   it('defuse $(icon) syntax in a tool summary', () => {
     const worker: WorkerView = { todoId: '2', status: 'running', rounds: 1, files: [], tool: 'bash', toolSummary: 'echo $(rm)' };
     expect(withWorker(todoRow(item, 0), worker).description).not.toContain('$(rm)');
+    expect(workerLiveRow(worker).description).not.toContain('$(rm)');
   });
 });
 

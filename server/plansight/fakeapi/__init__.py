@@ -74,7 +74,8 @@ server). ``error_type`` of an http fault defaults from the status (400 invalid_r
 and fail after ``after_blocks`` complete blocks (``partial``: halfway through the next one).
 A ``malformed`` fault streams ``content`` as far, then one frame whose data is ``data`` as it
 is (by default JSON cut short) and ends the stream: a broken proxy or endpoint.
-A ``hang`` sends nothing for ``seconds``, then closes the connection or answers ``then``.
+A ``hang`` sends nothing for ``seconds``, then closes the connection or answers ``then``;
+``POST /_fake/release`` ends every hang waiting at once (a test decides when they answer).
 
 Streaming follows the real event order: ``message_start`` (model echoed, usage with input
 tokens), ``content_block_start``, ``ping``, ``content_block_delta`` (``text_delta`` a few

@@ -267,8 +267,9 @@ class Malformed:
 
 @dataclass(frozen=True)
 class Hang:
-    """Accept the request and send nothing for ``seconds``; then close the connection, or, if
-    ``then`` is given, answer with that step (a slow first byte)."""
+    """Accept the request and send nothing for ``seconds`` (or until ``POST /_fake/release``);
+    then close the connection, or, if ``then`` is given, answer with that step (a slow first
+    byte)."""
 
     seconds: float
     then: Reply | HttpError | StreamError | Drop | Malformed | None = None

@@ -4,10 +4,12 @@
 (``?beta=true`` too; checked by `plansight.fakeapi.validation`, answered by the next step of
 the script, `plansight.fakeapi.script`, streamed as SSE (`plansight.fakeapi.sse`) when the
 request asks), ``POST /v1/messages/count_tokens``, ``GET /v1/models`` and
-``GET /v1/models/{id}`` (`plansight.fakeapi.models`), and ``GET /_fake/requests`` (the
-records as JSON, for a client in another process). Usage comes from the prompt-cache
-simulation (`plansight.fakeapi.cache`), thinking signatures from `plansight.fakeapi.signing`.
-Every request but ``/_fake/requests`` is recorded (`plansight.fakeapi.recording`). Errors
+``GET /v1/models/{id}`` (`plansight.fakeapi.models`), ``GET /_fake/requests`` (the
+records as JSON, for a client in another process) and ``POST /_fake/release`` (ends every
+hang waiting now, so that a test in another process decides when a hanging answer comes
+instead of waiting out a fixed time). Usage comes from the prompt-cache simulation
+(`plansight.fakeapi.cache`), thinking signatures from `plansight.fakeapi.signing`.
+Every request but ``/_fake/*`` is recorded (`plansight.fakeapi.recording`). Errors
 have the real API's shape: ``{"type": "error", "error": {"type", "message"}, "request_id"}``.
 """
 
@@ -104,6 +106,9 @@ class FakeMessagesAPI:
             marker: list(steps) for marker, steps in (conversations or {}).items()
         }
         self._script_lock = threading.Lock()
+        # The hangs waiting now (each its own event, on the serving loop): `release()` and
+        # `POST /_fake/release` end them early, so their `then` is answered at once.
+        self._hangs: set[asyncio.Event] = set()
         self._log = RequestLog()
         self._tool_counter = 0
         # Ids must stay unique across fake instances too: a stored conversation from an earlier
@@ -250,6 +255,13 @@ class FakeMessagesAPI:
         """Block until ``count`` requests were received and answered (or raise TimeoutError)."""
         return self._log.wait_for(count, timeout)
 
+    def _release_hangs(self) -> int:
+        """End every hang waiting now (on the serving loop); how many there were."""
+        hangs = list(self._hangs)
+        for hang in hangs:
+            hang.set()
+        return len(hangs)
+
     def push_conversation(self, marker: str, *steps: ScriptStep) -> None:
         """Append steps to the conversation marked `marker` (see `conversations`)."""
         with self._script_lock:
@@ -300,6 +312,10 @@ class FakeMessagesAPI:
         if request.method == "GET" and path == "/_fake/requests":
             payload = json.dumps([r.to_json() for r in self.requests], ensure_ascii=False)
             await self._write_json(out, 200, payload.encode(), "")
+            return True
+        if request.method == "POST" and path == "/_fake/release":
+            released = self._release_hangs()
+            await self._write_json(out, 200, json.dumps({"released": released}).encode(), "")
             return True
 
         self._request_counter += 1
@@ -515,7 +531,14 @@ class FakeMessagesAPI:
             return True
         if isinstance(step, Hang):
             rec.outcome = "hang"
-            await asyncio.sleep(step.seconds)
+            released = asyncio.Event()
+            self._hangs.add(released)
+            try:
+                await asyncio.wait_for(released.wait(), step.seconds)
+            except TimeoutError:
+                pass
+            finally:
+                self._hangs.discard(released)
             if step.then is not None:
                 return await self._answer(rec, out, body, step.then)
             self._log.finish(rec)

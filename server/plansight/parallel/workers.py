@@ -817,7 +817,13 @@ class Workers:
                 )
         except (RestoreRefused, OSError) as err:
             return "skipped", conflict, f"it could not be written ({err})"
-        workspace.forget(rel)  # the model reads it again before editing it
+        if deleted and decision.new_text is None:
+            workspace.forget(rel)
+        else:
+            # Our own write (the watcher's report of it is no one else's change); the model
+            # reads it again before editing it.
+            await asyncio.to_thread(workspace.wrote_for_the_user, rel)
+        self.engine.ctx.changes.edited(rel)  # checkpointed as Plansight's change, not "outside"
         return "applied", conflict, ""
 
 

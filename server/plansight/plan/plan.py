@@ -375,6 +375,10 @@ class Plan:
 
     def clear(self) -> TodoState:
         self._model_saw = None  # another plan: nothing to merge a todo call with
+        if not self._state.items:
+            # Nothing changes, so no new version: a session loaded at start clears the fresh
+            # plan, and a window's first edit (based on version 0) raced that and was refused.
+            return self._state
         self._state = TodoState(items=(), version=self._state.version + 1, source="user")
         return self._state
 

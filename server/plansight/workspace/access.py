@@ -344,6 +344,24 @@ class Workspace:
             data = b""  # gone from disk while the editor still holds it: compare with nothing
         return self._unsaved_text(target, hashlib.sha256(data).digest()) is not None
 
+    def wrote_for_the_user(self, path: str | os.PathLike[str]) -> None:
+        """Plansight wrote this file other than by the model's edit (a worker's change taken
+        in): the watcher's report of it is our own write, not someone else's change, yet the
+        model reads it again before editing it. Reads the file: a small, blocking call."""
+        real = self._resolve_quietly(path)
+        if real is None:
+            return
+        try:
+            data = real.read_bytes()
+            st = os.stat(real)
+        except OSError:
+            self.forget(real)
+            return
+        self._snapshots[real] = FileSnapshot(
+            st.st_size, st.st_mtime_ns, hashlib.sha256(data).digest()
+        )
+        self._stale.add(real)
+
     def forget(self, path: str | os.PathLike[str]) -> None:
         """Drop what we know of a file: editing it needs a new read."""
         real = self._resolve_quietly(path)

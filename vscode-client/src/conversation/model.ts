@@ -208,6 +208,15 @@ export class ConversationModel {
     return this.active ?? this.newRun({ started: true, running: true });
   }
 
+  /**
+   * The run for what comes outside any run (a worker's change set taken in, files changed
+   * between runs): the newest run, else a new one that is not running, as no runFinished will
+   * ever end it (`target()`'s would spin "Working…" for good).
+   */
+  outsideRun(): Run {
+    return this.active ?? this.newRun({ started: true, running: false });
+  }
+
   private push<E extends Entry>(run: Run, entry: E): E {
     run.entries.push(entry);
     if (run.entries.length > this.maxEntries) {
@@ -373,7 +382,7 @@ export class ConversationModel {
       case 'filesChanged': {
         const paths = Array.isArray(event['paths']) ? (event['paths'] as unknown[]).filter((p): p is string => typeof p === 'string') : [];
         if (paths.length) {
-          this.addNotice({ icon: 'files', text: `Changed outside Plansight: ${truncate(paths.join(', '), 300)}` });
+          this.addNotice({ icon: 'files', text: `Changed outside Plansight: ${truncate(paths.join(', '), 300)}` }, this.outsideRun());
         }
         return;
       }

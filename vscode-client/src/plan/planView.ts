@@ -45,6 +45,7 @@ import {
   type WorkerView,
   withWorker,
   workerFileRow,
+  workerLiveRow,
 } from './workersModel';
 
 export type PlanNode =
@@ -52,6 +53,7 @@ export type PlanNode =
   | { kind: 'edit'; edit: EditRecord; parentTodoId?: string }
   | { kind: 'other' }
   | { kind: 'workerFile'; todoId: string; file: WorkerFile }
+  | { kind: 'workerLive'; worker: WorkerView }
   | { kind: 'strayWorker'; worker: WorkerView };
 
 const dragMime = 'application/vnd.code.tree.plansight.plan';
@@ -113,6 +115,8 @@ export class PlanTreeProvider
         return toTreeItem(otherEditsRow(other.length), false);
       case 'workerFile':
         return toTreeItem(workerFileRow(node.todoId, node.file), false);
+      case 'workerLive':
+        return toTreeItem(workerLiveRow(this.store.workers.get(node.worker.todoId) ?? node.worker), false);
       case 'strayWorker':
         return toTreeItem(strayWorkerRow(node.worker), true);
     }
@@ -134,10 +138,11 @@ export class PlanTreeProvider
     if (node.kind === 'todo') {
       // The worker's change set first (what waits to be taken in), then the edits made here.
       const worker = this.store.workers.get(node.item.id);
-      const files: PlanNode[] =
-        worker && worker.status !== 'running'
-          ? worker.files.map((file) => ({ kind: 'workerFile', todoId: node.item.id, file }))
-          : [];
+      const files: PlanNode[] = !worker
+        ? []
+        : worker.status === 'running'
+          ? [{ kind: 'workerLive', worker }]
+          : worker.files.map((file) => ({ kind: 'workerFile', todoId: node.item.id, file }));
       return [...files, ...(byTodo.get(node.item.id) ?? []).map((edit): PlanNode => ({
         kind: 'edit',
         edit,
@@ -154,6 +159,10 @@ export class PlanTreeProvider
   }
 
   getParent(node: PlanNode): PlanNode | undefined {
+    if (node.kind === 'workerLive') {
+      const item = this.store.todos.items.find((i) => i.id === node.worker.todoId);
+      return item ? { kind: 'todo', item } : undefined;
+    }
     if (node.kind === 'workerFile') {
       const item = this.store.todos.items.find((i) => i.id === node.todoId);
       const stray = this.store.workers.get(node.todoId);
@@ -373,7 +382,7 @@ export function registerPlanView(
   const workerItem = (node: unknown): string | undefined => {
     const clicked = node as PlanNode | undefined;
     if (clicked?.kind === 'workerFile') return clicked.todoId;
-    if (clicked?.kind === 'strayWorker') return clicked.worker.todoId;
+    if (clicked?.kind === 'strayWorker' || clicked?.kind === 'workerLive') return clicked.worker.todoId;
     return itemOf(node)?.id ?? itemOf(view.selection[0])?.id;
   };
 

@@ -181,23 +181,46 @@ export function withWorker(row: RowSpec, worker: WorkerView | undefined): RowSpe
   if (!worker) {
     return row;
   }
-  const hasFiles = worker.status !== 'running' && worker.files.length > 0;
-  const state = worker.status === 'running' ? 'running' : hasFiles ? 'changes' : 'ended';
-  const description = `${row.description ? `${row.description} · ` : ''}${escapeIcons(workerDescription(worker))}`;
+  const running = worker.status === 'running';
+  const hasFiles = !running && worker.files.length > 0;
+  const state = running ? 'running' : hasFiles ? 'changes' : 'ended';
+  // While it runs, its current tool is a row of its own under the item (workerLiveRow): on the
+  // item's row, after a long label, a 300 px sidebar cut it off entirely.
+  const said = running ? 'worker running' : workerDescription(worker);
+  const description = `${row.description ? `${row.description} · ` : ''}${escapeIcons(said)}`;
   const summary = worker.summary ? `\n\nWorker: ${worker.summary}` : '';
   const { iconColor: _statusColor, ...rest } = row;
   const color = workerColors[worker.status];
   return {
     ...rest,
-    // A new id once files appear, so that VS Code shows the row expanded (see todoRow).
-    id: hasFiles ? `${row.id}:worker` : row.id,
+    // A new id once the worker's row or files appear, so that VS Code shows the row expanded
+    // (see todoRow).
+    id: running ? `${row.id}:running` : hasFiles ? `${row.id}:worker` : row.id,
     iconId: workerIcons[worker.status],
     ...(color ? { iconColor: color } : {}),
     description,
     tooltip: `${row.tooltip}\n\n${workerTooltip(worker)}${summary}`,
     // An ended worker with nothing to take in leaves the item's own actions as they were.
     contextValue: state === 'ended' ? row.contextValue : `${row.contextValue}.worker.${state}`,
-    hasChildren: row.hasChildren || hasFiles,
+    hasChildren: row.hasChildren || hasFiles || running,
+  };
+}
+
+/**
+ * The row under a running item: its worker's current tool (the label: a tool's name never
+ * holds `$(…)`), what it is doing and how many tools it called (the description, escaped).
+ */
+export function workerLiveRow(worker: WorkerView): RowSpec {
+  const rounds = worker.rounds ? `${worker.rounds} tool${worker.rounds === 1 ? '' : 's'}` : '';
+  const doing = [worker.toolSummary ? oneLine(worker.toolSummary) : '', rounds].filter(Boolean).join(' · ');
+  return {
+    id: `worker:${worker.todoId}:live`,
+    label: worker.tool ?? 'starting',
+    iconId: 'tools',
+    description: escapeIcons(truncate(doing, 80)),
+    tooltip: `Worker #${worker.todoId}, in a copy of the workspace: ${workerDescription(worker)}. Nothing reaches your workspace until you take its changes in.`,
+    contextValue: 'workerLive',
+    hasChildren: false,
   };
 }
 

@@ -144,7 +144,9 @@ export class ReviewManager implements vscode.Disposable {
       ...(typeof params.worker === 'string' ? { worker: params.worker } : {}),
       ...(params.conflict === true ? { conflict: true } : {}),
       ...(params.deleted === true ? { deleted: true } : {}),
-    });
+    },
+    // A worker's file taken in comes outside any run: its card must not start one.
+    typeof params.worker === 'string' ? this.surface.model.outsideRun() : undefined);
 
     return new Promise<ReviewEditResult>((resolve) => {
       let markDecided = (): void => undefined;
