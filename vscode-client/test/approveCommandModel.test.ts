@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commandNotice, sandboxSummary, sandboxUnavailable } from '../src/review/approveCommandModel';
+import { commandNotice, sandboxSetting, sandboxSummary, sandboxUnavailable } from '../src/review/approveCommandModel';
 
 const base = { command: 'make test', cwd: '/ws' };
 
@@ -49,6 +49,9 @@ describe('sandboxUnavailable', () => {
       expect(settings[named], named).toBeDefined();
     }
     expect(settings['plansight.sandbox.enabled'].enum).toContain('off');
+    // The Open Setting button opens the setting the words name.
+    expect(settings[sandboxSetting]).toBeDefined();
+    expect(said).toContain(sandboxSetting);
   });
 });
 

@@ -6,6 +6,7 @@ import {
   otherEditsRow,
   planViewDescription,
   progressText,
+  serverDownMessage,
   todoRow,
   type EditRecord,
 } from '../src/plan/planModel';
@@ -117,5 +118,15 @@ describe('edits', () => {
     expect(editRow(edits[2]!).tooltip).toBe('a.py (rejected)\nStray\nReason: no');
     expect(editRow(edits[3]!).iconId).toBe('edit');
     expect(otherEditsRow(2)).toMatchObject({ label: 'Other edits', description: '2', hasChildren: true });
+  });
+});
+
+describe('serverDownMessage', () => {
+  it('says in the Plan view that the server is not running, a crashed one too (issue 31)', () => {
+    expect(serverDownMessage('failed')).toBe('The Plansight server is not running. See the Plansight output.');
+    expect(serverDownMessage('crashed')).toMatch(/^The Plansight server stopped and is not restarted by itself: .*status bar, or your next request starts it/);
+    for (const status of ['running', 'starting', 'stopped'] as const) {
+      expect(serverDownMessage(status)).toBeUndefined();
+    }
   });
 });

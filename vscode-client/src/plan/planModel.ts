@@ -7,6 +7,7 @@
  */
 import { doneStatuses, openStatuses, todoStatuses } from '../protocol';
 import type { ItemRef, PlanCounts, TodoItem, TodoState, TodoStatus } from '../protocol';
+import type { ServerStatus } from '../session';
 import { escapeIcons, oneLine, truncate } from '../text';
 
 /** How one tree row looks, independent of the VS Code API. */
@@ -226,4 +227,20 @@ export function groupEdits(
 /** The plan view's description, e.g. "3/5 · 1 cancelled" (empty without a plan). */
 export function planViewDescription(state: TodoState): string {
   return progressDetail(state);
+}
+
+/**
+ * What the Plan view says while the server is not running (undefined while it runs or starts).
+ * A server that stopped on its own and is left stopped (a crash loop) is said too: the view's
+ * "No plan yet" welcome would read as if all were well (issue 31).
+ */
+export function serverDownMessage(status: ServerStatus): string | undefined {
+  switch (status) {
+    case 'failed':
+      return 'The Plansight server is not running. See the Plansight output.';
+    case 'crashed':
+      return 'The Plansight server stopped and is not restarted by itself: click "Plansight: server stopped" in the status bar, or your next request starts it. See the Plansight output.';
+    default:
+      return undefined;
+  }
 }

@@ -28,6 +28,7 @@ import {
   otherEditsRow,
   planViewDescription,
   type RowSpec,
+  serverDownMessage,
   statusIcons,
   statusLabels,
   todoRow,
@@ -242,11 +243,10 @@ export function registerPlanView(
     view.description = review ? proposedDescription(planViewDescription(store.todos)) : planViewDescription(store.todos);
     view.badge = review ? { value: 1, tooltip: 'A proposed plan waits for your approval' } : undefined;
     view.message =
-      store.serverStatus === 'failed'
-        ? 'The Plansight server is not running. See the Plansight output.'
-        : review
-          ? reviewMessage(review.summary, review.problem)
-          : undefined;
+      serverDownMessage(store.serverStatus) ??
+      (review
+        ? reviewMessage(review.summary, review.problem)
+        : undefined);
   };
   /** `plansight/workers`: the stored change sets (an older server has none to list). */
   const fetchWorkers = async (): Promise<void> => {

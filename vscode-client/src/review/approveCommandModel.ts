@@ -31,6 +31,12 @@ export function sandboxSummary(params: ApproveCommandParams): SandboxSummary {
   return { sandboxed: true, text: `sandboxed: ${where}, ${network}` };
 }
 
+/** The setting the warning without a sandbox names, and its Open Setting button opens. */
+export const sandboxSetting = 'plansight.sandbox.enabled';
+
+/** The button on that warning (issue 31: the setting was named, but the way to it was not offered). */
+export const openSettingChoice = 'Open Setting';
+
 /** The server's warning that commands run without a sandbox (`window/logMessage`, sent once
  * per server when the sandbox option is "auto" and none can be made), or undefined. */
 export function sandboxUnavailable(message: string): string | undefined {
@@ -41,8 +47,8 @@ export function sandboxUnavailable(message: string): string | undefined {
   // The server names its option; in VS Code the user sets it as this extension's setting.
   const said = message
     .slice(at)
-    .replace(/set the option sandbox\.enabled to "auto" or false to run commands without a sandbox\.?/, 'set plansight.sandbox.enabled to "off" to run commands without a sandbox and without this warning.')
-    .replace(/the option sandbox\.enabled/g, 'the setting plansight.sandbox.enabled');
+    .replace(/set the option sandbox\.enabled to "auto" or false to run commands without a sandbox\.?/, `set ${sandboxSetting} to "off" to run commands without a sandbox and without this warning.`)
+    .replace(/the option sandbox\.enabled/g, `the setting ${sandboxSetting}`);
   return `Plansight: ${said}`;
 }
 

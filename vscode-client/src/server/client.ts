@@ -21,7 +21,7 @@ import {
   type StaticFeature,
   type StreamInfo,
 } from 'vscode-languageclient/node';
-import { sandboxUnavailable } from '../review/approveCommandModel';
+import { openSettingChoice, sandboxSetting, sandboxUnavailable } from '../review/approveCommandModel';
 import { readPlansightSettings } from './userSettings';
 import {
   type ApproveCommandParams,
@@ -472,7 +472,12 @@ export class PlansightServer implements vscode.Disposable {
     client.onNotification(LogMessageNotification.type, (params: { type: number; message: string }) => {
       const warning = params.type === MessageType.Warning ? sandboxUnavailable(params.message) : undefined;
       if (warning !== undefined && client === this.client) {
-        void vscode.window.showWarningMessage(warning);
+        // The toast shows one line: the setting it names is past the cut, so it is a button too.
+        void vscode.window.showWarningMessage(warning, openSettingChoice).then((choice) => {
+          if (choice === openSettingChoice) {
+            void vscode.commands.executeCommand('workbench.action.openSettings', sandboxSetting);
+          }
+        });
       }
     });
     // Version 4: a notification about a session this window does not show is not drawn.
