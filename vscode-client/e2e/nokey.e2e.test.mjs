@@ -50,6 +50,10 @@ test('no API key: Set API Key on the card, and the kept prompt runs; a refused k
   await wb.ask(followUp);
   const refused = await wb.openCard('retry', 'refused the API key');
   assert.match(await refused.innerText(), /The model API refused the API key \(HTTP 401\)/);
+  await frame.locator('.entry.result.error').last().waitFor();
+  const said = await frame.locator('#log').innerText();
+  assert.doesNotMatch(said, /authentication_error|x-api-key/, 'the API\'s raw words are not shown above the card (issue 31)');
+  assert.equal(said.match(/refused the API key/g)?.length, 1, 'said once, in words, on the card');
   assert.deepEqual(
     await refused.locator('button').evaluateAll((buttons) => buttons.map((b) => b.dataset.action)),
     ['setKey', 'retry', 'showOutput'],

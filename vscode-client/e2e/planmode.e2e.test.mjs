@@ -57,9 +57,11 @@ test('plan mode: plan, revise, edit an item, approve, a question, reviews, Run T
   }
   const planHeader = () => wb.pane('Plan').locator('.pane-header').innerText();
   await waitFor('the Plan view to say the plan waits', async () => /Proposed · review/.test(await planHeader()));
-  await waitFor('the summary at the top of the Plan view', async () =>
-    /Proposed plan, waiting for your approval\. Add type hints/.test(await wb.pane('Plan').innerText()),
-  );
+  await waitFor('one short line at the top of the Plan view, not the summary (issue 31)', async () => {
+    const message = await wb.pane('Plan').locator('.pane-body .message').innerText();
+    if (message.trim() !== 'Approve, Revise… or Cancel it above.') throw new Error(message);
+    return true;
+  });
   assert.ok(await wb.viewAction('Plan', 'Approve Plan').isVisible(), 'Approve in the Plan view title');
   assert.ok(await wb.viewAction('Plan', 'Revise Plan').isVisible(), 'Revise… in the Plan view title');
   assert.ok(await wb.viewAction('Plan', 'Cancel Plan').isVisible(), 'Cancel in the Plan view title');
@@ -83,6 +85,26 @@ test('plan mode: plan, revise, edit an item, approve, a question, reviews, Run T
   await row.locator('.actions .action-label[aria-label^="Edit Text"]').click();
   await wb.answerInput('Edit plan item #1', EDITED);
   await wb.planAt('0/3', [PENDING, PENDING, PENDING], [EDITED, 'Add docstrings', 'Add a main guard']);
+  log('a 424-character summary: the Plan view\'s message stays one line, every item in sight at 440 and 300 px (issue 31)');
+  assert.match(await frame.locator('.card-planReview.open .summary').innerText(), /so the existing tests keep passing as they are/, 'the whole summary on the card');
+  for (const width of [440, 300]) {
+    await wb.sidebarWidth(width);
+    await waitFor(`the message on one line and the three items in sight at ${width} px`, async () => {
+      const shown = await wb.pane('Plan').locator('.pane-body').evaluate((body) => {
+        const box = body.getBoundingClientRect();
+        const message = body.querySelector('.message');
+        const line = message ? parseFloat(getComputedStyle(message).lineHeight) || 18 : 0;
+        const rows = [...body.querySelectorAll('.monaco-list-row[aria-level="1"]')].map((row) => {
+          const r = row.getBoundingClientRect();
+          return { label: row.innerText.split('\n')[0], inSight: r.height > 0 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1 };
+        });
+        return { messageLines: message ? Math.round(message.getBoundingClientRect().height / line) : 0, rows };
+      });
+      if (shown.messageLines > 1 || shown.rows.length !== 3 || !shown.rows.every((r) => r.inSight)) throw new Error(JSON.stringify(shown));
+      return shown;
+    });
+    await wb.shot(`31-plan-proposed-long-summary-${width}px`, wb.sidebar);
+  }
   await wb.shot('11-sidebar-plan-proposed', wb.sidebar);
   log('approving from the Plan view title');
   await wb.viewAction('Plan', 'Approve Plan').click();

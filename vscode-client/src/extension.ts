@@ -49,7 +49,7 @@ export function activate(context: vscode.ExtensionContext): void {
   renderer.registerCard(planReviewCard, renderPlanReviewCard);
   renderer.registerCard(questionCard, renderQuestionCard);
   renderer.registerCard(mcpToolCard, renderMcpToolCard);
-  const conversation = new ConversationView(context.extensionUri, model, renderer, output);
+  const conversation = new ConversationView(context.extensionUri, model, renderer, output, context.workspaceState);
   registerConversationView(context, conversation);
   const surface = { model, visible: () => conversation.visible, onDidChangeVisibility: conversation.onDidChangeVisibility };
 

@@ -34,6 +34,19 @@ describe('following the run', () => {
     expect(showJump(state, at(1500, 2600))).toBe(true);
   });
 
+  it('shows Jump to latest only once something new came below: scrolling up to read covers nothing (issue 31)', () => {
+    const away = play([{ kind: 'scrolled', at: at(1000), fromTop: 1600 }]).state;
+    expect(showJump(away, at(1000))).toBe(false);
+    const more = follow(away, { kind: 'content', userMessage: false }).state;
+    expect(showJump(more, at(1000, 2300))).toBe(true);
+    // Reading further up keeps it; back at the bottom it goes, and the next time away it waits again.
+    const further = follow(more, { kind: 'scrolled', at: at(500, 2300), fromTop: 1000 }).state;
+    expect(showJump(further, at(500, 2300))).toBe(true);
+    const back = follow(further, { kind: 'scrolled', at: at(1900, 2300), fromTop: 500 }).state;
+    const again = follow(back, { kind: 'scrolled', at: at(800, 2300), fromTop: 1900 }).state;
+    expect(showJump(again, at(800, 2300))).toBe(false);
+  });
+
   it('follows again once the user is back at the bottom, and Jump to latest goes', () => {
     const away = play([{ kind: 'scrolled', at: at(1000), fromTop: 1600 }]).state;
     const back = follow(away, { kind: 'scrolled', at: at(1590), fromTop: 1000 }).state;
@@ -45,7 +58,7 @@ describe('following the run', () => {
   it('brings the user\'s own message into view when they send, even scrolled away', () => {
     const away = play([{ kind: 'scrolled', at: at(200), fromTop: 1600 }]).state;
     const sent = follow(away, { kind: 'content', userMessage: true });
-    expect(sent).toEqual({ state: { following: true }, action: { kind: 'bottom' } });
+    expect(sent).toEqual({ state: { following: true, unseen: false }, action: { kind: 'bottom' } });
   });
 
   it('brings a card waiting for the user into view while the user reads further up', () => {
@@ -57,8 +70,8 @@ describe('following the run', () => {
 
   it('opens the history at the newest run, and Jump to latest follows again', () => {
     const away = play([{ kind: 'scrolled', at: at(0), fromTop: 1600 }]).state;
-    expect(follow(away, { kind: 'reset' })).toEqual({ state: { following: true }, action: { kind: 'bottom' } });
-    expect(follow(away, { kind: 'jump' })).toEqual({ state: { following: true }, action: { kind: 'bottom' } });
+    expect(follow(away, { kind: 'reset' })).toEqual({ state: { following: true, unseen: false }, action: { kind: 'bottom' } });
+    expect(follow(away, { kind: 'jump' })).toEqual({ state: { following: true, unseen: false }, action: { kind: 'bottom' } });
   });
 
   it('ignores scrolls while the view is hidden', () => {

@@ -19,6 +19,7 @@ import {
   renderPlanReviewCard,
   plainSummary,
   proposedDescription,
+  reviewBadgeTooltip,
   reviewMessage,
   reviseResult,
   settledCardPatch,
@@ -103,34 +104,33 @@ describe('the plan as text', () => {
     expect(planMarkdown(state([]))).toBe('# Plan\n\n_No plan yet._\n');
   });
 
-  it('reads in full at the top of the Plan view and in the notification title', () => {
-    const shown = reviewMessage('Line one\nline two.', 'A problem.');
-    expect(shown).toContain('waiting for your approval. Line one line two.');
-    expect(shown).toContain('A problem.');
+  it('says one short line at the top of the Plan view, the summary in the notification', () => {
+    const shown = reviewMessage('A problem.');
+    expect(shown).toBe('A problem.\nApprove, Revise… or Cancel it above.');
     const message = notificationMessage('x'.repeat(500), 'Not accepted.');
     expect(message.startsWith('[Approve](command:plansight.plan.approve) · [Revise…]')).toBe(true);
     expect(message).toContain('— a plan waits for you: Not accepted. xxx');
     expect(message.length).toBeLessThan(600);
-    expect(reviewMessage('Add **hints** to `__main__`.')).toContain('Add hints to __main__.');
+    expect(reviewBadgeTooltip('Add **hints** to `__main__`.')).toBe('A proposed plan waits for your approval: Add hints to __main__.');
   });
 
-  it('clamps a long summary to a few lines of the Plan view, saying where the rest is (issue 31)', () => {
+  it('keeps the Plan view\'s message short whatever the summary or the problem (issue 31)', () => {
+    // The summary no longer reaches the view's message: the items stay in sight at 300 px.
+    expect(reviewMessage()).toBe('Approve, Revise… or Cancel it above.');
+    const problem = Array.from({ length: 20 }, (_, i) => `Reason ${i}.`).join(' ');
+    const [first, second] = reviewMessage(problem).split('\n');
+    expect(first!.length).toBeLessThanOrEqual(90);
+    expect(first).toContain('Reason 0.');
+    expect(second).toBe('Approve, Revise… or Cancel it above.');
     const long = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} of the summary.`).join(' ');
-    const shown = reviewMessage(long);
-    const summaryPart = shown.split('\n')[0]!;
-    expect(summaryPart.length).toBeLessThan(320);
-    expect(summaryPart).toContain('Sentence number 0');
-    expect(summaryPart).not.toContain('Sentence number 59');
-    expect(summaryPart).toContain('… (the whole summary: Open Plan as Markdown');
-    expect(shown).toContain('Approve, Revise… or Cancel');
-    expect(reviewMessage('Short one.')).not.toContain('whole summary');
+    expect(reviewBadgeTooltip(long).length).toBeLessThan(360);
   });
 
   it('reduces a summary\'s Markdown table and marks to plain text (no pipes)', () => {
     const summary = 'Two changes:\n\n| File | Change |\n|---|:---:|\n| `hello.py` | **type hints** |\n| [README](README.md) | a note |\n\n- [x] keep _tests_';
     const plain = plainSummary(summary);
     expect(plain).toBe('Two changes: File, Change; hello.py, type hints; README, a note; keep tests');
-    for (const shown of [reviewMessage(summary), notificationMessage(summary)]) {
+    for (const shown of [reviewBadgeTooltip(summary), notificationMessage(summary)]) {
       expect(shown).not.toMatch(/\||---|\*\*|`/);
       expect(shown).toContain('hello.py, type hints; README, a note');
     }

@@ -27,6 +27,22 @@ describe('ConversationRenderer', () => {
     expect(html).not.toContain('editor-context');
   });
 
+  it('says a refused key once, on the card below, not as the API\'s raw line (issue 31)', () => {
+    const { model, renderer } = setup();
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    model.apply({ type: 'runStarted', prompt: 'x' });
+    const error = 'authentication_error: invalid x-api-key (HTTP 401)';
+    model.apply({ type: 'runFinished', result: { status: 'error', text: `The model API failed: ${error}`, rounds: 1, usage, error } });
+    const html = renderer.entry(model.runs[0]!.entries.at(-1)!);
+    expect(html).toContain('class="entry result error"');
+    expect(html).not.toContain('x-api-key');
+    expect(html).not.toContain('authentication_error');
+    // Any other error keeps its words on the line.
+    model.apply({ type: 'runStarted', prompt: 'y' });
+    model.apply({ type: 'runFinished', result: { status: 'error', text: 'The model API failed: overloaded', rounds: 1, usage, error: 'overloaded_error (HTTP 529)' } });
+    expect(renderer.entry(model.runs[1]!.entries.at(-1)!)).toContain('overloaded_error (HTTP 529)');
+  });
+
   it('renders the model text as Markdown, with HTML escaped', () => {
     const { model, renderer } = setup();
     model.apply({ type: 'textDelta', text: '# Title\n\n<script>alert(1)</script>' });

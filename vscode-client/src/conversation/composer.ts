@@ -166,6 +166,8 @@ export function rankPaths(paths: readonly string[], query: string, limit = 12): 
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'send'; text: string; includeContext: boolean; mode?: 'act' | 'plan' }
+  /** The prompt box's text as typed (kept by the extension: see `draftKey`). */
+  | { type: 'draft'; text: string }
   /** Files for an `@` mention (answered with `mentionFiles`). */
   | { type: 'mention'; query: string }
   /** A code block's Copy button. */
@@ -187,6 +189,8 @@ export interface ComposerContext {
 
 /** Messages from the extension to the webview. */
 export type ToWebview =
+  /** The unsent prompt kept over a reload (sent on `ready`). */
+  | { type: 'draft'; text: string }
   | { type: 'reset'; html: string }
   | { type: 'run'; id: string; html: string }
   | { type: 'entry'; runId: string; id: string; html: string }

@@ -23,6 +23,14 @@ export interface ConversationHandlers {
 
 export const conversationViewId = 'plansight.conversation';
 
+/**
+ * The composer's unsent text, in the workspace's state. Not in the webview's own state: the
+ * workbench stores that only when it saves its views (on a timer, on losing focus), so a reload
+ * brought back a snapshot taken while a follow-up was being typed, a prompt already sent
+ * (issue 31). The extension's state is written as each change arrives, and cleared on send.
+ */
+export const draftKey = 'plansight.conversation.draft';
+
 export class ConversationView implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private ready = false;
@@ -49,6 +57,8 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
     private readonly model: ConversationModel,
     private readonly renderer: ConversationRenderer,
     private readonly output: vscode.LogOutputChannel,
+    /** Where the unsent prompt is kept (the workspace's state): see `draftKey`. */
+    private readonly drafts: vscode.Memento,
   ) {
     const subscription = model.onDidChange((change) => this.queue(change));
     this.disposables.push({ dispose: () => subscription.dispose() });
@@ -219,6 +229,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
           this.post(this.sessions);
           this.post(this.instructions);
           this.post({ type: 'recall', prompts: this.sentPrompts() });
+          this.post({ type: 'draft', text: this.drafts.get<string>(draftKey, '') });
           if (this.focusWhenReady) {
             this.focusWhenReady = false;
             this.post({ type: 'focus' });
@@ -236,7 +247,12 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
             await vscode.commands.executeCommand(message.command);
           }
           return;
+        case 'draft':
+          await this.drafts.update(draftKey, message.text || undefined);
+          return;
         case 'send':
+          // Forgotten before anything else: a sent prompt must not come back as a draft.
+          await this.drafts.update(draftKey, undefined);
           await this.handlers?.send(message.text, message.includeContext, message.mode === 'plan' ? 'plan' : 'act');
           return;
         case 'cancel':

@@ -9,6 +9,10 @@
  * - Sending always brings the user's message into view, and following resumes.
  * - A card waiting for the user always comes into view: at the bottom while following, else
  *   scrolled to where it is.
+ * - "Jump to latest" shows only when something new arrived below while the user reads further
+ *   up: it floats over the bottom of the view, and shown whenever the view was not at the
+ *   bottom it covered the line being read (a settled card's "Accepted with your changes" at
+ *   300 px, issue 31).
  */
 
 export interface ScrollFacts {
@@ -40,9 +44,12 @@ export type ScrollAction = { kind: 'none' } | { kind: 'bottom' } | { kind: 'reve
 
 export interface FollowState {
   following: boolean;
+  /** Content arrived below while the user was not following. */
+  unseen: boolean;
 }
 
-export const initialFollow: FollowState = { following: true };
+export const initialFollow: FollowState = { following: true, unseen: false };
+const following: FollowState = initialFollow;
 
 export function follow(state: FollowState, event: FollowEvent): { state: FollowState; action: ScrollAction } {
   const none: ScrollAction = { kind: 'none' };
@@ -53,36 +60,36 @@ export function follow(state: FollowState, event: FollowEvent): { state: FollowS
         return { state, action: none }; // hidden: nothing the user chose
       }
       if (isAtBottom(event.at)) {
-        return { state: { following: true }, action: none };
+        return { state: following, action: none };
       }
       // Only a scroll up is the user leaving: content growing (or the browser keeping what is
       // on screen in place) moves the view down, never up.
       if (event.at.scrollTop < event.fromTop) {
-        return { state: { following: false }, action: none };
+        return { state: { following: false, unseen: state.following ? false : state.unseen }, action: none };
       }
       return { state, action: none };
     case 'reset':
     case 'jump':
-      return { state: { following: true }, action: bottom };
+      return { state: following, action: bottom };
     case 'resized':
       return { state, action: state.following ? bottom : none };
     case 'content':
       if (event.userMessage) {
-        return { state: { following: true }, action: bottom };
+        return { state: following, action: bottom };
       }
       if (state.following) {
         return { state, action: bottom };
       }
       if (event.waitingCard !== undefined) {
-        return { state, action: { kind: 'reveal', entry: event.waitingCard } };
+        return { state: { following: false, unseen: true }, action: { kind: 'reveal', entry: event.waitingCard } };
       }
-      return { state, action: none };
+      return { state: { following: false, unseen: true }, action: none };
   }
 }
 
-/** Whether "jump to latest" shows: the user scrolled away and there is more below. */
+/** Whether "jump to latest" shows: the user scrolled away, and something new came below. */
 export function showJump(state: FollowState, at: ScrollFacts): boolean {
-  return !state.following && !isAtBottom(at);
+  return !state.following && state.unseen && !isAtBottom(at);
 }
 
 /**

@@ -11,6 +11,7 @@
 import { escapeHtml, oneLine, truncate } from '../text';
 import { mcpToolParts, toolDisplayName } from '../mcp/mcpModel';
 import { createMarkdown } from './markdown';
+import { keyRefused } from './runCards';
 import {
   callSummary,
   type CardEntry,
@@ -179,7 +180,9 @@ export class ConversationRenderer {
       case 'result': {
         const { result } = entry;
         const label = resultLabels[result.status] ?? result.status;
-        const error = result.status === 'error' && result.error ? `: ${result.error}` : '';
+        // A refused key is said once, in words, on the card below (Set API Key): the API's own
+        // line above it ("authentication_error: invalid x-api-key") said it a second time.
+        const error = result.status === 'error' && result.error && !keyRefused(result.error) ? `: ${result.error}` : '';
         const text = entry.showText && !(result.status === 'error' && result.error && result.text.includes(result.error)) ? result.text : '';
         return (
           `<div class="entry result ${escapeHtml(result.status)}" data-entry="${id}">` +

@@ -245,32 +245,29 @@ export function plainSummary(summary: string): string {
   return oneLine(plainMarkdown(summary));
 }
 
-/** About three lines of the Plan view at the default 300 px sidebar. */
-export const summaryShownChars = 160;
+/** About two lines of the Plan view's message at the default 300 px sidebar. */
+export const problemShownChars = 90;
 
 /**
- * The summary clamped for the Plan view's message, cut at a word, with where to read the
- * rest: a long summary filled the view and pushed the plan's items out of sight (issue 31).
+ * What the Plan view says at its top while a plan waits: one short line, and the server's
+ * reason when it asked again. The summary is not here: even clamped to three lines it took,
+ * with the fixed sentences, seven lines at 440 px and pushed the items the user is to review
+ * out of sight (issue 31). The summary is on the plan's card in the conversation (in full, as
+ * Markdown), in the notification, in the badge's tooltip and in Open Plan as Markdown.
  */
-export function clampedSummary(said: string, max = summaryShownChars): string {
-  if (said.length <= max) {
-    return said;
+export function reviewMessage(problem?: string): string {
+  const lines: string[] = [];
+  if (problem) {
+    lines.push(truncate(oneLine(problem), problemShownChars));
   }
-  const cut = said.slice(0, max);
-  const word = cut.lastIndexOf(' ');
-  return `${(word > max / 2 ? cut.slice(0, word) : cut).replace(/[\s,;:.]+$/, '')}… (the whole summary: Open Plan as Markdown, or the plan's card in the conversation)`;
+  lines.push('Approve, Revise… or Cancel it above.');
+  return lines.join('\n');
 }
 
-/** What the Plan view says at its top while a plan waits: the summary, a few lines of it. */
-export function reviewMessage(summary: string, problem?: string): string {
-  const said = clampedSummary(plainSummary(summary));
-  // The view shows the lines run together: each ends as a sentence does.
-  const lines = [`Proposed plan, waiting for your approval. ${said}${said && !/[.!?:;]$/.test(said) ? '.' : ''}`];
-  if (problem) {
-    lines.push(problem);
-  }
-  lines.push('Approve, Revise… or Cancel from this view\'s title; edit the items first if you like.');
-  return lines.join('\n');
+/** The Plan view's badge tooltip while a plan waits: the summary, as plain text. */
+export function reviewBadgeTooltip(summary: string): string {
+  const said = truncate(plainSummary(summary), 300);
+  return `A proposed plan waits for your approval${said ? `: ${said}` : ''}`;
 }
 
 /** The notification's title: one word, so that the decisions after it stay in sight on the

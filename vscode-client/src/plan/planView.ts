@@ -20,7 +20,7 @@ import type { ReviewManager } from '../review/reviewManager';
 import type { PlansightServer } from '../server/client';
 import type { SessionStore } from '../session';
 import * as edits from './planEdits';
-import { proposedDescription, reviewMessage } from './planReviewModel';
+import { proposedDescription, reviewBadgeTooltip, reviewMessage } from './planReviewModel';
 import {
   editRow,
   type EditRecord,
@@ -239,14 +239,12 @@ export function registerPlanView(
   });
   const update = (): void => {
     const review = store.planReview;
-    // A proposed plan is marked as such: the header says it waits, its summary is at the top.
+    // A proposed plan is marked as such: the header says it waits, one line says what to do
+    // (the summary is on the plan's card: here it pushed the items out of sight).
     view.description = review ? proposedDescription(planViewDescription(store.todos)) : planViewDescription(store.todos);
-    view.badge = review ? { value: 1, tooltip: 'A proposed plan waits for your approval' } : undefined;
+    view.badge = review ? { value: 1, tooltip: reviewBadgeTooltip(review.summary) } : undefined;
     view.message =
-      serverDownMessage(store.serverStatus) ??
-      (review
-        ? reviewMessage(review.summary, review.problem)
-        : undefined);
+      serverDownMessage(store.serverStatus) ?? (review ? reviewMessage(review.problem) : undefined);
   };
   /** `plansight/workers`: the stored change sets (an older server has none to list). */
   const fetchWorkers = async (): Promise<void> => {

@@ -21,8 +21,9 @@ import {
 } from '../composer';
 import { follow, type FollowEvent, initialFollow, revealTop, type ScrollFacts, showJump } from '../follow';
 
+/** What the webview keeps in the workbench's state. Not the draft: the extension keeps it
+ * (conversationView.ts, `draftKey`), since the workbench's copy can be an older snapshot. */
 interface PageState {
-  draft?: string;
   planFirst?: boolean;
   recall?: string[];
 }
@@ -212,6 +213,15 @@ function apply(message: ToWebview): void {
     case 'mentionFiles':
       showMentions(message.query, message.paths);
       break;
+    case 'draft':
+      // The draft kept over a reload: only into an empty box (never over what is being typed).
+      if (!prompt.value && message.text) {
+        prompt.value = message.text;
+        postedDraft = message.text;
+        fitPrompt();
+        renderComposer();
+      }
+      break;
     case 'recall':
       for (const text of message.prompts) {
         if (!recall.all.includes(text)) recall.add(text);
@@ -276,8 +286,15 @@ function renderComposer(): void {
   sendText.textContent = sendLabel(planFirst);
 }
 
+/** The draft as the extension last heard it (it keeps the draft over a reload). */
+let postedDraft = '';
+
 function saveDraft(): void {
-  vscode.setState({ draft: prompt.value, planFirst, recall: [...recall.all] });
+  vscode.setState({ planFirst, recall: [...recall.all] });
+  if (prompt.value !== postedDraft) {
+    postedDraft = prompt.value;
+    vscode.postMessage({ type: 'draft', text: postedDraft });
+  }
 }
 
 /** The box grows with its text, up to twelve lines (then it scrolls). */
@@ -558,7 +575,6 @@ document.addEventListener('keydown', (event) => {
   }
 });
 
-prompt.value = vscode.getState()?.draft ?? '';
 fitPrompt();
 // A narrower view wraps the text (or the placeholder) onto more lines: fit the box again, or
 // its last line is cut (seen at 300 px after the sidebar was narrowed from 440 px).
