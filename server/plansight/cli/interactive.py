@@ -63,7 +63,6 @@ from plansight.cli.run import (
 from plansight.cli.show import history_lines, plan_lines, sessions_lines
 from plansight.cli.ui import LineReader, PromptLine, TerminalUI
 from plansight.protocol.names import (
-    CANCEL_WORKER,
     CHECKPOINTS,
     COMPACT,
     HISTORY,
@@ -71,10 +70,8 @@ from plansight.protocol.names import (
     OPEN_SESSION,
     RESET,
     RESTORE,
-    RUN_PARALLEL,
     SESSIONS,
     STATE,
-    TAKE_IN,
 )
 
 if TYPE_CHECKING:
@@ -402,20 +399,32 @@ class InteractiveSession:
 
         A server found dead on the way (it died since the last command) is replaced and the
         request sent once more to the new one."""
+        return await self._call(lambda client: client.request(method, params))
+
+    async def _call(
+        self, send: Callable[[PlansightClient], Awaitable[Any]], *, again: bool = True
+    ) -> Answered | None:
+        """`send` to the session's server: its answer, None when it was refused or failed
+        (printed). A server that dies on the way is replaced and `send` tried once more on
+        the new one, if `again` (and the user did not stop it: that is a cancel)."""
         from pygls.exceptions import JsonRpcException
 
         from plansight.cli.client import ServerExited
 
         for attempt in (1, 2):
+            client = None
             try:
                 client = await self.connected()
-                return Answered(await client.request(method, params))
+                return Answered(await send(client))
             except JsonRpcException as err:
                 self.say(f"plansight: {err.message}", "bold red")
                 return None
             except ServerExited as err:
-                if attempt == 2:
+                if self._stopped is client and client is not None:
+                    return None  # the user stopped it (said so then)
+                if attempt == 2 or not again:
                     self.say(f"plansight: the language server failed: {err}", "bold red")
+                    return None
             except OSError as err:
                 self.say(f"plansight: could not start the language server: {err}", "bold red")
                 return None
@@ -438,50 +447,45 @@ class InteractiveSession:
             self.print_lines(checkpoint_lines(_checkpoints_of(answer.value)))
 
     async def parallel(self, todo_ids: list[str]) -> None:
-        """`/parallel 2 3`: workers on items 2 and 3 (shown live), then each one's changes
-        taken in through the usual reviews. Ctrl-C stops the workers still running (what they
-        did is kept: `plansight/workers`)."""
+        """`/parallel 2 3`: `plansight/runParallel` with `takeIn`, the whole of it on the
+        server: the workers on items 2 and 3 (a live line each, from their events), then each
+        one's changes put to the user file by file through the usual reviews; here only what
+        it did is shown. Ctrl-C cancels the request: the server stops the workers still
+        running (what they did is kept: `plansight/workers`)."""
         ui = self.ui
         ui.workers.clear()
+        ui.reviewing_worker = None
+
+        def doing() -> None:
+            running = any(w.get("status") == "running" for w in ui.workers.values())
+            ui.set_activity("workers running" if running else "taking in the workers' changes")
+
+        ui.on_worker.append(doing)
         ui.start()
+        ui.set_activity("workers running")
         try:
-            answered = await self.request(RUN_PARALLEL, {"todoIds": todo_ids})
-            if answered is None or not isinstance(answered.value, dict):
-                return
-            value = answered.value
-            for skipped in value.get("skipped", []):
-                self.say(f"#{skipped.get('todoId')}: not started, {skipped.get('reason')}.")
-            expected = {str(i) for i in value.get("started", [])} | {
-                str(w.get("todoId")) for w in value.get("waiting", []) if isinstance(w, dict)
-            }
-            ui.set_activity("workers running")
-            told = asyncio.Event()  # the workers' events update `ui.workers`
-            ui.on_worker.append(told.set)
-            try:
-                while not all(
-                    ui.workers.get(i, {}).get("status", "running") != "running" for i in expected
-                ):
-                    await told.wait()
-                    told.clear()
-            except asyncio.CancelledError:
-                client = self.client
-                if client is not None:
-                    for todo_id in expected:
-                        if ui.workers.get(todo_id, {}).get("status", "running") == "running":
-                            with contextlib.suppress(Exception):
-                                await client.request(CANCEL_WORKER, {"todoId": todo_id})
-                raise
-            finally:
-                ui.on_worker.remove(told.set)
+            # Never sent again to a new server: the workers died with the old one.
+            answered = await self._call(lambda client: client.run_parallel(todo_ids), again=False)
         finally:
+            ui.on_worker.remove(doing)
             ui.set_activity("")
             ui.stop()
-        for todo_id, worker in list(ui.workers.items()):
-            if worker.get("files"):
-                self.say(f"Worker #{todo_id}'s changes, file by file:", "bold")
-                taken = await self.request(TAKE_IN, {"todoId": todo_id})
-                if taken is not None and isinstance(taken.value, dict):
-                    self.say(render.visible(take_in_line(todo_id, taken.value)))
+        if answered is None:
+            return
+        if not isinstance(answered.value, dict):
+            self.say(
+                "Cancelled: the workers still running were stopped (what they did is kept).",
+                "yellow",
+            )
+            return
+        value = answered.value
+        for skipped in value.get("skipped", []):
+            if isinstance(skipped, dict):
+                why = f"#{skipped.get('todoId')}: not started, {skipped.get('reason')}."
+                self.say(render.visible(why))
+        for taken in value.get("takenIn", []):
+            if isinstance(taken, dict):
+                self.say(render.visible(take_in_line(str(taken.get("todoId")), taken)))
 
     async def undo(self, todo_id: str) -> None:
         answered = await self.request(RESTORE, {"todoId": todo_id})

@@ -378,6 +378,9 @@ class TerminalUI:
         # Version 4: the parallel workers by item id, as their events told (`worker_lines`).
         self.workers: dict[str, dict[str, Any]] = {}
         self.on_worker: list[Callable[[], None]] = []  # told after each worker event
+        # The worker whose change set is being reviewed (`reviewEdit`'s `worker`): its first
+        # file's review is headed by whose changes they are.
+        self.reviewing_worker: str | None = None
         # Set while the interactive prompt waits for a line: printing goes above it.
         self.prompt_line: PromptLine | None = None
         # The last `usage` event (the server's figures) and the run's mode: the status line.
@@ -437,8 +440,10 @@ class TerminalUI:
         has_plan = self.plan is not None and render.plan_items(self.plan)
         if has_plan:
             parts.append(self._plan_panel())
-        if self.workers:
-            parts.append(render.visible_text(Text("\n".join(worker_lines(self.workers)))))
+        # Only the running ones: how each ended is printed above as it ends.
+        running = {i: w for i, w in self.workers.items() if w.get("status") == "running"}
+        if running:
+            parts.append(render.visible_text(Text("\n".join(worker_lines(running)))))
         if self.usage:  # above the activity: the last line stays what the user waits for
             parts.append(StatusLine(self.usage, self.mode))
         if self.activity:
@@ -713,6 +718,10 @@ class TerminalUI:
         todo = review.get("todoId")
         if isinstance(todo, str) and todo:
             title.append(f"  [plan #{todo}]", style="dim")
+        worker = review.get("worker")
+        if isinstance(worker, str) and worker and worker != self.reviewing_worker:
+            self.reviewing_worker = worker
+            self._show(Text(render.visible(f"Worker #{worker}'s changes, file by file:"), "bold"))
         self._show(title, render.diff_text(diff))
 
     def show_command(self, request: dict[str, Any]) -> None:
