@@ -252,6 +252,9 @@ class InteractiveSession:
         self._grace: asyncio.TimerHandle | None = None  # an unanswered cancel stops the server
         # The tokens of the runs since the session opened (for /cost), as the runs reported.
         self.usage: dict[str, int] = {}
+        # Each other session's figures (`usage`, and its last `usage` event: the server's
+        # cost of it) by id, as they were when the user left it: /resume shows them again.
+        self._figures_of: dict[str, tuple[dict[str, int], dict[str, Any]]] = {}
         # The typed line to keep whole when a notice is printed at the prompt (with readline).
         self.prompt_line: PromptLine | None = None
 
@@ -388,6 +391,7 @@ class InteractiveSession:
         if client is not None:
             await client.close(grace=2)
         self.ui.usage = {}  # the next server's figures are its own
+        self._figures_of.clear()  # and so are its costs of the other sessions
         self.say(
             f"The next runs use {render.visible(wanted)} (the language server starts again with "
             "it; the session goes on).",
@@ -510,13 +514,22 @@ class InteractiveSession:
     async def new_conversation(self) -> None:
         if await self.request(RESET, {}) is not None:
             # /cost is the session's, as the server's costUsd is: the new one has spent nothing.
-            self.usage = {}
-            self.ui.usage = {}
+            self._switch_figures(None)
             self.say(
                 "A new session: an empty plan and scratchpad (the previous session is kept: "
                 "/sessions lists it, /resume goes back to it).",
                 "bold",
             )
+
+    def _switch_figures(self, session_id: str | None) -> None:
+        """Set the current session's figures aside (its `usage` events name it) and show
+        session `session_id`'s as they were when it was left (None, or one not run on this
+        server: nothing spent, as the server's cost of it starts at nothing)."""
+        left = self.ui.usage.get("sessionId")
+        if isinstance(left, str) and left:
+            self._figures_of[left] = (self.usage, self.ui.usage)
+        figures = self._figures_of.pop(session_id, None) if session_id else None
+        self.usage, self.ui.usage = figures or ({}, {})
 
     async def _sessions(self) -> list[dict[str, Any]] | None:
         answer = await self.request(SESSIONS, {})
@@ -555,6 +568,8 @@ class InteractiveSession:
         state = await self.request(OPEN_SESSION, {"id": chosen["id"]})
         if state is None or not isinstance(state.value, dict):
             return
+        # /cost and the status line: that session's, as the server costs it (per session).
+        self._switch_figures(str(chosen["id"]))
         title = render.visible(str(chosen.get("title") or "")) or "(untitled)"
         self.console.print(Text(f"Resumed: {render.shorten(title)}", style="bold"))
         self.print_lines(plan_lines(state.value))
