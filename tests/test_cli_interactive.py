@@ -20,7 +20,7 @@ import pytest
 from plansight.cli.interactive import Command, completions, parse_line, step_id
 from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
 
-from conftest import strip_cache_control, user_texts, wait_until_sync
+from conftest import Held, strip_cache_control, user_texts, wait_until_sync
 from test_cli_terminal import (  # noqa: F401 (the fixture)
     PLANSIGHT,
     Terminal,
@@ -626,3 +626,28 @@ def test_resume_shows_the_resumed_sessions_cost(
         lambda now: at_prompt(now) and " ".join(now).count("A new session") == 2,
     )
     assert cost() == "No run yet in this session: nothing spent."
+
+
+def test_keys_typed_during_a_run_leave_the_live_region_whole(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+) -> None:
+    """The cursor waits at the live region's top: a line typed during a run, echoed there,
+    moved it a row down and the region's top row stayed behind in the scrollback. Typed
+    ahead, the line is the next prompt's, as in a shell."""
+    held = Held(text_reply("First done."))
+    fake_api.push(held, text_reply("Second done."))
+    term = terminal(100, 24)
+    term.start(PLANSIGHT, api_env(tmp_path, fake_api), hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.type_line("First task")
+    term.wait_for("the live region", lambda now: bool(now) and "waiting for the model" in now[-1])
+    term.type_line("typed ahead")
+    held.release()
+    lines = term.wait_for("both runs", lambda now: at_prompt(now) and "Second done." in now)
+    shown = "\n".join(lines)
+    assert not any("waiting for the model" in line for line in lines), shown
+    assert [line for line in lines if "typed ahead" in line] == [f"{PROMPT} typed ahead"], shown
+    assert lines.index("First done.") < lines.index(f"{PROMPT} typed ahead"), shown
