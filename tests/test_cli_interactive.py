@@ -20,7 +20,7 @@ import pytest
 from plansight.cli.interactive import Command, completions, parse_line, step_id
 from plansight.fakeapi import FakeMessagesAPI, Hang, text_reply, tool_reply
 
-from conftest import strip_cache_control, user_texts, wait_until_sync
+from conftest import Held, strip_cache_control, user_texts, wait_until_sync
 from test_cli_terminal import (  # noqa: F401 (the fixture)
     PLANSIGHT,
     Terminal,
@@ -574,3 +574,80 @@ def test_cost_sums_the_sessions_runs_at_the_models_list_prices(
         "nothing spent again",
         lambda now: at_prompt(now) and "nothing spent." in " ".join(now[-4:]),
     )
+
+
+def test_resume_shows_the_resumed_sessions_cost(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+) -> None:
+    """/cost is per session, as the server's costUsd is: /resume shows the resumed
+    session's figures again, not the session left's."""
+    fake_api.push(text_reply("One."), text_reply("Two."))
+    env = api_env(tmp_path, fake_api, PLANSIGHT_MODEL="claude-sonnet-4-20250514")
+    term = terminal(120, 30)
+    term.start(PLANSIGHT, env, hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+
+    def cost() -> str:
+        """What /cost says, its wrapped lines joined."""
+        asked = " ".join(term.scrollback()).count(f"{PROMPT} /cost")
+        term.type_line("/cost")
+        lines = term.wait_for(
+            "the cost",
+            lambda now: (
+                at_prompt(now)
+                and " ".join(now).count(f"{PROMPT} /cost") == asked + 1
+                and now[-2] != f"{PROMPT} /cost"
+            ),
+        )
+        said = lines[len(lines) - 1 - lines[::-1].index(f"{PROMPT} /cost") + 1 : -1]
+        return " ".join(said)
+
+    term.type_line("First")
+    term.wait_for("the first answer", lambda now: at_prompt(now) and "One." in now)
+    first = cost()
+    assert first.startswith("This session: tokens: input") and "list prices" in first, first
+    term.type_line("/new")
+    term.wait_for(
+        "the new session", lambda now: at_prompt(now) and "A new session" in " ".join(now)
+    )
+    term.type_line("Second, a longer task than the first one")
+    term.wait_for("the second answer", lambda now: at_prompt(now) and "Two." in now)
+    second = cost()
+    assert second.startswith("This session: tokens: input") and second != first, second
+    term.type_line("/resume")
+    term.wait_for("resumed", lambda now: at_prompt(now) and "Resumed: First" in " ".join(now))
+    assert cost() == first
+    term.type_line("/new")
+    term.wait_for(
+        "another new session",
+        lambda now: at_prompt(now) and " ".join(now).count("A new session") == 2,
+    )
+    assert cost() == "No run yet in this session: nothing spent."
+
+
+def test_keys_typed_during_a_run_leave_the_live_region_whole(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+) -> None:
+    """The cursor waits at the live region's top: a line typed during a run, echoed there,
+    moved it a row down and the region's top row stayed behind in the scrollback. Typed
+    ahead, the line is the next prompt's, as in a shell."""
+    held = Held(text_reply("First done."))
+    fake_api.push(held, text_reply("Second done."))
+    term = terminal(100, 24)
+    term.start(PLANSIGHT, api_env(tmp_path, fake_api), hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.type_line("First task")
+    term.wait_for("the live region", lambda now: bool(now) and "waiting for the model" in now[-1])
+    term.type_line("typed ahead")
+    held.release()
+    lines = term.wait_for("both runs", lambda now: at_prompt(now) and "Second done." in now)
+    shown = "\n".join(lines)
+    assert not any("waiting for the model" in line for line in lines), shown
+    assert [line for line in lines if "typed ahead" in line] == [f"{PROMPT} typed ahead"], shown
+    assert lines.index("First done.") < lines.index(f"{PROMPT} typed ahead"), shown

@@ -91,12 +91,12 @@ def asking(lines: list[str]) -> bool:
     return " ".join(lines[-2:]).endswith(QUESTION_END)
 
 
-@pytest.mark.skipif(not detect().available, reason="no sandbox can be made here")
-def test_parallel_shows_each_worker_live_then_reviews_each_workers_files(
+def planned(
     top: Path,
     terminal: Callable[[int, int], Terminal],  # noqa: F811
     fake_api: FakeMessagesAPI,
-) -> None:
+) -> tuple[Path, Terminal]:
+    """The interactive terminal on a workspace with a.py and b.py, the two items planned."""
     workspace = top / "ws"
     workspace.mkdir()
     (workspace / "a.py").write_text(A_PY)
@@ -111,19 +111,29 @@ def test_parallel_shows_each_worker_live_then_reviews_each_workers_files(
     term.wait_for("the prompt", at_prompt)
     term.type_line("Plan the two changes")
     term.wait_for("the plan", lambda now: at_prompt(now) and "Planned." in now)
+    return workspace, term
+
+
+def both_running(lines: list[str]) -> bool:
+    return any(line.startswith("⟳ #1 read_file: a.py") for line in lines[-8:]) and any(
+        line.startswith("⟳ #2 read_file: b.py") for line in lines[-8:]
+    )
+
+
+@pytest.mark.skipif(not detect().available, reason="no sandbox can be made here")
+def test_parallel_shows_each_worker_live_then_reviews_each_workers_files(
+    top: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+) -> None:
+    workspace, term = planned(top, terminal, fake_api)
     # The workers' conversations, only now: the main one's requests must not match them.
     fake_api.push_conversation(ONE, *worker_steps("1", "a.py", "return 1", "return 'hello'"))
     fake_api.push_conversation(TWO, *worker_steps("2", "b.py", "return 2", "return 'bye'"))
     term.type_line("/parallel 1 2")
 
     # While they run: a line per worker in the live region, each with its current tool.
-    lines = term.wait_for(
-        "both workers running, each with its tool",
-        lambda now: (
-            any(line.startswith("⟳ #1 read_file: a.py") for line in now[-8:])
-            and any(line.startswith("⟳ #2 read_file: b.py") for line in now[-8:])
-        ),
-    )
+    lines = term.wait_for("both workers running, each with its tool", both_running)
     assert "workers running" in lines[-1], "\n".join(lines[-10:])
     assert (workspace / "a.py").read_text() == A_PY  # nothing taken in yet
 
@@ -147,3 +157,29 @@ def test_parallel_shows_each_worker_live_then_reviews_each_workers_files(
     assert "#1: 1 applied" in shown and "#2: 1 rejected" in shown, shown
     assert (workspace / "a.py").read_text() == "def main():\n    return 'hello'\n"
     assert (workspace / "b.py").read_text() == B_PY
+
+
+@pytest.mark.skipif(not detect().available, reason="no sandbox can be made here")
+def test_ctrl_c_during_parallel_stops_every_worker_and_keeps_the_session(
+    top: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+) -> None:
+    workspace, term = planned(top, terminal, fake_api)
+    # Workers that would go on long after the Ctrl-C: only the cancel ends them.
+    fake_api.push_conversation(ONE, tool_reply("read_file", {"path": "a.py"}), Hang(300))
+    fake_api.push_conversation(TWO, tool_reply("read_file", {"path": "b.py"}), Hang(300))
+    term.type_line("/parallel 1 2")
+    term.wait_for("both workers running", both_running)
+    term.send("C-c")
+
+    # The server stopped both before it answered: their end lines (from its events) come
+    # before the prompt is back.
+    lines = term.wait_for(
+        "the prompt after the cancel",
+        lambda now: at_prompt(now) and "Cancelled: the workers" in "\n".join(now),
+    )
+    shown = "\n".join(lines)
+    assert "– #1 cancelled, no changes" in shown and "– #2 cancelled, no changes" in shown, shown
+    assert not any(line.startswith("⟳") for line in lines), shown
+    assert (workspace / "a.py").read_text() == A_PY

@@ -642,10 +642,12 @@ async def test_cancelling_a_run_parallel_with_take_in_cancels_its_workers(
             lambda: any(ONE in str(b) for b in api.bodies), "worker #1 waits for the model"
         )
         editor.cancel(msg_id)
-        done = await wait_finished(editor, "1")
-        assert done["1"]["status"] == "cancelled"
         with pytest.raises(Exception):  # noqa: B017 - the request was cancelled: an error
             await answer
+        # Answered only once its worker has stopped: a client shown the answer has none left.
+        ended = [e for e in editor.recorder.events if e["type"] == "workerFinished"]
+        assert [(e["todoId"], e["status"]) for e in ended] == [("1", "cancelled")]
+        assert (await editor.request("plansight/workers", {}))["workers"] == []  # none left
         assert editor.recorder.reviews == []
     finally:
         await editor.stop()

@@ -55,6 +55,7 @@ from plansight.protocol.names import (
     REVIEW_EDIT,
     REVIEW_PLAN,
     RUN,
+    RUN_PARALLEL,
     SCRATCHPAD,
     TODOS,
     to_plain,
@@ -332,7 +333,7 @@ class PlansightClient:
         self.server_info: types.InitializeResult | None = None
         self.last_result: dict[str, Any] | None = None  # from the latest runFinished event
         self.cancelling = False
-        self._run_id: str | None = None
+        self._run_id: str | None = None  # the run (or /parallel) that `cancel()` cancels
         self._stop = threading.Event()
         self._reader: asyncio.Task[None] | None = None
         self._exited: asyncio.Task[int] | None = None
@@ -667,12 +668,7 @@ class PlansightClient:
     ) -> RunOutcome:
         """Send `plansight/run` and wait for its answer (cancel with `cancel()`);
         `session_id`: in that session of the workspace (None: the current one)."""
-        self._run_id = f"plansight-run-{uuid.uuid4().hex[:12]}"
         self._plan_draft = None
-        # A new run on the same connection (the interactive session): an earlier run's cancel
-        # must not cancel this one's questions.
-        self._cancelled.clear()
-        self.cancelling = False
         self.last_result = None
         params: dict[str, Any] = {"prompt": prompt, "newSession": new_session}
         if mode != "act":
@@ -681,11 +677,8 @@ class PlansightClient:
             params["todoId"] = todo_id
         if session_id is not None:
             params["sessionId"] = session_id
-        future = asyncio.wrap_future(
-            self.client.protocol.send_request(RUN, params, msg_id=self._run_id)
-        )
         try:
-            answer = await self._until_exit(future)
+            answer = await self._cancellable(RUN, params, f"plansight-run-{uuid.uuid4().hex[:12]}")
         except JsonRpcException as err:
             if err.code == REQUEST_CANCELLED:
                 return self._cancelled_outcome()
@@ -693,13 +686,43 @@ class PlansightClient:
             return RunOutcome("error", self.last_result or {}, err.message)
         except ServerExited as err:
             return RunOutcome("error", self.last_result or {}, str(err))
-        finally:
-            self._run_id = None
         result = as_dict(answer)
         status = result.get("status")
         if not isinstance(status, str):
             return RunOutcome("error", result, f"unexpected answer to {RUN}: {answer!r}")
         return RunOutcome(status, result)
+
+    async def run_parallel(self, todo_ids: Sequence[str]) -> dict[str, Any] | None:
+        """`plansight/runParallel` with `takeIn`: the server runs the items' workers, waits
+        for all of them, then puts each change set to the user through the usual
+        `reviewEdit`s, all in this one request; `cancel()` cancels it (and the server the
+        workers still running). Its answer (with `finished` and `takenIn`), None once
+        cancelled; JsonRpcException when refused, ServerExited if the server died."""
+        params = {"todoIds": list(todo_ids), "takeIn": True}
+        try:
+            answer = await self._cancellable(
+                RUN_PARALLEL, params, f"plansight-parallel-{uuid.uuid4().hex[:12]}"
+            )
+        except JsonRpcException as err:
+            if err.code == REQUEST_CANCELLED:
+                return None
+            raise
+        return as_dict(answer)
+
+    async def _cancellable(self, method: str, params: dict[str, Any], msg_id: str) -> Any:
+        """Send the request that `cancel()` cancels (one at a time) and wait for its answer."""
+        self._run_id = msg_id
+        # A new one on the same connection (the interactive session): an earlier one's cancel
+        # must not cancel this one's questions.
+        self._cancelled.clear()
+        self.cancelling = False
+        future = asyncio.wrap_future(
+            self.client.protocol.send_request(method, params, msg_id=msg_id)
+        )
+        try:
+            return await self._until_exit(future)
+        finally:
+            self._run_id = None
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """Any other request, its answer as plain values (JsonRpcException when refused)."""
@@ -713,7 +736,7 @@ class PlansightClient:
         return RunOutcome("cancelled", result)
 
     def cancel(self) -> bool:
-        """Ask the server to stop the run: `$/cancelRequest` for the run request."""
+        """Ask the server to stop the run (or the /parallel): `$/cancelRequest` for it."""
         self._cancelled.set()
         if self._run_id is None or self.cancelling:
             return False

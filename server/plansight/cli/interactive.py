@@ -63,7 +63,6 @@ from plansight.cli.run import (
 from plansight.cli.show import history_lines, plan_lines, sessions_lines
 from plansight.cli.ui import LineReader, PromptLine, TerminalUI
 from plansight.protocol.names import (
-    CANCEL_WORKER,
     CHECKPOINTS,
     COMPACT,
     HISTORY,
@@ -71,10 +70,8 @@ from plansight.protocol.names import (
     OPEN_SESSION,
     RESET,
     RESTORE,
-    RUN_PARALLEL,
     SESSIONS,
     STATE,
-    TAKE_IN,
 )
 
 if TYPE_CHECKING:
@@ -255,6 +252,9 @@ class InteractiveSession:
         self._grace: asyncio.TimerHandle | None = None  # an unanswered cancel stops the server
         # The tokens of the runs since the session opened (for /cost), as the runs reported.
         self.usage: dict[str, int] = {}
+        # Each other session's figures (`usage`, and its last `usage` event: the server's
+        # cost of it) by id, as they were when the user left it: /resume shows them again.
+        self._figures_of: dict[str, tuple[dict[str, int], dict[str, Any]]] = {}
         # The typed line to keep whole when a notice is printed at the prompt (with readline).
         self.prompt_line: PromptLine | None = None
 
@@ -391,6 +391,7 @@ class InteractiveSession:
         if client is not None:
             await client.close(grace=2)
         self.ui.usage = {}  # the next server's figures are its own
+        self._figures_of.clear()  # and so are its costs of the other sessions
         self.say(
             f"The next runs use {render.visible(wanted)} (the language server starts again with "
             "it; the session goes on).",
@@ -402,20 +403,32 @@ class InteractiveSession:
 
         A server found dead on the way (it died since the last command) is replaced and the
         request sent once more to the new one."""
+        return await self._call(lambda client: client.request(method, params))
+
+    async def _call(
+        self, send: Callable[[PlansightClient], Awaitable[Any]], *, again: bool = True
+    ) -> Answered | None:
+        """`send` to the session's server: its answer, None when it was refused or failed
+        (printed). A server that dies on the way is replaced and `send` tried once more on
+        the new one, if `again` (and the user did not stop it: that is a cancel)."""
         from pygls.exceptions import JsonRpcException
 
         from plansight.cli.client import ServerExited
 
         for attempt in (1, 2):
+            client = None
             try:
                 client = await self.connected()
-                return Answered(await client.request(method, params))
+                return Answered(await send(client))
             except JsonRpcException as err:
                 self.say(f"plansight: {err.message}", "bold red")
                 return None
             except ServerExited as err:
-                if attempt == 2:
+                if self._stopped is client and client is not None:
+                    return None  # the user stopped it (said so then)
+                if attempt == 2 or not again:
                     self.say(f"plansight: the language server failed: {err}", "bold red")
+                    return None
             except OSError as err:
                 self.say(f"plansight: could not start the language server: {err}", "bold red")
                 return None
@@ -438,50 +451,45 @@ class InteractiveSession:
             self.print_lines(checkpoint_lines(_checkpoints_of(answer.value)))
 
     async def parallel(self, todo_ids: list[str]) -> None:
-        """`/parallel 2 3`: workers on items 2 and 3 (shown live), then each one's changes
-        taken in through the usual reviews. Ctrl-C stops the workers still running (what they
-        did is kept: `plansight/workers`)."""
+        """`/parallel 2 3`: `plansight/runParallel` with `takeIn`, the whole of it on the
+        server: the workers on items 2 and 3 (a live line each, from their events), then each
+        one's changes put to the user file by file through the usual reviews; here only what
+        it did is shown. Ctrl-C cancels the request: the server stops the workers still
+        running (what they did is kept: `plansight/workers`)."""
         ui = self.ui
         ui.workers.clear()
+        ui.reviewing_worker = None
+
+        def doing() -> None:
+            running = any(w.get("status") == "running" for w in ui.workers.values())
+            ui.set_activity("workers running" if running else "taking in the workers' changes")
+
+        ui.on_worker.append(doing)
         ui.start()
+        ui.set_activity("workers running")
         try:
-            answered = await self.request(RUN_PARALLEL, {"todoIds": todo_ids})
-            if answered is None or not isinstance(answered.value, dict):
-                return
-            value = answered.value
-            for skipped in value.get("skipped", []):
-                self.say(f"#{skipped.get('todoId')}: not started, {skipped.get('reason')}.")
-            expected = {str(i) for i in value.get("started", [])} | {
-                str(w.get("todoId")) for w in value.get("waiting", []) if isinstance(w, dict)
-            }
-            ui.set_activity("workers running")
-            told = asyncio.Event()  # the workers' events update `ui.workers`
-            ui.on_worker.append(told.set)
-            try:
-                while not all(
-                    ui.workers.get(i, {}).get("status", "running") != "running" for i in expected
-                ):
-                    await told.wait()
-                    told.clear()
-            except asyncio.CancelledError:
-                client = self.client
-                if client is not None:
-                    for todo_id in expected:
-                        if ui.workers.get(todo_id, {}).get("status", "running") == "running":
-                            with contextlib.suppress(Exception):
-                                await client.request(CANCEL_WORKER, {"todoId": todo_id})
-                raise
-            finally:
-                ui.on_worker.remove(told.set)
+            # Never sent again to a new server: the workers died with the old one.
+            answered = await self._call(lambda client: client.run_parallel(todo_ids), again=False)
         finally:
+            ui.on_worker.remove(doing)
             ui.set_activity("")
             ui.stop()
-        for todo_id, worker in list(ui.workers.items()):
-            if worker.get("files"):
-                self.say(f"Worker #{todo_id}'s changes, file by file:", "bold")
-                taken = await self.request(TAKE_IN, {"todoId": todo_id})
-                if taken is not None and isinstance(taken.value, dict):
-                    self.say(render.visible(take_in_line(todo_id, taken.value)))
+        if answered is None:
+            return
+        if not isinstance(answered.value, dict):
+            self.say(
+                "Cancelled: the workers still running were stopped (what they did is kept).",
+                "yellow",
+            )
+            return
+        value = answered.value
+        for skipped in value.get("skipped", []):
+            if isinstance(skipped, dict):
+                why = f"#{skipped.get('todoId')}: not started, {skipped.get('reason')}."
+                self.say(render.visible(why))
+        for taken in value.get("takenIn", []):
+            if isinstance(taken, dict):
+                self.say(render.visible(take_in_line(str(taken.get("todoId")), taken)))
 
     async def undo(self, todo_id: str) -> None:
         answered = await self.request(RESTORE, {"todoId": todo_id})
@@ -506,13 +514,22 @@ class InteractiveSession:
     async def new_conversation(self) -> None:
         if await self.request(RESET, {}) is not None:
             # /cost is the session's, as the server's costUsd is: the new one has spent nothing.
-            self.usage = {}
-            self.ui.usage = {}
+            self._switch_figures(None)
             self.say(
                 "A new session: an empty plan and scratchpad (the previous session is kept: "
                 "/sessions lists it, /resume goes back to it).",
                 "bold",
             )
+
+    def _switch_figures(self, session_id: str | None) -> None:
+        """Set the current session's figures aside (its `usage` events name it) and show
+        session `session_id`'s as they were when it was left (None, or one not run on this
+        server: nothing spent, as the server's cost of it starts at nothing)."""
+        left = self.ui.usage.get("sessionId")
+        if isinstance(left, str) and left:
+            self._figures_of[left] = (self.usage, self.ui.usage)
+        figures = self._figures_of.pop(session_id, None) if session_id else None
+        self.usage, self.ui.usage = figures or ({}, {})
 
     async def _sessions(self) -> list[dict[str, Any]] | None:
         answer = await self.request(SESSIONS, {})
@@ -551,6 +568,8 @@ class InteractiveSession:
         state = await self.request(OPEN_SESSION, {"id": chosen["id"]})
         if state is None or not isinstance(state.value, dict):
             return
+        # /cost and the status line: that session's, as the server costs it (per session).
+        self._switch_figures(str(chosen["id"]))
         title = render.visible(str(chosen.get("title") or "")) or "(untitled)"
         self.console.print(Text(f"Resumed: {render.shorten(title)}", style="bold"))
         self.print_lines(plan_lines(state.value))

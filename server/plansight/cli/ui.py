@@ -217,6 +217,48 @@ class AnchoredRender(LiveRender):
         yield control(AUTOWRAP_ON + "\r" + up).segment
 
 
+class QuietKeys:
+    """The terminal's echo of what is typed, off while the live region is up.
+
+    The cursor waits at the region's top (`AnchoredRender`): a key typed meanwhile was echoed
+    there, and an Enter moved the cursor a row down, so the next frame erased from below the
+    region's top and left that row in the scrollback. What is typed is still read as before
+    (the terminal stays in its line mode, Ctrl-C still interrupts); only its echo waits until
+    the region is taken down (before every question, and at the run's end)."""
+
+    def __init__(self, terminal: IO[str]) -> None:
+        self.terminal = terminal
+        self._saved: list[Any] | None = None  # the attributes to put back
+
+    def off(self) -> None:
+        if self._saved is not None:
+            return
+        try:
+            import termios
+
+            descriptor = self.terminal.fileno()
+            if not os.isatty(descriptor):
+                return
+            saved = termios.tcgetattr(descriptor)
+            quiet = list(saved)
+            quiet[3] = saved[3] & ~(termios.ECHO | termios.ECHONL)  # the local modes
+            termios.tcsetattr(descriptor, termios.TCSANOW, quiet)
+            self._saved = saved
+        except Exception as err:  # no termios, or not a terminal one can set (termios.error)
+            logging.getLogger(__name__).debug("the terminal's echo stays on: %r", err)
+
+    def restore(self) -> None:
+        saved, self._saved = self._saved, None
+        if saved is None:
+            return
+        try:
+            import termios
+
+            termios.tcsetattr(self.terminal.fileno(), termios.TCSANOW, saved)
+        except Exception as err:  # gone already (the terminal closed): nothing to give back
+            logging.getLogger(__name__).debug("could not turn the echo back on: %r", err)
+
+
 class LiveRegion(Live):
     """`Live` whose region is erased from its top (`AnchoredRender`), redrawn by the caller."""
 
@@ -352,6 +394,7 @@ class TerminalUI:
             console.is_terminal and not console.is_dumb_terminal if live is None else live
         )
         self.reader = LineReader(stdin if stdin is not None else sys.stdin)
+        self._keys = QuietKeys(console.file)  # the region's terminal: its typing unechoed
         # Show edit_file/write_file calls as diffs: when edits are accepted without a
         # review, this is where the user sees them.
         self.inline_edits = inline_edits
@@ -378,6 +421,9 @@ class TerminalUI:
         # Version 4: the parallel workers by item id, as their events told (`worker_lines`).
         self.workers: dict[str, dict[str, Any]] = {}
         self.on_worker: list[Callable[[], None]] = []  # told after each worker event
+        # The worker whose change set is being reviewed (`reviewEdit`'s `worker`): its first
+        # file's review is headed by whose changes they are.
+        self.reviewing_worker: str | None = None
         # Set while the interactive prompt waits for a line: printing goes above it.
         self.prompt_line: PromptLine | None = None
         # The last `usage` event (the server's figures) and the run's mode: the status line.
@@ -389,6 +435,7 @@ class TerminalUI:
         """Bring up the live region below the last printed line (a new `Live` every time)."""
         if self.live_mode and self._live is None:
             self._live = LiveRegion(self.console, self._live_renderable)
+            self._keys.off()
             self._live.start(refresh=True)
             self._tick()
 
@@ -420,7 +467,10 @@ class TerminalUI:
             self._ticker = None
         if live is None:
             return False
-        live.stop()
+        try:
+            live.stop()
+        finally:
+            self._keys.restore()
         return True
 
     def set_activity(self, activity: str) -> None:
@@ -437,8 +487,10 @@ class TerminalUI:
         has_plan = self.plan is not None and render.plan_items(self.plan)
         if has_plan:
             parts.append(self._plan_panel())
-        if self.workers:
-            parts.append(render.visible_text(Text("\n".join(worker_lines(self.workers)))))
+        # Only the running ones: how each ended is printed above as it ends.
+        running = {i: w for i, w in self.workers.items() if w.get("status") == "running"}
+        if running:
+            parts.append(render.visible_text(Text("\n".join(worker_lines(running)))))
         if self.usage:  # above the activity: the last line stays what the user waits for
             parts.append(StatusLine(self.usage, self.mode))
         if self.activity:
@@ -713,6 +765,10 @@ class TerminalUI:
         todo = review.get("todoId")
         if isinstance(todo, str) and todo:
             title.append(f"  [plan #{todo}]", style="dim")
+        worker = review.get("worker")
+        if isinstance(worker, str) and worker and worker != self.reviewing_worker:
+            self.reviewing_worker = worker
+            self._show(Text(render.visible(f"Worker #{worker}'s changes, file by file:"), "bold"))
         self._show(title, render.diff_text(diff))
 
     def show_command(self, request: dict[str, Any]) -> None:

@@ -262,8 +262,8 @@ class Workers:
         told to `on_answer`), wait for every one of them to end, then put each change set to
         the user in the order asked (`take_in`, the usual reviews; each told to
         `on_taken_in`). Cancelled while they run, the ones still running or waiting are
-        cancelled too (what they did is stored: `listed`); cancelled during a take-in, the
-        rest stays stored for a later one."""
+        cancelled too, and it ends once they have stopped (what they did is stored:
+        `listed`); cancelled during a take-in, the rest stays stored for a later one."""
         parent = session_id or self.sessions.current
         answer, jobs = await self._start(todo_ids, parent)
         if on_answer is not None:
@@ -273,10 +273,15 @@ class Workers:
             if pending:
                 await asyncio.wait(pending)  # not the futures themselves: a cancel leaves them
         except asyncio.CancelledError:
+            stopping = {job.ended for job in jobs if not job.ended.done()}
             for job in jobs:
                 if not job.ended.done():
                     with contextlib.suppress(UnknownWorker):
                         self.cancel(job.todo_id, parent)
+            # Ended only once they have stopped (their `workerFinished` told first): a client
+            # shown the cancel's answer has none of them running any more.
+            if stopping:
+                await asyncio.wait(stopping)
             raise
         finished = {job.todo_id: job.ended.result() for job in jobs}
         taken_in: dict[str, dict[str, Any]] = {}
