@@ -36,11 +36,11 @@ import {
 import {
   afterServerChange,
   dropQuestion,
+  itemWorker,
   mergeRecords,
   refusedMessage,
   runParallelMessage,
   selectedTodoIds,
-  itemWorker,
   strayWorkerRow,
   strayWorkers,
   workerKey,
@@ -425,7 +425,9 @@ export function registerPlanView(
     }
   });
   register('plansight.plan.cancelWorker', async (node) => {
-    const worker = workerItem(node);
+    // A worker waiting for a place has sent nothing yet: the selected item of the shown session.
+    const selected = itemOf(node)?.id ?? itemOf(view.selection[0])?.id;
+    const worker = workerItem(node) ?? (selected === undefined ? undefined : { todoId: selected, ...(store.sessions.shown ? { parentSessionId: store.sessions.shown } : {}) });
     if (!worker) return;
     const id = worker.todoId;
     try {
