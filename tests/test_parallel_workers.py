@@ -148,6 +148,44 @@ async def test_two_workers_on_two_files_change_nothing_until_taken_in_then_both_
         await editor.stop()
 
 
+async def test_an_item_whose_work_never_reached_the_workspace_is_pending_again(
+    workspace: Path, api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    """Drop Changes, or a take-in whose every file the user rejected: the worker's item,
+    marked completed when it ended, is pending again (the plan says nothing is done that
+    the workspace does not hold); a take-in that applied a file leaves it completed."""
+    api.push_conversation(ONE, *edit_steps("1", "a.py", "return 1", "return 'hello'"))
+    api.push_conversation(TWO, *edit_steps("2", "b.py", "return 2", "return 'bye'"))
+    before = tree_of(workspace)
+    editor = await start(
+        workspace,
+        api,
+        tmp_path / "state",
+        review=lambda r: {"accepted": False},  # the user rejects every file
+    )
+    try:
+        await editor.request("plansight/runParallel", {"todoIds": ["1", "2"]})
+        await wait_finished(editor, "1", "2")
+        await wait_until(lambda: item_status(editor, "2") == "completed", "#2 completed")
+        assert item_status(editor, "1") == "completed"
+
+        await editor.request("plansight/dropChanges", {"todoId": "1"})
+        await wait_until(lambda: item_status(editor, "1") == "pending", "#1 pending again")
+        assert item_status(editor, "2") == "completed"
+
+        taken = await editor.request("plansight/takeIn", {"todoId": "2"})
+        assert taken["applied"] == [] and taken["rejected"] == ["b.py"], taken
+        await wait_until(lambda: item_status(editor, "2") == "pending", "#2 pending again")
+        assert tree_of(workspace) == before
+        assert (await editor.request("plansight/workers", {}))["workers"] == []
+        # Pending, it can get a worker again.
+        api.push_conversation(ONE, *edit_steps("1", "a.py", "return 1", "return 'again'"))
+        answer = await editor.request("plansight/runParallel", {"todoIds": ["1"]})
+        assert answer["started"] == ["1"], answer
+    finally:
+        await editor.stop()
+
+
 async def test_two_workers_on_the_same_lines_show_a_conflict_and_merge_nothing_silently(
     workspace: Path, api: FakeMessagesAPI, tmp_path: Path
 ) -> None:

@@ -6,8 +6,9 @@
 // Once both are done each item shows its change set and the files on disk are untouched;
 // Take In on #1 puts hello.py to the user as a review "from worker #1", accepted → on disk;
 // Drop Changes on #2 (a modal question, asked for) → test_hello.py untouched, the change set
-// gone. Then #3 runs alone on the lines #1 changed while the user changes the same line in
-// the workspace: its review is a conflict, said plainly, never merged silently, rejected.
+// gone, #2 pending again (#1, taken in, stays completed). Then #3 runs alone on the lines #1
+// changed while the user changes the same line in the workspace: its review is a conflict,
+// said plainly, never merged silently, rejected (#3 pending again).
 // Screenshots at a 300 px and a 440 px sidebar (32-*). The fake API serves one conversation
 // per worker (fixtures/vscode-e2e/parallel.json, `conversations`); the server needs a sandbox
 // (bubblewrap), as it refuses workers without one.
@@ -200,6 +201,7 @@ test('Run in Parallel: two workers live on their items, one change set taken in,
     if (/to take in/.test(first) || !/to take in/.test(second)) throw new Error(`the plan shows ${JSON.stringify(rows)}`);
     return true;
   });
+  await shows('#1 still completed: its work is in the workspace', new RegExp(`^${ONE} · #1 · .*codicon-pass`));
   const afterOne = read('hello.py');
   assert.equal(read('test_hello.py'), tests, "#1's take-in touched hello.py only");
 
@@ -210,10 +212,10 @@ test('Run in Parallel: two workers live on their items, one change set taken in,
   await dialog.waitFor();
   assert.match((await dialog.innerText()).replace(/\s+/g, ' '), /Drop worker #2's changes \(1 file\)\? They never reached your workspace; dropping discards them for good\./);
   await dialog.locator('.monaco-button', { hasText: /^Drop Changes$/ }).click();
-  const dropped = await waitFor("#2's change set gone", async () => {
+  const dropped = await waitFor("#2's change set gone, #2 pending again (none of its work reached the workspace)", async () => {
     const rows = await planRows();
     const second = rows.find((r) => r.startsWith(`${TWO} · `));
-    if (/to take in/.test(second) || rows.some((r) => /^ {2}test_hello\.py/.test(r))) throw new Error(`the plan shows ${JSON.stringify(rows)}`);
+    if (/to take in/.test(second) || !/codicon-circle-outline/.test(second) || rows.some((r) => /^ {2}test_hello\.py/.test(r))) throw new Error(`the plan shows ${JSON.stringify(rows)}`);
     return rows;
   });
   log(`plan rows: ${JSON.stringify(dropped)}`);
@@ -225,7 +227,13 @@ test('Run in Parallel: two workers live on their items, one change set taken in,
   await row(THREE).click();
   const startedThree = wb.toast('Started a worker on #3.');
   await contextMenu(row(THREE), 'Run in Parallel', () => startedThree.isVisible());
-  const threeRuns = await shows('worker #3 running', new RegExp(`^${THREE} · #3 · worker running · .*codicon-sync`));
+  // Its row says `worker running` on workerStarted, its tool row on the first workerProgress:
+  // both waited for (asserting the tool at once failed when the progress came a moment later).
+  const threeRuns = await shows(
+    'worker #3 running, with its current tool',
+    new RegExp(`^${THREE} · #3 · worker running · .*codicon-sync`),
+    /^ {2}read_file · hello\.py · 1 tool · .*codicon-tools/,
+  );
   assert.match(childrenOf(threeRuns, THREE).join('\n'), /^ {2}read_file · hello\.py · 1 tool · /);
   const mine = afterOne.replace('"""Say hello to name."""', '"""Say hello to name, politely."""');
   writeFileSync(join(dirs.workspace, 'hello.py'), mine);
@@ -254,5 +262,6 @@ test('Run in Parallel: two workers live on their items, one change set taken in,
   await conflict.locator('button[data-action="reject"]').click();
   await wb.toast("Worker #3's changes: 0 applied, 1 rejected").first().waitFor();
   assert.equal(read('hello.py'), mine, 'a rejected conflict leaves the file as the user made it');
+  await shows('#3 pending again: its only file was rejected', new RegExp(`^${THREE} · #3\\b.*codicon-circle-outline`));
   passed();
 });

@@ -552,7 +552,8 @@ export interface WorkerRecord {
   files: WorkerFile[];
   startedAt?: string;
   finishedAt?: string;
-  summary?: string;
+  summary?: string;  /** The session whose item it is (an addition of this server's; absent from older ones). */
+  parentSessionId?: string;
 }
 export interface WorkersResult {
   workers: WorkerRecord[];
@@ -567,11 +568,15 @@ export interface WorkerStartedEvent {
   type: 'workerStarted';
   todoId: string;
   sessionId: string;
+  /** The session whose item it works on (the worker's own is `sessionId`). */
+  parentSessionId?: string;
 }
 export interface WorkerProgressEvent {
   type: 'workerProgress';
   todoId: string;
   sessionId: string;
+  /** The session whose item it works on (the worker's own is `sessionId`). */
+  parentSessionId?: string;
   tool: string | null;
   summary: string | null;
   rounds: number;
@@ -580,6 +585,8 @@ export interface WorkerFinishedEvent {
   type: 'workerFinished';
   todoId: string;
   sessionId: string;
+  /** The session whose item it works on (the worker's own is `sessionId`). */
+  parentSessionId?: string;
   status: WorkerStatus;
   files: WorkerFile[];
   summary: string;

@@ -6,6 +6,7 @@ import {
   conflictNotice,
   dropQuestion,
   isWorkerEvent,
+  itemWorker,
   mergeRecords,
   refusedMessage,
   reviewTitle,
@@ -20,12 +21,16 @@ import {
   workerDescription,
   workerLiveRow,
   workerFileRow,
+  workerKey,
+  workerTarget,
 } from '../src/plan/workersModel';
 import type { PlansightEvent, TodoItem } from '../src/protocol';
 import { autoAcceptable, hasConflictMarkers, markersQuestion, reviewNotice } from '../src/review/reviewModel';
 
 const item: TodoItem = { id: '2', text: 'Add a farewell to b.py', status: 'pending' };
 const none: Workers = new Map();
+/** The key of an item's worker from a server that names no session (versions before sessions). */
+const key = (todoId: string): string => workerKey(undefined, todoId);
 
 function play(events: PlansightEvent[], start: Workers = none): Workers {
   return events.reduce(applyWorkerEvent, start);
@@ -56,11 +61,11 @@ describe('worker events', () => {
 
   it('show the current tool while the worker runs, and its change set when done', () => {
     const running = play([started, reading, testing]);
-    expect(running.get('2')).toEqual({ todoId: '2', status: 'running', rounds: 3, files: [], tool: 'bash', toolSummary: '$ make test\nand more' });
-    expect(workerDescription(running.get('2')!)).toBe('bash: $ make test and more (3 tools)');
-    expect(workerDescription(play([started]).get('2')!)).toBe('starting');
+    expect(running.get(key('2'))).toEqual({ todoId: '2', status: 'running', rounds: 3, files: [], tool: 'bash', toolSummary: '$ make test\nand more' });
+    expect(workerDescription(running.get(key('2'))!)).toBe('bash: $ make test and more (3 tools)');
+    expect(workerDescription(play([started]).get(key('2'))!)).toBe('starting');
 
-    const done = play([finished], running).get('2')!;
+    const done = play([finished], running).get(key('2'))!;
     expect(done.status).toBe('completed');
     expect(done.files).toEqual([
       { path: 'b.py', added: 12, removed: 3 },
@@ -73,13 +78,13 @@ describe('worker events', () => {
   it('leave other items alone, and a fresh worker replaces an old change set', () => {
     const other: PlansightEvent = { type: 'workerStarted', todoId: '3', sessionId: 'w-3' };
     const both = play([started, other, finished]);
-    expect(both.get('3')?.status).toBe('running');
-    expect(both.get('2')?.status).toBe('completed');
-    expect(play([started], both).get('2')).toEqual({ todoId: '2', status: 'running', rounds: 0, files: [] });
+    expect(both.get(key('3'))?.status).toBe('running');
+    expect(both.get(key('2'))?.status).toBe('completed');
+    expect(play([started], both).get(key('2'))).toEqual({ todoId: '2', status: 'running', rounds: 0, files: [] });
   });
 
   it('say a worker that changed nothing plainly, and read a failure without files', () => {
-    const failed = play([started, { type: 'workerFinished', todoId: '2', sessionId: 'w-2', status: 'failed', summary: 'API error' }]).get('2')!;
+    const failed = play([started, { type: 'workerFinished', todoId: '2', sessionId: 'w-2', status: 'failed', summary: 'API error' }]).get(key('2'))!;
     expect(failed.files).toEqual([]);
     expect(workerDescription(failed)).toBe('worker failed, no changes');
   });
@@ -92,15 +97,15 @@ describe('stored change sets (plansight/workers)', () => {
       { todoId: '2', sessionId: 'w-2', status: 'failed', files: [{ path: 'b.py', added: 2, removed: 1 }], startedAt: 'now', summary: 'interrupted' },
       { todoId: '1', sessionId: 'old', status: 'completed', files: [], startedAt: 'then' },
     ]);
-    expect(merged.get('1')?.status).toBe('running');
-    expect(merged.get('2')).toEqual({ todoId: '2', status: 'failed', rounds: 0, files: [{ path: 'b.py', added: 2, removed: 1 }], summary: 'interrupted' });
+    expect(merged.get(key('1'))?.status).toBe('running');
+    expect(merged.get(key('2'))).toEqual({ todoId: '2', status: 'failed', rounds: 0, files: [{ path: 'b.py', added: 2, removed: 1 }], summary: 'interrupted' });
   });
 
   it('lose the spinners of a server that stopped (its workers send nothing more), keep the change sets', () => {
     const both = play([started, { type: 'workerStarted', todoId: '3', sessionId: 'w-3' }, finished]);
     const after = afterServerChange(both);
-    expect([...after.keys()]).toEqual(['2']);
-    expect(after.get('2')?.status).toBe('completed');
+    expect([...after.values()].map((w) => w.todoId)).toEqual(['2']);
+    expect(after.get(key('2'))?.status).toBe('completed');
     expect(afterServerChange(after)).toBe(after); // nothing running: the same map, no redraw
   });
 
@@ -111,7 +116,7 @@ describe('stored change sets (plansight/workers)', () => {
 
 describe('plan rows with a worker', () => {
   it('show a spinner and the current tool on a running item, with Cancel Worker', () => {
-    const worker = play([started, testing]).get('2');
+    const worker = play([started, testing]).get(key('2'));
     const row = withWorker(todoRow(item, 0), worker);
     expect(row.iconId).toBe('sync~spin');
     expect(row.iconColor).toBeUndefined();
@@ -129,11 +134,11 @@ describe('plan rows with a worker', () => {
       contextValue: 'workerLive',
       hasChildren: false,
     });
-    expect(workerLiveRow(play([started]).get('2')!)).toMatchObject({ label: 'starting', description: '' });
+    expect(workerLiveRow(play([started]).get(key('2'))!)).toMatchObject({ label: 'starting', description: '' });
   });
 
   it('show a finished item with its change set as children, Take In and Drop Changes', () => {
-    const worker = play([started, finished]).get('2');
+    const worker = play([started, finished]).get(key('2'));
     const row = withWorker(todoRow({ ...item, status: 'completed' }, 0), worker);
     expect(row.iconId).toBe('pass');
     expect(row.iconColor).toBe('testing.iconPassed');
@@ -226,7 +231,7 @@ describe('Run in Parallel', () => {
     expect(takeInMessage('2', { applied: ['b.py'], rejected: [], conflicts: ['a.py'], skipped: [{ path: 'c.bin', reason: 'binary' }] })).toBe(
       "Worker #2's changes: 1 applied, 0 rejected, 1 with conflicts; skipped: c.bin (binary).",
     );
-    expect(dropQuestion(play([started, finished]).get('2')!)).toBe(
+    expect(dropQuestion(play([started, finished]).get(key('2'))!)).toBe(
       "Drop worker #2's changes (2 files)? They never reached your workspace; dropping discards them for good.",
     );
   });
@@ -261,5 +266,67 @@ describe("a worker's review", () => {
     expect(markersQuestion('a.py')).toBe(
       'a.py still has conflict markers (<<<<<<<, =======, >>>>>>>). Accept it with the markers in the file?',
     );
+  });
+});
+
+describe("two sessions' items of one id", () => {
+  const a = 'session-a';
+  const b = 'session-b';
+  const aDone: PlansightEvent = {
+    type: 'workerFinished',
+    todoId: '1',
+    sessionId: 'w-a1',
+    parentSessionId: a,
+    status: 'completed',
+    files: [{ path: 'a.py', added: 1, removed: 1 }],
+    summary: 'A',
+  };
+  const bRunning: PlansightEvent = { type: 'workerStarted', todoId: '1', sessionId: 'w-b1', parentSessionId: b };
+
+  it('are two workers: one session\'s events never cover the other\'s change set', () => {
+    const workers = play([aDone, bRunning]);
+    expect(workers.size).toBe(2);
+    expect(itemWorker(workers, a, '1')).toMatchObject({ parentSessionId: a, status: 'completed', files: [{ path: 'a.py', added: 1, removed: 1 }] });
+    expect(itemWorker(workers, b, '1')).toMatchObject({ parentSessionId: b, status: 'running' });
+    expect(itemWorker(workers, 'session-c', '1')).toBeUndefined();
+  });
+
+  it('are kept apart in plansight/workers, a running one kept against a record of the other session', () => {
+    const merged = mergeRecords(play([bRunning]), [
+      { todoId: '1', sessionId: 'w-a1', parentSessionId: a, status: 'completed', files: [{ path: 'a.py', added: 1, removed: 1 }] },
+      { todoId: '1', sessionId: 'w-b0', parentSessionId: b, status: 'failed', files: [{ path: 'b.py', added: 1, removed: 0 }] },
+    ]);
+    expect(merged.size).toBe(2);
+    expect(itemWorker(merged, b, '1')?.status).toBe('running');
+    expect(itemWorker(merged, a, '1')?.files).toEqual([{ path: 'a.py', added: 1, removed: 1 }]);
+  });
+
+  it("draw under the shown plan only its session's worker; the other's change set is a row of its own", () => {
+    const bDone: PlansightEvent = { ...aDone, sessionId: 'w-b1', parentSessionId: b, files: [{ path: 'b.py', added: 2, removed: 0 }] };
+    const workers = play([aDone, bDone]);
+    // Shown: B. Its item "1" has B's change set; A's is listed below, saying whose it is.
+    expect(itemWorker(workers, b, '1')?.files).toEqual([{ path: 'b.py', added: 2, removed: 0 }]);
+    const stray = strayWorkers(workers, ['1'], b);
+    expect(stray.map((w) => w.parentSessionId)).toEqual([a]);
+    const row = strayWorkerRow(stray[0]!, b, (id) => (id === a ? 'Greeting work' : undefined));
+    expect(row.description).toBe('from session Greeting work · worker done · 1 file +1 −1 to take in');
+    expect(row.tooltip).toContain('Item #1 is in session "Greeting work", not the one shown.');
+    expect(row.contextValue).toBe('stray.worker.changes');
+    // Rows of both sessions' change sets can be in the tree at once: their ids differ.
+    expect(row.id).not.toBe(strayWorkerRow(itemWorker(workers, b, '1')!, b).id);
+    expect(workerFileRow(stray[0]!, { path: 'a.py', added: 1, removed: 1 }).id).not.toBe(
+      workerFileRow(itemWorker(workers, b, '1')!, { path: 'a.py', added: 1, removed: 1 }).id,
+    );
+    // Nothing of another session with nothing stored, nor a running one, is listed.
+    expect(strayWorkers(play([aDone, bRunning]), ['1'], b).map((w) => w.parentSessionId)).toEqual([a]);
+    expect(strayWorkers(play([bRunning]), ['1'], a)).toEqual([]);
+  });
+
+  it('send the session of the worker acted on with Take In, Drop Changes and Cancel Worker', () => {
+    const workers = play([aDone, bRunning]);
+    expect(workerTarget(itemWorker(workers, a, '1')!)).toEqual({ todoId: '1', sessionId: a });
+    expect(workerTarget(itemWorker(workers, b, '1')!)).toEqual({ todoId: '1', sessionId: b });
+    // A server that names no session: the item id alone, as before.
+    expect(workerTarget(play([finished]).get(JSON.stringify([null, '2']))!)).toEqual({ todoId: '2' });
   });
 });

@@ -500,7 +500,9 @@ class Workers:
         self._jobs.pop((job.parent, job.todo_id), None)
         # The plan first, so that a client told the worker finished sees its item as it is.
         self._set_item(
-            job, "completed" if status == "completed" else "failed" if status == "failed" else None
+            job.parent,
+            job.todo_id,
+            "completed" if status == "completed" else "failed" if status == "failed" else None,
         )
         self._ended(
             job,
@@ -534,21 +536,37 @@ class Workers:
         )
         return result, files
 
-    def _set_item(self, job: _Job, status: str | None) -> None:
-        """The parent plan's item: completed or failed as its worker ended (a cancelled worker
-        leaves it as it was)."""
+    def _set_item(
+        self, parent: str | None, todo_id: str, status: str | None, *, unless: str | None = None
+    ) -> None:
+        """Session `parent`'s item `todo_id`: completed or failed as its worker ended (a
+        cancelled worker leaves it as it was); with `unless`, only while its status is that
+        one (a status the user set since is theirs)."""
         if status is None:
             return
         try:
-            plan = self.sessions.state(job.parent).todos
+            plan = self.sessions.state(parent).todos
+            item = next((i for i in plan.items if i.id == todo_id), None)
+            if item is None or (unless is not None and item.status != unless):
+                return
             items = [
-                {**item.to_wire(), "status": status if item.id == job.todo_id else item.status}
-                for item in plan.items
+                {**i.to_wire(), "status": status if i.id == todo_id else i.status}
+                for i in plan.items
             ]
-            if any(item.id == job.todo_id for item in plan.items):
-                self.sessions.edit_plan(items, None, job.parent)
+            self.sessions.edit_plan(items, None, parent)
         except Exception as err:  # another session's run holds the engine: said, not fatal
-            log.warning("worker #%s: its item's status could not be set: %s", job.todo_id, err)
+            log.warning("worker #%s: its item's status could not be set: %s", todo_id, err)
+
+    def _reopen_unless_taken(self, record: WorkerRecord) -> None:
+        """A worker's item it marked completed goes back to pending when none of its work
+        reached the workspace (dropped, or every file rejected): the plan must not say done
+        what the workspace does not hold. A failed item stays failed (it says what happened
+        and can run again); one whose status the user changed since is left as they set it."""
+        if record.status != "completed":
+            return
+        if any(decision != "rejected" for decision in record.decided.values()):
+            return  # some of it was applied (or left to copy by hand): the user's call
+        self._set_item(record.parent_session, record.todo_id, "pending", unless="completed")
 
     def _never_ran(self, job: _Job, task: asyncio.Task[None]) -> None:
         """A worker cancelled before its first step (or in its last ones) never told how it
@@ -606,6 +624,7 @@ class Workers:
         if record is None:
             raise self._not_stored(todo_id, parent)
         self._forget(record)
+        self._reopen_unless_taken(record)
 
     def _not_stored(self, todo_id: str, parent: str | None) -> UnknownWorker:
         where = self._elsewhere(todo_id, parent)
@@ -622,7 +641,7 @@ class Workers:
     def _owner(self, todo_id: str, session_id: str | None) -> str | None:
         """The session whose worker on `todo_id` a request means: the one it names; else the
         current one when it has a worker or change set on that item, else the only other
-        session that has one (a client that names no session, as VS Code's, shows another
+        session that has one (a client that names no session, e.g. an older VS Code, shows another
         session's change set as an item no longer in the plan, and takes it in by its id);
         else the current one (refused, naming the sessions that have one)."""
         if session_id is not None:
@@ -732,6 +751,7 @@ class Workers:
             record = record.deciding(change.path, decision)
             self.records.save(record)  # a take-in cut short goes on where it stopped
         self._forget(record)
+        self._reopen_unless_taken(record)
         return answer
 
     async def _take_in_file(

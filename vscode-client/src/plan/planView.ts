@@ -19,6 +19,7 @@ import {
 import type { ReviewManager } from '../review/reviewManager';
 import type { PlansightServer } from '../server/client';
 import type { SessionStore } from '../session';
+import { sessionTitle } from '../sessions/sessionsModel';
 import * as edits from './planEdits';
 import { proposedDescription, reviewBadgeTooltip, reviewMessage } from './planReviewModel';
 import {
@@ -36,12 +37,15 @@ import {
 import {
   afterServerChange,
   dropQuestion,
+  itemWorker,
   mergeRecords,
   refusedMessage,
   runParallelMessage,
   selectedTodoIds,
   strayWorkerRow,
   strayWorkers,
+  workerKey,
+  workerTarget,
   takeInMessage,
   type WorkerView,
   withWorker,
@@ -53,7 +57,7 @@ export type PlanNode =
   | { kind: 'todo'; item: TodoItem }
   | { kind: 'edit'; edit: EditRecord; parentTodoId?: string }
   | { kind: 'other' }
-  | { kind: 'workerFile'; todoId: string; file: WorkerFile }
+  | { kind: 'workerFile'; worker: WorkerView; file: WorkerFile }
   | { kind: 'workerLive'; worker: WorkerView }
   | { kind: 'strayWorker'; worker: WorkerView };
 
@@ -101,7 +105,7 @@ export class PlanTreeProvider
     switch (node.kind) {
       case 'todo': {
         const count = byTodo.get(node.item.id)?.length ?? 0;
-        return toTreeItem(withWorker(todoRow(node.item, count), this.store.workers.get(node.item.id)), true);
+        return toTreeItem(withWorker(todoRow(node.item, count), this.workerOf(node.item.id)), true);
       }
       case 'edit': {
         const item = toTreeItem(editRow(node.edit), false);
@@ -115,12 +119,24 @@ export class PlanTreeProvider
       case 'other':
         return toTreeItem(otherEditsRow(other.length), false);
       case 'workerFile':
-        return toTreeItem(workerFileRow(node.todoId, node.file), false);
+        return toTreeItem(workerFileRow(node.worker, node.file), false);
       case 'workerLive':
-        return toTreeItem(workerLiveRow(this.store.workers.get(node.worker.todoId) ?? node.worker), false);
-      case 'strayWorker':
-        return toTreeItem(strayWorkerRow(node.worker), true);
+        return toTreeItem(workerLiveRow(this.store.workers.get(workerKey(node.worker.parentSessionId, node.worker.todoId)) ?? node.worker), false);
+      case 'strayWorker': {
+        const shown = this.store.sessions.shown;
+        const name = (id: string): string | undefined => {
+          const session = this.store.sessions.find(id);
+          return session ? sessionTitle(session) : undefined;
+        };
+        return toTreeItem(strayWorkerRow(node.worker, shown, name), true);
+      }
     }
+  }
+
+  /** The worker on the shown session's item `todoId` (another session's item of that id has
+   *  its own, never drawn on this one). */
+  private workerOf(todoId: string): WorkerView | undefined {
+    return itemWorker(this.store.workers, this.store.sessions.shown, todoId);
   }
 
   getChildren(node?: PlanNode): PlanNode[] {
@@ -131,19 +147,19 @@ export class PlanTreeProvider
         rows.push({ kind: 'other' });
       }
       const planIds = this.store.todos.items.map((i) => i.id);
-      for (const worker of strayWorkers(this.store.workers, planIds)) {
+      for (const worker of strayWorkers(this.store.workers, planIds, this.store.sessions.shown)) {
         rows.push({ kind: 'strayWorker', worker });
       }
       return rows;
     }
     if (node.kind === 'todo') {
       // The worker's change set first (what waits to be taken in), then the edits made here.
-      const worker = this.store.workers.get(node.item.id);
+      const worker = this.workerOf(node.item.id);
       const files: PlanNode[] = !worker
         ? []
         : worker.status === 'running'
           ? [{ kind: 'workerLive', worker }]
-          : worker.files.map((file) => ({ kind: 'workerFile', todoId: node.item.id, file }));
+          : worker.files.map((file) => ({ kind: 'workerFile', worker, file }));
       return [...files, ...(byTodo.get(node.item.id) ?? []).map((edit): PlanNode => ({
         kind: 'edit',
         edit,
@@ -154,7 +170,7 @@ export class PlanTreeProvider
       return other.map((edit) => ({ kind: 'edit', edit }));
     }
     if (node.kind === 'strayWorker') {
-      return node.worker.files.map((file) => ({ kind: 'workerFile', todoId: node.worker.todoId, file }));
+      return node.worker.files.map((file) => ({ kind: 'workerFile', worker: node.worker, file }));
     }
     return [];
   }
@@ -165,9 +181,9 @@ export class PlanTreeProvider
       return item ? { kind: 'todo', item } : undefined;
     }
     if (node.kind === 'workerFile') {
-      const item = this.store.todos.items.find((i) => i.id === node.todoId);
-      const stray = this.store.workers.get(node.todoId);
-      return item ? { kind: 'todo', item } : stray ? { kind: 'strayWorker', worker: stray } : undefined;
+      const worker = this.store.workers.get(workerKey(node.worker.parentSessionId, node.worker.todoId)) ?? node.worker;
+      const item = this.workerOf(worker.todoId) === worker ? this.store.todos.items.find((i) => i.id === worker.todoId) : undefined;
+      return item ? { kind: 'todo', item } : { kind: 'strayWorker', worker };
     }
     if (node.kind === 'edit') {
       const item = this.store.todos.items.find((i) => i.id === node.parentTodoId);
@@ -376,12 +392,15 @@ export function registerPlanView(
     }
   });
   const failure = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-  /** The item of a worker command: the clicked row (or a file of it), else the selection. */
-  const workerItem = (node: unknown): string | undefined => {
+  /** The worker of a worker command: the clicked row's (or its file's), else the selected
+   *  item's in the shown session. Its session goes with its item id in the request. */
+  const workerItem = (node: unknown): WorkerView | undefined => {
     const clicked = node as PlanNode | undefined;
-    if (clicked?.kind === 'workerFile') return clicked.todoId;
-    if (clicked?.kind === 'strayWorker' || clicked?.kind === 'workerLive') return clicked.worker.todoId;
-    return itemOf(node)?.id ?? itemOf(view.selection[0])?.id;
+    if (clicked?.kind === 'workerFile' || clicked?.kind === 'strayWorker' || clicked?.kind === 'workerLive') {
+      return store.workers.get(workerKey(clicked.worker.parentSessionId, clicked.worker.todoId)) ?? clicked.worker;
+    }
+    const id = itemOf(node)?.id ?? itemOf(view.selection[0])?.id;
+    return id === undefined ? undefined : itemWorker(store.workers, store.sessions.shown, id);
   };
 
   register('plansight.plan.runParallel', async (node, nodes) => {
@@ -404,20 +423,24 @@ export function registerPlanView(
     }
   });
   register('plansight.plan.cancelWorker', async (node) => {
-    const id = workerItem(node);
-    if (id === undefined) return;
+    // A worker waiting for a place has sent nothing yet: the selected item of the shown session.
+    const selected = itemOf(node)?.id ?? itemOf(view.selection[0])?.id;
+    const worker = workerItem(node) ?? (selected === undefined ? undefined : { todoId: selected, ...(store.sessions.shown ? { parentSessionId: store.sessions.shown } : {}) });
+    if (!worker) return;
+    const id = worker.todoId;
     try {
-      await server.sendRequest(Methods.cancel, { todoId: id });
+      await server.sendRequest(Methods.cancel, workerTarget(worker));
     } catch (error) {
       void vscode.window.showErrorMessage(`Plansight could not cancel the worker on #${id}: ${failure(error)}`);
     }
   });
   register('plansight.plan.takeIn', async (node) => {
-    const id = workerItem(node);
-    if (id === undefined) return;
+    const worker = workerItem(node);
+    if (!worker) return;
+    const id = worker.todoId;
     try {
       // Each file comes as a usual reviewEdit (with `worker`); this answers once all are decided.
-      const result = await server.sendRequest<TakeInResult>(Methods.takeIn, { todoId: id });
+      const result = await server.sendRequest<TakeInResult>(Methods.takeIn, workerTarget(worker));
       void vscode.window.showInformationMessage(`Plansight: ${takeInMessage(id, result)}`);
     } catch (error) {
       void vscode.window.showErrorMessage(`Plansight could not take in worker #${id}'s changes: ${failure(error)}`);
@@ -425,14 +448,14 @@ export function registerPlanView(
     await fetchWorkers();
   });
   register('plansight.plan.dropChanges', async (node) => {
-    const id = workerItem(node);
-    const worker = id === undefined ? undefined : store.workers.get(id);
-    if (id === undefined || !worker) return;
+    const worker = workerItem(node);
+    if (!worker) return;
+    const id = worker.todoId;
     const drop = 'Drop Changes';
     const answer = await vscode.window.showWarningMessage(dropQuestion(worker), { modal: true }, drop);
     if (answer !== drop) return;
     try {
-      await server.sendRequest(Methods.dropChanges, { todoId: id });
+      await server.sendRequest(Methods.dropChanges, workerTarget(worker));
     } catch (error) {
       void vscode.window.showErrorMessage(`Plansight could not drop worker #${id}'s changes: ${failure(error)}`);
     }

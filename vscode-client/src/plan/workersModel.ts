@@ -17,6 +17,9 @@ import type { RowSpec } from './planModel';
 /** What the plan shows of one item's worker: running (its current tool) or its change set. */
 export interface WorkerView {
   todoId: string;
+  /** The session whose plan item it works on (`parentSessionId`); none from a server that
+   *  does not say (one session's items only). */
+  parentSessionId?: string;
   status: WorkerStatus;
   /** The tool it is calling now (`workerProgress`), if any. */
   tool?: string;
@@ -30,7 +33,36 @@ export interface WorkerView {
   summary?: string;
 }
 
+/** Keyed by `workerKey`: two sessions' items of one id are two workers. */
 export type Workers = ReadonlyMap<string, WorkerView>;
+
+/** The key of session `parentSessionId`'s worker on item `todoId`. */
+export function workerKey(parentSessionId: string | undefined, todoId: string): string {
+  return JSON.stringify([parentSessionId ?? null, todoId]);
+}
+
+function keyOf(worker: Pick<WorkerView, 'parentSessionId' | 'todoId'>): string {
+  return workerKey(worker.parentSessionId, worker.todoId);
+}
+
+function parentOf(raw: unknown): { parentSessionId?: string } {
+  return typeof raw === 'string' && raw ? { parentSessionId: raw } : {};
+}
+
+/** Whether the worker is on an item of session `shown` (one that names no session is). */
+export function isOfSession(worker: WorkerView, shown: string | undefined): boolean {
+  return worker.parentSessionId === undefined || shown === undefined || worker.parentSessionId === shown;
+}
+
+/** The worker on the shown session's item `todoId`, if any (another session's never). */
+export function itemWorker(workers: Workers, shown: string | undefined, todoId: string): WorkerView | undefined {
+  return workers.get(workerKey(shown, todoId)) ?? [...workers.values()].find((w) => w.todoId === todoId && isOfSession(w, shown));
+}
+
+/** What `takeIn` / `dropChanges` / `cancel` send for this worker: its item and its session. */
+export function workerTarget(worker: Pick<WorkerView, 'parentSessionId' | 'todoId'>): { todoId: string; sessionId?: string } {
+  return { todoId: worker.todoId, ...(worker.parentSessionId ? { sessionId: worker.parentSessionId } : {}) };
+}
 
 const workerEventTypes = new Set(['workerStarted', 'workerProgress', 'workerFinished']);
 
@@ -59,17 +91,20 @@ export function applyWorkerEvent(workers: Workers, said: PlansightEvent): Worker
   }
   const event = said as Record<string, unknown> & { type: string };
   const todoId = event['todoId'] as string;
+  const parent = parentOf(event['parentSessionId']);
+  const key = workerKey(parent.parentSessionId, todoId);
   const next = new Map(workers);
-  const before = workers.get(todoId);
+  const before = workers.get(key);
   switch (event.type) {
     case 'workerStarted':
-      next.set(todoId, { todoId, status: 'running', rounds: 0, files: [] });
+      next.set(key, { todoId, ...parent, status: 'running', rounds: 0, files: [] });
       break;
     case 'workerProgress': {
       const tool = typeof event['tool'] === 'string' ? event['tool'] : undefined;
       const summary = typeof event['summary'] === 'string' ? event['summary'] : undefined;
-      next.set(todoId, {
+      next.set(key, {
         todoId,
+        ...parent,
         status: 'running',
         rounds: typeof event['rounds'] === 'number' ? event['rounds'] : (before?.rounds ?? 0),
         files: [],
@@ -81,8 +116,9 @@ export function applyWorkerEvent(workers: Workers, said: PlansightEvent): Worker
     case 'workerFinished': {
       const status = (event['status'] as WorkerStatus | undefined) ?? 'failed';
       const summary = typeof event['summary'] === 'string' ? event['summary'] : undefined;
-      next.set(todoId, {
+      next.set(key, {
         todoId,
+        ...parent,
         status,
         rounds: before?.rounds ?? 0,
         files: files(event['files']),
@@ -107,11 +143,17 @@ export function mergeRecords(workers: Workers, records: readonly WorkerRecord[])
     }
   }
   for (const record of records) {
-    if (!record || typeof record.todoId !== 'string' || next.get(record.todoId)?.status === 'running') {
+    if (!record || typeof record.todoId !== 'string') {
       continue;
     }
-    next.set(record.todoId, {
+    const parent = parentOf(record.parentSessionId);
+    const key = workerKey(parent.parentSessionId, record.todoId);
+    if (next.get(key)?.status === 'running') {
+      continue;
+    }
+    next.set(key, {
       todoId: record.todoId,
+      ...parent,
       status: record.status,
       rounds: 0,
       files: files(record.files),
@@ -214,7 +256,7 @@ export function workerLiveRow(worker: WorkerView): RowSpec {
   const rounds = worker.rounds ? `${worker.rounds} tool${worker.rounds === 1 ? '' : 's'}` : '';
   const doing = [worker.toolSummary ? oneLine(worker.toolSummary) : '', rounds].filter(Boolean).join(' · ');
   return {
-    id: `worker:${worker.todoId}:live`,
+    id: `${workerRowId(worker)}:live`,
     label: worker.tool ?? 'starting',
     iconId: 'tools',
     description: escapeIcons(truncate(doing, 80)),
@@ -234,32 +276,53 @@ function workerTooltip(worker: WorkerView): string {
   return `Its worker ended (${worker.status}). Its changes are stored, not in your workspace: Take In puts each file to you for review; Drop Changes discards them.`;
 }
 
-/**
- * The stored change sets of items the plan no longer has (a new plan, an item removed): still
- * the user's to take in or drop, so they get rows of their own below the items.
- */
-export function strayWorkers(workers: Workers, planIds: readonly string[]): WorkerView[] {
-  const ids = new Set(planIds);
-  return [...workers.values()].filter((w) => !ids.has(w.todoId) && w.status !== 'running' && w.files.length > 0);
+/** A worker's rows' id: its item's, and its session's when known (two sessions' items "1"
+ *  can both have rows: another session's change set is listed below the shown plan). */
+function workerRowId(worker: Pick<WorkerView, 'parentSessionId' | 'todoId'>): string {
+  return worker.parentSessionId ? `worker:${worker.parentSessionId}:${worker.todoId}` : `worker:${worker.todoId}`;
 }
 
-/** The row of a change set whose item is no longer in the plan. */
-export function strayWorkerRow(worker: WorkerView): RowSpec {
+/**
+ * The stored change sets with no item in the shown plan: the shown session's whose item is
+ * gone (a new plan, an item removed), then the other sessions'. Both are still the user's to
+ * take in or drop, and never reached the workspace: hiding them until that session is shown
+ * would leave work the user cannot see waiting on disk, so they get rows of their own below
+ * the items. Running workers of other sessions are not listed (that session shows them).
+ */
+export function strayWorkers(workers: Workers, planIds: readonly string[], shown?: string): WorkerView[] {
+  const ids = new Set(planIds);
+  const stored = [...workers.values()].filter((w) => w.status !== 'running' && w.files.length > 0);
+  return [
+    ...stored.filter((w) => isOfSession(w, shown) && !ids.has(w.todoId)),
+    ...stored.filter((w) => !isOfSession(w, shown)),
+  ];
+}
+
+/** The row of a change set whose item is not in the shown plan: gone from it, or another
+ *  session's (`sessionName` gives that session's title, if known). */
+export function strayWorkerRow(worker: WorkerView, shown?: string, sessionName?: (id: string) => string | undefined): RowSpec {
+  const elsewhere = !isOfSession(worker, shown) && worker.parentSessionId !== undefined;
+  const name = elsewhere ? (sessionName?.(worker.parentSessionId!) ?? worker.parentSessionId!) : '';
+  const where = elsewhere
+    ? `Item #${worker.todoId} is in session "${name}", not the one shown. `
+    : `Item #${worker.todoId} is no longer in the plan. `;
   return {
-    id: `worker:${worker.todoId}`,
+    id: workerRowId(worker),
     label: `Worker #${worker.todoId}'s changes`,
     iconId: 'git-pull-request-draft',
-    description: escapeIcons(workerDescription(worker)),
-    tooltip: `Item #${worker.todoId} is no longer in the plan. ${workerTooltip(worker)}${worker.summary ? `\n\nWorker: ${worker.summary}` : ''}`,
+    description: escapeIcons(`${elsewhere ? `from session ${truncate(oneLine(name), 40)} · ` : ''}${workerDescription(worker)}`),
+    tooltip: `${where}${workerTooltip(worker)}${worker.summary ? `\n\nWorker: ${worker.summary}` : ''}`,
     contextValue: 'stray.worker.changes',
     hasChildren: true,
   };
 }
 
 /** One file of a worker's change set, under its item. */
-export function workerFileRow(todoId: string, file: WorkerFile): RowSpec {
+export function workerFileRow(worker: Pick<WorkerView, 'parentSessionId' | 'todoId'> | string, file: WorkerFile): RowSpec {
+  const owner = typeof worker === 'string' ? { todoId: worker } : worker;
+  const todoId = owner.todoId;
   return {
-    id: `worker:${todoId}:${file.path}`,
+    id: `${workerRowId(owner)}:${file.path}`,
     label: file.path,
     iconId: 'diff',
     description: lineStat(file),
