@@ -340,6 +340,8 @@ async def kill_chain(
 
 
 @pytest.mark.slow
+# Ten server starts and kills: 120 s (the suite's hang limit) was passed at a load of 20.
+@pytest.mark.timeout(480)
 async def test_kill_9_at_chosen_points_never_tears_files_or_the_session(
     hello_workspace: Path, tmp_path: Path
 ) -> None:
