@@ -8,7 +8,7 @@ beginning with `/`: each does what its LSP twin does.
 | `/undo <id>` | `plansight/restore` with `todoId` (undo that plan step) |
 | `/compact` | `plansight/compact` |
 | `/checkpoints` | `plansight/checkpoints` |
-| `/parallel <id> <id>...` | `plansight/runParallel` with `takeIn: true` (the workers, then each change set's review) |
+| `/parallel <id> <id>...` | `plansight/runParallel` with `takeIn: true` (then each review) |
 
 A prompt that begins with any other `/word` is an ordinary prompt (a path, say).
 """
