@@ -56,6 +56,9 @@ def test_a_long_value_is_a_secret_whatever_its_name() -> None:
     [
         "a plain sentence of words",
         "production_database_name",
+        "HTTPSConnectionPoolManager",
+        "XMLHttpRequestUploadEvents",
+        "PRODUCTION_DATABASE_NAME",
         "my-app-production-server",
         "12345678901234567890",
         "3.14159265358979",
@@ -75,7 +78,14 @@ def test_plain_words_numbers_paths_and_host_names_are_not_secrets(value: str) ->
 
 @pytest.mark.parametrize(
     "value",
-    [TOKEN, "123e4567-e89b-12d3-a456-426614174000", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"],
+    [
+        TOKEN,
+        "123e4567-e89b-12d3-a456-426614174000",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        # A random token without a digit: test_hostile_secrets' canary that reached the model
+        # once in a CI run (letters only counted as a word).
+        "AtvaWMVqazYWckzhijatFBEiZUTjWpfRKXBJbihU",
+    ],
 )
 def test_long_random_looking_values_are_secrets(value: str) -> None:
     assert secret_looking(value)
