@@ -414,6 +414,15 @@ def test_a_notice_at_the_prompt_is_printed_above_the_line_being_typed(
     term.wait_for("the rest", lambda now: now[-1] == f"{PROMPT} half typed more")
 
 
+def refusal_before_a_task(term: Terminal) -> list[str]:
+    """The screen once the interactive session has said at its prompt why it cannot work,
+    before anything was typed."""
+    return term.wait_for(
+        "the refusal, nothing typed",
+        lambda now: at_prompt(now) and any(line.startswith("plansight:") for line in now),
+    )
+
+
 @pytest.mark.parametrize("width", [40, 120])
 def test_a_second_session_on_the_workspace_is_refused_before_a_task_is_typed(
     tmp_path: Path,
@@ -431,10 +440,7 @@ def test_a_second_session_on_the_workspace_is_refused_before_a_task_is_typed(
     first.wait_for("the sessions", lambda now: at_prompt(now) and len(now) > 4)
     second = terminal(width, 24)
     second.start(PLANSIGHT, env, hello_workspace)
-    lines = second.wait_for(
-        "the refusal, nothing typed",
-        lambda now: at_prompt(now) and any(line.startswith("plansight:") for line in now),
-    )
+    lines = refusal_before_a_task(second)
     said = " ".join(lines)
     assert "another" in said.lower() or "in use" in said.lower(), "\n".join(lines)
 
@@ -452,10 +458,7 @@ def test_a_state_folder_that_cannot_be_written_is_said_before_a_task_is_typed(
     env = api_env(tmp_path, fake_api, XDG_STATE_HOME=str(tmp_path / "not-a-folder"))
     term = terminal(width, 24)
     term.start(PLANSIGHT, env, hello_workspace)
-    lines = term.wait_for(
-        "the refusal, nothing typed",
-        lambda now: at_prompt(now) and any(line.startswith("plansight:") for line in now),
-    )
+    lines = refusal_before_a_task(term)
     said = " ".join(lines)
     assert "cannot save this workspace's session" in said, "\n".join(lines)
     assert "XDG_STATE_HOME" in said and not fake_api.message_requests
