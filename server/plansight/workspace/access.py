@@ -352,9 +352,8 @@ class Workspace:
         if real is None:
             return
         try:
-            data = real.read_bytes()
-            st = os.stat(real)
-        except OSError:
+            data, st = _read_bytes(real)  # the bytes and the stat of one opened regular file
+        except (OSError, NotAFileError):
             self.forget(real)
             return
         self._snapshots[real] = FileSnapshot(
