@@ -11,35 +11,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
-import { WAIT, waitFor, workbench } from './workbench.mjs';
+import { WAIT, storedText, waitFor, workbench } from './workbench.mjs';
 
 const recording = join(repoDir, 'fixtures/vscode-e2e/conversation.json');
 const script = JSON.parse(readFileSync(recording, 'utf8'));
 const FOLLOW_UP = 'Now add a docstring to greet.';
-
-/** In the page: whether a value in the workbench's IndexedDB storage holds `text`. */
-async function storedText(text) {
-  for (const { name } of await indexedDB.databases()) {
-    const db = await new Promise((resolve, reject) => {
-      const open = indexedDB.open(name);
-      open.onsuccess = () => resolve(open.result);
-      open.onerror = () => reject(open.error);
-    });
-    try {
-      for (const store of db.objectStoreNames) {
-        const values = await new Promise((resolve) => {
-          const all = db.transaction(store, 'readonly').objectStore(store).getAll();
-          all.onsuccess = () => resolve(all.result);
-          all.onerror = () => resolve([]);
-        });
-        if (values.some((v) => typeof v === 'string' && v.includes(text))) return true;
-      }
-    } finally {
-      db.close();
-    }
-  }
-  return false;
-}
 
 test('the conversation view: ask, review and approve from cards, Markdown, a follow-up', { timeout: 8 * 60_000 }, async (t) => {
   let fake;

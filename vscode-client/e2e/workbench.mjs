@@ -24,6 +24,33 @@ export async function waitFor(what, probe, timeout = WAIT) {
   }
 }
 
+/**
+ * In the page (`page.evaluate(storedText, text)`): whether a value in the workbench's IndexedDB storage holds `text`:
+ * what a reload reads back, the workbench writing its storage there lazily.
+ */
+export async function storedText(text) {
+  for (const { name } of await indexedDB.databases()) {
+    const db = await new Promise((resolve, reject) => {
+      const open = indexedDB.open(name);
+      open.onsuccess = () => resolve(open.result);
+      open.onerror = () => reject(open.error);
+    });
+    try {
+      for (const store of db.objectStoreNames) {
+        const values = await new Promise((resolve) => {
+          const all = db.transaction(store, 'readonly').objectStore(store).getAll();
+          all.onsuccess = () => resolve(all.result);
+          all.onerror = () => resolve([]);
+        });
+        if (values.some((v) => typeof v === 'string' && v.includes(text))) return true;
+      }
+    } finally {
+      db.close();
+    }
+  }
+  return false;
+}
+
 export function workbench(page) {
   const sidebar = page.locator('#workbench\\.parts\\.sidebar');
   const quickInput = page.locator('.quick-input-widget input');
