@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
-import { WAIT, storedText, waitFor, workbench } from './workbench.mjs';
+import { WAIT, keptForReload, waitFor, workbench } from './workbench.mjs';
 
 const recording = join(repoDir, 'fixtures/vscode-e2e/conversation.json');
 const script = JSON.parse(readFileSync(recording, 'utf8'));
@@ -92,7 +92,7 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
   const box = frame.locator('#prompt');
   await box.click();
   await box.pressSequentially(FRAGMENT);
-  await waitFor('the part typed so far in the workbench\'s storage', () => page.evaluate(storedText, FRAGMENT));
+  await waitFor('the part typed so far kept for a reload', () => keptForReload(page, dirs.userData, FRAGMENT));
   await box.pressSequentially(FOLLOW_UP.slice(FRAGMENT.length));
   await box.press('Enter');
   const second = await wb.openCard('review', 'hello.py');
@@ -126,9 +126,8 @@ test('the conversation view: ask, review and approve from cards, Markdown, a fol
   assert.equal(await composer.inputValue(), '', 'the sent follow-up left the box');
   await composer.click();
   await composer.pressSequentially(DRAFT);
-  // What a reload reads: the workbench's storage (IndexedDB) holding the draft. A reload the
-  // instant after the last keystroke can come before the write (seen: the box empty).
-  await waitFor('the draft in the workbench\'s storage', () => page.evaluate(storedText, DRAFT));
+  // A reload the instant after the last keystroke can come before the write (seen: the box empty).
+  await waitFor('the draft kept for a reload', () => keptForReload(page, dirs.userData, DRAFT));
 
   log('reloading the window: the conversation and the plan come back from plansight/history');
   await page.reload();

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
-import { WAIT, storedText, waitFor, workbench } from './workbench.mjs';
+import { WAIT, keptForReload, waitFor, workbench } from './workbench.mjs';
 
 const recording = join(repoDir, 'fixtures/vscode-e2e/draft.json');
 const PROMPTS = [
@@ -21,7 +21,7 @@ const PROMPTS = [
 const DRAFT = 'Then rename shout to yell';
 
 test('a sent prompt does not come back as a draft after a reload; an unsent one does', { timeout: 6 * 60_000 }, async (t) => {
-  const { page, passed } = await openWorkbench(t, {
+  const { dirs, page, passed } = await openWorkbench(t, {
     name: 'draft',
     env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
     async beforeStart(sandbox, cleanups) {
@@ -31,8 +31,7 @@ test('a sent prompt does not come back as a draft after a reload; an unsent one 
     },
   });
   const wb = workbench(page);
-  /** Whether what a reload reads back holds `text`: the workbench's storage (IndexedDB). */
-  const kept = (text) => page.evaluate(storedText, text);
+  const kept = (text) => keptForReload(page, dirs.userData, text);
   const reload = async () => {
     await page.reload();
     await page.locator('.monaco-workbench').waitFor({ timeout: WAIT });
@@ -59,7 +58,9 @@ test('a sent prompt does not come back as a draft after a reload; an unsent one 
     const left = await (await wb.conversation()).locator('#prompt').inputValue();
     assert.equal(left, '', `round ${round + 1}: the box holds ${JSON.stringify(left)}, of a prompt sent before the reload`);
   }
-  await page.mouse.move(900, 450); // off the activity bar, whose tooltip would cover the view
+  // The pointer off the activity bar, whose tooltip would cover the view.
+  await wb.pane('Plan').locator('.pane-header').hover();
+  await page.locator('.monaco-hover, .workbench-hover').first().waitFor({ state: 'hidden' });
   await wb.shot('31-draft-sent-not-back-440px', wb.sidebar);
 
   log('a prompt typed and not sent comes back after a reload');
@@ -77,7 +78,6 @@ test('a sent prompt does not come back as a draft after a reload; an unsent one 
     return true;
   });
   await wb.conversationShows('the conversation back from the history', /And what does hello\.py print/);
-  await page.mouse.move(900, 450);
   await wb.shot('31-draft-unsent-back-300px', wb.sidebar);
   passed();
 });

@@ -1,4 +1,5 @@
 // Reading and driving the VS Code workbench through the page (what a user sees and clicks).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log, screenshotDir } from './harness.mjs';
 
@@ -24,11 +25,8 @@ export async function waitFor(what, probe, timeout = WAIT) {
   }
 }
 
-/**
- * In the page (`page.evaluate(storedText, text)`): whether a value in the workbench's IndexedDB storage holds `text`:
- * what a reload reads back, the workbench writing its storage there lazily.
- */
-export async function storedText(text) {
+/** In the page: whether a value in the workbench's IndexedDB storage holds `text`. */
+async function storedText(text) {
   for (const { name } of await indexedDB.databases()) {
     const db = await new Promise((resolve, reject) => {
       const open = indexedDB.open(name);
@@ -49,6 +47,19 @@ export async function storedText(text) {
     }
   }
   return false;
+}
+
+/**
+ * Whether what a reload reads back holds `text`: the file the extension keeps the composer's
+ * draft in (in its workspace storage folder, under `userData`), or the workbench's storage,
+ * which the workbench writes lazily (a reload the instant after a keystroke can come before).
+ */
+export async function keptForReload(page, userData, text) {
+  const storage = join(userData, 'User/workspaceStorage');
+  const files = existsSync(storage)
+    ? readdirSync(storage).map((id) => join(storage, id, 'plansight.plansight/conversation-draft.json')).filter(existsSync)
+    : [];
+  return files.some((file) => readFileSync(file, 'utf8').includes(text)) || page.evaluate(storedText, text);
 }
 
 export function workbench(page) {

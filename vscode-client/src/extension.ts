@@ -9,7 +9,7 @@ import { registerModelCommands } from './commands/models';
 import { editorContext, registerRunCommands, RunController, runningContextKey } from './commands/run';
 import { apiKeyCard, approvalCard, autoAcceptCard, registerCoreCards, reviewCard } from './conversation/cards';
 import type { ComposerContext } from './conversation/composer';
-import { ConversationView, registerConversationView } from './conversation/conversationView';
+import { ConversationView, draftStore, registerConversationView } from './conversation/conversationView';
 import { editFromEvent, editsFromHistory, loadHistory } from './conversation/history';
 import { instructionsHtml } from './conversation/instructions';
 import { ConversationModel } from './conversation/model';
@@ -49,7 +49,7 @@ export function activate(context: vscode.ExtensionContext): void {
   renderer.registerCard(planReviewCard, renderPlanReviewCard);
   renderer.registerCard(questionCard, renderQuestionCard);
   renderer.registerCard(mcpToolCard, renderMcpToolCard);
-  const conversation = new ConversationView(context.extensionUri, model, renderer, output, context.workspaceState);
+  const conversation = new ConversationView(context.extensionUri, model, renderer, output, draftStore(context, output));
   registerConversationView(context, conversation);
   const surface = { model, visible: () => conversation.visible, onDidChangeVisibility: conversation.onDidChangeVisibility };
 

@@ -191,6 +191,9 @@ export interface ComposerContext {
 export type ToWebview =
   /** The unsent prompt kept over a reload (sent on `ready`). */
   | { type: 'draft'; text: string }
+  /** The kept draft turned out to be a prompt sent since (the history came): out of the box
+   *  if the box still holds just that. */
+  | { type: 'staleDraft'; text: string }
   | { type: 'reset'; html: string }
   | { type: 'run'; id: string; html: string }
   | { type: 'entry'; runId: string; id: string; html: string }

@@ -5,8 +5,10 @@
  * script only places the fragments.
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { type FromWebview, type ToWebview, type ComposerContext, rankPaths, welcomeCommands } from './composer';
+import { type DraftStore, type SentPrompt, draftToRestore, fileDraftStore, parseDraft } from './draft';
 import type { CardEntry, Change, ConversationModel } from './model';
 import { conversationPage } from './page';
 import type { ConversationRenderer } from './render';
@@ -24,12 +26,42 @@ export interface ConversationHandlers {
 export const conversationViewId = 'plansight.conversation';
 
 /**
- * The composer's unsent text, in the workspace's state. Not in the webview's own state: the
- * workbench stores that only when it saves its views (on a timer, on losing focus), so a reload
- * brought back a snapshot taken while a follow-up was being typed, a prompt already sent
- * (issue 31). The extension's state is written as each change arrives, and cleared on send.
+ * Where an earlier version kept the composer's unsent text: the workspace's state (and where it
+ * is kept without a workspace storage folder). Not in the webview's own state: the workbench
+ * stores that only when it saves its views (on a timer, on losing focus), so a reload brought
+ * back a snapshot taken while a follow-up was being typed, a prompt already sent (issue 31).
+ * The workspace's state goes through the workbench too, which writes it out a while later:
+ * `draftStore` keeps the draft in a file of the extension's own.
  */
 export const draftKey = 'plansight.conversation.draft';
+
+function mementoDraftStore(memento: vscode.Memento): DraftStore {
+  return {
+    get: () => parseDraft(memento.get<unknown>(draftKey)),
+    set: (draft) => void memento.update(draftKey, draft),
+  };
+}
+
+/**
+ * The draft's store: a file in the workspace storage folder (fileDraftStore says why), a draft
+ * an earlier version kept in the workspace state moved there once; the workspace state where
+ * there is no such folder (no folder open).
+ */
+export function draftStore(context: vscode.ExtensionContext, output: vscode.LogOutputChannel): DraftStore {
+  const memento = mementoDraftStore(context.workspaceState);
+  if (context.storageUri?.scheme !== 'file') {
+    return memento;
+  }
+  const file = fileDraftStore(join(context.storageUri.fsPath, 'conversation-draft.json'), (error) =>
+    output.warn(`The unsent prompt could not be kept: ${String(error)}`),
+  );
+  const earlier = memento.get();
+  if (earlier) {
+    if (!file.get()) file.set(earlier);
+    memento.set(undefined);
+  }
+  return file;
+}
 
 export class ConversationView implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
@@ -57,8 +89,8 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
     private readonly model: ConversationModel,
     private readonly renderer: ConversationRenderer,
     private readonly output: vscode.LogOutputChannel,
-    /** Where the unsent prompt is kept (the workspace's state): see `draftKey`. */
-    private readonly drafts: vscode.Memento,
+    /** Where the unsent prompt is kept: see `draftStore`. */
+    private readonly drafts: DraftStore,
   ) {
     const subscription = model.onDidChange((change) => this.queue(change));
     this.disposables.push({ dispose: () => subscription.dispose() });
@@ -213,6 +245,28 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
         this.post(message);
       }
     }
+    this.dropStaleDraft();
+  }
+
+  /** The prompts of earlier windows' runs (from the history), with when each run started. */
+  private pastPrompts(): SentPrompt[] {
+    return this.model.runs.flatMap((run) =>
+      run.past && run.startedAt
+        ? run.entries.flatMap((e) => (e.kind === 'user' ? [{ text: e.prompt.text, startedAt: run.startedAt! }] : []))
+        : [],
+    );
+  }
+
+  /**
+   * The kept draft is forgotten once the history shows it sent after it was saved (draft.ts):
+   * the history can come after the draft was put back in the box, which then empties.
+   */
+  private dropStaleDraft(): void {
+    const saved = this.drafts.get();
+    if (saved && !draftToRestore(saved, this.pastPrompts())) {
+      this.drafts.set(undefined);
+      this.post({ type: 'staleDraft', text: saved.text });
+    }
   }
 
   private renderAll(): string {
@@ -229,7 +283,8 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
           this.post(this.sessions);
           this.post(this.instructions);
           this.post({ type: 'recall', prompts: this.sentPrompts() });
-          this.post({ type: 'draft', text: this.drafts.get<string>(draftKey, '') });
+          this.dropStaleDraft();
+          this.post({ type: 'draft', text: this.drafts.get()?.text ?? '' });
           if (this.focusWhenReady) {
             this.focusWhenReady = false;
             this.post({ type: 'focus' });
@@ -248,11 +303,11 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Disp
           }
           return;
         case 'draft':
-          await this.drafts.update(draftKey, message.text || undefined);
+          this.drafts.set(message.text ? { text: message.text, savedAt: Date.now() } : undefined);
           return;
         case 'send':
           // Forgotten before anything else: a sent prompt must not come back as a draft.
-          await this.drafts.update(draftKey, undefined);
+          this.drafts.set(undefined);
           await this.handlers?.send(message.text, message.includeContext, message.mode === 'plan' ? 'plan' : 'act');
           return;
         case 'cancel':

@@ -222,6 +222,15 @@ function apply(message: ToWebview): void {
         renderComposer();
       }
       break;
+    case 'staleDraft':
+      // Put back before the history showed it sent: out again, unless the user changed it.
+      if (prompt.value === message.text) {
+        prompt.value = '';
+        postedDraft = '';
+        fitPrompt();
+        renderComposer();
+      }
+      break;
     case 'recall':
       for (const text of message.prompts) {
         if (!recall.all.includes(text)) recall.add(text);
