@@ -30,6 +30,13 @@ def ended(term: Terminal) -> Callable[[list[str]], bool]:
     return lambda _: term.exit_status() is not None
 
 
+def from_the_first_line(rows: list[str]) -> list[str]:
+    """`rows` from the first that is not blank (inside tmux the output begins at the screen's
+    bottom, the rows above it blank)."""
+    first = next((n for n, row in enumerate(rows) if row.strip()), len(rows))
+    return rows[first:]
+
+
 def styled_screen(term: Terminal) -> str:
     """The scrollback with its colours as escape sequences (`capture-pane -e`)."""
     return term.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", "main")
@@ -59,8 +66,9 @@ def test_control_characters_from_the_model_a_file_and_a_command_are_shown_not_ob
     assert "⚙ read_file odd^[[2Jname.txt" in shown
     assert "✓ out ^[[2J^[[32mgreen · exit code 0" in shown
     assert "Now ^[[2J^[[44mblue^[[0m." in shown
-    # The screen was never cleared: the header is still at its top, above what followed.
-    screen = term.tmux("capture-pane", "-p", "-J", "-t", "main").splitlines()
+    # The screen was never cleared: the header is still on it, above what followed (the
+    # output began at the screen's bottom: blank rows above it).
+    screen = from_the_first_line(term.tmux("capture-pane", "-p", "-J", "-t", "main").splitlines())
     # (The header's first line may wrap at words where the workspace's path is long.)
     assert screen[0].startswith("plansight · ") and "› Look" in screen[1:3], "\n".join(screen)
     # And nothing was recoloured: no red, green or blue background reached the terminal.
@@ -265,6 +273,7 @@ def test_two_model_turns_of_one_run_are_two_paragraphs_not_one_line(
     term.wait_for("the end of the run", ended(term))
     assert term.exit_status() == 0
     rows = [line.rstrip() for line in term.tmux("capture-pane", "-p", "-S", "-").splitlines()]
+    rows = from_the_first_line(rows)
     shown = "\n".join(rows)
     assert "planned.The plan" not in shown, shown
     # Each turn is a paragraph of its own, a blank line between them, and the earlier turn's

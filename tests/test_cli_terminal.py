@@ -101,11 +101,14 @@ class Terminal:
         self.send("Enter")
 
     def scrollback(self) -> list[str]:
-        """Every line of the scrollback and the screen, wrapped lines joined, as shown."""
+        """Every line of the scrollback and the screen, wrapped lines joined, as shown, from
+        the first that is not blank (inside tmux the output begins at the screen's bottom)."""
         lines = self.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main").splitlines()
         lines = [line.rstrip() for line in lines if not line.startswith("Pane is dead")]
         while lines and not lines[-1]:
             lines.pop()
+        while lines and not lines[0]:
+            lines.pop(0)
         return lines
 
     def exit_status(self) -> int | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from plansight.fakeapi import FakeMessagesAPI, text_reply, tool_reply
+from test_cli_interactive import PLANSIGHT, at_prompt
 
 from test_cli_terminal import Terminal, api_env, terminal  # noqa: F401 (the fixture)
 
@@ -32,45 +33,69 @@ def joined(lines: list[str]) -> str:
     return re.sub(r"\s+", " ", " ".join(lines))
 
 
-@pytest.mark.parametrize("width", [40, 120])
+@pytest.mark.parametrize(
+    ("width", "screen"), [(40, "full"), (120, "full"), (40, "new"), (120, "new")]
+)
 def test_resizing_while_text_streams_leaves_each_line_once_and_no_live_region(
     tmp_path: Path,
     terminal: Callable[[int, int], Terminal],  # noqa: F811
     fake_api: FakeMessagesAPI,
     hello_workspace: Path,
     width: int,
+    screen: str,
 ) -> None:
+    if screen == "new":  # a plan in the live region: more of its rows than text above it
+        fake_api.push(tool_reply("todo", done_plan(8)))
     fake_api.push(text_reply(long_answer(), chunk_delay=0.03))
-    term = terminal(width, 20)
+    term = terminal(width, 20 if screen == "full" else 40)
     command = [sys.executable, "-m", "plansight", "run", "Explain", "--yes"]
     term.start(command, api_env(tmp_path, fake_api), hello_workspace)
-    # The screen is full first, as a terminal in use is: tmux counts the blank rows below the
-    # live region as lines when it reflows, and where the region grown by a narrowing and
-    # those rows are more than the screen's height it drops the cursor's line into the
-    # scrollback (the cursor goes to the top left), out of reach of any erase (docs/terminal.md).
-    term.wait_for(
-        "a full screen",
-        lambda now: term.exit_status() is not None or len(now) > term.height + 4,
-    )
+    if screen == "full":  # as a terminal in use is
+        term.wait_for(
+            "a full screen",
+            lambda now: term.exit_status() is not None or len(now) > term.height + 4,
+        )
+    else:
+        # A new window, mostly blank rows below the text: tmux counts them as lines when it
+        # re-wraps, and with the region's rows re-wrapped at a narrower width they were more
+        # than the screen holds; it put the region's top into the scrollback (the cursor to
+        # the top left), out of reach of any erase. The first resize comes with the answer's
+        # first words.
+        term.wait_for(
+            "the answer's first words",
+            lambda now: term.exit_status() is not None or "Begin" in joined(now),
+        )
     # Resize back and forth while the text streams, each resize once the screen has moved on
     # (a new paragraph began), until the run has ended.
     sizes = [(width // 2, 16), (width, 24), (max(30, width - 17), 12), (width + 23, 30)]
+    if screen == "new":  # narrower first, at the same height: the blank rows all stay
+        sizes = [(width // 2, 40), (width, 40), *sizes]
+    resizes = resize_while_it_streams(term, sizes, lambda: term.exit_status() is not None)
+    assert term.exit_status() == 0
+    assert resizes >= 8, resizes
+    assert_each_line_once_and_no_live_region(term.scrollback())
+
+
+def resize_while_it_streams(
+    term: Terminal, sizes: list[tuple[int, int]], ended: Callable[[], bool]
+) -> int:
+    """Resize the window through `sizes` (over and over) while the answer streams, each
+    resize once the screen has moved on (a new paragraph began), until `ended`; how many."""
     seen = 0
     resizes = 0
-    while term.exit_status() is None:
+    while not ended():
         lines = term.wait_for(
             "more of the answer or the end",
-            lambda now, seen=seen: (
-                term.exit_status() is not None or joined(now).count("Begin") > seen
-            ),
+            lambda now, seen=seen: ended() or joined(now).count("Begin") > seen,
         )
         seen = joined(lines).count("Begin")
         x, y = sizes[resizes % len(sizes)]
         term.tmux("resize-window", "-t", "main", "-x", str(x), "-y", str(y))
         resizes += 1
-    assert term.exit_status() == 0
-    assert resizes >= 8, resizes
-    lines = term.scrollback()
+    return resizes
+
+
+def assert_each_line_once_and_no_live_region(lines: list[str]) -> None:
     shown = joined(lines)
     for n in range(PARAGRAPHS):
         for marker in (f"Begin{n:02d}", f"End{n:02d}"):
@@ -79,6 +104,42 @@ def test_resizing_while_text_streams_leaves_each_line_once_and_no_live_region(
             )
     for live in ("the model is writing", "waiting for the model", "starting the language"):
         assert live not in shown, "\n".join(lines)
+
+
+def done_plan(count: int) -> dict[str, object]:
+    """A plan of `count` items, all completed: shown in the live region, and nothing left
+    open for the done gate to ask about."""
+    made = items(*(f"Step {n} of the explanation" for n in range(count)))
+    for item in made["items"]:  # type: ignore[attr-defined]
+        item["status"] = "completed"
+    return made
+
+
+def test_after_ctrl_l_a_task_streaming_through_resizes_leaves_no_live_region(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+) -> None:
+    # Ctrl-L at the prompt clears the screen: the task's live region comes up with the screen
+    # below it blank, the case tmux pushed the region's top into the scrollback for.
+    fake_api.push(tool_reply("todo", done_plan(8)), text_reply(long_answer(), chunk_delay=0.03))
+    term = terminal(40, 40)
+    term.start(PLANSIGHT, api_env(tmp_path, fake_api), hello_workspace)
+    term.wait_for("the prompt", at_prompt)
+    term.send("C-l")
+    term.wait_for(
+        "a cleared screen, the prompt on its first row",
+        lambda _: term.tmux("capture-pane", "-p", "-t", "main").startswith("›"),
+    )
+    term.type_line("Explain")
+    term.wait_for("the answer's first words", lambda now: "Begin" in joined(now))
+    sizes = [(20, 40), (40, 40), (20, 16), (40, 24), (30, 12), (63, 30)]
+    ended = lambda: at_prompt(term.scrollback())  # noqa: E731
+    assert resize_while_it_streams(term, sizes, ended) >= 8
+    assert_each_line_once_and_no_live_region(term.scrollback())
+    term.send("C-d")
+    term.wait_for("the session's end", lambda _: term.exit_status() is not None)
 
 
 def items(*texts: str) -> dict[str, object]:

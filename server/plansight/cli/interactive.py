@@ -120,7 +120,7 @@ class TerminalLines(LineReader):
         self.fd = fd
         self._buffer = b""
 
-    async def readline(self) -> str | None:
+    async def _readline(self) -> str | None:
         while b"\n" not in self._buffer:
             chunk = await self._read()
             if not chunk:  # Ctrl-D: end of input for this answer
@@ -620,6 +620,9 @@ class InteractiveSession:
         while True:
             self.console.file.flush()
             self.ui.prompt_line = self.prompt_line
+            typed = self.ui.typed_ahead()
+            if typed and self.prompt_line is not None:  # shown as typed, to go on with
+                self.prompt_line.prefill(" ".join(typed.splitlines()))
             try:
                 line = input(prompt)
             finally:
@@ -861,6 +864,7 @@ def interactive_cli(workspace: str, console: Console | None = None) -> int:
         set_up_readline(readline, path)
     ui = TerminalUI(console)
     ui.reader = TerminalLines(sys.stdin.fileno())
+    ui.begin()
     console.print(
         Text.assemble(
             ("plansight ", "bold blue"), (f"· {root.resolve()} · review each change", "dim")

@@ -238,6 +238,7 @@ def run_cli(
         from plansight.cli.output import ScriptOutput
 
         ui = ScriptOutput(output_format, sys.stdout, console, inline_edits=yes, stdin=answers)
+    ui.begin()
     ui.header(str(root.resolve()), prompt, mode=header_mode(yes, plan, step))
     from plansight.cli.client import ClientOptions
 

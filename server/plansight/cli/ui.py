@@ -62,6 +62,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from plansight.cli import render
+from plansight.cli.cursor import CursorQuery, to_the_bottom
 from plansight.cli.echo import echo
 from plansight.cli.prompts import prompt_echo
 from plansight.plan.text import review_changes_lines
@@ -105,6 +106,44 @@ def is_pipe(console: Console) -> bool:
         return stat.S_ISFIFO(os.fstat(console.file.fileno()).st_mode)
     except (OSError, ValueError, AttributeError):  # no descriptor (a test's StringIO)
         return False
+
+
+def cursor_query(console: Console, environ: dict[str, str]) -> CursorQuery | None:
+    """A way to ask `console`'s terminal where its cursor is, if it writes to one inside tmux
+    (the terminal that counts blank rows when it re-wraps: `scroll_to_the_bottom`)."""
+    if "TMUX" not in environ:
+        return None
+    try:
+        descriptor = console.file.fileno()
+    except (OSError, ValueError, AttributeError):  # no descriptor (a test's StringIO)
+        return None
+    return CursorQuery(descriptor) if os.isatty(descriptor) else None
+
+
+def scroll_to_the_bottom(console: Console, cursor: CursorQuery, *, least: int = 1) -> None:
+    """Scroll the screen's content down so that no blank row is left below the cursor, when
+    there are at least `least` of them: tmux counts those rows when it re-wraps the screen
+    at a narrower width, and with too many of them it pushes the row the cursor is on (the
+    live region's top) into the scrollback, out of reach of any erase
+    (`plansight.cli.cursor`). Once at the bottom, output stays there as it scrolls up; a
+    window made taller brings rows back from the scrollback.
+
+    Done as the output begins and as a region comes up, never after a resize: the rows that
+    scroll off the bottom must be the blank ones below the cursor, and a resize between the
+    terminal's answer and the scroll (a window being dragged) scrolled off rows of text."""
+    file = console.file
+    file.write(ERASE_BELOW)  # nothing of the region is drawn yet: this row and below are blank
+    file.flush()
+    rows = console.height
+    row = cursor.row()
+    if row is None:
+        return
+    # The lower of the heights read before and after the answer: a window made lower
+    # meanwhile has fewer rows below the cursor to scroll off.
+    rows = min(rows, console.height)
+    if rows - row >= least:
+        file.write(to_the_bottom(row, rows, 1))
+        file.flush()
 
 
 class LogToTerminal(logging.Handler):
@@ -160,6 +199,7 @@ class StatusLine:
 # (its `scroll-on-clear`), the live region with it.
 ERASE_BELOW = "\r\x1b[2K\x1b[C\x1b[J\r"
 AUTOWRAP_OFF, AUTOWRAP_ON = "\x1b[?7l", "\x1b[?7h"
+DOWN = "\x1b[B"  # a row down; on the screen's last row, nowhere (a newline would scroll)
 CONTROL_MARK = ((ControlType.CARRIAGE_RETURN,),)
 
 
@@ -208,12 +248,23 @@ class AnchoredRender(LiveRender):
             self.renderable, options, style=console.get_style(self.style), pad=False
         )
         self._shape = Segment.get_shape(lines)
-        yield control(AUTOWRAP_OFF).segment
-        for number, line in enumerate(lines):
-            yield from line
-            if number < len(lines) - 1:
-                yield Segment.line()
         up = f"\x1b[{len(lines) - 1}A" if len(lines) > 1 else ""
+        # Room made first (the text above scrolls up as far as needed), then each row drawn a
+        # row down without ever scrolling: a frame made for a taller screen and read by the
+        # terminal after the window got lower (the frames in its input when the user resized)
+        # scrolls blank rows up, and its last rows fall on the screen's last row, where the
+        # next frame draws over them. Drawn with newlines, it scrolled its own first rows
+        # into the scrollback.
+        # The rows go as control segments too: rich crops what it prints to the width by the
+        # lines its newlines make, and with none between the rows it took the whole frame for
+        # one line and cut it, the controls that bring the cursor back up with it. Each row is
+        # already cut to the width it is made at.
+        yield control(AUTOWRAP_OFF + "\n" * (len(lines) - 1) + up).segment
+        for number, line in enumerate(lines):
+            for text, style, _ in line:
+                yield Segment(text, style, CONTROL_MARK)
+            if number < len(lines) - 1:
+                yield control("\r" + DOWN).segment
         yield control(AUTOWRAP_ON + "\r" + up).segment
 
 
@@ -262,7 +313,12 @@ class QuietKeys:
 class LiveRegion(Live):
     """`Live` whose region is erased from its top (`AnchoredRender`), redrawn by the caller."""
 
-    def __init__(self, console: Console, get_renderable: Callable[[], RenderableType]) -> None:
+    def __init__(
+        self,
+        console: Console,
+        get_renderable: Callable[[], RenderableType],
+        cursor: CursorQuery | None = None,
+    ) -> None:
         super().__init__(
             get_renderable=get_renderable,
             console=console,
@@ -274,6 +330,9 @@ class LiveRegion(Live):
         self._live_render = AnchoredRender(self.get_renderable())
         # Whether the console follows the terminal's width (one made for a test has its own).
         self._follows_terminal = console._width is None
+        # Asks the terminal where the cursor is, to keep the region at the screen's bottom.
+        self._cursor = cursor
+        self._at_the_bottom = False  # moved to the screen's bottom as it came up
 
     def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
         # Each print is made at one width: rich renders at the width it reads first and then
@@ -284,7 +343,16 @@ class LiveRegion(Live):
         if self._follows_terminal:
             self.console._width = None  # the terminal's width now, kept until the next print
             self.console.width = self.console.width
+            if not self._at_the_bottom:
+                self._at_the_bottom = True
+                self._to_the_bottom()
         return super().process_renderables(renderables)
+
+    def _to_the_bottom(self) -> None:
+        """As the region comes up on a screen at least half blank (the window cleared since
+        the run began at its bottom, `TerminalUI.begin`), put it at the screen's bottom."""
+        if self._cursor is not None:
+            scroll_to_the_bottom(self.console, self._cursor, least=self.console.height // 2)
 
     def stop(self) -> None:
         try:
@@ -312,6 +380,16 @@ class PromptLine:
         except (OSError, AttributeError, ImportError):
             self._on_new_line = None
 
+    def prefill(self, text: str) -> None:
+        """Start the next line with `text`, as if typed (once)."""
+
+        def insert() -> None:
+            self.readline.set_pre_input_hook(None)
+            self.readline.insert_text(text)
+            self.readline.redisplay()
+
+        self.readline.set_pre_input_hook(insert)
+
     def clear(self, console: Console) -> None:
         console.file.write("\r\x1b[2K")
 
@@ -330,13 +408,34 @@ class LineReader:
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
+        self.typed = ""  # keys read from the terminal by someone else, for the next line
         self._queue: asyncio.Queue[str | None] | None = None
         self._wanted = threading.Semaphore(0)  # a line was asked for
         self._pending = False  # asked for and not yet received (its reader may be gone)
         self._ended = False
 
+    def give_back(self, typed: str) -> None:
+        """Keys typed at the terminal and read by someone else (`CursorQuery`): they begin
+        the next line, as they would have had nobody read them."""
+        self.typed += typed
+
+    def _typed_line(self) -> str | None:
+        """A whole line typed ahead and given back, if there is one."""
+        if "\n" not in self.typed and "\r" not in self.typed:
+            return None
+        line, _, self.typed = self.typed.replace("\r", "\n").partition("\n")
+        return line
+
     async def readline(self) -> str | None:
         """The next line without its newline, or None at end of input."""
+        typed = self._typed_line()
+        if typed is not None:
+            return typed
+        line = await self._readline()
+        typed, self.typed = self.typed, ""
+        return line if not typed else typed + (line or "")
+
+    async def _readline(self) -> str | None:
         if self._ended:
             return None
         if self._queue is None:
@@ -395,6 +494,7 @@ class TerminalUI:
         )
         self.reader = LineReader(stdin if stdin is not None else sys.stdin)
         self._keys = QuietKeys(console.file)  # the region's terminal: its typing unechoed
+        self._cursor = cursor_query(console, dict(os.environ)) if self.live_mode else None
         # Show edit_file/write_file calls as diffs: when edits are accepted without a
         # review, this is where the user sees them.
         self.inline_edits = inline_edits
@@ -430,11 +530,25 @@ class TerminalUI:
         self.usage: dict[str, Any] = {}
         self.mode = "act"
 
+    def begin(self) -> None:
+        """Before the first line of output: on a live terminal inside tmux, start it at the
+        screen's bottom (`scroll_to_the_bottom`), the lines above shown as they were."""
+        if self._cursor is not None:
+            scroll_to_the_bottom(self.console, self._cursor)
+
+    def typed_ahead(self) -> str:
+        """Keys typed at the terminal that this process read for someone else (with the
+        terminal's answers about its cursor) and no answer took: the next prompt's to show."""
+        if self._cursor is not None:
+            self.reader.give_back(self._cursor.take_typed())
+        typed, self.reader.typed = self.reader.typed, ""
+        return typed
+
     # Live region -------------------------------------------------------------------------
     def start(self) -> None:
         """Bring up the live region below the last printed line (a new `Live` every time)."""
         if self.live_mode and self._live is None:
-            self._live = LiveRegion(self.console, self._live_renderable)
+            self._live = LiveRegion(self.console, self._live_renderable, self._cursor)
             self._keys.off()
             self._live.start(refresh=True)
             self._tick()
@@ -876,6 +990,8 @@ class TerminalUI:
             if on is not self.console and transcript:  # the file keeps the question too
                 self.console.print(Text(question + " ", style="bold"), end="", soft_wrap=True)
             self._asking, self._asking_on = transcript, on
+            if self._cursor is not None:  # keys read with its answers begin this one
+                self.reader.give_back(self._cursor.take_typed())
             answer = await self.reader.readline()
             if self._asking and not self.console.is_terminal:
                 # Echo what was read, as a terminal would have shown it.
