@@ -51,6 +51,30 @@ def pending(fd: int) -> bytes:
     return read
 
 
+def arrived(program: int, count: int) -> None:
+    """Wait until `count` bytes typed at the terminal have reached the program's side: the
+    kernel hands them over in the background, and until then nobody has typed ahead."""
+    import fcntl
+    import termios
+    import time
+
+    saved = termios.tcgetattr(program)
+    unbuffered = list(saved)
+    unbuffered[3] &= ~termios.ICANON  # a line not yet ended is counted only out of line mode
+    termios.tcsetattr(program, termios.TCSANOW, unbuffered)
+    try:
+        waiting = bytearray(4)
+        deadline = time.monotonic() + 30
+        while True:
+            fcntl.ioctl(program, termios.FIONREAD, waiting)
+            if int.from_bytes(waiting, "little") >= count:
+                return
+            assert time.monotonic() < deadline, "the typed keys never arrived"
+            select.select([program], [], [], 0.05)
+    finally:
+        termios.tcsetattr(program, termios.TCSANOW, saved)
+
+
 def test_the_row_is_the_terminals_answer(pty: tuple[int, int]) -> None:
     terminal, program = pty
     thread = answering(terminal, b"\x1b[17;1R")
@@ -75,6 +99,7 @@ def test_keys_typed_ahead_stay_for_their_reader_and_the_terminal_is_not_asked(
 ) -> None:
     terminal, program = pty
     os.write(terminal, b"next task")
+    arrived(program, len(b"next task"))
     report = ask_cursor_row(program)
     assert (report.row, report.asked) == (None, False)
     assert QUESTION not in pending(terminal), "asked anyway"  # (the keys' echo comes back)
