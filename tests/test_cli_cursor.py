@@ -142,15 +142,15 @@ def test_not_a_terminal_is_not_asked() -> None:
 
 
 @pytest.mark.parametrize(
-    ("row", "rows", "height", "codes"),
+    ("row", "rows", "codes"),
     [
-        (1, 24, 1, "\x1b[23T\x1b[23B"),  # a new window: everything down to the last row
-        (20, 24, 3, "\x1b[2T\x1b[2B"),
-        (22, 24, 3, ""),  # the region reaches the last row already
-        (24, 24, 5, ""),  # taller than the room: the region's drawing scrolls, nothing here
+        (1, 24, "\x1b[23T\x1b[23B"),  # a new window: everything down to the last row
+        (22, 24, "\x1b[2T\x1b[2B"),
+        (24, 24, ""),  # on the last row already
+        (26, 24, ""),  # the window got lower meanwhile: nothing to scroll off
     ],
 )
-def test_to_the_bottom_scrolls_by_the_blank_rows_below_the_region(
-    row: int, rows: int, height: int, codes: str
+def test_to_the_bottom_scrolls_by_the_blank_rows_below_the_cursor(
+    row: int, rows: int, codes: str
 ) -> None:
-    assert to_the_bottom(row, rows, height) == codes
+    assert to_the_bottom(row, rows) == codes

@@ -51,6 +51,9 @@ def ask_cursor_row(fd: int, timeout: float = ANSWER_SECONDS) -> CursorReport:
     except ImportError:  # not a POSIX terminal
         return CursorReport(None)
     try:
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDWR:
+            # The answer could not be read here, and would be read as keys by whoever reads next.
+            return CursorReport(None)
         saved = termios.tcgetattr(fd)
     except (termios.error, OSError):
         return CursorReport(None)
@@ -59,9 +62,6 @@ def ask_cursor_row(fd: int, timeout: float = ANSWER_SECONDS) -> CursorReport:
     raw[3] = saved[3] & ~(termios.ICANON | termios.ECHO | termios.ECHONL)
     raw[6] = list(saved[6])
     raw[6][termios.VMIN], raw[6][termios.VTIME] = 0, 0
-    if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDWR:
-        # The answer could not be read here, and would be read as keys by whoever reads next.
-        return CursorReport(None)
     read = b""
     try:
         termios.tcsetattr(fd, termios.TCSANOW, raw)
@@ -92,14 +92,13 @@ def ask_cursor_row(fd: int, timeout: float = ANSWER_SECONDS) -> CursorReport:
     return CursorReport(int(found.group(1)), True, read[: found.start()] + read[found.end() :])
 
 
-def to_the_bottom(row: int, rows: int, height: int) -> str:
-    """The codes that scroll the screen's content down until a region of `height` rows drawn
-    from the cursor's `row` (1 is the top) ends on the last of the screen's `rows`, the cursor
-    moved with it; "" if it already reaches the bottom.
+def to_the_bottom(row: int, rows: int) -> str:
+    """The codes that scroll the screen's content down until the cursor's `row` (1 is the top)
+    is the last of the screen's `rows`, the cursor moved with it; "" if it is already.
 
-    Everything from the cursor's row down must be blank (the region erased): those are the
-    rows that scroll off the bottom. The rows coming in at the top are blank."""
-    blank = rows - (row + max(1, height) - 1)
+    Every row below the cursor's must be blank: those are the rows that scroll off the bottom.
+    The rows coming in at the top are blank."""
+    blank = rows - row
     if blank <= 0:
         return ""
     return f"\x1b[{blank}T\x1b[{blank}B"

@@ -142,7 +142,7 @@ def scroll_to_the_bottom(console: Console, cursor: CursorQuery, *, least: int = 
     # meanwhile has fewer rows below the cursor to scroll off.
     rows = min(rows, console.height)
     if rows - row >= least:
-        file.write(to_the_bottom(row, rows, 1))
+        file.write(to_the_bottom(row, rows))
         file.flush()
 
 
@@ -313,12 +313,7 @@ class QuietKeys:
 class LiveRegion(Live):
     """`Live` whose region is erased from its top (`AnchoredRender`), redrawn by the caller."""
 
-    def __init__(
-        self,
-        console: Console,
-        get_renderable: Callable[[], RenderableType],
-        cursor: CursorQuery | None = None,
-    ) -> None:
+    def __init__(self, console: Console, get_renderable: Callable[[], RenderableType]) -> None:
         super().__init__(
             get_renderable=get_renderable,
             console=console,
@@ -330,9 +325,6 @@ class LiveRegion(Live):
         self._live_render = AnchoredRender(self.get_renderable())
         # Whether the console follows the terminal's width (one made for a test has its own).
         self._follows_terminal = console._width is None
-        # Asks the terminal where the cursor is, to keep the region at the screen's bottom.
-        self._cursor = cursor
-        self._at_the_bottom = False  # moved to the screen's bottom as it came up
 
     def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
         # Each print is made at one width: rich renders at the width it reads first and then
@@ -343,16 +335,7 @@ class LiveRegion(Live):
         if self._follows_terminal:
             self.console._width = None  # the terminal's width now, kept until the next print
             self.console.width = self.console.width
-            if not self._at_the_bottom:
-                self._at_the_bottom = True
-                self._to_the_bottom()
         return super().process_renderables(renderables)
-
-    def _to_the_bottom(self) -> None:
-        """As the region comes up on a screen at least half blank (the window cleared since
-        the run began at its bottom, `TerminalUI.begin`), put it at the screen's bottom."""
-        if self._cursor is not None:
-            scroll_to_the_bottom(self.console, self._cursor, least=self.console.height // 2)
 
     def stop(self) -> None:
         try:
@@ -539,17 +522,25 @@ class TerminalUI:
     def typed_ahead(self) -> str:
         """Keys typed at the terminal that this process read for someone else (with the
         terminal's answers about its cursor) and no answer took: the next prompt's to show."""
-        if self._cursor is not None:
-            self.reader.give_back(self._cursor.take_typed())
+        self._give_back_keys()
         typed, self.reader.typed = self.reader.typed, ""
         return typed
+
+    def _give_back_keys(self) -> None:
+        """The keys read with the terminal's answers, to the next line read."""
+        if self._cursor is not None:
+            self.reader.give_back(self._cursor.take_typed())
 
     # Live region -------------------------------------------------------------------------
     def start(self) -> None:
         """Bring up the live region below the last printed line (a new `Live` every time)."""
         if self.live_mode and self._live is None:
-            self._live = LiveRegion(self.console, self._live_renderable, self._cursor)
+            self._live = LiveRegion(self.console, self._live_renderable)
             self._keys.off()
+            if self._cursor is not None:
+                # On a screen at least half blank (cleared since the output began at its
+                # bottom, `begin`), the region comes up at the bottom too.
+                scroll_to_the_bottom(self.console, self._cursor, least=self.console.height // 2)
             self._live.start(refresh=True)
             self._tick()
 
@@ -990,8 +981,7 @@ class TerminalUI:
             if on is not self.console and transcript:  # the file keeps the question too
                 self.console.print(Text(question + " ", style="bold"), end="", soft_wrap=True)
             self._asking, self._asking_on = transcript, on
-            if self._cursor is not None:  # keys read with its answers begin this one
-                self.reader.give_back(self._cursor.take_typed())
+            self._give_back_keys()  # keys read with the terminal's answers begin this one
             answer = await self.reader.readline()
             if self._asking and not self.console.is_terminal:
                 # Echo what was read, as a terminal would have shown it.
