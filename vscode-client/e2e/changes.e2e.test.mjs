@@ -100,20 +100,8 @@ test('checkpoints: each step\'s changes, Undo Step, a reload, Restore to Checkpo
 
   // ---------------------------------------------------------------- Undo Step on #1
   log('Undo Step on #1 from the Plan view, and its confirmation');
-  const planRow = wb.pane('Plan').locator('.monaco-list-row[aria-level="1"]', { hasText: ITEMS[0] });
   const dialog = page.locator('.monaco-dialog-box');
-  const undoItem = page.locator('.monaco-menu .action-label', { hasText: /^Undo Step$/ }).first();
-  // A context menu ignores a click that comes right as it opens: click until the question is up.
-  await waitFor('the Undo Step confirmation', async () => {
-    if (await dialog.isVisible()) return true;
-    if (await undoItem.isVisible()) {
-      await undoItem.hover();
-      await undoItem.click({ timeout: 2000 });
-    } else {
-      await planRow.click({ button: 'right' });
-    }
-    return false;
-  });
+  await wb.planItemMenu(ITEMS[0], 'Undo Step', dialog);
   const said = (await dialog.innerText()).replace(/\s+/g, ' ');
   assert.match(said, /Undo step #1 Add type hints to greet\?/);
   // One sentence says what the undo does (issue 31).

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
+import { log, openWorkbench, repoDir, withFakeApi } from './harness.mjs';
 import { WAIT, keptForReload, waitFor, workbench } from './workbench.mjs';
 
 const recording = join(repoDir, 'fixtures/vscode-e2e/draft.json');
@@ -24,11 +24,7 @@ test('a sent prompt does not come back as a draft after a reload; an unsent one 
   const { dirs, page, passed } = await openWorkbench(t, {
     name: 'draft',
     env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
-    async beforeStart(sandbox, cleanups) {
-      const fake = await startFakeApi(recording, join(sandbox.root, 'fakeapi.log'));
-      cleanups.push(fake.stop);
-      return { settings: { 'plansight.baseUrl': fake.baseUrl } };
-    },
+    beforeStart: withFakeApi(recording),
   });
   const wb = workbench(page);
   const kept = (text) => keptForReload(page, dirs.userData, text);

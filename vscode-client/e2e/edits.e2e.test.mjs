@@ -178,18 +178,7 @@ test('plans, reviews, changes, edits and models as a person sees them', { timeou
 
   // ---------------------------------------------------------------- Undo Step, Undo Anyway
   log('Undo Step on #1: its change overlaps #2\'s; the dialog offers Undo Anyway and says what it loses');
-  const planRow = planPane.locator('.monaco-list-row[aria-level="1"]', { hasText: EDITED });
-  const undoItem = page.locator('.monaco-menu .action-label', { hasText: /^Undo Step$/ }).first();
-  await waitFor('the Undo Step confirmation', async () => {
-    if (await dialog.isVisible()) return true;
-    if (await undoItem.isVisible()) {
-      await undoItem.hover();
-      await undoItem.click({ timeout: 2000 });
-    } else {
-      await planRow.click({ button: 'right' });
-    }
-    return false;
-  });
+  await wb.planItemMenu(EDITED, 'Undo Step', dialog);
   const said = (await dialog.innerText()).replace(/\s+/g, ' ');
   assert.match(said, new RegExp(`Undo step #1 ${EDITED}\\?`));
   // One sentence for the undo, one more for Undo Anyway (issue 31).

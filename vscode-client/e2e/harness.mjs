@@ -204,6 +204,18 @@ function firstLine(child, what, timeoutMs) {
   });
 }
 
+/**
+ * An `openWorkbench` `beforeStart` that starts the fake API on `recording` (stopped with the
+ * test) and points the extension at it.
+ */
+export function withFakeApi(recording) {
+  return async (sandbox, cleanups) => {
+    const fake = await startFakeApi(recording, join(sandbox.root, 'fakeapi.log'));
+    cleanups.push(fake.stop);
+    return { settings: { 'plansight.baseUrl': fake.baseUrl } };
+  };
+}
+
 /** The fake Anthropic API serving a recording on 127.0.0.1. */
 export async function startFakeApi(recording, logFile) {
   const child = spawn(python, ['-m', 'plansight.fakeapi', '--script', recording, '--port', '0', '--host', '127.0.0.1'], {

@@ -47,20 +47,9 @@ test('plan review: comment on an item, revise, the changes beside it, a line com
 
   /** "Comment on Item…" from a plan row's context menu, answered in its InputBox. */
   const commentOn = async (itemText, id, text) => {
-    const row = wb.pane('Plan').locator('.monaco-list-row[aria-level="1"]', { hasText: itemText }).first();
-    const entry = page.locator('.monaco-menu .action-label', { hasText: /^Comment on Item…$/ }).first();
     const input = page.locator('.quick-input-widget', { hasText: `Comment on plan item #${id}` });
     assert.equal(await input.count(), 0, 'no InputBox opens by itself');
-    await waitFor('the comment InputBox', async () => {
-      if (await input.isVisible()) return true;
-      if (await entry.isVisible()) {
-        await entry.hover();
-        await entry.click({ timeout: 2000 });
-      } else {
-        await row.click({ button: 'right' });
-      }
-      return false;
-    });
+    await wb.planItemMenu(itemText, 'Comment on Item…', input);
     await wb.answerInput(`Comment on plan item #${id}`, text);
   };
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { log, openWorkbench, repoDir, startFakeApi } from './harness.mjs';
+import { log, openWorkbench, repoDir, withFakeApi } from './harness.mjs';
 import { waitFor, workbench } from './workbench.mjs';
 
 const recording = join(repoDir, 'fixtures/vscode-e2e/undone.json');
@@ -24,11 +24,7 @@ test('Undo Step on #1 after #2 was undone does not name #2', { timeout: 6 * 60_0
     name: 'undone',
     settings: { 'plansight.autoApprove.edits': true },
     env: { ANTHROPIC_API_KEY: 'e2e-test-key' },
-    async beforeStart(sandbox, cleanups) {
-      const fake = await startFakeApi(recording, join(sandbox.root, 'fakeapi.log'));
-      cleanups.push(fake.stop);
-      return { settings: { 'plansight.baseUrl': fake.baseUrl } };
-    },
+    beforeStart: withFakeApi(recording),
   });
   const wb = workbench(page);
   const hello = () => readFileSync(join(dirs.workspace, 'hello.py'), 'utf8');
@@ -36,19 +32,7 @@ test('Undo Step on #1 after #2 was undone does not name #2', { timeout: 6 * 60_0
   const dialog = page.locator('.monaco-dialog-box');
   /** Undo Step from the plan row's context menu; the dialog's text as the user reads it. */
   const undoStep = async (item) => {
-    const row = wb.pane('Plan').locator('.monaco-list-row[aria-level="1"]', { hasText: item });
-    const undoItem = page.locator('.monaco-menu .action-label', { hasText: /^Undo Step$/ }).first();
-    // A context menu ignores a click that comes right as it opens: click until the question is up.
-    await waitFor(`the Undo Step confirmation of "${item}"`, async () => {
-      if (await dialog.isVisible()) return true;
-      if (await undoItem.isVisible()) {
-        await undoItem.hover();
-        await undoItem.click({ timeout: 2000 });
-      } else {
-        await row.click({ button: 'right' });
-      }
-      return false;
-    });
+    await wb.planItemMenu(item, 'Undo Step', dialog);
     return (await dialog.innerText()).replace(/\s+/g, ' ');
   };
   const answer = async (button) => {

@@ -173,6 +173,26 @@ export function workbench(page) {
         );
     },
 
+    /**
+     * `entry` from the context menu of the plan item row holding `item`, until `shown` (what the
+     * entry opens: a dialog, an InputBox) is visible. A context menu ignores a click that comes
+     * right as it opens: the row is right-clicked and the entry clicked until it is.
+     */
+    async planItemMenu(item, entry, shown) {
+      const row = pane('Plan').locator('.monaco-list-row[aria-level="1"]', { hasText: item }).first();
+      const action = page.locator('.monaco-menu .action-label', { hasText: new RegExp(`^${entry}$`) }).first();
+      await waitFor(`"${entry}" of "${item}" to open`, async () => {
+        if (await shown.isVisible()) return true;
+        if (await action.isVisible()) {
+          await action.hover();
+          await action.click({ timeout: 2000 });
+        } else {
+          await row.click({ button: 'right' });
+        }
+        return false;
+      });
+    },
+
     /** Waits until the plan header shows `progress` and each item has its codicon classes. */
     async planAt(progress, icons, labels) {
       return waitFor(`the plan to show ${progress} with icons ${JSON.stringify(icons)}`, async () => {
