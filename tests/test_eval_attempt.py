@@ -70,7 +70,9 @@ async def test_the_cost_limit_cancels_the_run_once_the_answers_cost_too_much() -
     result = await run_attempt(spec(steps, Limits(max_cost=1.0)), on_usage=spent.append)
     assert result.stopped_by == "cost limit"
     assert result.status == "cancelled"
-    assert result.rounds <= 2 and result.usage.output_tokens in (300_000, 600_000)
+    # The first answer is over the limit: the proxy holds the next request until the cancel
+    # lands, however late, so one answer is all that was paid for.
+    assert result.rounds <= 2 and result.usage.output_tokens == 300_000
     assert result.cost is not None and result.cost >= 3.0
     assert sum(spent) == pytest.approx(result.cost)
 

@@ -3,7 +3,10 @@ what it records (script steps a fake can serve again, usage, model facts)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anthropic
@@ -60,6 +63,14 @@ async def stack() -> AsyncIterator[list[Any]]:
         await api.stop_async()
 
 
+async def wait_until(what: str, check: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 30
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited 30 s for {what}")
+        await asyncio.sleep(0.01)
+
+
 def client(proxy: MeteringProxy, retries: int = 0) -> anthropic.AsyncAnthropic:
     return anthropic.AsyncAnthropic(base_url=proxy.base_url, api_key="k", max_retries=retries)
 
@@ -96,6 +107,24 @@ async def test_a_streamed_reply_passes_through_and_is_recorded_as_served(stack: 
     _, replayed = await stream(client(proxy2))
     assert replayed.model_dump()["content"] == message.model_dump()["content"]
     assert replayed.usage.output_tokens == 34
+
+
+async def test_a_held_proxy_forwards_no_more_requests_for_messages(stack: list[Any]) -> None:
+    api, proxy, seen = await start([REPLY, REPLY])
+    stack.append((api, proxy))
+    sdk = client(proxy)
+    # The limit is reached by the first answer, before its end reaches the agent: what the
+    # agent asks next (on any connection) is held.
+    proxy.on_usage = lambda usage: (seen.append(usage), proxy.hold())
+    await stream(sdk)
+    assert proxy.held and len(seen) == 1
+    waiting = asyncio.ensure_future(stream(sdk))
+    await wait_until("the request held", lambda: proxy.requests_held == 1)
+    assert not waiting.done(), "the held request was answered"
+    waiting.cancel()  # what the run's cancel does to the agent's request
+    with contextlib.suppress(asyncio.CancelledError):
+        await waiting
+    assert len(api.requests) == 1 and len(proxy.steps) == 1 and proxy.usage == Usage(12, 34, 5, 0)
 
 
 async def test_a_retried_overload_is_recorded_as_a_fault_then_the_reply(stack: list[Any]) -> None:

@@ -277,6 +277,7 @@ async def _run_in(
             on_usage(cost)
         if limits.max_cost is not None and spent > limits.max_cost and not stopped:
             stopped.append("cost limit")
+            proxy.hold()  # the cancel below lands a round late: nothing more is spent meanwhile
             if client is not None:
                 client.cancel()
 

@@ -10,11 +10,13 @@ content, stop reason and usage; an HTTP error; a stream cut by an error event or
 connection. `GET /v1/models/{id}` answers are kept too, so a replay serves the same model
 facts. Requests and answers also go to `plan` (`plansight.eval.plancost.PlanTokens`): the
 tokens of the `todo` calls and the done gate's refusals. The proxy never changes what passes
-through it.
+through it; once told to `hold`, it stops passing requests for messages on at all (they wait,
+unanswered, until the run is cancelled), so a limit reached spends nothing more.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -216,6 +218,8 @@ class MeteringProxy:
         self.model: str | None = None  # as the first request to /v1/messages names it
         self.tools: list[str] = []  # the tools that request offered, by name
         self.plan = PlanTokens()
+        self.held = False
+        self.requests_held = 0  # requests for messages kept waiting since `hold`
         self._http = HttpServer(self._handle, host=host, max_body=MAX_BODY)
         self._client: httpx2.AsyncClient | None = None
 
@@ -247,6 +251,15 @@ class MeteringProxy:
             out["models"] = list(self.models.values())
         return out
 
+    def hold(self) -> None:
+        """From now on, requests for messages are kept waiting and never forwarded.
+
+        A limit stops the run with a cancel through its front door, and that lands a round or
+        more late (the agent has the answer and asks again at once); the requests in between
+        are what the limit is there to refuse. They wait rather than fail, so the run ends as
+        cancelled, not as an error of the endpoint."""
+        self.held = True
+
     # Requests ----------------------------------------------------------------------------
     async def _handle(self, request: Request, out: Responder) -> bool:
         forwarded = [(k, v) for k, v in request.raw_headers if k.lower() not in HOP_BY_HOP]
@@ -256,6 +269,10 @@ class MeteringProxy:
         is_model = request.method == "GET" and path.startswith("/v1/models/")
         if is_messages and self.model is None:
             self._note_request(request.body)
+        if is_messages and self.held:
+            log.info("a request for messages held: the attempt is over its limit")
+            self.requests_held += 1
+            await asyncio.get_running_loop().create_future()  # until stop() cancels it
         if is_messages:
             self.plan.request(request.body)
         return await self._forward(out, request, forwarded, is_messages, is_model)
@@ -291,23 +308,29 @@ class MeteringProxy:
             if name.lower() not in HOP_BY_HOP
         ]
         await out.start_stream(response.status_code, passed, reason=response.reason_phrase)
+        recorded = False
         try:
             async for chunk in response.aiter_bytes():
                 if assembler is not None:
                     assembler.feed(chunk)
+                    if assembler.finished and not recorded:
+                        # Counted before the agent has the answer's end: a limit it reaches
+                        # holds the next request, which may come on another connection.
+                        self._record(assembler.step(), assembler.usage)
+                        recorded = True
                 elif is_messages or is_model:
                     kept.extend(chunk)
                 await out.send_chunk(chunk)
         except httpx2.HTTPError as err:
             # The upstream dropped the stream: drop ours too, as the server would have seen it.
             log.info("upstream stream broke: %s", err)
-            if assembler is not None:
+            if assembler is not None and not recorded:
                 self._record(assembler.step(), assembler.usage)
             return False
         finally:
             await response.aclose()
         await out.end_stream()
-        if assembler is not None:
+        if assembler is not None and not recorded:
             self._record(assembler.step(), assembler.usage)
         elif is_messages:
             step = step_from_json(response.status_code, bytes(kept))
