@@ -64,6 +64,7 @@ from rich.text import Text
 from plansight.cli import render
 from plansight.cli.cursor import CursorQuery, to_the_bottom
 from plansight.cli.echo import echo
+from plansight.cli.pipe import PipeToTheTerminal
 from plansight.cli.prompts import prompt_echo
 from plansight.plan.text import review_changes_lines
 
@@ -472,6 +473,9 @@ class TerminalUI:
         # `| tee`, `| less`): the reviews and questions are shown and asked there only, not
         # twice. A file keeps them, as the transcript.
         self.transcript = prompts is None or not is_pipe(console)
+        # That pipe, when it is one: what it carries is let through before the terminal is
+        # written to directly, or the two arrive out of order (`plansight.cli.pipe`).
+        self._pipe = None if self.transcript else PipeToTheTerminal(console.file.fileno())
         self.live_mode = (
             console.is_terminal and not console.is_dumb_terminal if live is None else live
         )
@@ -650,7 +654,14 @@ class TerminalUI:
             self._end_text()
             self._last_call = None
         if self.prompts is not None:
+            self._after_the_pipe()
             self._emit(self.prompts, renderables)
+
+    def _after_the_pipe(self) -> None:
+        """Before writing to the terminal directly: let the pipe to it pass on what it holds."""
+        if self._pipe is not None:
+            self.console.file.flush()
+            self._pipe.wait()
 
     def _end_text(self) -> None:
         if self._asking:  # a question waits on this line (in the file too): move below it
@@ -974,6 +985,8 @@ class TerminalUI:
         had_live = self._take_down_live()
         try:
             on = self.prompts or self.console
+            if on is not self.console:
+                self._after_the_pipe()
             # A file gets the question whole, as every line (a terminal wraps it at words).
             on.print(Text(question + " ", style="bold"), end="", soft_wrap=not on.is_terminal)
             on.file.flush()
@@ -1019,6 +1032,7 @@ class TerminalUI:
         if self.transcript or not said_on_stderr:  # a pipe to the terminal: said there once
             self._emit(self.console, tuple(failure))
         if said_on_stderr:
+            self._after_the_pipe()
             said = render.result_text(result, include_text=False)
             self._emit(errors, tuple(([said] if status != "done" else []) + failure))
         if self.plan is not None and render.plan_items(self.plan) and not self.live_mode:
