@@ -34,7 +34,16 @@ def joined(lines: list[str]) -> str:
 
 
 @pytest.mark.parametrize(
-    ("width", "screen"), [(40, "full"), (120, "full"), (40, "new"), (120, "new")]
+    ("width", "screen"),
+    [
+        (40, "full"),
+        (120, "full"),
+        (40, "new"),
+        (120, "new"),
+        (40, "wider"),
+        (120, "wider"),
+        (40, "taller"),
+    ],
 )
 def test_resizing_while_text_streams_leaves_each_line_once_and_no_live_region(
     tmp_path: Path,
@@ -44,7 +53,7 @@ def test_resizing_while_text_streams_leaves_each_line_once_and_no_live_region(
     width: int,
     screen: str,
 ) -> None:
-    if screen == "new":  # a plan in the live region: more of its rows than text above it
+    if screen != "full":  # a plan in the live region: more of its rows than text above it
         fake_api.push(tool_reply("todo", done_plan(8)))
     fake_api.push(text_reply(long_answer(), chunk_delay=0.03))
     term = terminal(width, 20 if screen == "full" else 40)
@@ -70,6 +79,10 @@ def test_resizing_while_text_streams_leaves_each_line_once_and_no_live_region(
     sizes = [(width // 2, 16), (width, 24), (max(30, width - 17), 12), (width + 23, 30)]
     if screen == "new":
         sizes = narrower_then_lower(width)
+    elif screen == "wider":
+        sizes = wider_and_back(width)
+    elif screen == "taller":
+        sizes = taller_then_much_narrower(width)
     resizes = resize_while_it_streams(term, sizes, lambda: term.exit_status() is not None)
     assert term.exit_status() == 0
     assert resizes >= 8, resizes
@@ -79,8 +92,7 @@ def test_resizing_while_text_streams_leaves_each_line_once_and_no_live_region(
 def narrower_then_lower(width: int) -> list[tuple[int, int]]:
     """Half as wide at once, at the same height (the blank rows all stay), then lower and
     taller again and again, with the plan's tall live region up: frames made for a taller
-    window are read after it got lower. Never wider again: see docs/terminal.md for what a
-    region made shorter by a wider window still leaves (issue 31)."""
+    window are read after it got lower."""
     return [
         (width // 2, 40),
         (width // 2, 16),
@@ -88,6 +100,29 @@ def narrower_then_lower(width: int) -> list[tuple[int, int]]:
         (width // 2, 12),
         (width // 2, 30),
     ]
+
+
+def wider_and_back(width: int) -> list[tuple[int, int]]:
+    """Narrower, wider and narrower again at the same height, then lower and taller: a wider
+    window wraps the plan and the paragraph being written in fewer rows, and the region that
+    got shorter must not leave blank rows below it for the next narrowing to count."""
+    return [
+        (width // 2, 40),
+        (width, 40),
+        (width // 2, 40),
+        (width, 40),
+        (width // 2, 16),
+        (width, 24),
+        (30, 12),
+        (width + 23, 30),
+    ]
+
+
+def taller_then_much_narrower(width: int) -> list[tuple[int, int]]:
+    """Taller, then a third as wide at once: the region's rows drawn at the full width each
+    take three rows when tmux re-wraps them, and any blank row left below the region (by a
+    wider window before) is one more for the screen to hold."""
+    return [(width, 64), (width // 3, 64), (width, 64), (width // 3, 40), (width, 40)]
 
 
 def resize_while_it_streams(

@@ -121,7 +121,7 @@ def cursor_query(console: Console, environ: dict[str, str]) -> CursorQuery | Non
     return CursorQuery(descriptor) if os.isatty(descriptor) else None
 
 
-def scroll_to_the_bottom(console: Console, cursor: CursorQuery, *, least: int = 1) -> None:
+def scroll_to_the_bottom(console: Console, cursor: CursorQuery, *, least: int = 1) -> int:
     """Scroll the screen's content down so that no blank row is left below the cursor, when
     there are at least `least` of them: tmux counts those rows when it re-wraps the screen
     at a narrower width, and with too many of them it pushes the row the cursor is on (the
@@ -131,20 +131,24 @@ def scroll_to_the_bottom(console: Console, cursor: CursorQuery, *, least: int = 
 
     Done as the output begins and as a region comes up, never after a resize: the rows that
     scroll off the bottom must be the blank ones below the cursor, and a resize between the
-    terminal's answer and the scroll (a window being dragged) scrolled off rows of text."""
+    terminal's answer and the scroll (a window being dragged) scrolled off rows of text.
+
+    The rows from the cursor's to the screen's last, after: 0 if the terminal did not say."""
     file = console.file
     file.write(ERASE_BELOW)  # nothing of the region is drawn yet: this row and below are blank
     file.flush()
     rows = console.height
     row = cursor.row()
     if row is None:
-        return
+        return 0
     # The lower of the heights read before and after the answer: a window made lower
     # meanwhile has fewer rows below the cursor to scroll off.
     rows = min(rows, console.height)
     if rows - row >= least:
         file.write(to_the_bottom(row, rows))
         file.flush()
+        return 1
+    return max(0, rows - row + 1)
 
 
 class LogToTerminal(logging.Handler):
@@ -230,24 +234,76 @@ class AnchoredRender(LiveRender):
     redrawn whole by the next tick at the new width). Text printed above the region is
     written with autowrap on, so none of it is lost at any width."""
 
-    def __init__(self, renderable: RenderableType) -> None:
+    def __init__(self, renderable: RenderableType, *, docked: bool = False, room: int = 0) -> None:
         super().__init__(renderable, vertical_overflow="visible")  # `Cropped` cuts it
+        # Docked (inside tmux, whose output begins at the screen's bottom): the region's last
+        # row is kept on the screen's last row. A region that gets shorter (a wider window
+        # wraps the plan in fewer rows) left blank rows below it, which tmux counts when it
+        # re-wraps at a narrower width: with enough of them it pushed the region's top into
+        # the scrollback. The region is moved down instead, with newlines (which never lose a
+        # row: at the bottom they scroll), and leaves a hole of blank rows above it.
+        self.docked = docked
+        # The blank rows right above the region's top, left by moving it down: the next text
+        # printed begins at their top and fills them. A reflow never splits or joins a blank
+        # row, so they stay right above the top; going up through them stops at the screen's
+        # top at worst, on one of them.
+        self.hole = 0
+        # The rows from the region's top to the screen's bottom as the terminal said when the
+        # region came up: the first frame is moved down by what it leaves blank.
+        self._room: int | None = room or None
+        self._extent: int | None = None  # on a print with text: the hole and the region's rows
+        self.text_rows = 0  # the rows of the text printed above the region by this print
 
     def position_cursor(self) -> Control:
         return Control() if self._shape is None else control(ERASE_BELOW)
+
+    def position_cursor_for_text(self) -> Control:
+        """To the hole's top, where the text printed begins, and erase below."""
+        if self._shape is None:
+            return Control()
+        self._extent = self.hole + self._shape[1]
+        self.text_rows = 0
+        up = f"\x1b[{self.hole}A" if self.hole else ""
+        self.hole = 0
+        return control("\r" + up + ERASE_BELOW)
 
     def restore_cursor(self) -> Control:
         if self._shape is None:
             return Control()
         # `Live.stop` drew the region a last time and then ended its line (one row down, the
-        # screen scrolled if that row was the last): one row up is the region's top again.
-        up = "\x1b[1A" if self.last_render_height else ""
-        return control("\r" + up + ERASE_BELOW)
+        # screen scrolled if that row was the last): one row up is the region's top again,
+        # and the hole above it is given back to what is printed next.
+        up = 1 if self.last_render_height else 0
+        up, self.hole = up + self.hole, 0
+        return control("\r" + (f"\x1b[{up}A" if up else "") + ERASE_BELOW)
+
+    def _docking(self, rows: int) -> str:
+        """The move that keeps this frame of `rows` rows ending where the last one did (at the
+        screen's bottom): down by newlines into a new hole, or up into the hole there is."""
+        if not self.docked:
+            return ""
+        if self._extent is not None:  # text was printed from the hole's top
+            down = self._extent - self.text_rows - rows
+            self._extent = self._room = None
+        elif self._room is not None:  # the first frame: the terminal said how far the bottom is
+            down = max(0, self._room - rows)
+            self._room = None
+        elif self._shape is None:
+            down = 0
+        else:
+            down = self._shape[1] - rows
+        if down >= 0:
+            self.hole += down
+            return "\n" * down
+        up = min(-down, self.hole)
+        self.hole -= up
+        return f"\x1b[{up}A" if up else ""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         lines = console.render_lines(
             self.renderable, options, style=console.get_style(self.style), pad=False
         )
+        docking = self._docking(len(lines))
         self._shape = Segment.get_shape(lines)
         up = f"\x1b[{len(lines) - 1}A" if len(lines) > 1 else ""
         # Room made first (the text above scrolls up as far as needed), then each row drawn a
@@ -260,13 +316,27 @@ class AnchoredRender(LiveRender):
         # lines its newlines make, and with none between the rows it took the whole frame for
         # one line and cut it, the controls that bring the cursor back up with it. Each row is
         # already cut to the width it is made at.
-        yield control(AUTOWRAP_OFF + "\n" * (len(lines) - 1) + up).segment
+        yield control(docking + AUTOWRAP_OFF + "\n" * (len(lines) - 1) + up).segment
         for number, line in enumerate(lines):
             for text, style, _ in line:
                 yield Segment(text, style, CONTROL_MARK)
             if number < len(lines) - 1:
                 yield control("\r" + DOWN).segment
         yield control(AUTOWRAP_ON + "\r" + up).segment
+
+
+class RowCounter:
+    """A renderable printed above the live region, its rows counted as rich writes them (each
+    newline it writes ends one) into `AnchoredRender.text_rows`: how far the hole was filled."""
+
+    def __init__(self, renderable: ConsoleRenderable, region: AnchoredRender) -> None:
+        self.renderable, self.region = renderable, region
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.renderable, options):
+            if not segment.control:
+                self.region.text_rows += segment.text.count("\n")
+            yield segment
 
 
 class QuietKeys:
@@ -314,7 +384,14 @@ class QuietKeys:
 class LiveRegion(Live):
     """`Live` whose region is erased from its top (`AnchoredRender`), redrawn by the caller."""
 
-    def __init__(self, console: Console, get_renderable: Callable[[], RenderableType]) -> None:
+    def __init__(
+        self,
+        console: Console,
+        get_renderable: Callable[[], RenderableType],
+        *,
+        docked: bool = False,
+        room: int = 0,
+    ) -> None:
         super().__init__(
             get_renderable=get_renderable,
             console=console,
@@ -323,7 +400,7 @@ class LiveRegion(Live):
             redirect_stdout=False,
             redirect_stderr=False,
         )
-        self._live_render = AnchoredRender(self.get_renderable())
+        self._live_render = AnchoredRender(self.get_renderable(), docked=docked, room=room)
         # Whether the console follows the terminal's width (one made for a test has its own).
         self._follows_terminal = console._width is None
 
@@ -336,7 +413,16 @@ class LiveRegion(Live):
         if self._follows_terminal:
             self.console._width = None  # the terminal's width now, kept until the next print
             self.console.width = self.console.width
-        return super().process_renderables(renderables)
+        anchored = self._live_render
+        assert isinstance(anchored, AnchoredRender)
+        text = [r for r in renderables if not isinstance(r, Control)]
+        if not text or not self.console.is_interactive:
+            return super().process_renderables(renderables)
+        # Text printed above the region: from the hole's top, its rows counted as written.
+        with self._lock:
+            reset = anchored.position_cursor_for_text()
+        counted: list[ConsoleRenderable] = [RowCounter(r, anchored) for r in renderables]
+        return [reset, *counted, anchored]
 
     def stop(self) -> None:
         try:
@@ -491,7 +577,7 @@ class TerminalUI:
         self.reminders = 0
         self._asking = False  # a question is printed and its answer not yet read
         self._asking_on = console  # where it is printed
-        self._live: Live | None = None
+        self._live: LiveRegion | None = None
         self._ticker: asyncio.TimerHandle | None = None
         self._blocks_printed = False  # a block of the model's current text is printed
         # The model turn (`textDelta.turn`) whose text was shown last, None once something
@@ -539,12 +625,18 @@ class TerminalUI:
     def start(self) -> None:
         """Bring up the live region below the last printed line (a new `Live` every time)."""
         if self.live_mode and self._live is None:
-            self._live = LiveRegion(self.console, self._live_renderable)
             self._keys.off()
+            room = 0
             if self._cursor is not None:
                 # On a screen at least half blank (cleared since the output began at its
-                # bottom, `begin`), the region comes up at the bottom too.
-                scroll_to_the_bottom(self.console, self._cursor, least=self.console.height // 2)
+                # bottom, `begin`), the region comes up at the bottom too; below fewer blank
+                # rows (a question's), its first frame is moved down to it (`AnchoredRender`).
+                room = scroll_to_the_bottom(
+                    self.console, self._cursor, least=self.console.height // 2
+                )
+            self._live = LiveRegion(
+                self.console, self._live_renderable, docked=self._cursor is not None, room=room
+            )
             self._live.start(refresh=True)
             self._tick()
 
