@@ -424,6 +424,31 @@ def refusal_before_a_task(term: Terminal) -> list[str]:
 
 
 @pytest.mark.parametrize("width", [40, 120])
+def test_the_banner_is_wrapped_at_words(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    width: int,
+) -> None:
+    # A folder whose path puts the screen's edge inside "change": "plansight · " (12 columns),
+    # the path, then " · review each " (15) and the word at the path's length plus 27.
+    length = next(n for n in range(width - 30, 4000, width) if n > len(str(tmp_path)) + 1)
+    workspace = tmp_path / ("w" * (length - len(str(tmp_path)) - 1))
+    workspace.mkdir()
+    term = terminal(width, 24)
+    term.start(PLANSIGHT, api_env(tmp_path, fake_api), workspace)
+    term.wait_for("the prompt", at_prompt)
+    # The rows as the screen shows them (not joined where tmux wrapped them), joined with a
+    # space: a word cut at the edge ("review each c", "hange") shows.
+    lines = term.tmux("capture-pane", "-p", "-t", "main").splitlines()
+    said = " ".join(line.strip() for line in lines)
+    assert "· review each change" in said, "\n".join(lines)
+    assert "Ctrl-C cancels a run, Ctrl-D leaves." in said, "\n".join(lines)
+    term.send("C-d")
+    term.wait_for("the session's end", lambda _: term.exit_status() is not None)
+
+
+@pytest.mark.parametrize("width", [40, 120])
 def test_a_second_session_on_the_workspace_is_refused_before_a_task_is_typed(
     tmp_path: Path,
     terminal: Callable[[int, int], Terminal],  # noqa: F811

@@ -865,13 +865,12 @@ def interactive_cli(workspace: str, console: Console | None = None) -> int:
     ui = TerminalUI(console)
     ui.reader = TerminalLines(sys.stdin.fileno())
     ui.begin()
-    console.print(
+    console.print(  # wrapped at words, as the run's header is (a long path is cut where it must)
         Text.assemble(
             ("plansight ", "bold blue"), (f"· {root.resolve()} · review each change", "dim")
         ),
-        soft_wrap=True,
     )
-    console.print(  # wrapped at words
+    console.print(
         Text(
             "Type a task, /help for commands. Follow-ups continue this workspace's "
             "conversation (/new starts a new one); Ctrl-C cancels a run, Ctrl-D leaves.",
