@@ -154,7 +154,7 @@ def test_an_interactive_session_continues_one_conversation_on_one_server(
     term.start(PLANSIGHT, env, hello_workspace)
     session = Session(term)
     session.shown = term.wait_for("the prompt", at_prompt)
-    assert session.shown[0].startswith("plansight · ")
+    assert session.shown[0].startswith("plansight ·")
     assert "/help" in "\n".join(session.shown)
 
     # A task: the edit is reviewed on the terminal, the answer printed, the prompt back.
