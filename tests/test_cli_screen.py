@@ -183,6 +183,9 @@ def test_the_answer_is_markdown_rendered_and_wrapped_at_words(
     assert "Summary" in rows and "# Summary" not in shown
     assert "**" not in shown and "```" not in shown and "|---" not in shown
     assert "• greet has hints" in shown and "• shout has hints" in shown
+    # One blank row between the paragraph and the list below it (rich opens a list with one).
+    first_item = next(n for n, row in enumerate(rows) if "• greet has hints" in row)
+    assert rows[first_item - 1] == "" and rows[first_item - 2].endswith("read."), shown
     assert 'print(greet("Ada"))' in shown
     assert re.search(r"function\s+lines", shown) and re.search(r"greet\s+3", shown)
     # Every word of the long sentence is whole on one row.

@@ -26,7 +26,9 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import Heading, Markdown, MarkdownElement
+from rich.segment import Segment
 from rich.text import Text
 
 from plansight.plan.text import TODO_MARKERS
@@ -540,6 +542,16 @@ class TerminalMarkdown(Markdown):
         **Markdown.elements,
         "heading_open": LeftHeading,
     }
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # rich begins a list with a blank line of its own: printed as the block after a
+        # paragraph ("Done. It now has:"), below the blank line between blocks, it made two.
+        leading = True
+        for segment in super().__rich_console__(console, options):
+            if leading and isinstance(segment, Segment) and segment.text in ("", "\n"):
+                continue
+            leading = False
+            yield segment
 
 
 def markdown(text: str) -> Markdown:
