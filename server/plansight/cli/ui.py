@@ -684,7 +684,10 @@ class TerminalUI:
     def _live_renderable(self) -> RenderableType:
         parts: list[RenderableType] = []
         if self.partial:
-            parts.append(Text(render.visible(self.partial)))
+            # Below the blank line its block will be printed under once complete: the
+            # paragraph being written does not move down a row as it is done.
+            above = "\n" if self._blocks_printed and self.partial.strip() else ""
+            parts.append(Text(above + render.visible(self.partial)))
         has_plan = self.plan is not None and render.plan_items(self.plan)
         if has_plan:
             parts.append(self._plan_panel())
