@@ -190,6 +190,40 @@ def test_after_ctrl_l_a_task_streaming_through_resizes_leaves_no_live_region(
     term.wait_for("the session's end", lambda _: term.exit_status() is not None)
 
 
+@pytest.mark.parametrize("inside_tmux", [True, False])
+def test_the_paragraph_being_written_sits_where_it_will_be_printed(
+    tmp_path: Path,
+    terminal: Callable[[int, int], Terminal],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    hello_workspace: Path,
+    inside_tmux: bool,
+) -> None:
+    fake_api.push(text_reply(long_answer(), chunk_delay=0.03))
+    term = terminal(80, 30)
+    command = [sys.executable, "-m", "plansight", "run", "Explain", "--yes"]
+    if not inside_tmux:  # as another terminal: the region is not kept at the bottom
+        command = ["env", "-u", "TMUX", *command]
+    term.start(command, api_env(tmp_path, fake_api), hello_workspace)
+    seen: list[list[str]] = []
+
+    def a_paragraph_half_written(_: list[str]) -> bool:
+        rows = term.tmux("capture-pane", "-p", "-t", "main").splitlines()
+        begun = [n for n, row in enumerate(rows) if re.match(r"Begin(0[2-9]|1\d)", row)]
+        if begun and f"End{rows[begun[-1]][5:7]}" not in " ".join(rows[begun[-1] :]):
+            seen.append(rows)
+            return True
+        return term.exit_status() is not None
+
+    term.wait_for("a paragraph in the live region, half written", a_paragraph_half_written)
+    assert seen, "the run ended before a paragraph was seen half written"
+    rows = seen[-1]
+    begun = max(n for n, row in enumerate(rows) if row.startswith("Begin"))
+    # One blank row above it, the one it will be printed under: done, it does not move.
+    assert rows[begun - 1].strip() == "" and rows[begun - 2].rstrip().endswith("."), "\n".join(rows)
+    term.wait_for("the end", lambda _: term.exit_status() is not None)
+    assert_each_line_once_and_no_live_region(term.scrollback())
+
+
 def items(*texts: str) -> dict[str, object]:
     return {"items": [{"id": str(n), "text": t, "status": "pending"} for n, t in enumerate(texts)]}
 

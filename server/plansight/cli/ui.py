@@ -418,9 +418,12 @@ class LiveRegion(Live):
         text = [r for r in renderables if not isinstance(r, Control)]
         if not text or not self.console.is_interactive:
             return super().process_renderables(renderables)
-        # Text printed above the region: from the hole's top, its rows counted as written.
+        # Text printed above the region: from the hole's top, its rows counted as written;
+        # the region below it as it is now (the text may be what it showed until now: the
+        # paragraph it held, just completed, was drawn twice until the next refresh).
         with self._lock:
             reset = anchored.position_cursor_for_text()
+            anchored.set_renderable(self.renderable)
         counted: list[ConsoleRenderable] = [RowCounter(r, anchored) for r in renderables]
         return [reset, *counted, anchored]
 
@@ -683,11 +686,12 @@ class TerminalUI:
 
     def _live_renderable(self) -> RenderableType:
         parts: list[RenderableType] = []
-        if self.partial:
-            # Below the blank line its block will be printed under once complete: the
-            # paragraph being written does not move down a row as it is done.
-            above = "\n" if self._blocks_printed and self.partial.strip() else ""
-            parts.append(Text(above + render.visible(self.partial)))
+        if self.partial.strip():
+            # Below the blank line its block will be printed under once complete, and without
+            # the blank lines it ends in (the next block's): the paragraph being written does
+            # not move as it is done, and leaves no blank rows behind in the region.
+            above = "\n" if self._blocks_printed else ""
+            parts.append(Text(above + render.visible(self.partial.rstrip("\n"))))
         has_plan = self.plan is not None and render.plan_items(self.plan)
         if has_plan:
             parts.append(self._plan_panel())
