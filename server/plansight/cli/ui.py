@@ -415,8 +415,7 @@ class LiveRegion(Live):
             self.console.width = self.console.width
         anchored = self._live_render
         assert isinstance(anchored, AnchoredRender)
-        text = [r for r in renderables if not isinstance(r, Control)]
-        if not text or not self.console.is_interactive:
+        if not self.console.is_interactive or all(isinstance(r, Control) for r in renderables):
             return super().process_renderables(renderables)
         # Text printed above the region: from the hole's top, its rows counted as written;
         # the region below it as it is now (the text may be what it showed until now: the
@@ -424,8 +423,9 @@ class LiveRegion(Live):
         with self._lock:
             reset = anchored.position_cursor_for_text()
             anchored.set_renderable(self.renderable)
-        counted: list[ConsoleRenderable] = [RowCounter(r, anchored) for r in renderables]
-        return [reset, *counted, anchored]
+        if anchored.docked:  # how far the text fills the hole (there is none otherwise)
+            renderables = [RowCounter(r, anchored) for r in renderables]
+        return [reset, *renderables, anchored]
 
     def stop(self) -> None:
         try:
@@ -1084,8 +1084,7 @@ class TerminalUI:
         had_live = self._take_down_live()
         try:
             on = self.prompts or self.console
-            if on is not self.console:
-                self._after_the_pipe()
+            self._after_the_pipe()
             # A file gets the question whole, as every line (a terminal wraps it at words).
             on.print(Text(question + " ", style="bold"), end="", soft_wrap=not on.is_terminal)
             on.file.flush()
