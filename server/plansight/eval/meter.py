@@ -308,7 +308,7 @@ class MeteringProxy:
             if name.lower() not in HOP_BY_HOP
         ]
         await out.start_stream(response.status_code, passed, reason=response.reason_phrase)
-        recorded = False
+        recorded = broke = False
         try:
             async for chunk in response.aiter_bytes():
                 if assembler is not None:
@@ -324,15 +324,15 @@ class MeteringProxy:
         except httpx2.HTTPError as err:
             # The upstream dropped the stream: drop ours too, as the server would have seen it.
             log.info("upstream stream broke: %s", err)
-            if assembler is not None and not recorded:
-                self._record(assembler.step(), assembler.usage)
-            return False
+            broke = True
         finally:
             await response.aclose()
-        await out.end_stream()
-        if assembler is not None and not recorded:
+        if assembler is not None and not recorded:  # a stream that never finished
             self._record(assembler.step(), assembler.usage)
-        elif is_messages:
+        if broke:
+            return False
+        await out.end_stream()
+        if is_messages and assembler is None:  # a whole JSON answer (or an error)
             step = step_from_json(response.status_code, bytes(kept))
             if step is not None:
                 self._record(step, step.get("usage") if "fault" not in step else None)
